@@ -1,0 +1,76 @@
+import { type ParseArgsConfig, parseArgs } from 'node:util'
+import { CliError, EXIT } from './exit-codes.js'
+
+/** One command-line flag: how to parse it and how --help describes it. */
+export interface FlagSpec {
+  name: string
+  short?: string
+  type: 'string' | 'boolean'
+  multiple?: boolean
+  /** Placeholder shown in help, e.g. "FILE" or "1,4,8". */
+  value?: string
+  help: string
+  /** The default as the user should read it in --help. */
+  default?: string
+}
+
+export interface CommandSpec {
+  name: string
+  summary: string
+  usage: string
+  flags: FlagSpec[]
+}
+
+export type ParsedFlags = Record<string, string | boolean | string[] | undefined>
+
+export const HELP_FLAG: FlagSpec = { name: 'help', short: 'h', type: 'boolean', help: 'show this help' }
+
+/**
+ * Parses argv strictly: an unknown flag, a missing value or a stray positional argument is a usage
+ * error (exit 2), never silently ignored.
+ */
+export function parseFlags(spec: CommandSpec, argv: string[], allowPositionals = false): {
+  flags: ParsedFlags
+  positionals: string[]
+} {
+  const options: NonNullable<ParseArgsConfig['options']> = {}
+  for (const flag of [...spec.flags, HELP_FLAG]) {
+    options[flag.name] = {
+      type: flag.type,
+      ...(flag.short !== undefined ? { short: flag.short } : {}),
+      ...(flag.multiple === true ? { multiple: true } : {}),
+    }
+  }
+  try {
+    const { values, positionals } = parseArgs({ args: argv, options, allowPositionals, strict: true })
+    return { flags: values as ParsedFlags, positionals }
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error)
+    throw new CliError(`llmbench ${spec.name}: ${message}\nRun 'llmbench ${spec.name} --help' for the flags.`, EXIT.usage)
+  }
+}
+
+export function renderHelp(spec: CommandSpec): string {
+  const rows = [...spec.flags, HELP_FLAG].map((flag) => {
+    const names = `${flag.short !== undefined ? `-${flag.short}, ` : '    '}--${flag.name}${flag.value !== undefined ? ` ${flag.value}` : ''}`
+    const help = flag.default !== undefined ? `${flag.help} (default: ${flag.default})` : flag.help
+    return `  ${names.padEnd(34)} ${help}`
+  })
+  return `${spec.summary}\n\nUsage: ${spec.usage}\n\nFlags:\n${rows.join('\n')}\n`
+}
+
+/** "1,4,8" → [1, 4, 8]; a part that is not a number stays NaN so validation names it. */
+export function numberList(text: string): number[] {
+  return text.split(',').map((part) => (part.trim() === '' ? Number.NaN : Number(part.trim())))
+}
+
+export function stringFlag(flags: ParsedFlags, name: string): string | undefined {
+  const value = flags[name]
+  return typeof value === 'string' ? value : undefined
+}
+
+/** Number flags are converted here and validated by the config schema, which names the flag. */
+export function numberFlag(flags: ParsedFlags, name: string): number | undefined {
+  const value = stringFlag(flags, name)
+  return value === undefined ? undefined : value.trim() === '' ? Number.NaN : Number(value)
+}

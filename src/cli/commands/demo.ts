@@ -1,0 +1,69 @@
+import type { RunConfig } from '../../config/types.js'
+import { SIM_MODEL, startSimulator } from '../../sim/server.js'
+import { type CommandSpec, type FlagSpec, parseFlags, renderHelp } from '../args.js'
+import { CliError, EXIT } from '../exit-codes.js'
+import type { Io } from '../io.js'
+import { LOAD_FLAGS, configFlags, executeRun, loadConfigOrThrow } from './run.js'
+import { SIM_PARAM_FLAGS, simParams } from './sim.js'
+
+/** A short gradient that shows the simulator's knee (16 slots) in about half a minute. */
+export const DEMO_DEFAULTS = {
+  levels: [1, 4, 8, 16, 32, 64],
+  duration_s: 3,
+  warmup: 2,
+  input_tokens: 128,
+  output_tokens: 48,
+} as const
+
+/** The load flags with the demo's own defaults shown in --help. */
+const DEMO_LOAD_FLAGS: FlagSpec[] = LOAD_FLAGS.map((flag) => {
+  const demoDefault: Record<string, string> = {
+    levels: DEMO_DEFAULTS.levels.join(','),
+    requests: 'none (runs by duration)',
+    duration: String(DEMO_DEFAULTS.duration_s),
+    warmup: String(DEMO_DEFAULTS.warmup),
+    'input-tokens': String(DEMO_DEFAULTS.input_tokens),
+    'output-tokens': String(DEMO_DEFAULTS.output_tokens),
+  }
+  const value = demoDefault[flag.name]
+  return value === undefined ? flag : { ...flag, default: value }
+})
+
+export const DEMO_SPEC: CommandSpec = {
+  name: 'demo',
+  summary: 'Start the built-in simulator on a free loopback port and run a short gradient against it.',
+  usage: 'llmbench demo [flags]',
+  flags: [...DEMO_LOAD_FLAGS, ...SIM_PARAM_FLAGS],
+}
+
+export async function demoCommand(argv: string[], io: Io): Promise<number> {
+  const { flags } = parseFlags(DEMO_SPEC, argv)
+  if (flags.help === true) {
+    io.out(renderHelp(DEMO_SPEC))
+    return EXIT.ok
+  }
+  let sim: Awaited<ReturnType<typeof startSimulator>>
+  try {
+    sim = await startSimulator({ ...simParams(flags), host: '127.0.0.1', port: 0 })
+  } catch (error) {
+    if (error instanceof RangeError) throw new CliError(error.message, EXIT.usage)
+    throw error
+  }
+  try {
+    const overrides = configFlags(flags)
+    const config: RunConfig = loadConfigOrThrow([], {
+      base_url: sim.url,
+      model: SIM_MODEL,
+      levels: [...DEMO_DEFAULTS.levels],
+      warmup: DEMO_DEFAULTS.warmup,
+      input_tokens: DEMO_DEFAULTS.input_tokens,
+      output_tokens: DEMO_DEFAULTS.output_tokens,
+      ...(overrides.requests === undefined ? { duration: DEMO_DEFAULTS.duration_s } : {}),
+      ...overrides,
+    })
+    // The simulator needs no key: never send the user's real one to it.
+    return await executeRun(config, flags, io, { apiKey: null })
+  } finally {
+    await sim.close()
+  }
+}

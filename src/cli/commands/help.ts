@@ -1,0 +1,14 @@
+import { TOOL_VERSION } from '../../version.js'
+
+export const COMMANDS_HELP = `llmbench ${TOOL_VERSION}: load-test OpenAI-compatible LLM endpoints with a concurrency gradient.
+
+Usage: llmbench <command> [flags]     (llmbench <command> --help for its flags and defaults)
+
+Commands:
+  run      the concurrency gradient against an endpoint; writes the result folder
+  demo     start the built-in simulator and run a short gradient against it (no key, no GPU)
+  sim      the built-in OpenAI-compatible simulator, standalone
+  init     write commented settings.json and config.toml skeletons
+
+Exit codes: 0 ok, 1 a gate failed, 2 usage or configuration error, 3 preflight failed, 130 interrupted.
+`

@@ -1,0 +1,196 @@
+import { join } from 'node:path'
+import { displayUrl } from '../../client/redact.js'
+import { ConfigError } from '../../config/errors.js'
+import { DEFAULTS, loadRunConfig } from '../../config/load.js'
+import type { ConfigFlags, RunConfig } from '../../config/types.js'
+import { renderTable, renderVerdict } from '../../report/terminal.js'
+import { runGradient } from '../../run/run-gradient.js'
+import { StopSignal } from '../../run/stop-signal.js'
+import { readApiKey } from '../../run/target.js'
+import {
+  type CommandSpec,
+  type FlagSpec,
+  type ParsedFlags,
+  numberFlag,
+  numberList,
+  parseFlags,
+  renderHelp,
+  stringFlag,
+} from '../args.js'
+import { CliError, EXIT } from '../exit-codes.js'
+import type { Io } from '../io.js'
+
+/** Flags that shape the load and the output; shared by `run` and `demo`. */
+export const LOAD_FLAGS: FlagSpec[] = [
+  { name: 'levels', type: 'string', value: '1,4,8', help: 'concurrency levels', default: DEFAULTS.load.levels.join(',') },
+  {
+    name: 'requests',
+    type: 'string',
+    value: 'N',
+    help: 'measured requests per level',
+    default: String(DEFAULTS.load.requests_per_level),
+  },
+  { name: 'duration', type: 'string', value: 'SECONDS', help: 'per level, instead of --requests' },
+  {
+    name: 'warmup',
+    type: 'string',
+    value: 'N',
+    help: 'warm-up requests per level, excluded from figures',
+    default: String(DEFAULTS.load.warmup_requests),
+  },
+  {
+    name: 'input-tokens',
+    type: 'string',
+    value: 'N',
+    help: 'prompt length (tokens)',
+    default: String(DEFAULTS.workload.input_tokens),
+  },
+  {
+    name: 'output-tokens',
+    type: 'string',
+    value: 'N',
+    help: 'max_tokens per request',
+    default: String(DEFAULTS.workload.output_tokens),
+  },
+  {
+    name: 'timeout',
+    type: 'string',
+    value: 'SECONDS',
+    help: 'whole-request timeout',
+    default: String(DEFAULTS.client.timeout_s),
+  },
+  { name: 'retry', type: 'string', value: 'N', help: 'retries per failed request', default: '0' },
+  { name: 'out', type: 'string', value: 'DIR', help: 'the result folder itself', default: 'results/<time>-<model>' },
+  { name: 'no-preflight', type: 'boolean', help: 'skip the one-request check before the first level' },
+  { name: 'quiet', type: 'boolean', help: 'no progress lines on stderr' },
+  { name: 'json', type: 'boolean', help: 'print bench_result.json to stdout instead of the table' },
+]
+
+export const RUN_SPEC: CommandSpec = {
+  name: 'run',
+  summary: 'Run the concurrency gradient against an OpenAI-compatible endpoint and write the result folder.',
+  usage: 'llmbench run [-c settings.json] [-c config.toml] [flags]',
+  flags: [
+    { name: 'config', short: 'c', type: 'string', multiple: true, value: 'FILE', help: 'settings.json or config.toml (repeatable)' },
+    { name: 'base-url', type: 'string', value: 'URL', help: 'server base URL, with or without /v1' },
+    { name: 'endpoint', type: 'string', value: 'PATH', help: 'endpoint path', default: DEFAULTS.target.endpoint },
+    { name: 'model', type: 'string', value: 'ID', help: 'model id' },
+    {
+      name: 'api-key-env',
+      type: 'string',
+      value: 'NAME',
+      help: 'environment variable holding the API key',
+      default: DEFAULTS.target.api_key_env,
+    },
+    { name: 'no-stream', type: 'boolean', help: 'send stream:false (TTFT then has no meaning)' },
+    ...LOAD_FLAGS,
+  ],
+}
+
+/** Flags as config overrides; values are validated by the config loader, which names the flag. */
+export function configFlags(flags: ParsedFlags): ConfigFlags {
+  const result: ConfigFlags = {}
+  const set = <K extends keyof ConfigFlags>(key: K, value: ConfigFlags[K] | undefined): void => {
+    if (value !== undefined) result[key] = value
+  }
+  set('base_url', stringFlag(flags, 'base-url'))
+  set('endpoint', stringFlag(flags, 'endpoint'))
+  set('model', stringFlag(flags, 'model'))
+  set('api_key_env', stringFlag(flags, 'api-key-env'))
+  const levels = stringFlag(flags, 'levels')
+  set('levels', levels === undefined ? undefined : numberList(levels))
+  set('requests', numberFlag(flags, 'requests'))
+  set('duration', numberFlag(flags, 'duration'))
+  set('warmup', numberFlag(flags, 'warmup'))
+  set('input_tokens', numberFlag(flags, 'input-tokens'))
+  set('output_tokens', numberFlag(flags, 'output-tokens'))
+  set('timeout', numberFlag(flags, 'timeout'))
+  set('retry', numberFlag(flags, 'retry'))
+  set('out', stringFlag(flags, 'out'))
+  if (flags['no-preflight'] === true) result.preflight = false
+  if (flags['no-stream'] === true) result.stream = false
+  return result
+}
+
+export async function runCommand(argv: string[], io: Io): Promise<number> {
+  const { flags } = parseFlags(RUN_SPEC, argv)
+  if (flags.help === true) {
+    io.out(renderHelp(RUN_SPEC))
+    return EXIT.ok
+  }
+  const configFiles = (flags.config as string[] | undefined) ?? []
+  const config = loadConfigOrThrow(configFiles, configFlags(flags))
+  return executeRun(config, flags, io)
+}
+
+export function loadConfigOrThrow(configFiles: string[], flags: ConfigFlags): RunConfig {
+  try {
+    return loadRunConfig({ configFiles, flags })
+  } catch (error) {
+    if (error instanceof ConfigError) throw new CliError(error.message, EXIT.usage)
+    throw error
+  }
+}
+
+/** Runs a loaded config: plan line, Ctrl-C handling, the gradient, the table, the exit code. */
+export async function executeRun(
+  config: RunConfig,
+  flags: ParsedFlags,
+  io: Io,
+  options: { apiKey?: string | null } = {},
+): Promise<number> {
+  const quiet = flags.quiet === true
+  const log = (line: string): void => {
+    if (!quiet) io.err(`${line}\n`)
+  }
+  const apiKey = options.apiKey !== undefined ? options.apiKey : readApiKey(config)
+  if (apiKey === null && options.apiKey === undefined) {
+    log(`note: $${config.target.api_key_env} is not set: sending no Authorization header`)
+  }
+  const outDir = config.run.out_dir ?? defaultOutDir(config.target.model)
+  log(describePlan(config, outDir))
+  const stop = new StopSignal()
+  const onSignal = (): void => {
+    if (stop.requested) {
+      stop.flushAll()
+      io.err('second interrupt: exiting now; finished records are in requests.jsonl\n')
+      process.exit(EXIT.interrupted)
+    }
+    stop.request()
+    io.err('interrupt: no new requests; waiting for in-flight ones (Ctrl-C again to quit now)\n')
+  }
+  process.on('SIGINT', onSignal)
+  process.on('SIGTERM', onSignal)
+  try {
+    const outcome = await runGradient({ config, apiKey, outDir, log, stop })
+    if (outcome.kind === 'preflight-failed') {
+      io.err(`${outcome.preflight.summary}\nFix the target, key or model, or skip this check with --no-preflight.\n`)
+      return EXIT.preflight
+    }
+    if (flags.json === true) io.out(`${JSON.stringify(outcome.result, null, 2)}\n`)
+    else io.out(`${renderTable(outcome.result)}\n${renderVerdict(outcome.result)}\nResults: ${outcome.resultPath}\n`)
+    return stop.requested ? EXIT.interrupted : EXIT.ok
+  } finally {
+    process.off('SIGINT', onSignal)
+    process.off('SIGTERM', onSignal)
+  }
+}
+
+function describePlan(config: RunConfig, outDir: string): string {
+  const bound =
+    config.load.duration_per_level_s !== null
+      ? `${config.load.duration_per_level_s} s`
+      : `${config.load.requests_per_level} requests`
+  return (
+    `llmbench: ${config.target.model} at ${displayUrl(config.target.base_url)}${config.target.endpoint}: ` +
+    `levels ${config.load.levels.join(',')}, ${bound} per level (+${config.load.warmup_requests} warm-up), ` +
+    `input ${config.workload.input_tokens} / output ${config.workload.output_tokens} tokens, ` +
+    `${config.client.stream ? 'streaming' : 'not streaming'} -> ${outDir}`
+  )
+}
+
+/** results/<UTC time>-<model>, with characters unsafe in a file name replaced. */
+export function defaultOutDir(model: string, now = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')
+  return join('results', `${stamp}-${model.replace(/[^A-Za-z0-9._-]+/g, '_')}`)
+}

@@ -1,0 +1,83 @@
+import { SIM_DEFAULTS, type SimParams } from '../../sim/capacity.js'
+import { SIM_MODEL, startSimulator } from '../../sim/server.js'
+import { type CommandSpec, type FlagSpec, type ParsedFlags, numberFlag, parseFlags, renderHelp, stringFlag } from '../args.js'
+import { CliError, EXIT } from '../exit-codes.js'
+import type { Io } from '../io.js'
+
+/** The capacity-model flags, shared by `sim` and `demo`: --slots, --prefill-base-ms, ... */
+const PARAM_FLAGS: { key: keyof SimParams; help: string }[] = [
+  { key: 'slots', help: 'batch slots (requests decoded together)' },
+  { key: 'queue_limit', help: 'max waiting requests before 503 (0 = unbounded)' },
+  { key: 'prefill_base_ms', help: 'fixed prefill time per request, ms' },
+  { key: 'prefill_ms_per_token', help: 'extra prefill time per input token, ms' },
+  { key: 'decode_base_ms', help: 'decode step time, ms' },
+  { key: 'decode_ms_per_seq', help: 'extra decode step time per running sequence, ms' },
+  { key: 'seed', help: 'seed of the generated text' },
+]
+
+const flagName = (key: string): string => key.replaceAll('_', '-')
+
+export const SIM_PARAM_FLAGS: FlagSpec[] = PARAM_FLAGS.map(({ key, help }) => ({
+  name: flagName(key),
+  type: 'string',
+  value: 'N',
+  help,
+  default: String(SIM_DEFAULTS[key]),
+}))
+
+export const SIM_SPEC: CommandSpec = {
+  name: 'sim',
+  summary: 'Serve the built-in OpenAI-compatible simulator (continuous-batching capacity model) until Ctrl-C.',
+  usage: 'llmbench sim [--port N] [--slots N] [...]',
+  flags: [
+    { name: 'host', type: 'string', value: 'HOST', help: 'address to bind', default: '127.0.0.1' },
+    { name: 'port', type: 'string', value: 'N', help: 'port (0 = a free one)', default: '8000' },
+    { name: 'model', type: 'string', value: 'ID', help: 'the model id served', default: SIM_MODEL },
+    ...SIM_PARAM_FLAGS,
+  ],
+}
+
+/** Simulator parameters from flags; a value that is not a valid number is a usage error naming the flag. */
+export function simParams(flags: ParsedFlags): Partial<SimParams> {
+  const params: Partial<SimParams> = {}
+  for (const { key } of PARAM_FLAGS) {
+    const value = numberFlag(flags, flagName(key))
+    if (value === undefined) continue
+    if (!Number.isFinite(value) || value < 0) {
+      throw new CliError(`--${flagName(key)}: expected a non-negative number, got ${stringFlag(flags, flagName(key))}`, EXIT.usage)
+    }
+    params[key] = value
+  }
+  return params
+}
+
+export async function simCommand(argv: string[], io: Io): Promise<number> {
+  const { flags } = parseFlags(SIM_SPEC, argv)
+  if (flags.help === true) {
+    io.out(renderHelp(SIM_SPEC))
+    return EXIT.ok
+  }
+  const port = numberFlag(flags, 'port') ?? 8000
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new CliError(`--port: expected a port number 0-65535, got ${stringFlag(flags, 'port')}`, EXIT.usage)
+  }
+  let sim: Awaited<ReturnType<typeof startSimulator>>
+  try {
+    sim = await startSimulator({
+      ...simParams(flags),
+      host: stringFlag(flags, 'host') ?? '127.0.0.1',
+      port,
+      model: stringFlag(flags, 'model') ?? SIM_MODEL,
+    })
+  } catch (error) {
+    if (error instanceof RangeError) throw new CliError(error.message, EXIT.usage)
+    throw error
+  }
+  io.out(`llmbench simulator listening on ${sim.url} (model ${stringFlag(flags, 'model') ?? SIM_MODEL}); Ctrl-C stops it\n`)
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve)
+    process.once('SIGTERM', resolve)
+  })
+  await sim.close()
+  return EXIT.ok
+}

@@ -1,0 +1,23 @@
+/** Exit codes, as SPEC.md fixes them: scripts and CI gates rely on these numbers. */
+export const EXIT = {
+  ok: 0,
+  /** The run finished but a gate failed (regression, SLO, success rate). */
+  gateFailed: 1,
+  /** Usage or configuration error. */
+  usage: 2,
+  /** Preflight failed: unreachable, auth, unknown model. */
+  preflight: 3,
+  /** Interrupted; partial results were still written. */
+  interrupted: 130,
+} as const
+
+/** An error that ends the command with a given exit code and a message for the user. */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
+    super(message)
+    this.name = 'CliError'
+  }
+}

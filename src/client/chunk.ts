@@ -1,0 +1,134 @@
+/**
+ * What one SSE `data:` payload of an OpenAI-compatible stream says, for a benchmark: whether it
+ * carries generated output (a token-bearing event), the text to count when the server sends no
+ * usage, usage, finish reason and errors. Handles chat chunks, legacy completions chunks and
+ * non-streamed response bodies; tolerates the shapes seen in the wild (explicit nulls,
+ * `choices: []`, `reasoning_content`, tool-call deltas, n > 1 choices).
+ */
+
+export interface Usage {
+  prompt_tokens: number | null
+  completion_tokens: number
+}
+
+export interface ChunkInfo {
+  done: boolean
+  /** At least one choice carries generated output: content, reasoning, refusal, text or a tool call. */
+  tokenBearing: boolean
+  /** All generated text in the chunk (every choice), for the tokenizer fallback. */
+  text: string
+  usage: Usage | null
+  finishReason: string | null
+  /** An error reported inside a 200 stream, or null. */
+  error: string | null
+  /** The payload is not JSON (and not [DONE]). */
+  malformed: boolean
+}
+
+type Json = Record<string, unknown>
+
+const DONE: ChunkInfo = {
+  done: true,
+  tokenBearing: false,
+  text: '',
+  usage: null,
+  finishReason: null,
+  error: null,
+  malformed: false,
+}
+
+export function interpretChunk(data: string): ChunkInfo {
+  if (data === '[DONE]') return DONE
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(data)
+  } catch {
+    return { ...DONE, done: false, malformed: true }
+  }
+  if (!isObject(parsed)) return { ...DONE, done: false, malformed: true }
+  return interpretObject(parsed)
+}
+
+/** Shared by streamed chunks and non-streamed bodies (whose choices carry `message`). */
+export function interpretObject(obj: Json): ChunkInfo {
+  const info: ChunkInfo = {
+    done: false,
+    tokenBearing: false,
+    text: '',
+    usage: readUsage(obj.usage),
+    finishReason: null,
+    error: readError(obj),
+    malformed: false,
+  }
+  const choices = obj.choices
+  if (!Array.isArray(choices)) return info
+  for (const choice of choices) {
+    if (!isObject(choice)) continue
+    if (typeof choice.finish_reason === 'string') info.finishReason = choice.finish_reason
+    const text = choiceText(choice)
+    if (text !== null) {
+      info.tokenBearing = true
+      info.text += text
+    }
+  }
+  return info
+}
+
+/** Generated output of one choice, or null when it carries none (role-only, empty, finish-only). */
+function choiceText(choice: Json): string | null {
+  let text = ''
+  let bearing = false
+  if (typeof choice.text === 'string' && choice.text !== '') {
+    text += choice.text
+    bearing = true
+  }
+  const delta = isObject(choice.delta) ? choice.delta : isObject(choice.message) ? choice.message : null
+  if (delta !== null) {
+    for (const key of ['content', 'reasoning_content', 'reasoning', 'refusal'] as const) {
+      const value = delta[key]
+      if (typeof value === 'string' && value !== '') {
+        text += value
+        bearing = true
+      }
+    }
+    const toolCalls = delta.tool_calls
+    if (Array.isArray(toolCalls)) {
+      for (const call of toolCalls) {
+        const fn = isObject(call) && isObject(call.function) ? call.function : null
+        if (fn === null) continue
+        for (const part of [fn.name, fn.arguments]) {
+          if (typeof part === 'string' && part !== '') {
+            text += part
+            bearing = true
+          }
+        }
+      }
+    }
+  }
+  return bearing ? text : null
+}
+
+function readUsage(value: unknown): Usage | null {
+  if (!isObject(value) || typeof value.completion_tokens !== 'number') return null
+  return {
+    prompt_tokens: typeof value.prompt_tokens === 'number' ? value.prompt_tokens : null,
+    completion_tokens: value.completion_tokens,
+  }
+}
+
+/**
+ * Errors inside a 200 stream come in several shapes: OpenAI-style `{"error": {...}}` (mock-llm,
+ * newer vLLM), TGI's `{"error": "...", "error_type": ...}`, older vLLM's top-level
+ * `{"object": "error", "message": ...}`.
+ */
+function readError(obj: Json): string | null {
+  const error = obj.error
+  if (typeof error === 'string') return error
+  if (isObject(error)) return typeof error.message === 'string' ? error.message : JSON.stringify(error)
+  if (obj.object === 'error') return typeof obj.message === 'string' ? obj.message : 'error object in stream'
+  return null
+}
+
+function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}

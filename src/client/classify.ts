@@ -1,0 +1,66 @@
+import type { ErrorClass } from '../records/types.js'
+
+/** Raised by our own timer: lets the error handler tell our timeout from a network failure. */
+export class RequestTimeoutError extends Error {
+  constructor(readonly timeoutMs: number) {
+    super(`no complete response within ${timeoutMs / 1000} s`)
+    this.name = 'RequestTimeoutError'
+  }
+}
+
+/** Class of an HTTP error status, as SPEC.md names them (429 is kept apart: it means rate limits). */
+export function classifyStatus(status: number): ErrorClass {
+  if (status === 429) return 'http_429'
+  if (status >= 500) return 'http_5xx'
+  if (status >= 400) return 'http_4xx'
+  return 'other'
+}
+
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ETIMEDOUT',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'CERT_HAS_EXPIRED',
+])
+
+const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'])
+
+/** Class of a thrown transport error (undici or Node net/tls). */
+export function classifyTransportError(error: unknown): ErrorClass {
+  if (error instanceof RequestTimeoutError) return 'timeout'
+  const code = errorCode(error)
+  if (code !== undefined && TIMEOUT_CODES.has(code)) return 'timeout'
+  if (code !== undefined && CONNECTION_CODES.has(code)) return 'connection'
+  return 'other'
+}
+
+/** undici wraps the socket error: the code may sit on the error or on its cause. */
+function errorCode(error: unknown): string | undefined {
+  let current: unknown = error
+  for (let depth = 0; depth < 3 && typeof current === 'object' && current !== null; depth++) {
+    const code = (current as { code?: unknown }).code
+    if (typeof code === 'string') return code
+    current = (current as { cause?: unknown }).cause
+  }
+  return undefined
+}
+
+/** Human text of a transport error, including its cause (undici's "fetch failed"-style wrappers). */
+export function describeTransportError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error)
+  const code = errorCode(error)
+  const cause = error.cause instanceof Error ? `: ${error.cause.message}` : ''
+  return `${code !== undefined ? `${code} ` : ''}${error.message}${cause}`
+}

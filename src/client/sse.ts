@@ -1,0 +1,149 @@
+/**
+ * An incremental Server-Sent Events parser that works on bytes, not strings.
+ *
+ * Why bytes: line terminators (CR, LF) are ASCII, so splitting on them never cuts a multi-byte
+ * UTF-8 character; we decode a line only once it is complete, and a character split across two
+ * network reads is simply carried in the pending bytes. Every event is stamped with the arrival
+ * time of the read that completed it (the caller stamps the read before calling `push`).
+ *
+ * Follows the WHATWG event-stream rules (LF, CR or CRLF line ends; `:` comments; `data`, `event`,
+ * `id`, `retry` fields; one optional space after the colon; multi-line data joined with LF) with
+ * two deliberate departures, both to lose nothing a server sent:
+ *  - a non-standard `error:` field (llama.cpp's mid-stream error) is surfaced, not ignored;
+ *  - at EOF an event with no closing blank line is still dispatched (a strict parser drops it,
+ *    which would drop e.g. a final usage chunk or `[DONE]` from servers that omit the blank line).
+ */
+
+export interface SseEvent {
+  /** The `event:` field; '' when absent (the WHATWG default type is "message"). */
+  event: string
+  /** `data:` lines joined with LF; '' when the event had no data line. */
+  data: string
+  /** Value of the non-standard `error:` field, or null. */
+  error: string | null
+}
+
+export type SseEventSink = (event: SseEvent, arrivedAt: number) => void
+
+const LF = 0x0a
+const CR = 0x0d
+const COLON = 0x3a
+const SPACE = 0x20
+
+export class SseParser {
+  /** Bytes of a line that started in an earlier read and has not ended yet. */
+  private pendingLine: Buffer[] = []
+  /** A read ended in CR: if the next read starts with LF, that LF belongs to the same line end. */
+  private skipLeadingLf = false
+  private isFirstLine = true
+  private dataLines: string[] = []
+  private hasData = false
+  private eventType = ''
+  private errorField: string | null = null
+  /** Comment lines seen (keep-alives such as sse-starlette's `: ping`). */
+  comments = 0
+  /** Events dispatched. */
+  events = 0
+
+  constructor(private readonly sink: SseEventSink) {}
+
+  /** Feeds one network read. `arrivedAt` is the time the read arrived, taken before this call. */
+  push(chunk: Buffer, arrivedAt: number): void {
+    let start = 0
+    const length = chunk.length
+    if (this.skipLeadingLf && length > 0) {
+      if (chunk[0] === LF) start = 1
+      this.skipLeadingLf = false
+    }
+    for (let i = start; i < length; i++) {
+      const byte = chunk[i]
+      if (byte !== LF && byte !== CR) continue
+      this.takeLine(chunk, start, i, arrivedAt)
+      if (byte === CR) {
+        if (i + 1 < length) {
+          if (chunk[i + 1] === LF) i++
+        } else {
+          this.skipLeadingLf = true
+        }
+      }
+      start = i + 1
+    }
+    if (start < length) this.pendingLine.push(chunk.subarray(start))
+  }
+
+  /** The body ended: finish a last unterminated line and event (see the file comment). */
+  end(arrivedAt: number): void {
+    if (this.pendingLine.length > 0) this.takeLine(Buffer.alloc(0), 0, 0, arrivedAt)
+    this.dispatch(arrivedAt)
+  }
+
+  private takeLine(chunk: Buffer, start: number, end: number, arrivedAt: number): void {
+    let line: Buffer
+    if (this.pendingLine.length > 0) {
+      this.pendingLine.push(chunk.subarray(start, end))
+      line = Buffer.concat(this.pendingLine)
+      this.pendingLine = []
+    } else {
+      line = chunk.subarray(start, end)
+    }
+    this.processLine(line, arrivedAt)
+  }
+
+  private processLine(line: Buffer, arrivedAt: number): void {
+    let from = 0
+    if (this.isFirstLine) {
+      this.isFirstLine = false
+      // A UTF-8 byte-order mark before the first line is not part of the field name.
+      if (line.length >= 3 && line[0] === 0xef && line[1] === 0xbb && line[2] === 0xbf) from = 3
+    }
+    if (line.length === from) {
+      this.dispatch(arrivedAt)
+      return
+    }
+    if (line[from] === COLON) {
+      this.comments++
+      return
+    }
+    const colon = line.indexOf(COLON, from)
+    let field: string
+    let value: string
+    if (colon === -1) {
+      field = line.toString('latin1', from)
+      value = ''
+    } else {
+      field = line.toString('latin1', from, colon)
+      const valueStart = line[colon + 1] === SPACE ? colon + 2 : colon + 1
+      value = line.toString('utf8', valueStart)
+    }
+    switch (field) {
+      case 'data':
+        this.dataLines.push(value)
+        this.hasData = true
+        break
+      case 'event':
+        this.eventType = value
+        break
+      case 'error':
+        this.errorField = value
+        break
+      default:
+        // id, retry and unknown fields carry nothing a benchmark needs.
+        break
+    }
+  }
+
+  private dispatch(arrivedAt: number): void {
+    if (!this.hasData && this.errorField === null) {
+      this.eventType = ''
+      return
+    }
+    const data = this.dataLines.length === 1 ? (this.dataLines[0] as string) : this.dataLines.join('\n')
+    const event: SseEvent = { event: this.eventType, data, error: this.errorField }
+    this.dataLines = []
+    this.hasData = false
+    this.eventType = ''
+    this.errorField = null
+    this.events++
+    this.sink(event, arrivedAt)
+  }
+}

@@ -1,0 +1,321 @@
+import { performance } from 'node:perf_hooks'
+import type { Dispatcher } from 'undici'
+import type { ErrorClass, RequestRecord } from '../records/types.js'
+import { type ChunkInfo, interpretChunk, interpretObject } from './chunk.js'
+import {
+  RequestTimeoutError,
+  classifyStatus,
+  classifyTransportError,
+  describeTransportError,
+} from './classify.js'
+import { redact } from './redact.js'
+import { type SseEvent, SseParser } from './sse.js'
+
+/** Everything about the target that is the same for every request of a run. */
+export interface Target {
+  dispatcher: Dispatcher
+  /** scheme://host:port */
+  origin: string
+  /** Path and query of the endpoint, e.g. /v1/chat/completions */
+  path: string
+  /** Request headers, Authorization included; built once. Never logged. */
+  headers: Record<string, string>
+  stream: boolean
+  timeoutMs: number
+  /** Strings to scrub from any stored message (the API key). */
+  secrets: readonly string[]
+  /** Offline token counter used when the server sends no usage. */
+  countTokens: (text: string) => number
+}
+
+/** One request to send: identity plus its pre-serialized body. */
+export interface RequestPlan {
+  seq: number
+  worker: number
+  level: number
+  phase: RequestRecord['phase']
+  prompt_id: number
+  scheduled_at: number
+  attempt: number
+  body: Buffer
+}
+
+/** Error bodies are kept only up to this size: enough for the server's message. */
+const MAX_ERROR_BODY_BYTES = 64 * 1024
+/** Non-streamed bodies are cut at this size rather than growing without bound. */
+const MAX_JSON_BODY_BYTES = 16 * 1024 * 1024
+
+/**
+ * Sends one request and resolves with its record. Never rejects: every failure becomes a record
+ * with an error class, so a load level can never be broken by one bad response.
+ */
+export function sendRequest(target: Target, plan: RequestPlan): Promise<RequestRecord> {
+  return new Promise((resolve) => {
+    const exchange = new Exchange(target, plan, resolve)
+    exchange.start()
+  })
+}
+
+/**
+ * The state of one request/response exchange, as an undici dispatch handler. The first statement
+ * of every data callback takes the timestamp: nothing (parsing, bookkeeping) runs before it.
+ */
+class Exchange implements Dispatcher.DispatchHandler {
+  private readonly record: RequestRecord
+  private readonly parser: SseParser | null = null
+  private controller: Dispatcher.DispatchController | null = null
+  private timer: NodeJS.Timeout | null = null
+  private settled = false
+  /** Body bytes kept for error statuses and non-streamed responses. */
+  private bodyParts: Buffer[] = []
+  private bodyBytes = 0
+  private isEventStream = false
+  private sawDone = false
+  private streamError: { class: ErrorClass; message: string } | null = null
+  private usageCompletion: number | null = null
+  /** Generated text, kept only to count tokens when the server sends no usage. */
+  private textParts: string[] = []
+
+  constructor(
+    private readonly target: Target,
+    private readonly plan: RequestPlan,
+    private readonly resolve: (record: RequestRecord) => void,
+  ) {
+    this.record = {
+      seq: plan.seq,
+      worker: plan.worker,
+      level: plan.level,
+      phase: plan.phase,
+      prompt_id: plan.prompt_id,
+      scheduled_at: plan.scheduled_at,
+      sent_at: 0,
+      headers_at: null,
+      first_token_at: null,
+      end_at: 0,
+      token_times: [],
+      status: null,
+      error: null,
+      input_tokens: null,
+      output_tokens: 0,
+      token_source: 'tokenizer',
+      tokenizer_output_tokens: null,
+      chunks: 0,
+      finish_reason: null,
+      attempt: plan.attempt,
+    }
+    if (target.stream) this.parser = new SseParser((event, at) => this.onEvent(event, at))
+  }
+
+  start(): void {
+    const { target } = this
+    this.timer = setTimeout(() => this.abort(new RequestTimeoutError(target.timeoutMs)), target.timeoutMs)
+    this.record.sent_at = performance.now()
+    try {
+      target.dispatcher.dispatch(
+        {
+          origin: target.origin,
+          path: target.path,
+          method: 'POST',
+          headers: target.headers,
+          body: this.plan.body,
+          // Our own timer bounds the whole request; undici's idle timers must not fire first.
+          headersTimeout: target.timeoutMs + 1000,
+          bodyTimeout: target.timeoutMs + 1000,
+        },
+        this,
+      )
+    } catch (error) {
+      this.fail(classifyTransportError(error), describeTransportError(error), performance.now())
+    }
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller
+  }
+
+  onResponseStart(
+    _controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: Record<string, string | string[] | undefined>,
+  ): void {
+    const at = performance.now()
+    this.record.headers_at = at
+    this.record.status = statusCode
+    const contentType = String(headers['content-type'] ?? '')
+    // A server may ignore stream:true and answer with one JSON body; some send no content type.
+    this.isEventStream = this.parser !== null && !contentType.includes('application/json')
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    const at = performance.now()
+    if (this.settled) return
+    const status = this.record.status ?? 0
+    if (status >= 200 && status < 300 && this.isEventStream) {
+      ;(this.parser as SseParser).push(chunk, at)
+      return
+    }
+    const limit = status >= 200 && status < 300 ? MAX_JSON_BODY_BYTES : MAX_ERROR_BODY_BYTES
+    if (this.bodyBytes < limit) {
+      this.bodyParts.push(chunk)
+      this.bodyBytes += chunk.length
+    }
+  }
+
+  onResponseEnd(): void {
+    const at = performance.now()
+    if (this.settled) return
+    const status = this.record.status ?? 0
+    if (status < 200 || status >= 300) {
+      this.fail(classifyStatus(status), serverMessage(this.bodyText(), status), at)
+      return
+    }
+    if (this.isEventStream) {
+      ;(this.parser as SseParser).end(at)
+      this.finishStream(at)
+    } else {
+      this.finishJsonBody(at)
+    }
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    const at = performance.now()
+    if (this.settled) return
+    this.fail(classifyTransportError(error), describeTransportError(error), at)
+  }
+
+  private onEvent(event: SseEvent, at: number): void {
+    if (event.error !== null || event.event === 'error') {
+      this.streamError ??= { class: 'stream', message: `error event in stream: ${event.error ?? event.data}` }
+      return
+    }
+    if (event.data === '') return
+    const info = interpretChunk(event.data)
+    if (info.done) {
+      this.sawDone = true
+      return
+    }
+    this.take(info, at)
+  }
+
+  private take(info: ChunkInfo, at: number): void {
+    const record = this.record
+    if (info.malformed) {
+      this.streamError ??= { class: 'stream', message: 'malformed chunk: not JSON' }
+      return
+    }
+    if (info.error !== null) {
+      this.streamError ??= { class: 'stream', message: `error in stream: ${info.error}` }
+      return
+    }
+    if (info.tokenBearing) {
+      if (record.first_token_at === null) record.first_token_at = at
+      record.token_times.push(at)
+      record.chunks++
+      this.textParts.push(info.text)
+    }
+    if (info.usage !== null) {
+      this.usageCompletion = info.usage.completion_tokens
+      record.input_tokens = info.usage.prompt_tokens
+    }
+    if (info.finishReason !== null) record.finish_reason = info.finishReason
+  }
+
+  private finishStream(at: number): void {
+    if (this.streamError !== null) {
+      this.fail(this.streamError.class, this.streamError.message, at)
+      return
+    }
+    if (!this.sawDone && this.record.finish_reason === null) {
+      this.fail('stream', 'stream ended without [DONE] or a finish_reason', at)
+      return
+    }
+    this.succeed(at)
+  }
+
+  private finishJsonBody(at: number): void {
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(this.bodyText())
+    } catch {
+      this.fail('stream', 'response body is not JSON', at)
+      return
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      this.fail('stream', 'response body is not a JSON object', at)
+      return
+    }
+    const info = interpretObject(parsed as Record<string, unknown>)
+    // A non-streamed response has no first token to time: TTFT stays null, E2E is the figure.
+    const tokenBearing = info.tokenBearing
+    info.tokenBearing = false
+    this.take(info, at)
+    if (tokenBearing) this.textParts.push(info.text)
+    if (this.streamError !== null) {
+      this.fail(this.streamError.class, this.streamError.message, at)
+      return
+    }
+    this.succeed(at)
+  }
+
+  private succeed(at: number): void {
+    this.countOutput()
+    this.settle(at)
+  }
+
+  private fail(errorClass: ErrorClass, message: string, at: number): void {
+    this.record.error = { class: errorClass, message: redact(message, this.target.secrets) }
+    // A failed request's partial output is counted the same way, so it stays visible.
+    this.countOutput()
+    this.settle(at)
+  }
+
+  /** Output tokens from the server's usage when it sent one, else from the offline tokenizer. */
+  private countOutput(): void {
+    const record = this.record
+    const text = this.textParts.join('')
+    this.textParts = []
+    const counted = text === '' ? 0 : this.target.countTokens(text)
+    if (this.usageCompletion !== null) {
+      record.output_tokens = this.usageCompletion
+      record.token_source = 'usage'
+      record.tokenizer_output_tokens = counted
+    } else {
+      record.output_tokens = counted
+      record.token_source = 'tokenizer'
+    }
+  }
+
+  private settle(at: number): void {
+    if (this.settled) return
+    this.settled = true
+    if (this.timer !== null) clearTimeout(this.timer)
+    this.record.end_at = at
+    this.bodyParts = []
+    this.resolve(this.record)
+  }
+
+  private abort(reason: Error): void {
+    if (this.settled) return
+    const at = performance.now()
+    this.fail(classifyTransportError(reason), reason.message, at)
+    this.controller?.abort(reason)
+  }
+
+  private bodyText(): string {
+    return Buffer.concat(this.bodyParts).toString('utf8')
+  }
+}
+
+/** The server's own words for an error status: OpenAI's error.message when present. */
+function serverMessage(body: string, status: number): string {
+  try {
+    const parsed = JSON.parse(body) as { error?: { message?: unknown } | string; message?: unknown }
+    const error = parsed.error
+    if (typeof error === 'string') return `HTTP ${status}: ${error}`
+    if (error && typeof error.message === 'string') return `HTTP ${status}: ${error.message}`
+    if (typeof parsed.message === 'string') return `HTTP ${status}: ${parsed.message}`
+  } catch {
+    // Not JSON: fall through to the raw text.
+  }
+  return `HTTP ${status}: ${body || '(empty body)'}`
+}

@@ -1,0 +1,42 @@
+/** One problem found while loading the configuration. */
+export interface ConfigIssue {
+  /** The config file path as the user gave it, or "flags" (CLI flags), or "defaults" (the merged result). */
+  file: string
+  /** Key path like "bench.concurrency_levels[2]" (flags: "--levels[2]"); "" when the whole file is at fault. */
+  path: string
+  /** What was expected and what was found: "expected a positive integer, got -1". */
+  message: string
+}
+
+/** One line per issue: `FILE: KEY.PATH: expected ..., got ...` (the path part is left out when empty). */
+export function formatIssue(issue: ConfigIssue): string {
+  return issue.path ? `${issue.file}: ${issue.path}: ${issue.message}` : `${issue.file}: ${issue.message}`
+}
+
+/**
+ * Every configuration problem at once, so the user fixes them in one round instead of one per run.
+ * `exitCode` is the SPEC's "usage or configuration error".
+ */
+export class ConfigError extends Error {
+  readonly issues: ConfigIssue[]
+  readonly exitCode = 2
+
+  constructor(issues: ConfigIssue[]) {
+    super(issues.map(formatIssue).join('\n'))
+    this.name = 'ConfigError'
+    this.issues = issues
+  }
+}
+
+const MAX_SHOWN = 60
+
+/**
+ * How a found value is shown in a message: JSON, truncated to 60 characters so one huge value cannot
+ * flood the terminal. Non-finite numbers and bigints are shown as themselves (JSON would print null).
+ */
+export function describeValue(value: unknown): string {
+  if (value === undefined) return 'nothing'
+  if (typeof value === 'bigint' || (typeof value === 'number' && !Number.isFinite(value))) return String(value)
+  const json = JSON.stringify(value) ?? String(value)
+  return json.length > MAX_SHOWN ? `${json.slice(0, MAX_SHOWN - 3)}...` : json
+}

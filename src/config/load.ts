@@ -1,0 +1,463 @@
+/**
+ * Loads settings.json / config.toml files and CLI flags into one RunConfig.
+ *
+ * Every source becomes a "layer": a partial RunConfig (a patch) plus the issues found in it. All
+ * sources are read and checked before anything is reported, so one ConfigError lists every problem.
+ */
+import { readFileSync } from 'node:fs'
+import { extname } from 'node:path'
+import { TomlError, parse as parseToml } from 'smol-toml'
+import type { z } from 'zod'
+import { ConfigError, type ConfigIssue, describeValue } from './errors.js'
+import {
+  type ConfigToml,
+  ConfigTomlSchema,
+  FlagsSchema,
+  type PathStyle,
+  type SettingsJson,
+  SettingsJsonSchema,
+  validate,
+  valueAt,
+} from './schema.js'
+import type { ConfigFlags, RunConfig } from './types.js'
+import { trimTrailingSlashes } from './url.js'
+
+/**
+ * What a run uses when no layer says otherwise (printed by `--help`). base_url and model are empty on
+ * purpose: no guess is right for a real run, so the final check asks the user for them. Frozen, because
+ * it is shared; loadRunConfig works on a copy.
+ */
+export const DEFAULTS: RunConfig = deepFreeze({
+  target: { base_url: '', endpoint: '/v1/chat/completions', model: '', api_key_env: 'OPENAI_API_KEY' },
+  client: { stream: true, timeout_s: 120, retry: 0 },
+  load: {
+    mode: 'concurrency',
+    levels: [1, 4, 8, 16, 32, 64],
+    requests_per_level: 40,
+    duration_per_level_s: null,
+    warmup_requests: 5,
+  },
+  workload: { input_tokens: 256, output_tokens: 512 },
+  metrics: {
+    percentiles: [50, 95, 99],
+    record_ttft: true,
+    record_tpot: true,
+    record_throughput: true,
+    output_json: 'bench_result.json',
+  },
+  run: { out_dir: null, preflight: true },
+})
+
+export interface LoadOptions {
+  /** settings.json and/or config.toml paths, as given with -c (the extension picks the format). */
+  configFiles: string[]
+  flags: ConfigFlags
+}
+
+/** Builds the RunConfig from defaults, files and flags; throws one ConfigError listing every problem found. */
+export function loadRunConfig(opts: LoadOptions): RunConfig {
+  const layers = [...opts.configFiles.map(loadFile), flagsLayer(opts.flags)]
+  const issues = layers.flatMap((layer) => layer.issues)
+
+  // SPEC ranks the sources (defaults < settings.json < config.toml < flags) rather than leaving it to
+  // the order of -c options: every settings.json first, then every config.toml, each kind in the order
+  // given. Array.prototype.sort is stable, which keeps that order within one kind.
+  const ranked = [...layers].sort((a, b) => a.rank - b.rank)
+  let config: RunConfig = structuredClone(DEFAULTS)
+  for (const layer of ranked) if (layer.patch) config = applyPatch(config, layer.patch)
+
+  issues.push(...finalIssues(config, layers))
+  if (issues.length > 0) throw new ConfigError(issues)
+  return config
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Layers
+// ---------------------------------------------------------------------------------------------------
+
+/** A partial RunConfig: what one source sets. Keys it does not set are absent, never undefined. */
+type Patch = { [S in keyof RunConfig]?: Partial<RunConfig[S]> }
+
+interface Layer {
+  /** Position in SPEC's precedence: higher overrides lower. */
+  rank: number
+  /** What the source sets; null when it has issues (a half-valid file is not applied). */
+  patch: Patch | null
+  issues: ConfigIssue[]
+  /** The parsed document, or UNPARSED when the file could not be read or parsed at all. */
+  raw: unknown
+}
+
+const RANK = { unknown: 0, json: 1, toml: 2, flags: 3 } as const
+const UNPARSED = Symbol('unparsed')
+
+type Result<T> = { ok: true; value: T } | { ok: false; issue: ConfigIssue }
+
+function loadFile(file: string): Layer {
+  const ext = extname(file).toLowerCase()
+  if (ext !== '.json' && ext !== '.toml') {
+    const message = `expected a .json (settings) or .toml (config) file, got ${JSON.stringify(ext || file)}`
+    return { rank: RANK.unknown, patch: null, issues: [{ file, path: '', message }], raw: UNPARSED }
+  }
+  const rank = ext === '.json' ? RANK.json : RANK.toml
+  const text = readText(file)
+  const parsed = !text.ok ? text : ext === '.json' ? parseJson(file, text.value) : parseTomlText(file, text.value)
+  if (!parsed.ok) return { rank, patch: null, issues: [parsed.issue], raw: UNPARSED }
+  return ext === '.json'
+    ? schemaLayer(rank, file, parsed.value, SettingsJsonSchema, settingsPatch, SETTINGS_SIZING)
+    : schemaLayer(rank, file, parsed.value, ConfigTomlSchema, tomlPatch, TOML_SIZING)
+}
+
+function flagsLayer(flags: ConfigFlags): Layer {
+  return schemaLayer(RANK.flags, 'flags', flags, FlagsSchema, flagsPatch, FLAG_SIZING, 'flags')
+}
+
+function schemaLayer<S extends z.ZodType>(
+  rank: number,
+  file: string,
+  raw: unknown,
+  schema: S,
+  toPatch: (value: z.infer<S>) => Patch,
+  sizing: Sizing,
+  style: PathStyle = 'keys',
+): Layer {
+  const result = validate(schema, raw, file, style)
+  const issues = [...(result.ok ? [] : result.issues), ...bothSizesIssues(file, raw, sizing)]
+  const patch = result.ok && issues.length === 0 ? toPatch(result.value) : null
+  return { rank, patch, issues, raw }
+}
+
+/**
+ * Where one source sizes a level by count and by time. The two are exclusive ways to end a level; one
+ * source giving both is ambiguous, so it is an issue rather than a silent pick.
+ */
+interface Sizing {
+  path: string
+  requests: { name: string; at: string[] }
+  duration: { name: string; at: string[] }
+}
+
+const SETTINGS_SIZING: Sizing = {
+  path: 'bench',
+  requests: { name: 'requests_per_level', at: ['bench', 'requests_per_level'] },
+  duration: { name: 'duration_per_level', at: ['bench', 'duration_per_level'] },
+}
+const TOML_SIZING: Sizing = {
+  path: 'load',
+  requests: { name: 'requests_per_level', at: ['load', 'requests_per_level'] },
+  duration: { name: 'duration_per_level', at: ['load', 'duration_per_level'] },
+}
+const FLAG_SIZING: Sizing = {
+  path: '--requests',
+  requests: { name: '--requests', at: ['requests'] },
+  duration: { name: '--duration', at: ['duration'] },
+}
+
+function bothSizesIssues(file: string, raw: unknown, { path, requests, duration }: Sizing): ConfigIssue[] {
+  const count = valueAt(raw, requests.at)
+  const time = valueAt(raw, duration.at)
+  if (count === undefined || time === undefined) return []
+  const found = `${requests.name} = ${describeValue(count)} and ${duration.name} = ${describeValue(time)}`
+  return [{ file, path, message: `expected either ${requests.name} or ${duration.name}, not both; got ${found}` }]
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Source -> Patch
+// ---------------------------------------------------------------------------------------------------
+
+function settingsPatch({ llm = {}, bench = {} }: SettingsJson): Patch {
+  return {
+    target: {
+      base_url: baseUrl(llm.base_url),
+      endpoint: llm.endpoint,
+      model: llm.model,
+      api_key_env: llm.api_key_env,
+    },
+    client: { stream: llm.stream, timeout_s: llm.timeout_seconds },
+    load: {
+      levels: bench.concurrency_levels,
+      requests_per_level: bench.requests_per_level,
+      duration_per_level_s: bench.duration_per_level,
+      warmup_requests: bench.warmup_requests,
+    },
+    workload: { input_tokens: bench.input_tokens, output_tokens: bench.output_tokens },
+    metrics: { percentiles: bench.percentiles },
+  }
+}
+
+function tomlPatch({ target = {}, load = {}, metrics = {}, client = {} }: ConfigToml): Patch {
+  // load.mode needs no mapping: "concurrency_gradient" is the only value the schema accepts.
+  return {
+    target: {
+      base_url: baseUrl(target.base_url),
+      endpoint: target.endpoint,
+      model: target.model,
+      api_key_env: target.api_key_env,
+    },
+    client: { stream: client.stream, timeout_s: client.timeout, retry: client.retry },
+    load: {
+      levels: load.levels,
+      requests_per_level: load.requests_per_level,
+      duration_per_level_s: load.duration_per_level,
+      warmup_requests: load.warmup_requests,
+    },
+    workload: { input_tokens: load.input_tokens, output_tokens: load.max_tokens },
+    metrics: {
+      percentiles: metrics.percentiles,
+      record_ttft: metrics.record_ttft,
+      record_tpot: metrics.record_tpot,
+      record_throughput: metrics.record_throughput,
+      output_json: metrics.output_json,
+    },
+  }
+}
+
+function flagsPatch(flags: z.infer<typeof FlagsSchema>): Patch {
+  return {
+    target: {
+      base_url: baseUrl(flags.base_url),
+      endpoint: flags.endpoint,
+      model: flags.model,
+      api_key_env: flags.api_key_env,
+    },
+    client: { stream: flags.stream, timeout_s: flags.timeout, retry: flags.retry },
+    load: {
+      levels: flags.levels,
+      requests_per_level: flags.requests,
+      duration_per_level_s: flags.duration,
+      warmup_requests: flags.warmup,
+    },
+    workload: { input_tokens: flags.input_tokens, output_tokens: flags.output_tokens },
+    run: { out_dir: flags.out, preflight: flags.preflight },
+  }
+}
+
+function baseUrl(url: string | undefined): string | undefined {
+  return url === undefined ? undefined : trimTrailingSlashes(url)
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Layering
+// ---------------------------------------------------------------------------------------------------
+
+function applyPatch(base: RunConfig, patch: Patch): RunConfig {
+  const next: RunConfig = {
+    target: overlay(base.target, patch.target),
+    client: overlay(base.client, patch.client),
+    load: overlay(base.load, patch.load),
+    workload: overlay(base.workload, patch.workload),
+    metrics: overlay(base.metrics, patch.metrics),
+    run: overlay(base.run, patch.run),
+  }
+  // A level ends after N requests or after T seconds. A later source choosing one replaces an earlier
+  // source's choice of the other, instead of leaving both set (RunConfig: exactly one is non-null).
+  if (patch.load?.requests_per_level != null) next.load.duration_per_level_s = null
+  if (patch.load?.duration_per_level_s != null) next.load.requests_per_level = null
+  return next
+}
+
+/** `base` with every key that `patch` defines replaced; undefined means "not set here", not "unset". */
+function overlay<T extends object>(base: T, patch: Partial<T> | undefined): T {
+  const out = { ...base }
+  if (!patch) return out
+  for (const key of Object.keys(patch) as (keyof T)[]) {
+    const value = patch[key]
+    if (value !== undefined) out[key] = value as T[keyof T]
+  }
+  return out
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Checks on the merged result
+// ---------------------------------------------------------------------------------------------------
+
+interface FinalCheck {
+  path: string
+  fails: (config: RunConfig) => boolean
+  message: string
+  /** Raw keys (files or flags) that could have supplied the value. */
+  sources: string[][]
+}
+
+const FINAL_CHECKS: FinalCheck[] = [
+  {
+    path: 'base_url',
+    fails: (c) => c.target.base_url === '',
+    message: 'expected a base URL (llm.base_url, target.base_url or --base-url), got nothing',
+    sources: [['llm', 'base_url'], ['target', 'base_url'], ['base_url']],
+  },
+  {
+    path: 'model',
+    fails: (c) => c.target.model.trim() === '',
+    message: 'expected a model id (set llm.model, target.model or --model), got nothing',
+    sources: [['llm', 'model'], ['target', 'model'], ['model']],
+  },
+  // Each layer already rejects these; checked again because the run relies on them absolutely.
+  {
+    path: 'levels',
+    fails: (c) => c.load.levels.length === 0,
+    message: 'expected at least one concurrency level (bench.concurrency_levels, load.levels or --levels), got []',
+    sources: [['bench', 'concurrency_levels'], ['load', 'levels'], ['levels']],
+  },
+  {
+    path: 'requests_per_level',
+    fails: (c) => !sizedOnce(c.load),
+    message: 'expected exactly one of requests_per_level or duration_per_level to be a positive number',
+    sources: [],
+  },
+]
+
+function sizedOnce({ requests_per_level: n, duration_per_level_s: t }: RunConfig['load']): boolean {
+  return n === null ? t !== null && t > 0 : t === null && n > 0
+}
+
+/**
+ * Checks that only the merged result can fail (e.g. no source named a model). Reported under "defaults"
+ * since the value is still the default. A check is skipped when a source that failed could have set the
+ * value (it mentions the key, or could not be parsed at all): its complaint would likely be wrong, and
+ * the real problem is already reported.
+ */
+function finalIssues(config: RunConfig, layers: Layer[]): ConfigIssue[] {
+  const failed = layers.filter((layer) => layer.patch === null)
+  const mightSet = (sources: string[][]) =>
+    failed.some((l) => l.raw === UNPARSED || sources.some((at) => valueAt(l.raw, at) !== undefined))
+  return FINAL_CHECKS.filter((check) => check.fails(config) && !mightSet(check.sources)).map((check) => ({
+    file: 'defaults',
+    path: check.path,
+    message: check.message,
+  }))
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Reading and parsing
+// ---------------------------------------------------------------------------------------------------
+
+function readText(file: string): Result<string> {
+  try {
+    // A byte-order mark (Windows editors) is not part of either format.
+    return { ok: true, value: readFileSync(file, 'utf8').replace(/^\uFEFF/, '') }
+  } catch (err) {
+    return { ok: false, issue: { file, path: '', message: `expected a readable file, got ${fsReason(err)}` } }
+  }
+}
+
+function fsReason(err: unknown): string {
+  const code = err instanceof Error && 'code' in err ? err.code : undefined
+  if (code === 'ENOENT') return 'no such file'
+  if (code === 'EISDIR') return 'a directory'
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied'
+  return err instanceof Error ? err.message : String(err)
+}
+
+function parseJson(file: string, text: string): Result<unknown> {
+  try {
+    const value: unknown = JSON.parse(text)
+    return { ok: true, value }
+  } catch (err) {
+    return { ok: false, issue: { file, path: '', message: jsonSyntaxMessage(text, err) } }
+  }
+}
+
+function parseTomlText(file: string, text: string): Result<unknown> {
+  try {
+    return { ok: true, value: parseToml(text) }
+  } catch (err) {
+    if (!(err instanceof TomlError)) throw err
+    // The message's first line is the reason; the rest is a code excerpt we replace by line/column.
+    const reason = (err.message.split('\n', 1)[0] ?? '').replace(/^Invalid TOML document: /, '')
+    const message = `expected valid TOML, got a syntax error at line ${err.line}, column ${err.column}: ${reason}`
+    return { ok: false, issue: { file, path: '', message } }
+  }
+}
+
+/**
+ * V8's JSON.parse messages give a position only for some errors and otherwise quote a raw excerpt, so the
+ * location and the expectation come from our own scan of the text; V8's message is the fallback.
+ */
+function jsonSyntaxMessage(text: string, err: unknown): string {
+  const found = findJsonSyntaxError(text)
+  if (!found) return `expected valid JSON, got ${String(err instanceof Error ? err.message : err).replace(/\s+/g, ' ')}`
+  const { offset, expected } = found
+  const word = offset >= text.length ? '' : (text.slice(offset).split(/\s/, 1)[0] || text.charAt(offset)).slice(0, 12)
+  const got = word === '' ? 'end of file' : JSON.stringify(word)
+  const hint = word.startsWith('/') ? ' (JSON allows no comments)' : word.startsWith("'") ? ' (JSON strings use double quotes)' : ''
+  return `expected ${expected} at ${lineColumn(text, offset)}, got ${got}${hint}`
+}
+
+function lineColumn(text: string, offset: number): string {
+  const before = text.slice(0, offset).split('\n')
+  return `line ${before.length}, column ${(before.at(-1) ?? '').length + 1}`
+}
+
+interface JsonSyntaxError {
+  offset: number
+  expected: string
+}
+
+const JSON_STRING = /"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"/y
+const JSON_SCALAR = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null/y
+
+/** A minimal JSON grammar walk that finds where the first syntax error is and what was expected there. */
+function findJsonSyntaxError(text: string): JsonSyntaxError | null {
+  let i = 0
+  let error: JsonSyntaxError | null = null
+  const fail = (expected: string): false => {
+    error = { offset: i, expected }
+    return false
+  }
+  const skipSpace = () => {
+    while (i < text.length && ' \t\n\r'.includes(text.charAt(i))) i++
+  }
+  const match = (re: RegExp): boolean => {
+    re.lastIndex = i
+    const m = re.exec(text)
+    if (m) i += m[0].length
+    return m !== null
+  }
+  const string = () => match(JSON_STRING) || fail('a complete double-quoted string (no line breaks, valid \\ escapes)')
+  const member = (): boolean => {
+    skipSpace()
+    if (text.charAt(i) !== '"') return fail('a property name in double quotes')
+    if (!string()) return false
+    skipSpace()
+    if (text.charAt(i) !== ':') return fail('":"')
+    i++
+    return value()
+  }
+  const container = (close: string, item: () => boolean): boolean => {
+    i++
+    skipSpace()
+    if (text.charAt(i) !== close) {
+      for (;;) {
+        if (!item()) return false
+        skipSpace()
+        if (text.charAt(i) === close) break
+        if (text.charAt(i) !== ',') return fail(`"," or "${close}"`)
+        i++
+      }
+    }
+    i++ // past the closing bracket
+    return true
+  }
+  const value = (): boolean => {
+    skipSpace()
+    const c = text.charAt(i)
+    if (c === '{') return container('}', member)
+    if (c === '[') return container(']', value)
+    if (c === '"') return string()
+    return match(JSON_SCALAR) || fail('a JSON value')
+  }
+  if (value()) {
+    skipSpace()
+    if (i < text.length) fail('end of file after the top-level value')
+  }
+  return error
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const child of Object.values(value)) deepFreeze(child)
+    Object.freeze(value)
+  }
+  return value
+}

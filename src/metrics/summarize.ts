@@ -1,0 +1,124 @@
+import { ERROR_CLASSES, type ErrorClass, type RequestRecord } from '../records/types.js'
+import { e2eMs, isOk, pushItlMs, tpotMs, ttftMs } from './derive.js'
+import { type Distribution, round, summarizeSamples } from './distribution.js'
+
+/** How the client itself fared during a level (measured by the level runner, stored in meta). */
+export interface ClientHealth {
+  cpu_percent: number
+  event_loop_delay_p99_ms: number
+  /** The client may have distorted this level's figures. */
+  bound: boolean
+}
+
+export type Verdict = 'healthy' | 'saturated' | 'overloaded' | 'client-bound'
+
+export interface TokenCounting {
+  from_usage: number
+  from_tokenizer: number
+  /** Mean of (tokenizer - usage) / usage over requests that had both, in percent; null if none. */
+  tokenizer_vs_usage_percent: number | null
+}
+
+export interface LevelSummary {
+  concurrency: number
+  requests: number
+  ok: number
+  failed: number
+  success_rate: number
+  errors: Record<ErrorClass, number>
+  ttft_ms: Distribution
+  tpot_ms: Distribution
+  itl_ms: Distribution
+  e2e_ms: Distribution
+  output_tokens_per_s: number
+  requests_per_s: number
+  /** Measured window of the level: first send to last response end, seconds. */
+  duration_s: number
+  output_tokens: number
+  token_counting: TokenCounting
+  client: ClientHealth
+  verdict: Verdict
+  advice: string
+}
+
+/**
+ * Summarizes one level's measured records (warm-up and preflight excluded by the caller or here).
+ * Latency distributions are over successful requests; throughput counts successful requests'
+ * output tokens over the level's wall window (first send to last end).
+ */
+export function summarizeLevel(
+  concurrency: number,
+  allRecords: readonly RequestRecord[],
+  percentiles: readonly number[],
+  client: ClientHealth,
+): Omit<LevelSummary, 'verdict' | 'advice'> {
+  const records = allRecords.filter((r) => r.phase === 'measure' && r.level === concurrency)
+  const errors = Object.fromEntries(ERROR_CLASSES.map((c) => [c, 0])) as Record<ErrorClass, number>
+  const ttft: number[] = []
+  const tpot: number[] = []
+  const itl: number[] = []
+  const e2e: number[] = []
+  const counting = { from_usage: 0, from_tokenizer: 0, discrepancySum: 0, discrepancyCount: 0 }
+  let ok = 0
+  let outputTokens = 0
+  let windowStart = Number.POSITIVE_INFINITY
+  let windowEnd = Number.NEGATIVE_INFINITY
+  for (const record of records) {
+    windowStart = Math.min(windowStart, record.sent_at)
+    windowEnd = Math.max(windowEnd, record.end_at)
+    if (!isOk(record)) {
+      errors[(record.error as { class: ErrorClass }).class]++
+      continue
+    }
+    ok++
+    outputTokens += record.output_tokens
+    const first = ttftMs(record)
+    if (first !== null) ttft.push(first)
+    const perToken = tpotMs(record)
+    if (perToken !== null) tpot.push(perToken)
+    pushItlMs(record, itl)
+    e2e.push(e2eMs(record))
+    countTokenSource(record, counting)
+  }
+  const durationS = records.length === 0 ? 0 : (windowEnd - windowStart) / 1000
+  return {
+    concurrency,
+    requests: records.length,
+    ok,
+    failed: records.length - ok,
+    success_rate: records.length === 0 ? 0 : round(ok / records.length, 4),
+    errors,
+    ttft_ms: summarizeSamples(ttft, percentiles),
+    tpot_ms: summarizeSamples(tpot, percentiles),
+    itl_ms: summarizeSamples(itl, percentiles),
+    e2e_ms: summarizeSamples(e2e, percentiles),
+    output_tokens_per_s: durationS > 0 ? round(outputTokens / durationS, 2) : 0,
+    requests_per_s: durationS > 0 ? round(ok / durationS, 3) : 0,
+    duration_s: round(durationS, 3),
+    output_tokens: outputTokens,
+    token_counting: {
+      from_usage: counting.from_usage,
+      from_tokenizer: counting.from_tokenizer,
+      tokenizer_vs_usage_percent:
+        counting.discrepancyCount === 0
+          ? null
+          : round((100 * counting.discrepancySum) / counting.discrepancyCount, 2),
+    },
+    client,
+  }
+}
+
+function countTokenSource(
+  record: RequestRecord,
+  counting: { from_usage: number; from_tokenizer: number; discrepancySum: number; discrepancyCount: number },
+): void {
+  if (record.token_source === 'tokenizer') {
+    counting.from_tokenizer++
+    return
+  }
+  counting.from_usage++
+  if (record.tokenizer_output_tokens !== null && record.output_tokens > 0) {
+    counting.discrepancySum += (record.tokenizer_output_tokens - record.output_tokens) / record.output_tokens
+    counting.discrepancyCount++
+  }
+}

@@ -1,0 +1,46 @@
+/** Error classes, as SPEC.md names them: every failed request lands in exactly one. */
+export const ERROR_CLASSES = ['timeout', 'http_4xx', 'http_429', 'http_5xx', 'connection', 'stream', 'other'] as const
+export type ErrorClass = (typeof ERROR_CLASSES)[number]
+
+export interface RequestError {
+  class: ErrorClass
+  /** Redacted (no API key) and truncated server or client message. */
+  message: string
+}
+
+export type TokenSource = 'usage' | 'tokenizer'
+
+/**
+ * One request as it happened: the only input to every summary and report.
+ * Times are milliseconds on the run clock (performance.now(), monotonic), stamped when bytes
+ * arrive, before any parsing. Wire names are snake_case because this is what requests.jsonl holds.
+ */
+export interface RequestRecord {
+  seq: number
+  worker: number
+  /** The concurrency level this request belongs to. */
+  level: number
+  phase: 'warmup' | 'measure' | 'preflight'
+  prompt_id: number
+  /** When the scheduler wanted it sent; equals sent_at in closed loop. */
+  scheduled_at: number
+  sent_at: number
+  headers_at: number | null
+  /** Arrival of the first token-bearing event (content, reasoning, refusal or tool-call delta). */
+  first_token_at: number | null
+  end_at: number
+  /** Arrival times of every token-bearing event, including the first; gives ITL without keeping text. */
+  token_times: number[]
+  status: number | null
+  error: RequestError | null
+  input_tokens: number | null
+  output_tokens: number
+  token_source: TokenSource
+  /** Tokenizer count when the server also sent usage: lets the report show the discrepancy. */
+  tokenizer_output_tokens: number | null
+  /** Token-bearing SSE events received: a chunk is not a token, this is kept to show the difference. */
+  chunks: number
+  finish_reason: string | null
+  /** 1 for the first attempt; retries (off by default) are separate records with attempt > 1. */
+  attempt: number
+}

@@ -1,0 +1,81 @@
+import { findSaturation, type Saturation } from '../analysis/saturation.js'
+import { adviceFor, levelVerdict } from '../analysis/verdict.js'
+import { type ClientHealth, type LevelSummary, summarizeLevel } from '../metrics/summarize.js'
+import type { RequestRecord } from '../records/types.js'
+import { DEFINITIONS } from './definitions.js'
+
+export const RESULT_SCHEMA = 'llmbench.result/1'
+
+/** What a run was: everything besides the records that a report needs. */
+export interface RunMeta {
+  tool_version: string
+  started_at: string
+  finished_at: string | null
+  /** True when the run was interrupted or is still going: levels may be missing. */
+  partial: boolean
+  target: { base_url: string; endpoint: string; model: string }
+  workload: {
+    input_tokens: number
+    output_tokens: number
+    dataset: string
+    tokenizer: string
+    stream: boolean
+  }
+  load: {
+    mode: 'concurrency'
+    levels: number[]
+    requests_per_level?: number
+    duration_per_level?: number
+    warmup_requests: number
+    retry: number
+    timeout_s: number
+  }
+  client: {
+    workers: number
+    architecture: string
+    node_version: string
+    cpus: number
+    host: string
+  }
+  percentiles: number[]
+  /** Levels actually run, in order, with how the client fared during each. */
+  levels_run: { concurrency: number; client: ClientHealth }[]
+}
+
+export interface BenchResult {
+  schema: typeof RESULT_SCHEMA
+  meta: RunMeta
+  definitions: typeof DEFINITIONS
+  levels: LevelSummary[]
+  saturation: Saturation | null
+  /** The saturation point in words, also when there is none. */
+  saturation_summary: string
+}
+
+/** The whole summary as a pure function of the records and meta: `report` reuses it unchanged. */
+export function buildResult(records: readonly RequestRecord[], meta: RunMeta): BenchResult {
+  const summaries = meta.levels_run.map((level) =>
+    summarizeLevel(level.concurrency, records, meta.percentiles, level.client),
+  )
+  const ttftKey = meta.percentiles.includes(95) ? 'p95' : 'mean'
+  const saturation = findSaturation(summaries, ttftKey)
+  const levels: LevelSummary[] = summaries.map((summary) => {
+    const verdict = levelVerdict(summary, saturation)
+    return { ...summary, verdict, advice: adviceFor(verdict, summary.concurrency, saturation) }
+  })
+  return {
+    schema: RESULT_SCHEMA,
+    meta,
+    definitions: DEFINITIONS,
+    levels,
+    saturation,
+    saturation_summary: describeSaturation(saturation, levels),
+  }
+}
+
+function describeSaturation(saturation: Saturation | null, levels: readonly LevelSummary[]): string {
+  if (saturation !== null) return `saturation at concurrency ${saturation.concurrency}: ${saturation.reason}`
+  const highest = levels.reduce((max, level) => Math.max(max, level.concurrency), 0)
+  if (levels.length < 2) return 'one level only: run a gradient to find the saturation point'
+  return `not saturated up to ${highest}: keep adding concurrency`
+}

@@ -1,0 +1,77 @@
+import Table from 'cli-table3'
+import type { Distribution } from '../metrics/distribution.js'
+import type { LevelSummary } from '../metrics/summarize.js'
+import type { BenchResult } from './result-json.js'
+
+/** The end-of-run table: concurrency vs TTFT / TPOT / throughput / success rate, plus the verdict. */
+export function renderTable(result: BenchResult): string {
+  const keys = result.meta.percentiles.map((p) => `p${p}`)
+  const table = new Table({
+    head: [
+      'conc.',
+      'req',
+      'success',
+      `TTFT ms\n${keys.join('/')}`,
+      `TPOT ms\n${keys.join('/')}`,
+      'ITL ms\np50',
+      'E2E ms\np50',
+      'output\ntok/s',
+      'req/s',
+      'client\ncpu% / loop p99',
+      'verdict',
+    ],
+    // No colour codes: the table must read the same in a pipe or a CI log.
+    style: { head: [], border: [] },
+  })
+  for (const level of result.levels) table.push(levelRow(level, keys))
+  return table.toString()
+}
+
+function levelRow(level: LevelSummary, keys: string[]): string[] {
+  return [
+    String(level.concurrency),
+    String(level.requests),
+    `${(level.success_rate * 100).toFixed(1)}%`,
+    figures(level.ttft_ms, keys),
+    figures(level.tpot_ms, keys, 1),
+    one(level.itl_ms.p50, 1),
+    one(level.e2e_ms.p50),
+    level.output_tokens_per_s.toFixed(1),
+    level.requests_per_s.toFixed(2),
+    `${level.client.cpu_percent.toFixed(0)}% / ${level.client.event_loop_delay_p99_ms.toFixed(1)}`,
+    level.verdict,
+  ]
+}
+
+function figures(distribution: Distribution, keys: string[], digits = 0): string {
+  return keys.map((key) => one(distribution[key], digits)).join(' / ')
+}
+
+function one(value: number | null | undefined, digits = 0): string {
+  return value === null || value === undefined ? '-' : value.toFixed(digits)
+}
+
+/** The lines under the table: saturation point, failures and what to do about each verdict. */
+export function renderVerdict(result: BenchResult): string {
+  const lines = [`Saturation: ${result.saturation_summary}`]
+  for (const level of result.levels) {
+    if (level.failed > 0) {
+      const classes = Object.entries(level.errors)
+        .filter(([, count]) => count > 0)
+        .map(([name, count]) => `${name} ${count}`)
+        .join(', ')
+      lines.push(`  c=${level.concurrency}: ${level.failed} failed (${classes})`)
+    }
+    if (level.verdict !== 'healthy' || result.saturation?.concurrency === level.concurrency) {
+      lines.push(`  c=${level.concurrency}: ${level.verdict}: ${level.advice}`)
+    }
+    if (level.client.bound) {
+      lines.push(
+        `  c=${level.concurrency}: the CLIENT was the bottleneck (cpu ${level.client.cpu_percent}%, ` +
+          `event-loop delay p99 ${level.client.event_loop_delay_p99_ms} ms): its figures include our own queueing`,
+      )
+    }
+  }
+  if (result.meta.partial) lines.push('Partial result: the run was interrupted; levels after the last shown are missing.')
+  return lines.join('\n')
+}

@@ -1,0 +1,446 @@
+/**
+ * The simulator's capacity model, in the spirit of continuous batching (vLLM, TGI):
+ *
+ * - A request first waits for one of `slots` batch slots (FIFO queue, optionally bounded).
+ * - Holding a slot, it runs its prefill: `prefill_base_ms + prefill_ms_per_token * input_tokens`.
+ *   The first output token is emitted at the end of the prefill.
+ * - Then it decodes: each further token comes one decode step later, and a step takes longer the more
+ *   sequences are decoding together: `decode_base_ms + decode_ms_per_seq * running`.
+ *
+ * So below `slots`, more concurrency buys throughput at a slowly rising per-token cost; at `slots` the
+ * batch is full, throughput flattens and every extra request waits in the queue, which shows up as TTFT.
+ *
+ * Everything here is pure: no timers, no I/O. Time enters only through an injected `Scheduler`, so the
+ * HTTP server drives the engine with real timers and the tests drive it with `VirtualClock`.
+ */
+
+export interface SimParams {
+  /** Batch slots: how many requests can be in prefill or decode at once. Integer >= 1. */
+  slots: number
+  /** Max requests waiting for a slot; one more is rejected (HTTP 503). 0 = unbounded. */
+  queue_limit: number
+  /** Fixed prefill cost per request, ms. */
+  prefill_base_ms: number
+  /** Extra prefill cost per input token, ms: prefill grows with input length. */
+  prefill_ms_per_token: number
+  /** Decode step time of a batch of zero, ms. */
+  decode_base_ms: number
+  /** Extra decode step time per sequence decoding in the batch, ms. */
+  decode_ms_per_seq: number
+  /** Seed of the deterministic text generator (no Math.random anywhere). */
+  seed: number
+}
+
+/**
+ * Tuned so that a gradient 1,4,8,16,32,64 with 64 output tokens and ~256 input tokens shows the knee
+ * at 16 (see `simulateClosedLoop` and test/unit/sim-capacity.test.ts): output throughput rises about
+ * 92 -> 325 -> 560 -> 880 tok/s up to 16, stays at ~880 beyond, while mean TTFT goes from ~33 ms to
+ * over a second at 32 (requests queue for a whole request duration).
+ */
+export const SIM_DEFAULTS: Readonly<SimParams> = Object.freeze({
+  slots: 16,
+  queue_limit: 0,
+  prefill_base_ms: 20,
+  prefill_ms_per_token: 0.05,
+  decode_base_ms: 10,
+  decode_ms_per_seq: 0.5,
+  seed: 1,
+})
+
+/** Defaults overridden by every defined field of `overrides`; throws RangeError on an invalid value. */
+export function resolveSimParams(overrides: Partial<SimParams> = {}): SimParams {
+  const params: SimParams = { ...SIM_DEFAULTS }
+  for (const key of Object.keys(SIM_DEFAULTS) as (keyof SimParams)[]) {
+    const value = overrides[key]
+    if (value !== undefined) params[key] = value
+  }
+  validateSimParams(params)
+  return params
+}
+
+function validateSimParams(p: SimParams): void {
+  requireNumber('slots', p.slots, 1, true)
+  requireNumber('queue_limit', p.queue_limit, 0, true)
+  requireNumber('prefill_base_ms', p.prefill_base_ms, 0, false)
+  requireNumber('prefill_ms_per_token', p.prefill_ms_per_token, 0, false)
+  requireNumber('decode_base_ms', p.decode_base_ms, 0, false)
+  requireNumber('decode_ms_per_seq', p.decode_ms_per_seq, 0, false)
+  requireNumber('seed', p.seed, Number.MIN_SAFE_INTEGER, true)
+}
+
+function requireNumber(name: string, value: number, min: number, integer: boolean): void {
+  const ok = Number.isFinite(value) && value >= min && (!integer || Number.isInteger(value))
+  if (!ok)
+    throw new RangeError(
+      `sim: ${name} must be ${integer ? 'an integer' : 'a number'} >= ${min}, got ${value}`,
+    )
+}
+
+/** Prefill time of one request, ms. */
+export function prefillMs(params: SimParams, inputTokens: number): number {
+  return params.prefill_base_ms + params.prefill_ms_per_token * inputTokens
+}
+
+/** Time of one decode step while `running` sequences decode together, ms. */
+export function decodeStepMs(params: SimParams, running: number): number {
+  return params.decode_base_ms + params.decode_ms_per_seq * running
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Admission: slots + FIFO queue
+
+export type Admission = 'admitted' | 'queued' | 'rejected'
+export type Phase = 'queued' | 'prefill' | 'decode'
+
+/**
+ * The admission state machine. A request arrives (admitted to a free slot, queued, or rejected when the
+ * queue is full), moves from prefill to decode, and is released (finished or cancelled); releasing a
+ * slot admits the oldest queued request, which `release` returns so the caller can start it.
+ */
+export class AdmissionControl<Id> {
+  /** Requests holding a slot, with their phase. */
+  private readonly inSlot = new Map<Id, 'prefill' | 'decode'>()
+  /** Waiting requests; a Set iterates in insertion order, so its first element is the oldest (FIFO). */
+  private readonly queue = new Set<Id>()
+  private decodingCount = 0
+
+  constructor(
+    private readonly slots: number,
+    /** 0 = unbounded */
+    private readonly queueLimit: number,
+  ) {}
+
+  /** Requests holding a slot (prefill or decode). */
+  get running(): number {
+    return this.inSlot.size
+  }
+
+  /** Requests in the decode phase: the batch size that sets the decode step time. */
+  get decoding(): number {
+    return this.decodingCount
+  }
+
+  get waiting(): number {
+    return this.queue.size
+  }
+
+  phaseOf(id: Id): Phase | undefined {
+    return this.queue.has(id) ? 'queued' : this.inSlot.get(id)
+  }
+
+  arrive(id: Id): Admission {
+    if (this.phaseOf(id) !== undefined) throw new Error(`sim: request ${String(id)} arrived twice`)
+    if (this.inSlot.size < this.slots) {
+      this.inSlot.set(id, 'prefill')
+      return 'admitted'
+    }
+    if (this.queueLimit > 0 && this.queue.size >= this.queueLimit) return 'rejected'
+    this.queue.add(id)
+    return 'queued'
+  }
+
+  /** The request's prefill is done: it now counts in the decoding batch. */
+  startDecode(id: Id): void {
+    if (this.inSlot.get(id) !== 'prefill') throw new Error(`sim: request ${String(id)} is not in prefill`)
+    this.inSlot.set(id, 'decode')
+    this.decodingCount++
+  }
+
+  /**
+   * The request finished or was cancelled, in any phase. Returns the id admitted into the freed slot
+   * (already in 'prefill'), or undefined. Releasing an unknown id is a no-op.
+   */
+  release(id: Id): Id | undefined {
+    if (this.queue.delete(id)) return undefined
+    const phase = this.inSlot.get(id)
+    if (phase === undefined) return undefined
+    this.inSlot.delete(id)
+    if (phase === 'decode') this.decodingCount--
+    return this.admitNext()
+  }
+
+  private admitNext(): Id | undefined {
+    const first = this.queue.values().next()
+    if (first.done === true) return undefined
+    this.queue.delete(first.value)
+    this.inSlot.set(first.value, 'prefill')
+    return first.value
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Engine: per-request timeline on an injected clock
+
+/** The engine's only view of time. `now()` is in ms, monotonic. */
+export interface Scheduler<T> {
+  now(): number
+  after(ms: number, fn: () => void): T
+  cancel(timer: T): void
+}
+
+export interface SimJob {
+  inputTokens: number
+  /** Tokens to emit, integer >= 1. */
+  outputTokens: number
+}
+
+/**
+ * Receives one request's output. The engine calls `onToken` exactly `outputTokens` times then `onFinish`
+ * once, unless the job is cancelled first; it never calls them synchronously from `submit`.
+ */
+export interface JobSink {
+  onToken(index: number): void
+  onFinish(): void
+}
+
+export interface JobHandle {
+  readonly admission: Admission
+  /** Stops the job's timers and frees its slot or queue place. Idempotent; no-op once finished. */
+  cancel(): void
+}
+
+export interface SimStats {
+  /** Requests that got a slot (directly or from the queue). */
+  admitted: number
+  /** Requests refused because the queue was full. */
+  rejected: number
+  /** Requests that emitted all their tokens. */
+  completed: number
+  /** Requests cancelled (client gone, server closed) before completing. */
+  aborted: number
+  /** Highest number of slots held at once. */
+  max_running: number
+  /** Slots held now. */
+  running: number
+  /** Requests waiting for a slot now. */
+  waiting: number
+}
+
+interface ActiveJob<T> {
+  readonly id: number
+  readonly job: SimJob
+  readonly sink: JobSink
+  /** Tokens emitted so far. */
+  emitted: number
+  /** Scheduled time of the next token, ms on the scheduler's clock. */
+  deadline: number
+  timer: T | undefined
+  /** Bound once per job so the per-token path allocates no closure. */
+  readonly tick: () => void
+}
+
+export class SimEngine<T> {
+  private readonly admission: AdmissionControl<number>
+  private readonly active = new Map<number, ActiveJob<T>>()
+  private nextId = 1
+  private readonly counters = { admitted: 0, rejected: 0, completed: 0, aborted: 0, max_running: 0 }
+
+  constructor(
+    readonly params: SimParams,
+    private readonly clock: Scheduler<T>,
+  ) {
+    this.admission = new AdmissionControl(params.slots, params.queue_limit)
+  }
+
+  submit(job: SimJob, sink: JobSink): JobHandle {
+    if (!Number.isInteger(job.outputTokens) || job.outputTokens < 1) {
+      throw new RangeError(`sim: outputTokens must be an integer >= 1, got ${job.outputTokens}`)
+    }
+    const id = this.nextId++
+    const admission = this.admission.arrive(id)
+    if (admission === 'rejected') {
+      this.counters.rejected++
+      return { admission, cancel: noop }
+    }
+    const entry: ActiveJob<T> = {
+      id,
+      job,
+      sink,
+      emitted: 0,
+      deadline: 0,
+      timer: undefined,
+      tick: () => this.tick(entry),
+    }
+    this.active.set(id, entry)
+    if (admission === 'admitted') this.startPrefill(entry)
+    return { admission, cancel: () => this.cancel(id) }
+  }
+
+  stats(): SimStats {
+    return { ...this.counters, running: this.admission.running, waiting: this.admission.waiting }
+  }
+
+  /** Cancels every queued and running job (server shutdown). */
+  cancelAll(): void {
+    for (const id of [...this.active.keys()]) this.cancel(id)
+  }
+
+  private startPrefill(entry: ActiveJob<T>): void {
+    this.counters.admitted++
+    this.counters.max_running = Math.max(this.counters.max_running, this.admission.running)
+    entry.deadline = this.clock.now()
+    this.scheduleIn(entry, prefillMs(this.params, entry.job.inputTokens))
+  }
+
+  /**
+   * Schedules against absolute deadlines (previous deadline + duration), not "now + duration", so
+   * timer lateness does not accumulate over a stream: the mean token gap stays the modelled step.
+   */
+  private scheduleIn(entry: ActiveJob<T>, ms: number): void {
+    entry.deadline += ms
+    entry.timer = this.clock.after(Math.max(0, entry.deadline - this.clock.now()), entry.tick)
+  }
+
+  /** One token is due: the first one ends the prefill, the last one ends the request. */
+  private tick(entry: ActiveJob<T>): void {
+    entry.timer = undefined
+    if (entry.emitted === 0) this.admission.startDecode(entry.id)
+    entry.sink.onToken(entry.emitted)
+    entry.emitted++
+    if (!this.active.has(entry.id)) return // the sink cancelled the job
+    if (entry.emitted < entry.job.outputTokens) {
+      this.scheduleIn(entry, decodeStepMs(this.params, this.admission.decoding))
+    } else {
+      this.complete(entry)
+    }
+  }
+
+  private complete(entry: ActiveJob<T>): void {
+    this.active.delete(entry.id)
+    const next = this.admission.release(entry.id)
+    this.counters.completed++
+    entry.sink.onFinish()
+    this.startAdmitted(next)
+  }
+
+  private cancel(id: number): void {
+    const entry = this.active.get(id)
+    if (entry === undefined) return
+    this.active.delete(id)
+    if (entry.timer !== undefined) this.clock.cancel(entry.timer)
+    this.counters.aborted++
+    this.startAdmitted(this.admission.release(id))
+  }
+
+  private startAdmitted(id: number | undefined): void {
+    if (id === undefined) return
+    const entry = this.active.get(id)
+    if (entry !== undefined) this.startPrefill(entry)
+  }
+}
+
+function noop(): void {}
+
+// ---------------------------------------------------------------------------------------------------
+// Virtual time: for unit tests and for predicting a gradient without waiting for it
+
+/** A fake clock: timers fire in time order (ties in scheduling order) only when the clock is advanced. */
+export class VirtualClock implements Scheduler<number> {
+  private t = 0
+  private seq = 0
+  /** Map iteration follows insertion = scheduling order, which breaks ties between equal times. */
+  private readonly timers = new Map<number, { at: number; fn: () => void }>()
+
+  now(): number {
+    return this.t
+  }
+
+  after(ms: number, fn: () => void): number {
+    const id = ++this.seq
+    this.timers.set(id, { at: this.t + Math.max(0, ms), fn })
+    return id
+  }
+
+  cancel(timer: number): void {
+    this.timers.delete(timer)
+  }
+
+  /** Timers not yet fired. */
+  get pending(): number {
+    return this.timers.size
+  }
+
+  /** Runs every timer due within the next `ms`, then sets the clock to now + ms. */
+  advanceBy(ms: number): void {
+    const until = this.t + ms
+    while (this.fireNext(until)) {}
+    this.t = until
+  }
+
+  /** Runs timers until none is left; throws after `maxEvents` (a job that never ends is a bug). */
+  runAll(maxEvents = 10_000_000): void {
+    for (let i = 0; this.fireNext(Number.POSITIVE_INFINITY); i++) {
+      if (i >= maxEvents) throw new Error('sim: VirtualClock.runAll exceeded maxEvents')
+    }
+  }
+
+  private fireNext(until: number): boolean {
+    let bestId = -1
+    let bestAt = Number.POSITIVE_INFINITY
+    for (const [id, timer] of this.timers) {
+      if (timer.at < bestAt) {
+        bestAt = timer.at
+        bestId = id
+      }
+    }
+    const timer = this.timers.get(bestId)
+    if (timer === undefined || bestAt > until) return false
+    this.timers.delete(bestId)
+    this.t = bestAt
+    timer.fn()
+    return true
+  }
+}
+
+export interface ClosedLoopLoad {
+  /** Requests kept in flight. */
+  concurrency: number
+  /** Requests in total. */
+  requests: number
+  inputTokens: number
+  outputTokens: number
+}
+
+export interface LevelPrediction {
+  concurrency: number
+  /** Output tokens of all requests / wall time from first send to last finish. */
+  output_tokens_per_s: number
+  mean_ttft_ms: number
+  mean_e2e_ms: number
+  max_running: number
+}
+
+/**
+ * What a closed-loop client (`concurrency` requests in flight, a new one sent as soon as one finishes)
+ * would measure against the model, in virtual time, with zero network and client overhead.
+ */
+export function simulateClosedLoop(params: SimParams, load: ClosedLoopLoad): LevelPrediction {
+  const clock = new VirtualClock()
+  const engine = new SimEngine(params, clock)
+  const job: SimJob = { inputTokens: load.inputTokens, outputTokens: load.outputTokens }
+  let sent = 0
+  let ttftSum = 0
+  let e2eSum = 0
+  const send = (): void => {
+    sent++
+    const start = clock.now()
+    engine.submit(job, {
+      onToken: (i) => {
+        if (i === 0) ttftSum += clock.now() - start
+      },
+      onFinish: () => {
+        e2eSum += clock.now() - start
+        if (sent < load.requests) send()
+      },
+    })
+  }
+  while (sent < Math.min(load.concurrency, load.requests)) send()
+  clock.runAll()
+  return {
+    concurrency: load.concurrency,
+    output_tokens_per_s: (sent * load.outputTokens * 1000) / clock.now(),
+    mean_ttft_ms: ttftSum / sent,
+    mean_e2e_ms: e2eSum / sent,
+    max_running: engine.stats().max_running,
+  }
+}

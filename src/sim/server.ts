@@ -1,0 +1,429 @@
+/**
+ * The built-in OpenAI-compatible simulator: `GET /v1/models`, `POST /v1/chat/completions`,
+ * `POST /v1/completions` (streamed or not), timed by the capacity model in ./capacity.ts.
+ *
+ * Token accounting: every output token is one word from SIM_WORDS, each a single token in both
+ * cl100k_base and o200k_base, so a local tokenizer counts the same completion_tokens as `usage` does.
+ * Input tokens are estimated as ceil(chars / 4) over the message contents (chat) or the prompt
+ * (completions; a prompt given as token ids counts one per id). The estimate drives the prefill time and
+ * usage.prompt_tokens only.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { performance } from 'node:perf_hooks'
+import {
+  type JobSink,
+  resolveSimParams,
+  type Scheduler,
+  SimEngine,
+  type SimParams,
+  type SimStats,
+} from './capacity.js'
+
+export interface SimulatorOptions extends Partial<SimParams> {
+  /** Default 127.0.0.1 */
+  host?: string
+  /** Default 0: a free port. */
+  port?: number
+  /** The one model id served. Default "llmbench-sim". */
+  model?: string
+}
+
+export interface RunningSimulator {
+  /** Base URL including /v1, e.g. http://127.0.0.1:PORT/v1 */
+  url: string
+  port: number
+  /** Cancels every request, destroys open sockets, resolves once the server is closed. Idempotent. */
+  close(): Promise<void>
+  stats(): SimStats
+}
+
+export const SIM_MODEL = 'llmbench-sim'
+
+/** Request bodies above this are refused with 413, bytes. */
+const MAX_BODY_BYTES = 8 * 1024 * 1024
+/** Default of max_tokens when the request gives none, as in the OpenAI completions API. */
+const DEFAULT_MAX_TOKENS = 16
+
+/**
+ * Output vocabulary. Each entry is a leading space plus lowercase ASCII letters: JSON-safe as is (no
+ * escaping on the hot path) and one token for GPT tokenizers, also when concatenated.
+ */
+export const SIM_WORDS: readonly string[] = [
+  'the model token time server request batch queue load fast',
+  'slow data stream text word value result point level rate',
+  'test first next last small large simple system state event',
+  'signal number line block cache memory input output engine slot',
+]
+  .join(' ')
+  .split(' ')
+  .map((w) => ` ${w}`)
+
+/**
+ * The words of request number `requestNo` (1-based, in arrival order) on a simulator seeded `seed`:
+ * a mulberry32 generator seeded from both, so the text is reproducible and differs between requests.
+ */
+export function wordSource(seed: number, requestNo: number): () => string {
+  let state = (Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(requestNo, 0xc2b2ae35)) | 0
+  return () => {
+    state = (state + 0x6d2b79f5) | 0
+    let t = Math.imul(state ^ (state >>> 15), 1 | state)
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+    const r = ((t ^ (t >>> 14)) >>> 0) / 4294967296
+    return SIM_WORDS[Math.floor(r * SIM_WORDS.length)] ?? ' the'
+  }
+}
+
+const realClock: Scheduler<NodeJS.Timeout> = {
+  now: () => performance.now(),
+  after: (ms, fn) => setTimeout(fn, ms),
+  cancel: (timer) => clearTimeout(timer),
+}
+
+interface SimContext {
+  readonly engine: SimEngine<NodeJS.Timeout>
+  readonly model: string
+  readonly modelsBody: string
+  /** Generation requests seen, in arrival order: the per-request counter of the text generator. */
+  requestCount: number
+}
+
+export async function startSimulator(opts: SimulatorOptions = {}): Promise<RunningSimulator> {
+  const { host = '127.0.0.1', port = 0, model = SIM_MODEL, ...overrides } = opts
+  const params = resolveSimParams(overrides)
+  const ctx: SimContext = {
+    engine: new SimEngine(params, realClock),
+    model,
+    modelsBody: JSON.stringify({
+      object: 'list',
+      data: [{ id: model, object: 'model', owned_by: 'llmbench' }],
+    }),
+    requestCount: 0,
+  }
+  // keepAlive: TCP keep-alive probes; HTTP keep-alive (connection reuse) is on by default.
+  const server = createServer({ keepAlive: true, noDelay: true }, (req, res) => onRequest(ctx, req, res))
+  const boundPort = await listen(server, host, port)
+  let closing: Promise<void> | undefined
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${boundPort}/v1`,
+    port: boundPort,
+    stats: () => ctx.engine.stats(),
+    close: () => {
+      closing ??= shutdown(server, ctx.engine)
+      return closing
+    },
+  }
+}
+
+function listen(server: Server, host: string, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(port, host, () => {
+      server.off('error', reject)
+      resolve((server.address() as AddressInfo).port)
+    })
+  })
+}
+
+function shutdown(server: Server, engine: SimEngine<NodeJS.Timeout>): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.close((err) => (err ? reject(err) : resolve()))
+    server.closeAllConnections()
+    engine.cancelAll()
+  })
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Routing and request parsing
+
+type Kind = 'chat' | 'completion'
+
+interface ApiError {
+  status: number
+  message: string
+  type: string
+  code: string | null
+}
+
+interface GenerationRequest {
+  kind: Kind
+  stream: boolean
+  includeUsage: boolean
+  maxTokens: number
+  promptTokens: number
+}
+
+function onRequest(ctx: SimContext, req: IncomingMessage, res: ServerResponse): void {
+  // A write racing a client disconnect must not crash the process; 'close' cancels the job.
+  res.on('error', () => {})
+  route(ctx, req, res).catch(() => {
+    if (!res.headersSent)
+      sendError(res, { status: 500, message: 'simulator error', type: 'server_error', code: null })
+    else res.destroy()
+  })
+}
+
+async function route(ctx: SimContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const path = (req.url ?? '/').split('?', 1)[0]
+  if (req.method === 'GET' && path === '/v1/models') return sendJson(res, 200, ctx.modelsBody)
+  const kind: Kind | null =
+    path === '/v1/chat/completions' ? 'chat' : path === '/v1/completions' ? 'completion' : null
+  if (kind === null || req.method !== 'POST') {
+    const message = `Unknown request URL: ${req.method ?? ''} ${path ?? ''}`
+    return sendError(res, { status: 404, message, type: 'invalid_request_error', code: 'unknown_url' })
+  }
+  const body = await readBody(req)
+  if (body === null) {
+    const message = `Request body larger than ${MAX_BODY_BYTES} bytes`
+    return sendError(res, { status: 413, message, type: 'invalid_request_error', code: null })
+  }
+  const parsed = parseGeneration(kind, body, ctx.model)
+  if ('status' in parsed) return sendError(res, parsed)
+  if (!res.destroyed) generate(ctx, parsed, res)
+}
+
+/** The body as text, or null when it exceeds MAX_BODY_BYTES (drained, so the connection stays usable). */
+async function readBody(req: IncomingMessage): Promise<string | null> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length
+    if (size <= MAX_BODY_BYTES) chunks.push(chunk)
+  }
+  return size > MAX_BODY_BYTES ? null : Buffer.concat(chunks).toString('utf8')
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v)
+}
+
+function badRequest(message: string, code: string | null = null): ApiError {
+  return { status: 400, message, type: 'invalid_request_error', code }
+}
+
+function parseGeneration(kind: Kind, text: string, model: string): GenerationRequest | ApiError {
+  let body: unknown
+  try {
+    body = JSON.parse(text)
+  } catch {
+    return badRequest('We could not parse the JSON body of your request.', 'invalid_json')
+  }
+  if (!isRecord(body)) return badRequest('The request body must be a JSON object.', 'invalid_json')
+  if (typeof body.model !== 'string') return badRequest('You must provide a model parameter.')
+  if (body.model !== model) {
+    const message = `The model \`${body.model}\` does not exist`
+    return { status: 404, message, type: 'invalid_request_error', code: 'model_not_found' }
+  }
+  const promptTokens = kind === 'chat' ? chatInputTokens(body.messages) : promptInputTokens(body.prompt)
+  if (promptTokens === null) {
+    return badRequest(
+      kind === 'chat' ? "'messages' must be an array of messages" : "'prompt' must be a string or an array",
+    )
+  }
+  return parseOptions(kind, body, promptTokens)
+}
+
+function parseOptions(
+  kind: Kind,
+  body: Record<string, unknown>,
+  promptTokens: number,
+): GenerationRequest | ApiError {
+  const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? DEFAULT_MAX_TOKENS
+  if (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1) {
+    return badRequest("'max_tokens' must be an integer >= 1")
+  }
+  const stream = body.stream ?? false
+  if (typeof stream !== 'boolean') return badRequest("'stream' must be a boolean")
+  const includeUsage = isRecord(body.stream_options) && body.stream_options.include_usage === true
+  return { kind, stream, includeUsage, maxTokens, promptTokens }
+}
+
+/** ceil(chars / 4) of all message contents (string, or text parts); null if `messages` is not an array. */
+function chatInputTokens(messages: unknown): number | null {
+  if (!Array.isArray(messages)) return null
+  let chars = 0
+  for (const m of messages) {
+    if (!isRecord(m)) continue
+    if (typeof m.content === 'string') chars += m.content.length
+    else if (Array.isArray(m.content)) chars += textPartsLength(m.content)
+  }
+  return Math.ceil(chars / 4)
+}
+
+function textPartsLength(parts: unknown[]): number {
+  let chars = 0
+  for (const p of parts) if (isRecord(p) && typeof p.text === 'string') chars += p.text.length
+  return chars
+}
+
+/** ceil(chars / 4) of a string or string[] prompt, one per id of a token-id prompt; null otherwise. */
+function promptInputTokens(prompt: unknown): number | null {
+  if (typeof prompt === 'string') return Math.ceil(prompt.length / 4)
+  if (!Array.isArray(prompt)) return null
+  let chars = 0
+  let ids = 0
+  for (const p of prompt) {
+    if (typeof p === 'string') chars += p.length
+    else if (typeof p === 'number') ids++
+    else if (Array.isArray(p)) ids += p.length
+    else return null
+  }
+  return Math.ceil(chars / 4) + ids
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Generation
+
+function generate(ctx: SimContext, r: GenerationRequest, res: ServerResponse): void {
+  const requestNo = ++ctx.requestCount
+  const frames = buildFrames(r.kind, ctx.model, requestNo)
+  const next = wordSource(ctx.engine.params.seed, requestNo)
+  const usage = {
+    prompt_tokens: r.promptTokens,
+    completion_tokens: r.maxTokens,
+    total_tokens: r.promptTokens + r.maxTokens,
+  }
+  const sink = r.stream
+    ? new StreamSink(res, frames, next, r.includeUsage ? frames.usage(usage) : null)
+    : new JsonSink(res, r.kind, frames, next, usage)
+  const handle = ctx.engine.submit({ inputTokens: r.promptTokens, outputTokens: r.maxTokens }, sink)
+  if (handle.admission === 'rejected') {
+    const message = 'The server is overloaded: the request queue is full. Retry later.'
+    sendError(res, { status: 503, message, type: 'server_error', code: 'overloaded' })
+    return
+  }
+  // Fires on normal end too; cancel() is then a no-op.
+  res.on('close', handle.cancel)
+  if (sink instanceof StreamSink) sink.open()
+}
+
+interface Usage {
+  prompt_tokens: number
+  completion_tokens: number
+  total_tokens: number
+}
+
+/** The pre-built text around every SSE event of one request, so a token costs one string concat. */
+interface Frames {
+  id: string
+  created: number
+  model: string
+  /** Chat only: the role chunk sent with the headers. */
+  open: string | null
+  tokenPrefix: string
+  tokenSuffix: string
+  finish: string
+  usage(u: Usage): string
+}
+
+function buildFrames(kind: Kind, model: string, requestNo: number): Frames {
+  const id = `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-llmbench-${requestNo}`
+  const created = Math.floor(Date.now() / 1000)
+  const object = kind === 'chat' ? 'chat.completion.chunk' : 'text_completion'
+  const head = `data: {"id":"${id}","object":"${object}","created":${created},"model":${JSON.stringify(model)},`
+  const choice = `${head}"choices":[{"index":0,`
+  const usage = (u: Usage): string => `${head}"choices":[],"usage":${JSON.stringify(u)}}\n\n`
+  if (kind === 'chat') {
+    return {
+      id,
+      created,
+      model,
+      open: `${choice}"delta":{"role":"assistant","content":""},"finish_reason":null}]}\n\n`,
+      tokenPrefix: `${choice}"delta":{"content":"`,
+      tokenSuffix: '"},"finish_reason":null}]}\n\n',
+      finish: `${choice}"delta":{},"finish_reason":"length"}]}\n\n`,
+      usage,
+    }
+  }
+  return {
+    id,
+    created,
+    model,
+    open: null,
+    tokenPrefix: `${choice}"text":"`,
+    tokenSuffix: '","logprobs":null,"finish_reason":null}]}\n\n',
+    finish: `${choice}"text":"","logprobs":null,"finish_reason":"length"}]}\n\n`,
+    usage,
+  }
+}
+
+/** Writes each event as it happens: headers at once, then one SSE event per token. */
+class StreamSink implements JobSink {
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly frames: Frames,
+    private readonly next: () => string,
+    /** The usage event, or null when the client did not ask for it. */
+    private readonly usageEvent: string | null,
+  ) {}
+
+  open(): void {
+    this.res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+    })
+    this.res.socket?.setNoDelay(true)
+    this.res.flushHeaders()
+    if (this.frames.open !== null) this.res.write(this.frames.open)
+  }
+
+  onToken(): void {
+    this.res.write(this.frames.tokenPrefix + this.next() + this.frames.tokenSuffix)
+  }
+
+  onFinish(): void {
+    this.res.write(this.frames.finish)
+    if (this.usageEvent !== null) this.res.write(this.usageEvent)
+    this.res.end('data: [DONE]\n\n')
+  }
+}
+
+/** Non-streaming: same timing, one JSON body at the end, usage always included. */
+class JsonSink implements JobSink {
+  private readonly words: string[] = []
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly kind: Kind,
+    private readonly frames: Frames,
+    private readonly next: () => string,
+    private readonly usage: Usage,
+  ) {}
+
+  onToken(): void {
+    this.words.push(this.next())
+  }
+
+  onFinish(): void {
+    const text = this.words.join('')
+    const choice =
+      this.kind === 'chat'
+        ? { index: 0, message: { role: 'assistant', content: text }, logprobs: null, finish_reason: 'length' }
+        : { index: 0, text, logprobs: null, finish_reason: 'length' }
+    const object = this.kind === 'chat' ? 'chat.completion' : 'text_completion'
+    const { id, created, model } = this.frames
+    sendJson(
+      this.res,
+      200,
+      JSON.stringify({ id, object, created, model, choices: [choice], usage: this.usage }),
+    )
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Plain responses
+
+function sendJson(res: ServerResponse, status: number, body: string): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
+  res.end(body)
+}
+
+/** The OpenAI error shape: {"error":{"message","type","param","code"}}. */
+function sendError(res: ServerResponse, e: ApiError): void {
+  sendJson(
+    res,
+    e.status,
+    JSON.stringify({ error: { message: e.message, type: e.type, param: null, code: e.code } }),
+  )
+}

@@ -1,0 +1,420 @@
+/**
+ * The simulator over real HTTP on 127.0.0.1 (port 0). Every test starts its own server and closes it.
+ *
+ * Timing tolerances: the client stamps each chunk with performance.now() when it arrives. The simulator
+ * uses setTimeout, which fires at or a little after the deadline (libuv's cached loop time and ms
+ * granularity give ~1-2 ms, a busy CI machine a few more), and loopback HTTP adds well under 1 ms. So:
+ * - TTFT: measured within [expected - 3, expected + 15) ms: a timer may fire up to ~1 ms before a fresh
+ *   performance.now() (cached loop time), and 15 ms covers scheduler noise on a shared CI runner while
+ *   being far smaller than any modelled effect (a queue wait is a whole request, > 200 ms here).
+ * - Mean inter-token gap: within 3 ms of decodeStepMs(1). The simulator schedules tokens on absolute
+ *   deadlines, so jitter does not accumulate: the mean over n gaps errs by (jitter of two stamps) / n.
+ */
+import assert from 'node:assert/strict'
+import { performance } from 'node:perf_hooks'
+import { test } from 'node:test'
+import { encode as encodeO200k } from 'gpt-tokenizer'
+import { encode as encodeCl100k } from 'gpt-tokenizer/encoding/cl100k_base'
+import { Agent, request } from 'undici'
+import { decodeStepMs, prefillMs, resolveSimParams } from '../../src/sim/capacity.js'
+import {
+  type RunningSimulator,
+  SIM_WORDS,
+  type SimulatorOptions,
+  startSimulator,
+} from '../../src/sim/server.js'
+
+const opts = { timeout: 20000 }
+/** Timings that make tests fast when timing is not what they check, ms. */
+const FAST: SimulatorOptions = {
+  prefill_base_ms: 1,
+  prefill_ms_per_token: 0,
+  decode_base_ms: 1,
+  decode_ms_per_seq: 0,
+}
+
+interface Ctx {
+  sim: RunningSimulator
+  agent: Agent
+}
+
+async function withSim(options: SimulatorOptions, fn: (c: Ctx) => Promise<void>): Promise<void> {
+  const sim = await startSimulator(options)
+  const agent = new Agent()
+  try {
+    await fn({ sim, agent })
+  } finally {
+    await sim.close()
+    await agent.destroy()
+  }
+}
+
+function post(c: Ctx, path: string, body: unknown, raw?: string) {
+  return request(`${c.sim.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: raw ?? JSON.stringify(body),
+    dispatcher: c.agent,
+  })
+}
+
+interface SseEvent {
+  /** performance.now() when the bytes carrying this event arrived, ms */
+  t: number
+  data: string
+}
+
+/** SSE `data:` payloads, stamped on arrival, before parsing. */
+async function* sseEvents(body: AsyncIterable<Buffer>): AsyncGenerator<SseEvent> {
+  let buf = ''
+  for await (const chunk of body) {
+    const t = performance.now()
+    buf += chunk.toString('utf8')
+    for (let end = buf.indexOf('\n\n'); end !== -1; end = buf.indexOf('\n\n')) {
+      const event = buf.slice(0, end)
+      buf = buf.slice(end + 2)
+      assert.ok(event.startsWith('data: '), `SSE event: ${event}`)
+      yield { t, data: event.slice(6) }
+    }
+  }
+  assert.equal(buf, '', 'no partial event at the end of the stream')
+}
+
+interface ChunkChoice {
+  index: number
+  delta?: { role?: string; content?: string }
+  text?: string
+  finish_reason: string | null
+}
+
+interface Chunk {
+  id: string
+  object: string
+  model: string
+  choices: ChunkChoice[]
+  usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number }
+}
+
+interface Streamed {
+  status: number
+  /** performance.now() just before the request was sent, ms */
+  t0: number
+  events: SseEvent[]
+}
+
+async function stream(c: Ctx, path: string, body: Record<string, unknown>): Promise<Streamed> {
+  const t0 = performance.now()
+  const res = await post(c, path, { model: 'llmbench-sim', stream: true, ...body })
+  const events: SseEvent[] = []
+  for await (const e of sseEvents(res.body)) events.push(e)
+  return { status: res.statusCode, t0, events }
+}
+
+function parse(e: SseEvent): Chunk {
+  return JSON.parse(e.data) as Chunk
+}
+
+/** Chunks carrying a token (non-empty content or text). */
+function tokenEvents(s: Streamed): SseEvent[] {
+  return s.events.filter((e) => {
+    if (e.data === '[DONE]') return false
+    const choice = parse(e).choices[0]
+    return (choice?.delta?.content ?? choice?.text ?? '') !== ''
+  })
+}
+
+async function until(cond: () => boolean, what: string, ms = 2000): Promise<void> {
+  const deadline = performance.now() + ms
+  while (!cond()) {
+    if (performance.now() > deadline) assert.fail(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 5))
+  }
+}
+
+const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length
+
+test('GET /v1/models lists the one model', opts, async () => {
+  await withSim({ model: 'my-model' }, async (c) => {
+    assert.match(c.sim.url, /^http:\/\/127\.0\.0\.1:\d+\/v1$/)
+    const res = await request(`${c.sim.url}/models`, { dispatcher: c.agent })
+    assert.equal(res.statusCode, 200)
+    assert.deepEqual(await res.body.json(), {
+      object: 'list',
+      data: [{ id: 'my-model', object: 'model', owned_by: 'llmbench' }],
+    })
+  })
+})
+
+test('streamed chat: role chunk, max_tokens content chunks, finish, usage, [DONE]', opts, async () => {
+  await withSim(FAST, async (c) => {
+    const content = 'x'.repeat(41) // ceil(41 / 4) = 11 prompt tokens
+    const s = await stream(c, '/chat/completions', {
+      messages: [{ role: 'user', content }],
+      max_tokens: 7,
+      stream_options: { include_usage: true },
+    })
+    assert.equal(s.status, 200)
+    const data = s.events.map((e) => e.data)
+    assert.equal(data.length, 1 + 7 + 1 + 1 + 1)
+    assert.equal(data.at(-1), '[DONE]')
+    const chunks = data.slice(0, -1).map((d) => JSON.parse(d) as Chunk)
+    for (const ch of chunks) {
+      assert.equal(ch.object, 'chat.completion.chunk')
+      assert.equal(ch.model, 'llmbench-sim')
+      assert.equal(ch.id, chunks[0]?.id)
+    }
+    assert.deepEqual(chunks[0]?.choices, [
+      { index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null },
+    ])
+    const words = chunks.slice(1, 8).map((ch) => ch.choices[0]?.delta?.content ?? '')
+    for (const w of words) assert.ok(SIM_WORDS.includes(w), `one word per chunk: ${w}`)
+    assert.deepEqual(chunks[8]?.choices, [{ index: 0, delta: {}, finish_reason: 'length' }])
+    assert.deepEqual(chunks[9]?.choices, [])
+    assert.deepEqual(chunks[9]?.usage, { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 })
+    // A local tokenizer agrees with usage: every word is one token, also concatenated.
+    assert.equal(encodeO200k(words.join('')).length, 7)
+    assert.equal(encodeCl100k(words.join('')).length, 7)
+  })
+})
+
+test(
+  'at concurrency 1, TTFT matches prefillMs and the mean token gap matches decodeStepMs(1)',
+  opts,
+  async (t) => {
+    const options: SimulatorOptions = {
+      prefill_base_ms: 80,
+      prefill_ms_per_token: 0.25,
+      decode_base_ms: 20,
+      decode_ms_per_seq: 5,
+    }
+    const params = resolveSimParams(options)
+    const content = 'y'.repeat(400) // 100 prompt tokens
+    const expectedTtft = prefillMs(params, 100) // 105 ms
+    const expectedGap = decodeStepMs(params, 1) // 25 ms
+    await withSim(options, async (c) => {
+      await request(`${c.sim.url}/models`, { dispatcher: c.agent }).then((r) => r.body.dump()) // warm the connection
+      const s = await stream(c, '/chat/completions', {
+        messages: [{ role: 'user', content }],
+        max_tokens: 20,
+      })
+      const tokens = tokenEvents(s)
+      assert.equal(tokens.length, 20)
+      const ttft = (tokens[0]?.t ?? 0) - s.t0
+      const gap = mean(tokens.slice(1).map((e, i) => e.t - (tokens[i]?.t ?? 0)))
+      t.diagnostic(`TTFT expected ${expectedTtft} ms, measured ${ttft.toFixed(2)} ms`)
+      t.diagnostic(`mean ITL expected ${expectedGap} ms, measured ${gap.toFixed(2)} ms`)
+      assert.ok(ttft > expectedTtft - 3 && ttft < expectedTtft + 15, `TTFT ${ttft} vs ${expectedTtft}`)
+      assert.ok(Math.abs(gap - expectedGap) < 3, `mean gap ${gap} vs ${expectedGap}`)
+    })
+  },
+)
+
+test(
+  'slots=2, 4 simultaneous requests: two wait a whole request before their first token',
+  opts,
+  async (t) => {
+    const options: SimulatorOptions = {
+      slots: 2,
+      prefill_base_ms: 50,
+      prefill_ms_per_token: 0,
+      decode_base_ms: 20,
+      decode_ms_per_seq: 0,
+    }
+    const duration = 50 + 9 * 20 // prefill + 9 steps for 10 tokens = 230 ms
+    await withSim(options, async (c) => {
+      const body = { messages: [{ role: 'user', content: 'hi' }], max_tokens: 10 }
+      const all = await Promise.all([1, 2, 3, 4].map(() => stream(c, '/chat/completions', body)))
+      const ttfts = all.map((s) => (tokenEvents(s)[0]?.t ?? 0) - s.t0).sort((a, b) => a - b)
+      t.diagnostic(`TTFTs ${ttfts.map((x) => x.toFixed(1)).join(', ')} ms; expected 50, 50, 280, 280`)
+      for (const early of ttfts.slice(0, 2)) assert.ok(early > 47 && early < 65, `early TTFT ${early}`)
+      for (const late of ttfts.slice(2)) assert.ok(Math.abs(late - (duration + 50)) < 25, `late TTFT ${late}`)
+      assert.ok(all.every((s) => tokenEvents(s).length === 10))
+      const st = c.sim.stats()
+      assert.deepEqual([st.admitted, st.completed, st.max_running, st.running, st.waiting], [4, 4, 2, 0, 0])
+    })
+  },
+)
+
+test('beyond queue_limit the simulator answers 503 in the OpenAI error shape', opts, async () => {
+  await withSim({ ...FAST, slots: 1, queue_limit: 1 }, async (c) => {
+    const body = { model: 'llmbench-sim', stream: true, messages: [], max_tokens: 100000 }
+    const running = await post(c, '/chat/completions', body)
+    const queued = await post(c, '/chat/completions', body)
+    assert.deepEqual(
+      [running.statusCode, queued.statusCode],
+      [200, 200],
+      'a queued stream gets its headers at once',
+    )
+    assert.deepEqual([c.sim.stats().running, c.sim.stats().waiting], [1, 1])
+    const rejected = await post(c, '/chat/completions', body)
+    assert.equal(rejected.statusCode, 503)
+    const err = (await rejected.body.json()) as { error: { type: string; code: string } }
+    assert.deepEqual([err.error.type, err.error.code], ['server_error', 'overloaded'])
+    assert.equal(c.sim.stats().rejected, 1)
+    queued.body.destroy()
+    await until(() => c.sim.stats().waiting === 0, 'the queued request to leave the queue')
+    assert.equal(c.sim.stats().running, 1, 'aborting a queued request leaves the running one')
+    running.body.destroy()
+    await until(() => c.sim.stats().running === 0, 'the slot to be freed')
+  })
+})
+
+test('streamed completions: text_completion chunks, no usage chunk unless asked', opts, async () => {
+  await withSim(FAST, async (c) => {
+    const s = await stream(c, '/completions', { prompt: 'abcdefgh', max_tokens: 5 })
+    const data = s.events.map((e) => e.data)
+    assert.equal(data.length, 5 + 1 + 1, '5 tokens, finish, [DONE]')
+    assert.equal(data.at(-1), '[DONE]')
+    const chunks = data.slice(0, -1).map((d) => JSON.parse(d) as Chunk)
+    assert.ok(chunks.every((ch) => ch.object === 'text_completion' && ch.usage === undefined))
+    assert.ok(chunks.slice(0, 5).every((ch) => SIM_WORDS.includes(ch.choices[0]?.text ?? '')))
+    assert.deepEqual(chunks[5]?.choices, [{ index: 0, text: '', logprobs: null, finish_reason: 'length' }])
+
+    const withUsage = await stream(c, '/completions', {
+      prompt: ['abcd', 'efgh'],
+      max_completion_tokens: 3,
+      stream_options: { include_usage: true },
+    })
+    const usage = parse(withUsage.events.at(-2) as SseEvent)
+    assert.deepEqual(usage.usage, { prompt_tokens: 2, completion_tokens: 3, total_tokens: 5 })
+    assert.equal(tokenEvents(withUsage).length, 3)
+  })
+})
+
+interface Completion {
+  object: string
+  model: string
+  choices: {
+    index: number
+    message?: { role: string; content: string }
+    text?: string
+    finish_reason: string
+  }[]
+  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number }
+}
+
+test('non-streaming chat and completions: one JSON body with usage', opts, async () => {
+  await withSim(FAST, async (c) => {
+    const chatRes = await post(c, '/chat/completions', {
+      model: 'llmbench-sim',
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'abcdefgh' }] }],
+      max_tokens: 6,
+    })
+    assert.equal(chatRes.statusCode, 200)
+    const chat = (await chatRes.body.json()) as Completion
+    assert.equal(chat.object, 'chat.completion')
+    assert.equal(chat.choices[0]?.message?.role, 'assistant')
+    assert.equal(chat.choices[0]?.finish_reason, 'length')
+    assert.equal(encodeO200k(chat.choices[0]?.message?.content ?? '').length, 6)
+    assert.deepEqual(chat.usage, { prompt_tokens: 2, completion_tokens: 6, total_tokens: 8 })
+
+    const cmplRes = await post(c, '/completions', { model: 'llmbench-sim', prompt: 'a' })
+    const cmpl = (await cmplRes.body.json()) as Completion
+    assert.equal(cmpl.object, 'text_completion')
+    assert.equal(cmpl.usage.completion_tokens, 16, 'max_tokens defaults to 16')
+    assert.equal(encodeO200k(cmpl.choices[0]?.text ?? '').length, 16)
+  })
+})
+
+test('text is deterministic: a function of the seed and the request number', opts, async () => {
+  const texts = async (seed: number): Promise<string[]> => {
+    const out: string[] = []
+    await withSim({ ...FAST, seed }, async (c) => {
+      for (let i = 0; i < 2; i++) {
+        const res = await post(c, '/completions', { model: 'llmbench-sim', prompt: 'p', max_tokens: 12 })
+        out.push(((await res.body.json()) as Completion).choices[0]?.text ?? '')
+      }
+    })
+    return out
+  }
+  const [a, b, other] = await Promise.all([texts(7), texts(7), texts(8)])
+  assert.deepEqual(a, b)
+  assert.notEqual(a[0], a[1], 'requests differ')
+  assert.notDeepEqual(a, other, 'seeds differ')
+})
+
+test('errors: unknown model 404, malformed JSON 400, bad fields 400, unknown path 404', opts, async () => {
+  await withSim(FAST, async (c) => {
+    const unknown = await post(c, '/chat/completions', { model: 'gpt-x', messages: [] })
+    assert.equal(unknown.statusCode, 404)
+    assert.deepEqual(await unknown.body.json(), {
+      error: {
+        message: 'The model `gpt-x` does not exist',
+        type: 'invalid_request_error',
+        param: null,
+        code: 'model_not_found',
+      },
+    })
+    const malformed = await post(c, '/chat/completions', null, '{"model": ')
+    assert.equal(malformed.statusCode, 400)
+    const err = (await malformed.body.json()) as { error: { type: string; code: string } }
+    assert.deepEqual([err.error.type, err.error.code], ['invalid_request_error', 'invalid_json'])
+    const noMessages = await post(c, '/chat/completions', { model: 'llmbench-sim', prompt: 'x' })
+    assert.equal(noMessages.statusCode, 400)
+    await noMessages.body.dump()
+    const zero = await post(c, '/completions', { model: 'llmbench-sim', prompt: 'x', max_tokens: 0 })
+    assert.equal(zero.statusCode, 400)
+    await zero.body.dump()
+    const path = await request(`${c.sim.url}/embeddings`, { dispatcher: c.agent })
+    assert.equal(path.statusCode, 404)
+    await path.body.dump()
+    assert.equal(c.sim.stats().admitted, 0)
+  })
+})
+
+test('a client that disconnects mid-stream frees its slot', opts, async (t) => {
+  const options: SimulatorOptions = {
+    slots: 1,
+    prefill_base_ms: 30,
+    prefill_ms_per_token: 0,
+    decode_base_ms: 5,
+  }
+  await withSim(options, async (c) => {
+    const res = await post(c, '/chat/completions', {
+      model: 'llmbench-sim',
+      stream: true,
+      messages: [],
+      max_tokens: 100000,
+    })
+    let contentChunks = 0
+    for await (const e of sseEvents(res.body)) {
+      if (parse(e).choices[0]?.delta?.content) contentChunks++
+      if (contentChunks === 3) break // leaving the loop destroys the body: undici closes the socket
+    }
+    await until(() => c.sim.stats().running === 0, 'the slot to be freed')
+    const st = c.sim.stats()
+    assert.deepEqual([st.admitted, st.aborted, st.completed, st.running], [1, 1, 0, 0])
+
+    // The slot really is free: the next request is not queued behind the aborted one.
+    const s = await stream(c, '/chat/completions', { messages: [], max_tokens: 2 })
+    const ttft = (tokenEvents(s)[0]?.t ?? 0) - s.t0
+    t.diagnostic(`TTFT after abort ${ttft.toFixed(1)} ms (prefill 30 ms)`)
+    assert.ok(ttft < 30 + 15, `TTFT ${ttft}`)
+    assert.equal(c.sim.stats().completed, 1)
+  })
+})
+
+test('close() ends open streams and resolves', opts, async () => {
+  const sim = await startSimulator({ ...FAST, decode_base_ms: 10 })
+  const agent = new Agent()
+  try {
+    const res = await post({ sim, agent }, '/chat/completions', {
+      model: 'llmbench-sim',
+      stream: true,
+      messages: [],
+      max_tokens: 100000,
+    })
+    const started = performance.now()
+    await sim.close()
+    assert.ok(performance.now() - started < 1000, 'close does not wait for the stream')
+    await assert.rejects(async () => {
+      for await (const _ of res.body) {
+        // drain until the destroyed socket ends the body
+      }
+    })
+    assert.deepEqual([sim.stats().running, sim.stats().aborted], [0, 1])
+    await sim.close() // idempotent
+  } finally {
+    await agent.destroy()
+  }
+})

@@ -1,0 +1,215 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import {
+  AdmissionControl,
+  decodeStepMs,
+  type JobSink,
+  prefillMs,
+  resolveSimParams,
+  SIM_DEFAULTS,
+  SimEngine,
+  type SimParams,
+  simulateClosedLoop,
+  VirtualClock,
+} from '../../src/sim/capacity.js'
+
+const opts = { timeout: 20000 }
+
+/** Round numbers so expected times are exact in floating point. */
+const P: SimParams = {
+  slots: 2,
+  queue_limit: 0,
+  prefill_base_ms: 50,
+  prefill_ms_per_token: 0.5,
+  decode_base_ms: 10,
+  decode_ms_per_seq: 2,
+  seed: 1,
+}
+
+function at(xs: number[], i: number): number {
+  const x = xs[i]
+  assert.ok(x !== undefined, `index ${i} of ${xs.length}`)
+  return x
+}
+
+/** A sink that records the virtual time of every token and of the finish. */
+function recorder(clock: VirtualClock): JobSink & { tokens: number[]; finishedAt: number | null } {
+  const rec = {
+    tokens: [] as number[],
+    finishedAt: null as number | null,
+    onToken: () => rec.tokens.push(clock.now()),
+    onFinish: () => {
+      rec.finishedAt = clock.now()
+    },
+  }
+  return rec
+}
+
+test('prefillMs and decodeStepMs follow the documented formulas', opts, () => {
+  assert.equal(prefillMs(P, 0), 50)
+  assert.equal(prefillMs(P, 100), 100) // 50 + 0.5 * 100
+  assert.equal(decodeStepMs(P, 1), 12) // 10 + 2 * 1
+  assert.equal(decodeStepMs(P, 16), 42)
+  assert.equal(decodeStepMs(SIM_DEFAULTS, 16), 18)
+})
+
+test('resolveSimParams keeps defaults for undefined fields and rejects invalid values', opts, () => {
+  const p = resolveSimParams({ slots: 4, queue_limit: undefined })
+  assert.equal(p.slots, 4)
+  assert.equal(p.queue_limit, SIM_DEFAULTS.queue_limit)
+  assert.throws(() => resolveSimParams({ slots: 0 }), RangeError)
+  assert.throws(() => resolveSimParams({ slots: 1.5 }), RangeError)
+  assert.throws(() => resolveSimParams({ queue_limit: -1 }), RangeError)
+  assert.throws(() => resolveSimParams({ decode_base_ms: Number.NaN }), RangeError)
+})
+
+test('admission: slots first, then a FIFO queue; release admits the oldest waiter', opts, () => {
+  const a = new AdmissionControl<string>(2, 0)
+  assert.equal(a.arrive('a'), 'admitted')
+  assert.equal(a.arrive('b'), 'admitted')
+  assert.equal(a.arrive('c'), 'queued')
+  assert.equal(a.arrive('d'), 'queued')
+  assert.equal(a.arrive('e'), 'queued')
+  assert.deepEqual([a.running, a.waiting], [2, 3])
+  assert.equal(a.release('b'), 'c')
+  assert.equal(a.phaseOf('c'), 'prefill')
+  assert.equal(a.release('d'), undefined, 'a queued request leaves without freeing a slot')
+  assert.equal(a.release('a'), 'e', 'd left the queue, so e is next')
+  assert.equal(a.release('c'), undefined)
+  assert.deepEqual([a.running, a.waiting], [1, 0])
+  assert.equal(a.release('zzz'), undefined, 'unknown ids are a no-op')
+  assert.throws(() => a.arrive('e'), /twice/)
+})
+
+test('admission: rejects beyond queue_limit; 0 means unbounded', opts, () => {
+  const bounded = new AdmissionControl<number>(1, 2)
+  assert.deepEqual(
+    [1, 2, 3, 4, 5].map((id) => bounded.arrive(id)),
+    ['admitted', 'queued', 'queued', 'rejected', 'rejected'],
+  )
+  bounded.release(1)
+  assert.equal(bounded.arrive(6), 'queued', 'a place freed up when 2 got the slot')
+
+  const unbounded = new AdmissionControl<number>(1, 0)
+  for (let id = 0; id < 1000; id++) assert.notEqual(unbounded.arrive(id), 'rejected')
+  assert.equal(unbounded.waiting, 999)
+})
+
+test('admission: only requests past prefill count as decoding', opts, () => {
+  const a = new AdmissionControl<number>(4, 0)
+  a.arrive(1)
+  a.arrive(2)
+  assert.equal(a.decoding, 0)
+  a.startDecode(1)
+  assert.deepEqual([a.running, a.decoding], [2, 1])
+  assert.throws(() => a.startDecode(1), /not in prefill/)
+  a.release(1)
+  assert.deepEqual([a.running, a.decoding], [1, 0])
+})
+
+test('engine on a fake clock: first token at prefill end, then one per decode step', opts, () => {
+  const clock = new VirtualClock()
+  const engine = new SimEngine(P, clock)
+  const rec = recorder(clock)
+  engine.submit({ inputTokens: 20, outputTokens: 4 }, rec)
+  assert.equal(rec.tokens.length, 0, 'nothing is emitted synchronously')
+  clock.advanceBy(59.9)
+  assert.equal(rec.tokens.length, 0)
+  clock.runAll()
+  // prefill 60, then alone in the batch: step = 10 + 2 * 1 = 12
+  assert.deepEqual(rec.tokens, [60, 72, 84, 96])
+  assert.equal(rec.finishedAt, 96)
+  assert.deepEqual(engine.stats(), {
+    admitted: 1,
+    rejected: 0,
+    completed: 1,
+    aborted: 0,
+    max_running: 1,
+    running: 0,
+    waiting: 0,
+  })
+})
+
+test('engine: the step time grows with the running batch', opts, () => {
+  const clock = new VirtualClock()
+  const engine = new SimEngine(P, clock)
+  const a = recorder(clock)
+  const b = recorder(clock)
+  engine.submit({ inputTokens: 0, outputTokens: 12 }, a)
+  clock.advanceBy(100)
+  engine.submit({ inputTokens: 0, outputTokens: 3 }, b) // decodes from 150 to 178
+  clock.runAll()
+  const gaps = a.tokens.slice(1).map((t, i) => t - at(a.tokens, i))
+  // alone: 10 + 2 * 1 = 12 ms; the steps scheduled at 158 and 172, while b decodes too: 10 + 2 * 2 = 14 ms
+  assert.deepEqual(gaps, [12, 12, 12, 12, 12, 12, 12, 12, 12, 14, 14])
+  assert.deepEqual(b.tokens, [150, 164, 178])
+})
+
+test('engine: a queued request starts its prefill when a slot frees up', opts, () => {
+  const clock = new VirtualClock()
+  const engine = new SimEngine({ ...P, slots: 1 }, clock)
+  const first = recorder(clock)
+  const second = recorder(clock)
+  engine.submit({ inputTokens: 0, outputTokens: 2 }, first)
+  assert.equal(engine.submit({ inputTokens: 0, outputTokens: 2 }, second).admission, 'queued')
+  clock.runAll()
+  assert.deepEqual(first.tokens, [50, 62])
+  assert.deepEqual(second.tokens, [112, 124], 'waits 62 ms, then its own 50 ms prefill')
+  assert.equal(engine.stats().max_running, 1)
+})
+
+test('engine: cancel clears timers and hands the slot to the next request', opts, () => {
+  const clock = new VirtualClock()
+  const engine = new SimEngine({ ...P, slots: 1, queue_limit: 1 }, clock)
+  const long = recorder(clock)
+  const next = recorder(clock)
+  const h1 = engine.submit({ inputTokens: 0, outputTokens: 1000 }, long)
+  engine.submit({ inputTokens: 0, outputTokens: 1 }, next)
+  assert.equal(engine.submit({ inputTokens: 0, outputTokens: 1 }, recorder(clock)).admission, 'rejected')
+  clock.advanceBy(75) // first token at 50, second at 62, third due at 74
+  assert.equal(long.tokens.length, 3)
+  h1.cancel()
+  h1.cancel() // idempotent
+  assert.deepEqual(next.tokens, [], 'the next prefill starts now, at 75')
+  clock.runAll()
+  assert.deepEqual(next.tokens, [125])
+  assert.equal(long.tokens.length, 3, 'no token after cancel')
+  assert.equal(clock.pending, 0, 'no timer left behind')
+  const s = engine.stats()
+  assert.deepEqual([s.admitted, s.rejected, s.completed, s.aborted, s.running], [2, 1, 1, 1, 0])
+})
+
+test('engine: cancelling a queued request leaves the running one alone', opts, () => {
+  const clock = new VirtualClock()
+  const engine = new SimEngine({ ...P, slots: 1 }, clock)
+  const running = recorder(clock)
+  engine.submit({ inputTokens: 0, outputTokens: 2 }, running)
+  const queued = engine.submit({ inputTokens: 0, outputTokens: 2 }, recorder(clock))
+  queued.cancel()
+  assert.deepEqual([engine.stats().running, engine.stats().waiting], [1, 0])
+  clock.runAll()
+  assert.equal(running.finishedAt, 62)
+  assert.equal(engine.stats().admitted, 1)
+})
+
+test('SIM_DEFAULTS show a knee at 16: throughput flattens, TTFT jumps', opts, () => {
+  const levels = [1, 4, 8, 16, 32, 64]
+  const r = levels.map((concurrency) =>
+    simulateClosedLoop(SIM_DEFAULTS, {
+      concurrency,
+      requests: concurrency * 4,
+      inputTokens: 256,
+      outputTokens: 64,
+    }),
+  )
+  const tput = r.map((x) => x.output_tokens_per_s)
+  const ttft = r.map((x) => x.mean_ttft_ms)
+  for (let i = 1; i <= 3; i++) assert.ok(at(tput, i) > 1.4 * at(tput, i - 1), `rises up to 16: ${tput}`)
+  for (let i = 4; i < levels.length; i++) {
+    assert.ok(Math.abs(at(tput, i) / at(tput, 3) - 1) < 0.05, `throughput flat beyond 16: ${tput}`)
+  }
+  assert.ok(at(ttft, 3) < 50, `TTFT at 16 is about one prefill (32.8 ms): ${ttft}`)
+  assert.ok(at(ttft, 4) > 10 * at(ttft, 3), `TTFT jumps beyond 16: ${ttft}`)
+  assert.ok(at(ttft, 5) > 2 * at(ttft, 4), `and keeps climbing: ${ttft}`)
+  assert.ok(r.every((x) => x.max_running <= 16))
+})
