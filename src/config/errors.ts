@@ -36,7 +36,8 @@ const MAX_SHOWN = 60
  */
 export function describeValue(value: unknown): string {
   if (value === undefined) return 'nothing'
-  if (typeof value === 'bigint' || (typeof value === 'number' && !Number.isFinite(value))) return String(value)
+  if (typeof value === 'bigint' || (typeof value === 'number' && !Number.isFinite(value)))
+    return String(value)
   const json = JSON.stringify(value) ?? String(value)
   return json.length > MAX_SHOWN ? `${json.slice(0, MAX_SHOWN - 3)}...` : json
 }

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { extname } from 'node:path'
-import { TomlError, parse as parseToml } from 'smol-toml'
+import { parse as parseToml, TomlError } from 'smol-toml'
 import type { z } from 'zod'
 import { ConfigError, type ConfigIssue, describeValue } from './errors.js'
 import {
@@ -101,7 +101,11 @@ function loadFile(file: string): Layer {
   }
   const rank = ext === '.json' ? RANK.json : RANK.toml
   const text = readText(file)
-  const parsed = !text.ok ? text : ext === '.json' ? parseJson(file, text.value) : parseTomlText(file, text.value)
+  const parsed = !text.ok
+    ? text
+    : ext === '.json'
+      ? parseJson(file, text.value)
+      : parseTomlText(file, text.value)
   if (!parsed.ok) return { rank, patch: null, issues: [parsed.issue], raw: UNPARSED }
   return ext === '.json'
     ? schemaLayer(rank, file, parsed.value, SettingsJsonSchema, settingsPatch, SETTINGS_SIZING)
@@ -158,7 +162,9 @@ function bothSizesIssues(file: string, raw: unknown, { path, requests, duration 
   const time = valueAt(raw, duration.at)
   if (count === undefined || time === undefined) return []
   const found = `${requests.name} = ${describeValue(count)} and ${duration.name} = ${describeValue(time)}`
-  return [{ file, path, message: `expected either ${requests.name} or ${duration.name}, not both; got ${found}` }]
+  return [
+    { file, path, message: `expected either ${requests.name} or ${duration.name}, not both; got ${found}` },
+  ]
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -296,7 +302,8 @@ const FINAL_CHECKS: FinalCheck[] = [
   {
     path: 'levels',
     fails: (c) => c.load.levels.length === 0,
-    message: 'expected at least one concurrency level (bench.concurrency_levels, load.levels or --levels), got []',
+    message:
+      'expected at least one concurrency level (bench.concurrency_levels, load.levels or --levels), got []',
     sources: [['bench', 'concurrency_levels'], ['load', 'levels'], ['levels']],
   },
   {
@@ -376,11 +383,17 @@ function parseTomlText(file: string, text: string): Result<unknown> {
  */
 function jsonSyntaxMessage(text: string, err: unknown): string {
   const found = findJsonSyntaxError(text)
-  if (!found) return `expected valid JSON, got ${String(err instanceof Error ? err.message : err).replace(/\s+/g, ' ')}`
+  if (!found)
+    return `expected valid JSON, got ${String(err instanceof Error ? err.message : err).replace(/\s+/g, ' ')}`
   const { offset, expected } = found
-  const word = offset >= text.length ? '' : (text.slice(offset).split(/\s/, 1)[0] || text.charAt(offset)).slice(0, 12)
+  const word =
+    offset >= text.length ? '' : (text.slice(offset).split(/\s/, 1)[0] || text.charAt(offset)).slice(0, 12)
   const got = word === '' ? 'end of file' : JSON.stringify(word)
-  const hint = word.startsWith('/') ? ' (JSON allows no comments)' : word.startsWith("'") ? ' (JSON strings use double quotes)' : ''
+  const hint = word.startsWith('/')
+    ? ' (JSON allows no comments)'
+    : word.startsWith("'")
+      ? ' (JSON strings use double quotes)'
+      : ''
   return `expected ${expected} at ${lineColumn(text, offset)}, got ${got}${hint}`
 }
 
@@ -394,6 +407,7 @@ interface JsonSyntaxError {
   expected: string
 }
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: JSON forbids raw control characters in strings
 const JSON_STRING = /"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"/y
 const JSON_SCALAR = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null/y
 
@@ -414,7 +428,8 @@ function findJsonSyntaxError(text: string): JsonSyntaxError | null {
     if (m) i += m[0].length
     return m !== null
   }
-  const string = () => match(JSON_STRING) || fail('a complete double-quoted string (no line breaks, valid \\ escapes)')
+  const string = () =>
+    match(JSON_STRING) || fail('a complete double-quoted string (no line breaks, valid \\ escapes)')
   const member = (): boolean => {
     skipSpace()
     if (text.charAt(i) !== '"') return fail('a property name in double quotes')

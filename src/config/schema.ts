@@ -223,7 +223,10 @@ export function validate<S extends z.ZodType>(
 ): Validation<z.infer<S>> {
   const result = schema.safeParse(data)
   if (result.success) return { ok: true, value: result.data }
-  return { ok: false, issues: result.error.issues.flatMap((issue) => toConfigIssues(issue, schema, data, file, style)) }
+  return {
+    ok: false,
+    issues: result.error.issues.flatMap((issue) => toConfigIssues(issue, schema, data, file, style)),
+  }
 }
 
 function toConfigIssues(

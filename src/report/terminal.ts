@@ -22,6 +22,8 @@ export function renderTable(result: BenchResult): string {
     ],
     // No colour codes: the table must read the same in a pipe or a CI log.
     style: { head: [], border: [] },
+    // One line per level: no rule between rows.
+    chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' },
   })
   for (const level of result.levels) table.push(levelRow(level, keys))
   return table.toString()

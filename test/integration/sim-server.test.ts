@@ -9,6 +9,9 @@
  *   being far smaller than any modelled effect (a queue wait is a whole request, > 200 ms here).
  * - Mean inter-token gap: within 3 ms of decodeStepMs(1). The simulator schedules tokens on absolute
  *   deadlines, so jitter does not accumulate: the mean over n gaps errs by (jitter of two stamps) / n.
+ * - Queueing (4 streams, client and server on one event loop): [expected - 3, expected + 30) ms.
+ * Observed on a 2-vCPU VM: TTFT +1.5 ms idle, up to +12 ms with both CPUs busy elsewhere; mean gap
+ * within 0.3 ms; queued TTFT up to +23 ms under that load.
  */
 import assert from 'node:assert/strict'
 import { performance } from 'node:perf_hooks'
@@ -131,6 +134,12 @@ async function until(cond: () => boolean, what: string, ms = 2000): Promise<void
   }
 }
 
+/** One GET /v1/models, so a connection is open and the client code warm before timing anything. */
+async function warm(c: Ctx): Promise<void> {
+  const res = await request(`${c.sim.url}/models`, { dispatcher: c.agent })
+  await res.body.dump()
+}
+
 const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length
 
 test('GET /v1/models lists the one model', opts, async () => {
@@ -192,7 +201,7 @@ test(
     const expectedTtft = prefillMs(params, 100) // 105 ms
     const expectedGap = decodeStepMs(params, 1) // 25 ms
     await withSim(options, async (c) => {
-      await request(`${c.sim.url}/models`, { dispatcher: c.agent }).then((r) => r.body.dump()) // warm the connection
+      await warm(c)
       const s = await stream(c, '/chat/completions', {
         messages: [{ role: 'user', content }],
         max_tokens: 20,
@@ -223,11 +232,17 @@ test(
     const duration = 50 + 9 * 20 // prefill + 9 steps for 10 tokens = 230 ms
     await withSim(options, async (c) => {
       const body = { messages: [{ role: 'user', content: 'hi' }], max_tokens: 10 }
+      await Promise.all([1, 2, 3, 4].map(() => warm(c))) // 4 open connections: no connect in the TTFTs
       const all = await Promise.all([1, 2, 3, 4].map(() => stream(c, '/chat/completions', body)))
       const ttfts = all.map((s) => (tokenEvents(s)[0]?.t ?? 0) - s.t0).sort((a, b) => a - b)
       t.diagnostic(`TTFTs ${ttfts.map((x) => x.toFixed(1)).join(', ')} ms; expected 50, 50, 280, 280`)
-      for (const early of ttfts.slice(0, 2)) assert.ok(early > 47 && early < 65, `early TTFT ${early}`)
-      for (const late of ttfts.slice(2)) assert.ok(Math.abs(late - (duration + 50)) < 25, `late TTFT ${late}`)
+      // Noise only ever delays a timer, so the bounds are asymmetric; a late request must never come early.
+      for (const early of ttfts.slice(0, 2))
+        assert.ok(early > 50 - 3 && early < 50 + 15, `early TTFT ${early}`)
+      const lateExpected = duration + 50 // queued one whole request, then its own prefill
+      for (const late of ttfts.slice(2)) {
+        assert.ok(late > lateExpected - 3 && late < lateExpected + 30, `late TTFT ${late}`)
+      }
       assert.ok(all.every((s) => tokenEvents(s).length === 10))
       const st = c.sim.stats()
       assert.deepEqual([st.admitted, st.completed, st.max_running, st.running, st.waiting], [4, 4, 2, 0, 0])

@@ -2,6 +2,7 @@ import { join } from 'node:path'
 import { displayUrl } from '../../client/redact.js'
 import { ConfigError } from '../../config/errors.js'
 import { DEFAULTS, loadRunConfig } from '../../config/load.js'
+import { joinUrl } from '../../config/url.js'
 import type { ConfigFlags, RunConfig } from '../../config/types.js'
 import { renderTable, renderVerdict } from '../../report/terminal.js'
 import { runGradient } from '../../run/run-gradient.js'
@@ -182,7 +183,7 @@ function describePlan(config: RunConfig, outDir: string): string {
       ? `${config.load.duration_per_level_s} s`
       : `${config.load.requests_per_level} requests`
   return (
-    `llmbench: ${config.target.model} at ${displayUrl(config.target.base_url)}${config.target.endpoint}: ` +
+    `llmbench: ${config.target.model} at ${displayUrl(joinUrl(config.target.base_url, config.target.endpoint))}: ` +
     `levels ${config.load.levels.join(',')}, ${bound} per level (+${config.load.warmup_requests} warm-up), ` +
     `input ${config.workload.input_tokens} / output ${config.workload.output_tokens} tokens, ` +
     `${config.client.stream ? 'streaming' : 'not streaming'} -> ${outDir}`

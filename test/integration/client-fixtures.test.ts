@@ -1,0 +1,173 @@
+import assert from 'node:assert/strict'
+import { after, before, test } from 'node:test'
+import { countTokens } from 'gpt-tokenizer'
+import { Pool } from 'undici'
+import { interpretChunk } from '../../src/client/chunk.js'
+import { SseParser } from '../../src/client/sse.js'
+import { type Target, sendRequest } from '../../src/client/stream-client.js'
+import type { RequestRecord } from '../../src/records/types.js'
+import { readSseFixture, sseFixtureNames } from '../helpers/fixtures.js'
+import { type ReplayServer, startReplayServer } from '../helpers/replay-server.js'
+
+/** Recordings cut short by the people who quoted them: no [DONE], no finish_reason. */
+const TRUNCATED = new Set([
+  'deepseek_api_reasoning_chunk_excerpt.sse',
+  'sglang_style_reasoning_content_excerpt.sse',
+  'vllm_r1_distill_reasoning_content_excerpt.sse',
+  'vllm_reasoning_chunk_no_content_key_excerpt.sse',
+])
+const ERROR_STREAMS: Record<string, RegExp> = {
+  'llamacpp_midstream_error_event.sse': /context shift is disabled/,
+  'mockllm_error_in_200_stream.sse': /Simulated failure/,
+}
+
+let server: ReplayServer
+let pool: Pool
+
+before(async () => {
+  server = await startReplayServer((path) => {
+    const name = decodeURIComponent(path.split('/').pop() ?? '')
+    return {
+      body: readSseFixture(name),
+      contentType: name === 'openai_api_mock_stream.sse' ? null : 'text/event-stream',
+      chunkBytes: 97,
+    }
+  })
+  pool = new Pool(new URL(server.url).origin, { connections: 4 })
+})
+
+after(async () => {
+  await pool.destroy()
+  await server.close()
+})
+
+function target(): Target {
+  return {
+    dispatcher: pool,
+    origin: new URL(server.url).origin,
+    path: '',
+    headers: { 'content-type': 'application/json' },
+    stream: true,
+    timeoutMs: 10_000,
+    secrets: [],
+    countTokens,
+  }
+}
+
+async function fetchFixture(name: string): Promise<RequestRecord> {
+  return sendRequest(
+    { ...target(), path: `/v1/replay/${encodeURIComponent(name)}` },
+    { seq: 0, worker: 0, level: 1, phase: 'measure', prompt_id: 0, scheduled_at: 0, attempt: 1, body: Buffer.from('{}') },
+  )
+}
+
+/** The fixture's usage and generated text, read without the client. */
+function truth(name: string): { usage: number | null; text: string; events: number } {
+  let usage: number | null = null
+  let text = ''
+  let events = 0
+  const parser = new SseParser((event) => {
+    if (event.data === '' || event.data === '[DONE]') return
+    const info = interpretChunk(event.data)
+    if (info.usage !== null) usage = info.usage.completion_tokens
+    if (info.tokenBearing) events++
+    text += info.text
+  })
+  parser.push(readSseFixture(name), 0)
+  parser.end(0)
+  return { usage, text, events }
+}
+
+for (const name of sseFixtureNames()) {
+  test(`client over loopback: ${name}`, { timeout: 15_000 }, async () => {
+    const record = await fetchFixture(name)
+    const expected = truth(name)
+    assert.equal(record.status, 200)
+    assert.equal(record.chunks, expected.events, 'token-bearing events')
+    assert.equal(record.token_times.length, expected.events)
+    if (expected.events > 0) {
+      assert.ok(record.first_token_at !== null && record.first_token_at >= record.sent_at)
+      assert.ok(record.end_at >= (record.token_times.at(-1) as number))
+    }
+    if (TRUNCATED.has(name)) {
+      assert.equal(record.error?.class, 'stream')
+      assert.match(record.error?.message ?? '', /without \[DONE\]/)
+      return
+    }
+    const errorPattern = ERROR_STREAMS[name]
+    if (errorPattern !== undefined) {
+      assert.equal(record.error?.class, 'stream')
+      assert.match(record.error?.message ?? '', errorPattern)
+      return
+    }
+    assert.equal(record.error, null, `unexpected error: ${record.error?.message}`)
+    if (expected.usage !== null) {
+      assert.equal(record.token_source, 'usage')
+      assert.equal(record.output_tokens, expected.usage)
+      assert.equal(record.tokenizer_output_tokens, countTokens(expected.text))
+    } else {
+      assert.equal(record.token_source, 'tokenizer')
+      assert.equal(record.output_tokens, countTokens(expected.text))
+    }
+  })
+}
+
+test('a chunk is not a token: mock-llm sends 4-character chunks, counted by the text they spell', async () => {
+  const record = await fetchFixture('mockllm_chat_char_chunks.sse')
+  const text = truth('mockllm_chat_char_chunks.sse').text
+  assert.equal(text, 'The quick brown fox jumps over the lazy dog. Pack my box with five dozen liquor jugs. 0123456789')
+  assert.equal(record.chunks, 24)
+  assert.equal(record.output_tokens, countTokens(text))
+  assert.notEqual(record.output_tokens, record.chunks)
+})
+
+test('HTTP error status keeps class, status and the server message', async () => {
+  const errorServer = await startReplayServer(() => ({
+    status: 429,
+    contentType: 'application/json',
+    body: Buffer.from('{"error":{"message":"Rate limit reached for key sk-abcdefghijklmnop","type":"rate_limit"}}'),
+  }))
+  const errorPool = new Pool(new URL(errorServer.url).origin)
+  try {
+    const record = await sendRequest(
+      { ...target(), dispatcher: errorPool, origin: new URL(errorServer.url).origin, path: '/v1/chat/completions' },
+      { seq: 0, worker: 0, level: 1, phase: 'measure', prompt_id: 0, scheduled_at: 0, attempt: 1, body: Buffer.from('{}') },
+    )
+    assert.equal(record.status, 429)
+    assert.equal(record.error?.class, 'http_429')
+    assert.match(record.error?.message ?? '', /^HTTP 429: Rate limit reached/)
+    assert.ok(!(record.error?.message ?? '').includes('sk-abcdefghijklmnop'), 'key-like strings are redacted')
+  } finally {
+    await errorPool.destroy()
+    await errorServer.close()
+  }
+})
+
+test('connection refused is a connection failure, and a slow stream is a timeout, never a hang', async () => {
+  const closed = await startReplayServer(() => ({ body: Buffer.alloc(0) }))
+  const origin = new URL(closed.url).origin
+  await closed.close()
+  const refusedPool = new Pool(origin)
+  const refused = await sendRequest(
+    { ...target(), dispatcher: refusedPool, origin, path: '/v1/chat/completions' },
+    { seq: 0, worker: 0, level: 1, phase: 'measure', prompt_id: 0, scheduled_at: 0, attempt: 1, body: Buffer.from('{}') },
+  )
+  await refusedPool.destroy()
+  assert.equal(refused.error?.class, 'connection')
+
+  const slow = await startReplayServer(() => ({ body: readSseFixture('openai_gpt4o_long_text.sse'), chunkBytes: 200, gapMs: 50 }))
+  const slowPool = new Pool(new URL(slow.url).origin)
+  try {
+    const record = await sendRequest(
+      { ...target(), dispatcher: slowPool, origin: new URL(slow.url).origin, path: '/v1/chat/completions', timeoutMs: 300 },
+      { seq: 0, worker: 0, level: 1, phase: 'measure', prompt_id: 0, scheduled_at: 0, attempt: 1, body: Buffer.from('{}') },
+    )
+    assert.equal(record.error?.class, 'timeout')
+    const elapsed = record.end_at - record.sent_at
+    assert.ok(elapsed >= 299 && elapsed < 1000, `timed out after ${elapsed} ms`)
+    assert.ok(record.chunks > 0, 'tokens received before the timeout are kept')
+  } finally {
+    await slowPool.destroy()
+    await slow.close()
+  }
+})

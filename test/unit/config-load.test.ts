@@ -1,0 +1,570 @@
+import assert from 'node:assert/strict'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { ConfigError, type ConfigIssue } from '../../src/config/errors.js'
+import { DEFAULTS, loadRunConfig } from '../../src/config/load.js'
+import { CONFIG_TOML_TEMPLATE, INIT_NOTES, SETTINGS_JSON_TEMPLATE } from '../../src/config/templates.js'
+import type { ConfigFlags, RunConfig } from '../../src/config/types.js'
+
+const FIXTURES = fileURLToPath(new URL('../fixtures/config/', import.meta.url))
+const SETTINGS = join(FIXTURES, 'settings.json')
+const TOML = join(FIXTURES, 'config.toml')
+const broken = (name: string) => join(FIXTURES, 'broken', name)
+
+/** Flags that satisfy the final checks, so a broken-file test sees only that file's issues. */
+const TARGET: ConfigFlags = { base_url: 'https://flag-host/v1', model: 'flag-model' }
+
+const tmp = mkdtempSync(join(tmpdir(), 'llmbench-config-'))
+after(() => rmSync(tmp, { recursive: true, force: true }))
+
+/** Writes a temporary config file and returns its path. */
+function tempFile(name: string, text: string): string {
+  const path = join(tmp, name)
+  writeFileSync(path, text)
+  return path
+}
+
+function load(configFiles: string[], flags: ConfigFlags = {}): RunConfig {
+  return loadRunConfig({ configFiles, flags })
+}
+
+/** The issues of the ConfigError that loading must throw. */
+function issuesOf(configFiles: string[], flags: ConfigFlags = {}): ConfigIssue[] {
+  try {
+    load(configFiles, flags)
+  } catch (err) {
+    assert.ok(err instanceof ConfigError, `expected a ConfigError, got ${String(err)}`)
+    return err.issues
+  }
+  assert.fail('expected loading to throw a ConfigError')
+}
+
+/** [file, path] of each issue, in order: the part of an issue the tests pin exactly. */
+const where = (issues: ConfigIssue[]) => issues.map((i) => [i.file, i.path])
+
+/** The one issue at `path`, failing if there is not exactly one. */
+function issueAt(issues: ConfigIssue[], path: string): ConfigIssue {
+  const found = issues.filter((i) => i.path === path)
+  assert.equal(found.length, 1, `one issue at ${path} in ${JSON.stringify(issues, null, 2)}`)
+  return found[0] as ConfigIssue
+}
+
+// The two SPEC files, as RunConfigs.
+const FROM_SETTINGS: RunConfig = {
+  target: {
+    base_url: 'https://host/api',
+    endpoint: '/v1/chat/completions',
+    model: 'm',
+    api_key_env: 'MY_API_KEY',
+  },
+  client: { stream: true, timeout_s: 120, retry: 0 },
+  load: {
+    mode: 'concurrency',
+    levels: [1, 4, 8, 16, 32, 64],
+    requests_per_level: 40,
+    duration_per_level_s: null,
+    warmup_requests: 5,
+  },
+  workload: { input_tokens: 256, output_tokens: 512 },
+  metrics: {
+    percentiles: [50, 95, 99],
+    record_ttft: true,
+    record_tpot: true,
+    record_throughput: true,
+    output_json: 'bench_result.json',
+  },
+  run: { out_dir: null, preflight: true },
+}
+
+const FROM_TOML: RunConfig = {
+  ...FROM_SETTINGS,
+  target: { ...FROM_SETTINGS.target, api_key_env: 'OPENAI_API_KEY' },
+  load: { ...FROM_SETTINGS.load, requests_per_level: null, duration_per_level_s: 30 },
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The SPEC examples
+// ---------------------------------------------------------------------------------------------------
+
+test('SPEC settings.json loads alone', () => {
+  assert.deepEqual(load([SETTINGS]), FROM_SETTINGS)
+})
+
+test('SPEC config.toml loads alone', () => {
+  assert.deepEqual(load([TOML]), FROM_TOML)
+})
+
+test('SPEC files together: config.toml wins (duration 30 over requests 40), settings.json fills the rest', () => {
+  const expected: RunConfig = {
+    ...FROM_TOML,
+    target: { ...FROM_TOML.target, api_key_env: 'MY_API_KEY' },
+  }
+  assert.deepEqual(load([SETTINGS, TOML]), expected)
+  // SPEC ranks the kinds, so the order of -c options does not change the result.
+  assert.deepEqual(load([TOML, SETTINGS]), expected)
+})
+
+test("SPEC files together plus flags: flags win, and --requests replaces the files' duration", () => {
+  const config = load([SETTINGS, TOML], { levels: [1, 2, 4], requests: 20 })
+  assert.deepEqual(config.load, {
+    mode: 'concurrency',
+    levels: [1, 2, 4],
+    requests_per_level: 20,
+    duration_per_level_s: null,
+    warmup_requests: 5,
+  })
+  assert.equal(config.target.model, 'm')
+  assert.equal(config.client.timeout_s, 120)
+})
+
+// ---------------------------------------------------------------------------------------------------
+// Layering and mapping
+// ---------------------------------------------------------------------------------------------------
+
+test('every flag maps onto its RunConfig field', () => {
+  const config = load([SETTINGS, TOML], {
+    base_url: 'https://other/v1/',
+    endpoint: '/v1/completions',
+    model: 'flag-model',
+    api_key_env: 'OTHER_KEY',
+    levels: [2],
+    duration: 7.5,
+    warmup: 0,
+    input_tokens: 0,
+    output_tokens: 64,
+    timeout: 30,
+    retry: 2,
+    out: 'results/x',
+    preflight: false,
+    stream: false,
+  })
+  assert.deepEqual(config, {
+    target: {
+      base_url: 'https://other/v1',
+      endpoint: '/v1/completions',
+      model: 'flag-model',
+      api_key_env: 'OTHER_KEY',
+    },
+    client: { stream: false, timeout_s: 30, retry: 2 },
+    load: {
+      mode: 'concurrency',
+      levels: [2],
+      requests_per_level: null,
+      duration_per_level_s: 7.5,
+      warmup_requests: 0,
+    },
+    workload: { input_tokens: 0, output_tokens: 64 },
+    metrics: FROM_TOML.metrics,
+    run: { out_dir: 'results/x', preflight: false },
+  })
+})
+
+test('a later layer choosing duration clears an earlier requests_per_level, and vice versa', () => {
+  const jsonDuration = tempFile('duration.json', '{ "bench": { "duration_per_level": 12 } }')
+  const tomlRequests = tempFile('requests.toml', '[load]\nrequests_per_level = 7\n')
+  const fromFiles = load([jsonDuration, tomlRequests], TARGET).load
+  assert.equal(fromFiles.requests_per_level, 7)
+  assert.equal(fromFiles.duration_per_level_s, null)
+
+  const fromFlag = load([tomlRequests], { ...TARGET, duration: 3 }).load
+  assert.equal(fromFlag.requests_per_level, null)
+  assert.equal(fromFlag.duration_per_level_s, 3)
+})
+
+test('files of one kind layer in the order given', () => {
+  const first = tempFile('first.json', '{ "llm": { "model": "first", "stream": false } }')
+  const second = tempFile('second.json', '{ "llm": { "model": "second" } }')
+  const config = load([first, second], { base_url: 'https://h' })
+  assert.equal(config.target.model, 'second')
+  assert.equal(config.client.stream, false, 'a key the later file leaves out keeps the earlier value')
+})
+
+test('extension keys are accepted and mapped', () => {
+  const json = tempFile(
+    'ext.json',
+    '{ "llm": { "endpoint": "/v1/completions" }, "bench": { "duration_per_level": 15 } }',
+  )
+  const toml = tempFile(
+    'ext.toml',
+    [
+      '[target]',
+      'api_key_env = "TOML_KEY"',
+      '[load]',
+      'warmup_requests = 0',
+      'input_tokens = 1024',
+      '[metrics]',
+      'percentiles = [50, 90, 99.9]',
+    ].join('\n'),
+  )
+  const config = load([json, toml], TARGET)
+  assert.equal(config.target.endpoint, '/v1/completions')
+  assert.equal(config.target.api_key_env, 'TOML_KEY')
+  assert.equal(config.load.duration_per_level_s, 15)
+  assert.equal(config.load.requests_per_level, null)
+  assert.equal(config.load.warmup_requests, 0)
+  assert.equal(config.workload.input_tokens, 1024)
+  assert.deepEqual(config.metrics.percentiles, [50, 90, 99.9])
+})
+
+test('base_url keeps /v1 as written but loses trailing slashes', () => {
+  const file = tempFile('slash.json', '{ "llm": { "base_url": "https://host/api/v1//", "model": "m" } }')
+  assert.equal(load([file]).target.base_url, 'https://host/api/v1')
+})
+
+test('DEFAULTS: the documented values, empty base_url and model, frozen', () => {
+  assert.deepEqual(DEFAULTS, {
+    target: { base_url: '', endpoint: '/v1/chat/completions', model: '', api_key_env: 'OPENAI_API_KEY' },
+    client: { stream: true, timeout_s: 120, retry: 0 },
+    load: {
+      mode: 'concurrency',
+      levels: [1, 4, 8, 16, 32, 64],
+      requests_per_level: 40,
+      duration_per_level_s: null,
+      warmup_requests: 5,
+    },
+    workload: { input_tokens: 256, output_tokens: 512 },
+    metrics: {
+      percentiles: [50, 95, 99],
+      record_ttft: true,
+      record_tpot: true,
+      record_throughput: true,
+      output_json: 'bench_result.json',
+    },
+    run: { out_dir: null, preflight: true },
+  })
+  assert.ok(Object.isFrozen(DEFAULTS.load.levels))
+  // A loaded config is a copy: changing it cannot change the defaults.
+  const config = load([], TARGET)
+  config.load.levels.push(128)
+  assert.deepEqual(DEFAULTS.load.levels, [1, 4, 8, 16, 32, 64])
+})
+
+test('flags alone (no files) give the defaults plus the flags', () => {
+  assert.deepEqual(load([], TARGET), {
+    ...DEFAULTS,
+    target: { ...DEFAULTS.target, base_url: 'https://flag-host/v1', model: 'flag-model' },
+  })
+})
+
+// ---------------------------------------------------------------------------------------------------
+// Broken files: exact file and key path, every issue at once
+// ---------------------------------------------------------------------------------------------------
+
+test('wrong types: each key reported with what was expected and what was found', () => {
+  const file = broken('wrong-types.json')
+  const issues = issuesOf([file], TARGET)
+  assert.deepEqual(where(issues), [
+    [file, 'llm.timeout_seconds'],
+    [file, 'llm.stream'],
+    [file, 'bench.requests_per_level'],
+    [file, 'bench.warmup_requests'],
+  ])
+  assert.equal(issues[0]?.message, 'expected a positive number of seconds, got "120"')
+  assert.equal(issues[1]?.message, 'expected true or false, got "yes"')
+  assert.equal(issues[2]?.message, 'expected a positive integer, got 2.5')
+  assert.equal(issues[3]?.message, 'expected a non-negative integer, got -1')
+})
+
+test('unknown keys (top level and nested) in settings.json: one issue per key, with a guess', () => {
+  const file = broken('unknown-keys.json')
+  const issues = issuesOf([file], TARGET)
+  assert.deepEqual(where(issues), [
+    [file, 'llm.modle'],
+    [file, 'llm.api_key'],
+    [file, 'extra'],
+  ])
+  assert.match(
+    issueAt(issues, 'llm.modle').message,
+    /^expected a known key \(base_url, .*\), got unknown key "modle" \(did you mean "model"\?\)$/,
+  )
+  assert.equal(issueAt(issues, 'extra').message, 'expected a known key (llm, bench), got unknown key "extra"')
+  // An unknown key's value is never shown: it may be a secret put in the wrong place.
+  assert.ok(!issues.some((i) => i.message.includes('do-not-print-me')))
+})
+
+test('unknown keys (top level and nested) in config.toml', () => {
+  const file = broken('unknown-keys.toml')
+  const issues = issuesOf([file], TARGET)
+  assert.deepEqual(where(issues).sort(), [
+    [file, 'client.timeout_seconds'],
+    [file, 'targets'],
+  ])
+  assert.match(issueAt(issues, 'targets').message, /did you mean "target"\?/)
+  assert.match(issueAt(issues, 'client.timeout_seconds').message, /did you mean "timeout"\?/)
+})
+
+test('levels: negative, fractional, string and zero items each reported by index', () => {
+  const file = broken('bad-levels.toml')
+  const issues = issuesOf([file], TARGET)
+  assert.deepEqual(issues, [
+    { file, path: 'load.levels[1]', message: 'expected a positive integer, got -4' },
+    { file, path: 'load.levels[2]', message: 'expected a positive integer, got 2.5' },
+    { file, path: 'load.levels[3]', message: 'expected a positive integer, got "8"' },
+    { file, path: 'load.levels[4]', message: 'expected a positive integer, got 0' },
+  ])
+})
+
+test('empty levels', () => {
+  const file = broken('empty-levels.json')
+  assert.deepEqual(issuesOf([file], TARGET), [
+    {
+      file,
+      path: 'bench.concurrency_levels',
+      message: 'expected a non-empty list of positive integers, such as [1, 4, 8], got []',
+    },
+  ])
+})
+
+test('bad TOML syntax: file, line and column', () => {
+  const file = broken('syntax.toml')
+  assert.deepEqual(issuesOf([file], TARGET), [
+    {
+      file,
+      path: '',
+      message: 'expected valid TOML, got a syntax error at line 3, column 12: invalid value',
+    },
+  ])
+})
+
+test('bad JSON syntax: file, line and column', () => {
+  // A temp file, not a fixture: a broken .json under test/ would fail the repository's lint run.
+  const file = tempFile('syntax.json', '{\n  "llm": {\n    "model": "m",\n  }\n}\n')
+  assert.deepEqual(issuesOf([file], TARGET), [
+    { file, path: '', message: 'expected a property name in double quotes at line 4, column 3, got "}"' },
+  ])
+})
+
+test('JSON syntax errors V8 reports without a position still get a line and column', () => {
+  const cases: [string, string][] = [
+    ['{\n  "llm": { "stream": tru }\n}', 'expected a JSON value at line 2, column 22, got "tru"'],
+    ['// settings\n{}', 'expected a JSON value at line 1, column 1, got "//" (JSON allows no comments)'],
+    [
+      "{ 'llm': {} }",
+      `expected a property name in double quotes at line 1, column 3, got "'llm':" (JSON strings use double quotes)`,
+    ],
+    ['{ "bench": { "percentiles": [50,, 99] } }', 'expected a JSON value at line 1, column 33, got ","'],
+    ['{ "llm": {} } }', 'expected end of file after the top-level value at line 1, column 15, got "}"'],
+    ['{ "llm": {', 'expected a property name in double quotes at line 1, column 11, got end of file'],
+    ['', 'expected a JSON value at line 1, column 1, got end of file'],
+  ]
+  for (const [i, [text, message]] of cases.entries()) {
+    const file = tempFile(`syntax-${i}.json`, text)
+    assert.deepEqual(issuesOf([file], TARGET), [{ file, path: '', message }], text)
+  }
+})
+
+test('unknown load.mode: a clear message naming the only accepted mode', () => {
+  const file = broken('bad-mode.toml')
+  assert.deepEqual(issuesOf([file], TARGET), [
+    {
+      file,
+      path: 'load.mode',
+      message: 'expected "concurrency_gradient" (the only load mode a config file can set), got "rate"',
+    },
+  ])
+})
+
+test('percentiles out of (0, 100]', () => {
+  const file = broken('percentiles.json')
+  const issues = issuesOf([file], TARGET)
+  assert.deepEqual(where(issues), [
+    [file, 'bench.percentiles[0]'],
+    [file, 'bench.percentiles[2]'],
+  ])
+  assert.equal(issues[1]?.message, 'expected a percentile greater than 0 and at most 100, got 100.5')
+})
+
+test('base_url not an http(s) URL, endpoint without a leading slash', () => {
+  const file = broken('bad-url.toml')
+  assert.deepEqual(issuesOf([file], TARGET), [
+    {
+      file,
+      path: 'target.base_url',
+      message: 'expected an http(s) URL, such as "https://host/v1", got "localhost:8000/v1"',
+    },
+    {
+      file,
+      path: 'target.endpoint',
+      message: 'expected a path starting with "/", such as "/v1/chat/completions", got "v1/chat/completions"',
+    },
+  ])
+})
+
+test('requests_per_level and duration_per_level in one file is an issue for that file', () => {
+  const json = broken('both-sizes.json')
+  const toml = broken('both-sizes.toml')
+  assert.deepEqual(issuesOf([json, toml], TARGET), [
+    {
+      file: json,
+      path: 'bench',
+      message:
+        'expected either requests_per_level or duration_per_level, not both; got requests_per_level = 40 and duration_per_level = 30',
+    },
+    {
+      file: toml,
+      path: 'load',
+      message:
+        'expected either requests_per_level or duration_per_level, not both; got requests_per_level = 10 and duration_per_level = 5',
+    },
+  ])
+  const flags = issuesOf([], { ...TARGET, requests: 10, duration: 5 })
+  assert.deepEqual(where(flags), [['flags', '--requests']])
+  assert.match(flags[0]?.message ?? '', /^expected either --requests or --duration, not both/)
+})
+
+test('a file that is not an object', () => {
+  const file = broken('not-an-object.json')
+  assert.deepEqual(issuesOf([file], TARGET), [
+    { file, path: '', message: 'expected a JSON object with "llm" and/or "bench" sections, got [1,4,8]' },
+  ])
+})
+
+test('many errors in one file are all reported at once', () => {
+  const file = broken('many-errors.toml')
+  const issues = issuesOf([file], TARGET)
+  assert.deepEqual(where(issues), [
+    [file, 'target.base_url'],
+    [file, 'target.model'],
+    [file, 'target.api_key_env'],
+    [file, 'load.mode'],
+    [file, 'load.levels'],
+    [file, 'load.max_tokens'],
+    [file, 'metrics.record_ttft'],
+    [file, 'metrics.output_json'],
+    [file, 'client.timeout'],
+    [file, 'client.retry'],
+    [file, 'client.verbose'],
+  ])
+  assert.equal(
+    issueAt(issues, 'metrics.output_json').message,
+    'expected a plain file name without slashes, such as "bench_result.json", got "out/bench_result.json"',
+  )
+  assert.equal(issueAt(issues, 'target.model').message, 'expected a non-empty model id, got ""')
+})
+
+test('an api_key_env that is not a variable name is never echoed (it may be the key itself)', () => {
+  const issues = issuesOf([broken('many-errors.toml')], { ...TARGET, api_key_env: 'sk-flag-secret' })
+  const text = new ConfigError(issues).message
+  assert.ok(!text.includes('sk-secret-key-123'), text)
+  assert.ok(!text.includes('sk-flag-secret'), text)
+  assert.match(issueAt(issues, 'target.api_key_env').message, /not shown/)
+})
+
+test('issues from every file and the flags are collected into one error', () => {
+  const bad = broken('bad-mode.toml')
+  const badJson = tempFile('bad.json', '{ "llm": }')
+  const issues = issuesOf(['missing.json', 'settings.yaml', bad, badJson], {
+    ...TARGET,
+    levels: [0, 2],
+    timeout: -1,
+  })
+  assert.deepEqual(where(issues), [
+    ['missing.json', ''],
+    ['settings.yaml', ''],
+    [bad, 'load.mode'],
+    [badJson, ''],
+    ['flags', '--levels[0]'],
+    ['flags', '--timeout'],
+  ])
+  assert.equal(issues[0]?.message, 'expected a readable file, got no such file')
+  assert.equal(issues[1]?.message, 'expected a .json (settings) or .toml (config) file, got ".yaml"')
+  assert.equal(issues[4]?.message, 'expected a positive integer, got 0')
+})
+
+test('a directory is not a readable config file', () => {
+  const dir = join(tmp, 'a-dir.json')
+  mkdirSync(dir)
+  assert.deepEqual(issuesOf([dir], TARGET), [
+    { file: dir, path: '', message: 'expected a readable file, got a directory' },
+  ])
+})
+
+// ---------------------------------------------------------------------------------------------------
+// Checks on the merged result
+// ---------------------------------------------------------------------------------------------------
+
+test('no base_url or model anywhere: final issues that say where to set them', () => {
+  const partial = tempFile('partial.json', '{ "bench": { "concurrency_levels": [1, 2] } }')
+  assert.deepEqual(issuesOf([partial]), [
+    {
+      file: 'defaults',
+      path: 'base_url',
+      message: 'expected a base URL (llm.base_url, target.base_url or --base-url), got nothing',
+    },
+    {
+      file: 'defaults',
+      path: 'model',
+      message: 'expected a model id (set llm.model, target.model or --model), got nothing',
+    },
+  ])
+})
+
+test('final checks stay quiet about a value a failed source may have set', () => {
+  // many-errors.toml sets base_url and model (badly): "missing" would be a wrong, second complaint.
+  const mentioned = issuesOf([broken('many-errors.toml')])
+  assert.ok(!mentioned.some((i) => i.file === 'defaults'), JSON.stringify(mentioned))
+  // An unparseable file could have set anything.
+  const unparsed = issuesOf([broken('syntax.toml')])
+  assert.deepEqual(where(unparsed), [[broken('syntax.toml'), '']])
+  // A failed file that does not mention the model does not hide its absence.
+  const other = issuesOf([broken('bad-url.toml')])
+  assert.deepEqual(where(other).at(-1), ['defaults', 'model'])
+})
+
+// ---------------------------------------------------------------------------------------------------
+// ConfigError and templates
+// ---------------------------------------------------------------------------------------------------
+
+test('ConfigError: exit code 2, one line per issue as FILE: KEY.PATH: message', () => {
+  let error: unknown
+  try {
+    load([broken('percentiles.json'), 'nope.toml'], TARGET)
+  } catch (err) {
+    error = err
+  }
+  assert.ok(error instanceof ConfigError)
+  assert.equal(error.exitCode, 2)
+  assert.equal(error.name, 'ConfigError')
+  assert.deepEqual(error.message.split('\n'), [
+    `${broken('percentiles.json')}: bench.percentiles[0]: expected a percentile greater than 0 and at most 100, got 0`,
+    `${broken('percentiles.json')}: bench.percentiles[2]: expected a percentile greater than 0 and at most 100, got 100.5`,
+    'nope.toml: expected a readable file, got no such file',
+  ])
+})
+
+test('long found values are truncated to 60 characters', () => {
+  const file = tempFile(
+    'long.json',
+    JSON.stringify({ llm: { model: 'x'.repeat(200), stream: 'y'.repeat(200) } }),
+  )
+  const message = issueAt(issuesOf([file], TARGET), 'llm.stream').message
+  const found = message.slice(message.indexOf(', got ') + ', got '.length)
+  assert.equal(found.length, 60)
+  assert.ok(found.endsWith('...'))
+})
+
+test('init templates load cleanly, alone and together', () => {
+  const json = tempFile('template-settings.json', SETTINGS_JSON_TEMPLATE)
+  const toml = tempFile('template-config.toml', CONFIG_TOML_TEMPLATE)
+  const fromJson = load([json])
+  assert.equal(fromJson.target.model, 'your-model-id')
+  assert.equal(fromJson.load.requests_per_level, 40)
+  const fromToml = load([toml])
+  assert.equal(fromToml.load.duration_per_level_s, 30)
+  assert.equal(fromToml.target.base_url, 'http://127.0.0.1:8000/v1')
+  const both = load([json, toml])
+  assert.equal(both.load.duration_per_level_s, 30)
+  assert.equal(both.load.requests_per_level, null)
+})
+
+test('INIT_NOTES explains every key of the settings.json template', () => {
+  const template: unknown = JSON.parse(SETTINGS_JSON_TEMPLATE)
+  assert.ok(typeof template === 'object' && template !== null)
+  for (const [section, keys] of Object.entries(template)) {
+    for (const key of Object.keys(keys as object))
+      assert.ok(INIT_NOTES.includes(`${section}.${key}`), `${section}.${key}`)
+  }
+})
