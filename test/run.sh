@@ -5,6 +5,9 @@ set -euo pipefail
 shopt -s globstar nullglob
 cd "$(dirname "$0")/.."
 npx tsc -p tsconfig.json
+# Types of tests and benches too, and lint/format: a red here fails CI like a failing test.
+npx tsc -p tsconfig.test.json --noEmit
+npx biome check .
 files=(test/**/*.test.ts)
 if [ ${#files[@]} -eq 0 ]; then echo "no test files found under test/" >&2; exit 1; fi
 exec node --import tsx --test --test-reporter=spec --test-concurrency=1 "${files[@]}"

@@ -29,7 +29,11 @@ export const HELP_FLAG: FlagSpec = { name: 'help', short: 'h', type: 'boolean', 
  * Parses argv strictly: an unknown flag, a missing value or a stray positional argument is a usage
  * error (exit 2), never silently ignored.
  */
-export function parseFlags(spec: CommandSpec, argv: string[], allowPositionals = false): {
+export function parseFlags(
+  spec: CommandSpec,
+  argv: string[],
+  allowPositionals = false,
+): {
   flags: ParsedFlags
   positionals: string[]
 } {
@@ -46,7 +50,10 @@ export function parseFlags(spec: CommandSpec, argv: string[], allowPositionals =
     return { flags: values as ParsedFlags, positionals }
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error)
-    throw new CliError(`llmbench ${spec.name}: ${message}\nRun 'llmbench ${spec.name} --help' for the flags.`, EXIT.usage)
+    throw new CliError(
+      `llmbench ${spec.name}: ${message}\nRun 'llmbench ${spec.name} --help' for the flags.`,
+      EXIT.usage,
+    )
   }
 }
 

@@ -42,7 +42,9 @@ main(process.argv.slice(2)).then(
     process.exitCode = code
   },
   (error: unknown) => {
-    processIo.err(`llmbench: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
+    processIo.err(
+      `llmbench: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    )
     process.exitCode = 1
   },
 )

@@ -3,10 +3,10 @@ import type { Dispatcher } from 'undici'
 import type { ErrorClass, RequestRecord } from '../records/types.js'
 import { type ChunkInfo, interpretChunk, interpretObject } from './chunk.js'
 import {
-  RequestTimeoutError,
   classifyStatus,
   classifyTransportError,
   describeTransportError,
+  RequestTimeoutError,
 } from './classify.js'
 import { redact } from './redact.js'
 import { type SseEvent, SseParser } from './sse.js'

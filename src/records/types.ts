@@ -1,5 +1,13 @@
 /** Error classes, as SPEC.md names them: every failed request lands in exactly one. */
-export const ERROR_CLASSES = ['timeout', 'http_4xx', 'http_429', 'http_5xx', 'connection', 'stream', 'other'] as const
+export const ERROR_CLASSES = [
+  'timeout',
+  'http_4xx',
+  'http_429',
+  'http_5xx',
+  'connection',
+  'stream',
+  'other',
+] as const
 export type ErrorClass = (typeof ERROR_CLASSES)[number]
 
 export interface RequestError {

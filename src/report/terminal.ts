@@ -74,6 +74,7 @@ export function renderVerdict(result: BenchResult): string {
       )
     }
   }
-  if (result.meta.partial) lines.push('Partial result: the run was interrupted; levels after the last shown are missing.')
+  if (result.meta.partial)
+    lines.push('Partial result: the run was interrupted; levels after the last shown are missing.')
   return lines.join('\n')
 }

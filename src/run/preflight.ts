@@ -20,7 +20,12 @@ export async function runPreflight(config: RunConfig, apiKey: string | null): Pr
   const target = createTarget(config, apiKey, 1)
   try {
     const body = buildBody(
-      { model: config.target.model, endpoint: config.target.endpoint, stream: config.client.stream, maxTokens: 4 },
+      {
+        model: config.target.model,
+        endpoint: config.target.endpoint,
+        stream: config.client.stream,
+        maxTokens: 4,
+      },
       'Say hello.',
     )
     const record = await sendRequest(target, {
@@ -41,7 +46,8 @@ export async function runPreflight(config: RunConfig, apiKey: string | null): Pr
 
 function describe(record: RequestRecord): string {
   if (record.error === null) {
-    const ttft = record.first_token_at === null ? 'n/a' : `${(record.first_token_at - record.sent_at).toFixed(0)} ms`
+    const ttft =
+      record.first_token_at === null ? 'n/a' : `${(record.first_token_at - record.sent_at).toFixed(0)} ms`
     return `preflight ok: HTTP ${record.status}, TTFT ${ttft}, ${record.output_tokens} tokens (${record.token_source})`
   }
   const status = record.status === null ? '' : ` (HTTP ${record.status})`

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks'
-import { type RequestPlan, type Target, sendRequest } from '../client/stream-client.js'
+import { type RequestPlan, sendRequest, type Target } from '../client/stream-client.js'
 import type { RequestRecord } from '../records/types.js'
 
 /** One level of the closed-loop gradient: exactly `concurrency` requests in flight. */
@@ -47,7 +47,8 @@ export async function runLevel(plan: LevelPlan, context: LevelContext): Promise<
     await runLoops(Math.min(plan.concurrency, plan.warmup), 'warmup', plan, context, claimWarmup, keep)
   }
   let measuredLeft = plan.requests ?? Number.POSITIVE_INFINITY
-  const deadline = plan.duration_s === null ? Number.POSITIVE_INFINITY : performance.now() + plan.duration_s * 1000
+  const deadline =
+    plan.duration_s === null ? Number.POSITIVE_INFINITY : performance.now() + plan.duration_s * 1000
   const claimMeasured = (): boolean =>
     !context.stopRequested() && measuredLeft-- > 0 && performance.now() < deadline
   await runLoops(plan.concurrency, 'measure', plan, context, claimMeasured, keep)
@@ -61,7 +62,7 @@ function runLoops(
   context: LevelContext,
   claim: () => boolean,
   keep: (record: RequestRecord) => void,
-): Promise<void[]> {
+): Promise<unknown> {
   const running: Promise<void>[] = []
   for (let i = 0; i < loops; i++) running.push(closedLoop(phase, plan, context, claim, keep))
   return Promise.all(running)

@@ -4,7 +4,7 @@ import { countTokens } from 'gpt-tokenizer'
 import { Pool } from 'undici'
 import { interpretChunk } from '../../src/client/chunk.js'
 import { SseParser } from '../../src/client/sse.js'
-import { type Target, sendRequest } from '../../src/client/stream-client.js'
+import { sendRequest, type Target } from '../../src/client/stream-client.js'
 import type { RequestRecord } from '../../src/records/types.js'
 import { readSseFixture, sseFixtureNames } from '../helpers/fixtures.js'
 import { type ReplayServer, startReplayServer } from '../helpers/replay-server.js'
@@ -57,7 +57,16 @@ function target(): Target {
 async function fetchFixture(name: string): Promise<RequestRecord> {
   return sendRequest(
     { ...target(), path: `/v1/replay/${encodeURIComponent(name)}` },
-    { seq: 0, worker: 0, level: 1, phase: 'measure', prompt_id: 0, scheduled_at: 0, attempt: 1, body: Buffer.from('{}') },
+    {
+      seq: 0,
+      worker: 0,
+      level: 1,
+      phase: 'measure',
+      prompt_id: 0,
+      scheduled_at: 0,
+      attempt: 1,
+      body: Buffer.from('{}'),
+    },
   )
 }
 
@@ -115,7 +124,10 @@ for (const name of sseFixtureNames()) {
 test('a chunk is not a token: mock-llm sends 4-character chunks, counted by the text they spell', async () => {
   const record = await fetchFixture('mockllm_chat_char_chunks.sse')
   const text = truth('mockllm_chat_char_chunks.sse').text
-  assert.equal(text, 'The quick brown fox jumps over the lazy dog. Pack my box with five dozen liquor jugs. 0123456789')
+  assert.equal(
+    text,
+    'The quick brown fox jumps over the lazy dog. Pack my box with five dozen liquor jugs. 0123456789',
+  )
   assert.equal(record.chunks, 24)
   assert.equal(record.output_tokens, countTokens(text))
   assert.notEqual(record.output_tokens, record.chunks)
@@ -125,13 +137,29 @@ test('HTTP error status keeps class, status and the server message', async () =>
   const errorServer = await startReplayServer(() => ({
     status: 429,
     contentType: 'application/json',
-    body: Buffer.from('{"error":{"message":"Rate limit reached for key sk-abcdefghijklmnop","type":"rate_limit"}}'),
+    body: Buffer.from(
+      '{"error":{"message":"Rate limit reached for key sk-abcdefghijklmnop","type":"rate_limit"}}',
+    ),
   }))
   const errorPool = new Pool(new URL(errorServer.url).origin)
   try {
     const record = await sendRequest(
-      { ...target(), dispatcher: errorPool, origin: new URL(errorServer.url).origin, path: '/v1/chat/completions' },
-      { seq: 0, worker: 0, level: 1, phase: 'measure', prompt_id: 0, scheduled_at: 0, attempt: 1, body: Buffer.from('{}') },
+      {
+        ...target(),
+        dispatcher: errorPool,
+        origin: new URL(errorServer.url).origin,
+        path: '/v1/chat/completions',
+      },
+      {
+        seq: 0,
+        worker: 0,
+        level: 1,
+        phase: 'measure',
+        prompt_id: 0,
+        scheduled_at: 0,
+        attempt: 1,
+        body: Buffer.from('{}'),
+      },
     )
     assert.equal(record.status, 429)
     assert.equal(record.error?.class, 'http_429')
@@ -150,17 +178,45 @@ test('connection refused is a connection failure, and a slow stream is a timeout
   const refusedPool = new Pool(origin)
   const refused = await sendRequest(
     { ...target(), dispatcher: refusedPool, origin, path: '/v1/chat/completions' },
-    { seq: 0, worker: 0, level: 1, phase: 'measure', prompt_id: 0, scheduled_at: 0, attempt: 1, body: Buffer.from('{}') },
+    {
+      seq: 0,
+      worker: 0,
+      level: 1,
+      phase: 'measure',
+      prompt_id: 0,
+      scheduled_at: 0,
+      attempt: 1,
+      body: Buffer.from('{}'),
+    },
   )
   await refusedPool.destroy()
   assert.equal(refused.error?.class, 'connection')
 
-  const slow = await startReplayServer(() => ({ body: readSseFixture('openai_gpt4o_long_text.sse'), chunkBytes: 200, gapMs: 50 }))
+  const slow = await startReplayServer(() => ({
+    body: readSseFixture('openai_gpt4o_long_text.sse'),
+    chunkBytes: 200,
+    gapMs: 50,
+  }))
   const slowPool = new Pool(new URL(slow.url).origin)
   try {
     const record = await sendRequest(
-      { ...target(), dispatcher: slowPool, origin: new URL(slow.url).origin, path: '/v1/chat/completions', timeoutMs: 300 },
-      { seq: 0, worker: 0, level: 1, phase: 'measure', prompt_id: 0, scheduled_at: 0, attempt: 1, body: Buffer.from('{}') },
+      {
+        ...target(),
+        dispatcher: slowPool,
+        origin: new URL(slow.url).origin,
+        path: '/v1/chat/completions',
+        timeoutMs: 300,
+      },
+      {
+        seq: 0,
+        worker: 0,
+        level: 1,
+        phase: 'measure',
+        prompt_id: 0,
+        scheduled_at: 0,
+        attempt: 1,
+        body: Buffer.from('{}'),
+      },
     )
     assert.equal(record.error?.class, 'timeout')
     const elapsed = record.end_at - record.sent_at

@@ -20,6 +20,7 @@ interface Expected {
   error: RegExp | null
 }
 
+// biome-ignore format: one recording per line reads as a table
 const EXPECTED: Record<string, Expected> = {
   'azure_openai_prompt_filter_results.sse': { events: 7, tokenBearing: 3, usage: null, finish: 'stop', done: true, comments: 0, error: null },
   'deepseek_api_reasoning_chunk_excerpt.sse': { events: 1, tokenBearing: 1, usage: null, finish: null, done: false, comments: 0, error: null },
@@ -110,8 +111,9 @@ for (const name of sseFixtureNames()) {
     assert.deepEqual(perByte, whole)
     const random = seededRandom(name.length)
     for (let round = 0; round < 20; round++) {
-      const cuts = Array.from({ length: 1 + Math.floor(random() * 30) }, () => Math.floor(random() * bytes.length))
-        .sort((a, b) => a - b)
+      const cuts = Array.from({ length: 1 + Math.floor(random() * 30) }, () =>
+        Math.floor(random() * bytes.length),
+      ).sort((a, b) => a - b)
       assert.deepEqual(parse(bytes, cuts).events, whole, `round ${round}, cuts ${cuts.join(',')}`)
     }
   })
@@ -119,11 +121,20 @@ for (const name of sseFixtureNames()) {
 
 test('multi-byte UTF-8 split across reads decodes to the same text', () => {
   const bytes = readSseFixture('llamacpp_midstream_error_event.sse')
-  assert.ok(bytes.some((byte) => byte >= 0x80), 'fixture holds multi-byte characters')
-  const text = (events: SseEvent[]) => events.map((e) => (e.data === '' ? '' : interpretChunk(e.data).text)).join('')
+  assert.ok(
+    bytes.some((byte) => byte >= 0x80),
+    'fixture holds multi-byte characters',
+  )
+  const text = (events: SseEvent[]) =>
+    events.map((e) => (e.data === '' ? '' : interpretChunk(e.data).text)).join('')
   const whole = text(parse(bytes, []).events)
   assert.ok(!whole.includes('\uFFFD'), 'no replacement characters')
-  const perByte = text(parse(bytes, Array.from({ length: bytes.length - 1 }, (_, i) => i + 1)).events)
+  const perByte = text(
+    parse(
+      bytes,
+      Array.from({ length: bytes.length - 1 }, (_, i) => i + 1),
+    ).events,
+  )
   assert.equal(perByte, whole)
 })
 
@@ -135,7 +146,10 @@ test('an event at EOF without a closing blank line is still dispatched (Azure re
 })
 
 test('CR-only line ends, multi-line data, event types, BOM and field without a space', () => {
-  const stream = Buffer.from('\uFEFFevent: ping\rdata:a\rdata: b\r\r: note\n\nid: 7\nretry: 10\ndata:{"x":1}\n\n', 'utf8')
+  const stream = Buffer.from(
+    '\uFEFFevent: ping\rdata:a\rdata: b\r\r: note\n\nid: 7\nretry: 10\ndata:{"x":1}\n\n',
+    'utf8',
+  )
   const { events, comments } = parse(stream, [])
   assert.deepEqual(events, [
     { event: 'ping', data: 'a\nb', error: null },

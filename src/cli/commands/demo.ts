@@ -3,7 +3,7 @@ import { SIM_MODEL, startSimulator } from '../../sim/server.js'
 import { type CommandSpec, type FlagSpec, parseFlags, renderHelp } from '../args.js'
 import { CliError, EXIT } from '../exit-codes.js'
 import type { Io } from '../io.js'
-import { LOAD_FLAGS, configFlags, executeRun, loadConfigOrThrow } from './run.js'
+import { configFlags, executeRun, LOAD_FLAGS, loadConfigOrThrow } from './run.js'
 import { SIM_PARAM_FLAGS, simParams } from './sim.js'
 
 /** A short gradient that shows the simulator's knee (16 slots) in about half a minute. */

@@ -2,8 +2,8 @@ import { join } from 'node:path'
 import { displayUrl } from '../../client/redact.js'
 import { ConfigError } from '../../config/errors.js'
 import { DEFAULTS, loadRunConfig } from '../../config/load.js'
-import { joinUrl } from '../../config/url.js'
 import type { ConfigFlags, RunConfig } from '../../config/types.js'
+import { joinUrl } from '../../config/url.js'
 import { renderTable, renderVerdict } from '../../report/terminal.js'
 import { runGradient } from '../../run/run-gradient.js'
 import { StopSignal } from '../../run/stop-signal.js'
@@ -11,9 +11,9 @@ import { readApiKey } from '../../run/target.js'
 import {
   type CommandSpec,
   type FlagSpec,
-  type ParsedFlags,
   numberFlag,
   numberList,
+  type ParsedFlags,
   parseFlags,
   renderHelp,
   stringFlag,
@@ -23,7 +23,13 @@ import type { Io } from '../io.js'
 
 /** Flags that shape the load and the output; shared by `run` and `demo`. */
 export const LOAD_FLAGS: FlagSpec[] = [
-  { name: 'levels', type: 'string', value: '1,4,8', help: 'concurrency levels', default: DEFAULTS.load.levels.join(',') },
+  {
+    name: 'levels',
+    type: 'string',
+    value: '1,4,8',
+    help: 'concurrency levels',
+    default: DEFAULTS.load.levels.join(','),
+  },
   {
     name: 'requests',
     type: 'string',
@@ -61,7 +67,13 @@ export const LOAD_FLAGS: FlagSpec[] = [
     default: String(DEFAULTS.client.timeout_s),
   },
   { name: 'retry', type: 'string', value: 'N', help: 'retries per failed request', default: '0' },
-  { name: 'out', type: 'string', value: 'DIR', help: 'the result folder itself', default: 'results/<time>-<model>' },
+  {
+    name: 'out',
+    type: 'string',
+    value: 'DIR',
+    help: 'the result folder itself',
+    default: 'results/<time>-<model>',
+  },
   { name: 'no-preflight', type: 'boolean', help: 'skip the one-request check before the first level' },
   { name: 'quiet', type: 'boolean', help: 'no progress lines on stderr' },
   { name: 'json', type: 'boolean', help: 'print bench_result.json to stdout instead of the table' },
@@ -72,9 +84,22 @@ export const RUN_SPEC: CommandSpec = {
   summary: 'Run the concurrency gradient against an OpenAI-compatible endpoint and write the result folder.',
   usage: 'llmbench run [-c settings.json] [-c config.toml] [flags]',
   flags: [
-    { name: 'config', short: 'c', type: 'string', multiple: true, value: 'FILE', help: 'settings.json or config.toml (repeatable)' },
+    {
+      name: 'config',
+      short: 'c',
+      type: 'string',
+      multiple: true,
+      value: 'FILE',
+      help: 'settings.json or config.toml (repeatable)',
+    },
     { name: 'base-url', type: 'string', value: 'URL', help: 'server base URL, with or without /v1' },
-    { name: 'endpoint', type: 'string', value: 'PATH', help: 'endpoint path', default: DEFAULTS.target.endpoint },
+    {
+      name: 'endpoint',
+      type: 'string',
+      value: 'PATH',
+      help: 'endpoint path',
+      default: DEFAULTS.target.endpoint,
+    },
     { name: 'model', type: 'string', value: 'ID', help: 'model id' },
     {
       name: 'api-key-env',
@@ -165,11 +190,16 @@ export async function executeRun(
   try {
     const outcome = await runGradient({ config, apiKey, outDir, log, stop })
     if (outcome.kind === 'preflight-failed') {
-      io.err(`${outcome.preflight.summary}\nFix the target, key or model, or skip this check with --no-preflight.\n`)
+      io.err(
+        `${outcome.preflight.summary}\nFix the target, key or model, or skip this check with --no-preflight.\n`,
+      )
       return EXIT.preflight
     }
     if (flags.json === true) io.out(`${JSON.stringify(outcome.result, null, 2)}\n`)
-    else io.out(`${renderTable(outcome.result)}\n${renderVerdict(outcome.result)}\nResults: ${outcome.resultPath}\n`)
+    else
+      io.out(
+        `${renderTable(outcome.result)}\n${renderVerdict(outcome.result)}\nResults: ${outcome.resultPath}\n`,
+      )
     return stop.requested ? EXIT.interrupted : EXIT.ok
   } finally {
     process.off('SIGINT', onSignal)
@@ -192,6 +222,9 @@ function describePlan(config: RunConfig, outDir: string): string {
 
 /** results/<UTC time>-<model>, with characters unsafe in a file name replaced. */
 export function defaultOutDir(model: string, now = new Date()): string {
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z')
   return join('results', `${stamp}-${model.replace(/[^A-Za-z0-9._-]+/g, '_')}`)
 }

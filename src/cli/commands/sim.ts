@@ -1,6 +1,14 @@
 import { SIM_DEFAULTS, type SimParams } from '../../sim/capacity.js'
 import { SIM_MODEL, startSimulator } from '../../sim/server.js'
-import { type CommandSpec, type FlagSpec, type ParsedFlags, numberFlag, parseFlags, renderHelp, stringFlag } from '../args.js'
+import {
+  type CommandSpec,
+  type FlagSpec,
+  numberFlag,
+  type ParsedFlags,
+  parseFlags,
+  renderHelp,
+  stringFlag,
+} from '../args.js'
 import { CliError, EXIT } from '../exit-codes.js'
 import type { Io } from '../io.js'
 
@@ -27,7 +35,8 @@ export const SIM_PARAM_FLAGS: FlagSpec[] = PARAM_FLAGS.map(({ key, help }) => ({
 
 export const SIM_SPEC: CommandSpec = {
   name: 'sim',
-  summary: 'Serve the built-in OpenAI-compatible simulator (continuous-batching capacity model) until Ctrl-C.',
+  summary:
+    'Serve the built-in OpenAI-compatible simulator (continuous-batching capacity model) until Ctrl-C.',
   usage: 'llmbench sim [--port N] [--slots N] [...]',
   flags: [
     { name: 'host', type: 'string', value: 'HOST', help: 'address to bind', default: '127.0.0.1' },
@@ -44,7 +53,10 @@ export function simParams(flags: ParsedFlags): Partial<SimParams> {
     const value = numberFlag(flags, flagName(key))
     if (value === undefined) continue
     if (!Number.isFinite(value) || value < 0) {
-      throw new CliError(`--${flagName(key)}: expected a non-negative number, got ${stringFlag(flags, flagName(key))}`, EXIT.usage)
+      throw new CliError(
+        `--${flagName(key)}: expected a non-negative number, got ${stringFlag(flags, flagName(key))}`,
+        EXIT.usage,
+      )
     }
     params[key] = value
   }
@@ -73,7 +85,9 @@ export async function simCommand(argv: string[], io: Io): Promise<number> {
     if (error instanceof RangeError) throw new CliError(error.message, EXIT.usage)
     throw error
   }
-  io.out(`llmbench simulator listening on ${sim.url} (model ${stringFlag(flags, 'model') ?? SIM_MODEL}); Ctrl-C stops it\n`)
+  io.out(
+    `llmbench simulator listening on ${sim.url} (model ${stringFlag(flags, 'model') ?? SIM_MODEL}); Ctrl-C stops it\n`,
+  )
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve)
     process.once('SIGTERM', resolve)

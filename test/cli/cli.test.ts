@@ -1,0 +1,249 @@
+import assert from 'node:assert/strict'
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { SIM_MODEL, startSimulator } from '../../src/sim/server.js'
+import { runCli } from '../helpers/cli.js'
+import { readSseFixture } from '../helpers/fixtures.js'
+import { startReplayServer } from '../helpers/replay-server.js'
+import { tempDir } from '../helpers/run-config.js'
+
+const SEED_SETTINGS = fileURLToPath(new URL('../fixtures/config/settings.json', import.meta.url))
+const SEED_TOML = fileURLToPath(new URL('../fixtures/config/config.toml', import.meta.url))
+/** A distinctive key: if it shows up anywhere, it leaked. */
+const SECRET = 'sk-llmbench-TEST-7f3a9c1e5b2d4086-DO-NOT-LEAK'
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name)
+    return statSync(path).isDirectory() ? filesUnder(path) : [path]
+  })
+}
+
+function assertNoSecret(texts: Record<string, string>): void {
+  for (const [where, text] of Object.entries(texts))
+    assert.ok(!text.includes(SECRET), `API key leaked into ${where}`)
+}
+
+test('help for every command shows the defaults; no command and unknown ones exit 2', async () => {
+  const run = await runCli(['run', '--help'])
+  assert.equal(run.code, 0)
+  assert.match(run.stdout, /--levels 1,4,8\s+concurrency levels \(default: 1,4,8,16,32,64\)/)
+  assert.match(run.stdout, /--api-key-env NAME .*\(default: OPENAI_API_KEY\)/)
+  const sim = await runCli(['sim', '--help'])
+  assert.match(sim.stdout, /--slots N .*\(default: 16\)/)
+  const demo = await runCli(['demo', '--help'])
+  assert.match(demo.stdout, /--duration SECONDS .*\(default: 3\)/)
+  assert.equal((await runCli([])).code, 2)
+  const unknown = await runCli(['launch'])
+  assert.equal(unknown.code, 2)
+  assert.match(unknown.stderr, /unknown command 'launch'/)
+})
+
+test('an unknown flag or a bad flag value is a usage error (exit 2), not ignored', async () => {
+  const unknown = await runCli(['run', '--model', 'm', '--concurency', '4'])
+  assert.equal(unknown.code, 2)
+  assert.match(unknown.stderr, /Unknown option '--concurency'/)
+  const badLevels = await runCli([
+    'run',
+    '--base-url',
+    'http://127.0.0.1:9/v1',
+    '--model',
+    'm',
+    '--levels',
+    '1,x,4',
+  ])
+  assert.equal(badLevels.code, 2)
+  assert.match(badLevels.stderr, /flags: --levels\[1\]: expected a positive integer/)
+})
+
+test('a broken config file: every problem reported at once with file and key path, exit 2', async () => {
+  const dir = tempDir()
+  const file = join(dir, 'settings.json')
+  writeFileSync(
+    file,
+    JSON.stringify({
+      llm: { base_url: 'not a url', model: 'm', timout_seconds: 5 },
+      bench: { concurrency_levels: [1, -4] },
+    }),
+  )
+  const result = await runCli(['run', '-c', file])
+  assert.equal(result.code, 2)
+  assert.ok(result.stderr.includes(`${file}: llm.base_url: expected an http(s) URL`), result.stderr)
+  assert.ok(result.stderr.includes(`${file}: llm.timout_seconds: expected a known key`), result.stderr)
+  assert.ok(
+    result.stderr.includes(`${file}: bench.concurrency_levels[1]: expected a positive integer, got -4`),
+    result.stderr,
+  )
+  assert.equal(result.stdout, '')
+})
+
+test('both seed configs verbatim plus flags run end to end; the API key appears in no output or file', {
+  timeout: 90_000,
+}, async () => {
+  // The seeds point at https://host/api; flags override target and load, as a user would.
+  const target = await startReplayServer(() => ({
+    body: readSseFixture('openai_gpt4o_text_usage.sse'),
+    chunkBytes: 64,
+  }))
+  const out = join(tempDir(), 'result')
+  try {
+    const result = await runCli(
+      [
+        'run',
+        '-c',
+        SEED_SETTINGS,
+        '-c',
+        SEED_TOML,
+        '--base-url',
+        target.url,
+        '--levels',
+        '1,2',
+        '--requests',
+        '3',
+        '--warmup',
+        '1',
+        '--out',
+        out,
+      ],
+      { env: { MY_API_KEY: SECRET } },
+    )
+    assert.equal(result.code, 0, result.stderr)
+    assert.match(result.stdout, /conc\./)
+    // settings.json names MY_API_KEY: the key is sent to the server as a bearer token...
+    assert.ok(target.authorizations.length >= 1 + 2 + 6)
+    assert.ok(target.authorizations.every((value) => value === `Bearer ${SECRET}`))
+    // ... and the seed files' other settings are in force (model "m", max_tokens 512, usage asked for).
+    const body = target.requests.at(-1) as { model: string; max_tokens: number; stream_options: unknown }
+    assert.equal(body.model, 'm')
+    assert.equal(body.max_tokens, 512)
+    assert.deepEqual(body.stream_options, { include_usage: true })
+    const summary = JSON.parse(readFileSync(join(out, 'bench_result.json'), 'utf8'))
+    assert.deepEqual(summary.meta.load.levels, [1, 2])
+    assert.equal(summary.meta.load.requests_per_level, 3)
+    assert.equal(summary.levels[1].ok, 3)
+    const files = filesUnder(out)
+    assert.ok(files.some((f) => f.endsWith('requests.jsonl')))
+    assertNoSecret({
+      stdout: result.stdout,
+      stderr: result.stderr,
+      ...Object.fromEntries(files.map((f) => [f, readFileSync(f, 'utf8')])),
+    })
+  } finally {
+    await target.close()
+  }
+})
+
+test('a server that echoes the key in a 401 fails the preflight with exit 3, and the key is not shown', {
+  timeout: 30_000,
+}, async () => {
+  const target = await startReplayServer(() => ({
+    status: 401,
+    contentType: 'application/json',
+    body: Buffer.from(
+      JSON.stringify({
+        error: { message: `Incorrect API key provided: ${SECRET}.`, type: 'invalid_request_error' },
+      }),
+    ),
+  }))
+  const out = join(tempDir(), 'result')
+  try {
+    const result = await runCli(
+      ['run', '--base-url', target.url, '--model', 'm', '--levels', '1', '--out', out],
+      {
+        env: { OPENAI_API_KEY: SECRET },
+      },
+    )
+    assert.equal(result.code, 3)
+    assert.match(
+      result.stderr,
+      /preflight failed \(HTTP 401\): http_4xx: HTTP 401: Incorrect API key provided: \[redacted\]/,
+    )
+    assertNoSecret({
+      stdout: result.stdout,
+      stderr: result.stderr,
+      records: readFileSync(join(out, 'requests.jsonl'), 'utf8'),
+    })
+  } finally {
+    await target.close()
+  }
+})
+
+test('run against the simulator by flags alone, and --no-preflight skips the check', {
+  timeout: 60_000,
+}, async () => {
+  const sim = await startSimulator({ prefill_base_ms: 10, decode_base_ms: 2 })
+  const out = join(tempDir(), 'result')
+  try {
+    const result = await runCli([
+      'run',
+      '--base-url',
+      sim.url,
+      '--model',
+      SIM_MODEL,
+      '--levels',
+      '2',
+      '--requests',
+      '4',
+      '--warmup',
+      '0',
+      '--output-tokens',
+      '5',
+      '--no-preflight',
+      '--json',
+      '--out',
+      out,
+    ])
+    assert.equal(result.code, 0, result.stderr)
+    assert.doesNotMatch(result.stderr, /preflight/)
+    const printed = JSON.parse(result.stdout)
+    assert.equal(printed.levels[0].ok, 4)
+    assert.equal(printed.levels[0].output_tokens, 20)
+  } finally {
+    await sim.close()
+  }
+})
+
+test('demo: starts the simulator, runs a short gradient, prints the table and writes the folder', {
+  timeout: 60_000,
+}, async () => {
+  const out = join(tempDir(), 'demo')
+  const result = await runCli(['demo', '--levels', '1,4', '--duration', '0.5', '--out', out])
+  assert.equal(result.code, 0, result.stderr)
+  assert.match(result.stdout, /conc\.[\s\S]*success[\s\S]*TTFT ms[\s\S]*TPOT ms[\s\S]*tok\/s/)
+  assert.match(result.stdout, /│ 4 +│/)
+  assert.match(result.stdout, /Saturation: /)
+  assert.ok(existsSync(join(out, 'bench_result.json')))
+  assert.ok(existsSync(join(out, 'requests.jsonl')))
+})
+
+test('init writes settings.json and config.toml that load, and refuses to overwrite them', {
+  timeout: 30_000,
+}, async () => {
+  const dir = tempDir()
+  const first = await runCli(['init', '--dir', dir])
+  assert.equal(first.code, 0, first.stderr)
+  assert.ok(existsSync(join(dir, 'settings.json')) && existsSync(join(dir, 'config.toml')))
+  assert.match(readFileSync(join(dir, 'config.toml'), 'utf8'), /^#/m)
+  const again = await runCli(['init', '--dir', dir])
+  assert.equal(again.code, 2)
+  assert.match(again.stderr, /not overwriting/)
+  // The skeletons are valid configs: --help after loading proves nothing, so run with an unreachable
+  // target and --no-preflight off: the preflight must fail (exit 3), not the config (exit 2).
+  const run = await runCli([
+    'run',
+    '-c',
+    join(dir, 'settings.json'),
+    '-c',
+    join(dir, 'config.toml'),
+    '--base-url',
+    'http://127.0.0.1:9/v1',
+    '--timeout',
+    '2',
+    '--out',
+    join(dir, 'r'),
+  ])
+  assert.equal(run.code, 3, run.stderr)
+  assert.match(run.stderr, /preflight failed: connection/)
+})

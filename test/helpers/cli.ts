@@ -1,0 +1,40 @@
+import { spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+
+export const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url))
+
+export interface CliResult {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+/** Runs the built CLI as a real child process; killed if it outlives `timeoutMs`. */
+export function runCli(
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {},
+): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: { ...process.env, ...options.env },
+      cwd: options.cwd,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (data: Buffer) => {
+      stdout += data.toString()
+    })
+    child.stderr.on('data', (data: Buffer) => {
+      stderr += data.toString()
+    })
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      reject(new Error(`llmbench ${args.join(' ')} did not finish in time\n${stderr}`))
+    }, options.timeoutMs ?? 60_000)
+    child.once('exit', (code) => {
+      clearTimeout(timer)
+      resolve({ code, stdout, stderr })
+    })
+  })
+}

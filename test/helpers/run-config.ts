@@ -1,0 +1,39 @@
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { DEFAULTS } from '../../src/config/load.js'
+import type { RunConfig } from '../../src/config/types.js'
+
+export function tempDir(prefix = 'llmbench-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix))
+}
+
+/** A run config for tests: defaults, pointed at `baseUrl`, with small loads. */
+export function testConfig(
+  baseUrl: string,
+  model: string,
+  overrides: {
+    levels: number[]
+    requests?: number
+    duration_s?: number
+    input_tokens?: number
+    output_tokens?: number
+    warmup?: number
+    out_dir: string
+    preflight?: boolean
+  },
+): RunConfig {
+  const config = structuredClone(DEFAULTS) as RunConfig
+  config.target.base_url = baseUrl
+  config.target.model = model
+  config.load.levels = overrides.levels
+  config.load.requests_per_level = overrides.duration_s === undefined ? (overrides.requests ?? 4) : null
+  config.load.duration_per_level_s = overrides.duration_s ?? null
+  config.load.warmup_requests = overrides.warmup ?? 0
+  config.workload.input_tokens = overrides.input_tokens ?? 32
+  config.workload.output_tokens = overrides.output_tokens ?? 8
+  config.client.timeout_s = 30
+  config.run.out_dir = overrides.out_dir
+  config.run.preflight = overrides.preflight ?? true
+  return config
+}

@@ -1,0 +1,189 @@
+import assert from 'node:assert/strict'
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { readRecords } from '../../src/records/jsonl-reader.js'
+import type { BenchResult } from '../../src/report/result-json.js'
+import { type RunOutcome, runGradient } from '../../src/run/run-gradient.js'
+import { StopSignal } from '../../src/run/stop-signal.js'
+import { SIM_MODEL, startSimulator } from '../../src/sim/server.js'
+import { tempDir, testConfig } from '../helpers/run-config.js'
+
+function done(outcome: RunOutcome): BenchResult {
+  assert.equal(outcome.kind, 'done', outcome.kind === 'preflight-failed' ? outcome.preflight.summary : '')
+  return (outcome as Extract<RunOutcome, { kind: 'done' }>).result
+}
+
+/**
+ * The simulator is told: first token 60 ms after a request takes a slot, then one token every
+ * 20 ms, whatever the batch (decode_ms_per_seq 0) and whatever the prompt (prefill_ms_per_token 0).
+ * Tolerance: Node timers fire late by up to ~1-2 ms on a busy 2-core machine and never early,
+ * so measured TTFT must lie in [60, 72] ms and TPOT in [20, 23] ms.
+ */
+test('a run against the simulator measures the TTFT and TPOT it was told to produce', {
+  timeout: 60_000,
+}, async () => {
+  const sim = await startSimulator({
+    slots: 8,
+    prefill_base_ms: 60,
+    prefill_ms_per_token: 0,
+    decode_base_ms: 20,
+    decode_ms_per_seq: 0,
+  })
+  const out = tempDir()
+  try {
+    const config = testConfig(sim.url, SIM_MODEL, {
+      levels: [1, 4],
+      requests: 8,
+      output_tokens: 12,
+      warmup: 2,
+      out_dir: out,
+    })
+    const result = done(
+      await runGradient({ config, apiKey: null, outDir: out, log: () => {}, stop: new StopSignal() }),
+    )
+    assert.equal(result.schema, 'llmbench.result/1')
+    assert.deepEqual(
+      result.levels.map((l) => l.concurrency),
+      [1, 4],
+    )
+    for (const level of result.levels) {
+      assert.equal(level.requests, 8, 'warm-up requests are excluded')
+      assert.equal(level.ok, 8)
+      assert.equal(level.success_rate, 1)
+      assert.equal(level.token_counting.from_usage, 8)
+      assert.equal(level.token_counting.tokenizer_vs_usage_percent, 0, 'sim words are one o200k token each')
+      const ttft = level.ttft_ms
+      assert.ok((ttft.min as number) >= 59.5 && (ttft.p50 as number) <= 72, `TTFT ${JSON.stringify(ttft)}`)
+      const tpot = level.tpot_ms
+      assert.ok((tpot.mean as number) >= 19.5 && (tpot.mean as number) <= 23, `TPOT ${JSON.stringify(tpot)}`)
+      assert.ok((level.itl_ms.p50 as number) >= 19 && (level.itl_ms.p50 as number) <= 23, 'ITL p50')
+      assert.equal(level.itl_ms.count, 8 * 11, 'one gap between each pair of the 12 token events')
+      // 12 tokens in 60 + 11 x 20 = 280 ms per request: E2E within the same tolerance.
+      assert.ok((level.e2e_ms.p50 as number) >= 279 && (level.e2e_ms.p50 as number) <= 310, 'E2E p50')
+      assert.equal(level.output_tokens, 8 * 12)
+    }
+    // c=4 runs four streams at once: about 4x the tokens per second of c=1 (12 tokens / ~0.28 s each).
+    const [one, four] = result.levels as [BenchResult['levels'][0], BenchResult['levels'][0]]
+    assert.ok(
+      one.output_tokens_per_s > 36 && one.output_tokens_per_s < 44,
+      `c=1 ${one.output_tokens_per_s} tok/s`,
+    )
+    const speedup = four.output_tokens_per_s / one.output_tokens_per_s
+    assert.ok(speedup > 3.3 && speedup < 4.2, `speed-up ${speedup}`)
+
+    // The record file holds every request, warm-up and preflight included and marked.
+    const { records, tornLastLine } = readRecords(join(out, 'requests.jsonl'))
+    assert.equal(tornLastLine, false)
+    assert.equal(records.filter((r) => r.phase === 'preflight').length, 1)
+    assert.equal(records.filter((r) => r.phase === 'warmup').length, 4)
+    assert.equal(records.filter((r) => r.phase === 'measure').length, 16)
+    const written = JSON.parse(readFileSync(join(out, 'bench_result.json'), 'utf8')) as BenchResult
+    assert.deepEqual(written.levels, result.levels)
+    assert.equal(written.meta.partial, false)
+    assert.ok(written.definitions.tpot_ms.includes('vLLM TPOT'))
+  } finally {
+    await sim.close()
+  }
+})
+
+test('the gradient finds the knee at the simulator batch size', { timeout: 60_000 }, async () => {
+  const sim = await startSimulator({
+    slots: 4,
+    prefill_base_ms: 30,
+    prefill_ms_per_token: 0,
+    decode_base_ms: 10,
+    decode_ms_per_seq: 0,
+  })
+  const out = tempDir()
+  try {
+    const config = testConfig(sim.url, SIM_MODEL, {
+      levels: [1, 2, 4, 8, 16],
+      duration_s: 1.2,
+      output_tokens: 16,
+      out_dir: out,
+    })
+    const result = done(
+      await runGradient({ config, apiKey: null, outDir: out, log: () => {}, stop: new StopSignal() }),
+    )
+    assert.equal(result.saturation?.concurrency, 4, result.saturation_summary)
+    assert.deepEqual(
+      result.levels.map((l) => l.verdict),
+      ['healthy', 'healthy', 'healthy', 'saturated', 'saturated'],
+    )
+    assert.ok(existsSync(join(out, 'requests.jsonl')))
+  } finally {
+    await sim.close()
+  }
+})
+
+test('a stream:false run counts E2E and tokens, with no TTFT', { timeout: 30_000 }, async () => {
+  const sim = await startSimulator({ prefill_base_ms: 20, decode_base_ms: 5 })
+  const out = tempDir()
+  try {
+    const config = testConfig(sim.url, SIM_MODEL, {
+      levels: [2],
+      requests: 4,
+      output_tokens: 10,
+      out_dir: out,
+    })
+    config.client.stream = false
+    const result = done(
+      await runGradient({ config, apiKey: null, outDir: out, log: () => {}, stop: new StopSignal() }),
+    )
+    const level = result.levels[0] as BenchResult['levels'][0]
+    assert.equal(level.ok, 4)
+    assert.equal(level.ttft_ms.count, 0)
+    assert.equal(level.output_tokens, 40)
+    assert.ok((level.e2e_ms.min as number) >= 20 + 9 * 5)
+  } finally {
+    await sim.close()
+  }
+})
+
+test('the legacy /v1/completions endpoint streams text chunks', { timeout: 30_000 }, async () => {
+  const sim = await startSimulator({ prefill_base_ms: 20, decode_base_ms: 5 })
+  const out = tempDir()
+  try {
+    const config = testConfig(sim.url, SIM_MODEL, {
+      levels: [2],
+      requests: 4,
+      output_tokens: 10,
+      out_dir: out,
+    })
+    config.target.endpoint = '/v1/completions'
+    const result = done(
+      await runGradient({ config, apiKey: null, outDir: out, log: () => {}, stop: new StopSignal() }),
+    )
+    const level = result.levels[0] as BenchResult['levels'][0]
+    assert.equal(level.ok, 4)
+    assert.equal(level.output_tokens, 40)
+    assert.equal(level.itl_ms.count, 4 * 9)
+  } finally {
+    await sim.close()
+  }
+})
+
+test('a wrong model fails the preflight with the server answer, before any level runs', {
+  timeout: 30_000,
+}, async () => {
+  const sim = await startSimulator({})
+  const out = tempDir()
+  try {
+    const config = testConfig(sim.url, 'no-such-model', { levels: [1], requests: 2, out_dir: out })
+    const outcome = await runGradient({
+      config,
+      apiKey: null,
+      outDir: out,
+      log: () => {},
+      stop: new StopSignal(),
+    })
+    assert.equal(outcome.kind, 'preflight-failed')
+    if (outcome.kind !== 'preflight-failed') return
+    assert.equal(outcome.preflight.record.status, 404)
+    assert.match(outcome.preflight.summary, /HTTP 404.*no-such-model/)
+    assert.equal(existsSync(join(out, 'bench_result.json')), false)
+  } finally {
+    await sim.close()
+  }
+})
