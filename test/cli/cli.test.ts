@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { readRecords } from '../../src/records/jsonl-reader.js'
 import { SIM_MODEL, startSimulator } from '../../src/sim/server.js'
-import { runCli } from '../helpers/cli.js'
+import { CLI, runCli } from '../helpers/cli.js'
 import { readSseFixture } from '../helpers/fixtures.js'
 import { startReplayServer } from '../helpers/replay-server.js'
 import { tempDir } from '../helpers/run-config.js'
@@ -246,4 +248,64 @@ test('init writes settings.json and config.toml that load, and refuses to overwr
   ])
   assert.equal(run.code, 3, run.stderr)
   assert.match(run.stderr, /preflight failed: connection/)
+})
+
+test('Ctrl-C mid-run: stops issuing, drains, writes a partial result and exits 130', {
+  timeout: 60_000,
+}, async () => {
+  const sim = await startSimulator({ prefill_base_ms: 10, decode_base_ms: 5 })
+  const out = join(tempDir(), 'result')
+  try {
+    const child = spawn(
+      process.execPath,
+      [
+        CLI,
+        'run',
+        '--base-url',
+        sim.url,
+        '--model',
+        SIM_MODEL,
+        '--levels',
+        '1,2,4',
+        '--duration',
+        '3',
+        '--warmup',
+        '0',
+        '--output-tokens',
+        '20',
+        '--out',
+        out,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    )
+    let stderr = ''
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
+    child.stderr.on('data', (data: Buffer) => {
+      stderr += data.toString()
+      // Interrupt during the second level, once the first one is summarized.
+      if (stderr.includes('level 1:') && !stderr.includes('interrupt'))
+        setTimeout(() => child.kill('SIGINT'), 500)
+    })
+    const code = await exited
+    assert.equal(code, 130, stderr)
+    assert.match(stderr, /interrupt: no new requests/)
+    const summary = JSON.parse(readFileSync(join(out, 'bench_result.json'), 'utf8'))
+    assert.equal(summary.meta.partial, true)
+    assert.deepEqual(
+      summary.levels.map((level: { concurrency: number }) => level.concurrency),
+      [1, 2],
+    )
+    const { records, tornLastLine } = readRecords(join(out, 'requests.jsonl'))
+    assert.equal(tornLastLine, false)
+    const measured = records.filter((r) => r.phase === 'measure')
+    assert.equal(measured.length, summary.levels[0].requests + summary.levels[1].requests)
+    assert.ok(
+      measured.every((r) => r.error === null),
+      'in-flight requests finished, not cut',
+    )
+    // Level 2 was cut short by about 2.5 s of its 3 s: it holds fewer requests than level 1 would at 2x.
+    assert.ok(summary.levels[1].duration_s < 2, `level 2 ran ${summary.levels[1].duration_s} s`)
+  } finally {
+    await sim.close()
+  }
 })
