@@ -4,7 +4,7 @@ import { countTokens } from 'gpt-tokenizer'
 import { Pool } from 'undici'
 import { interpretChunk } from '../../src/client/chunk.js'
 import { SseParser } from '../../src/client/sse.js'
-import { sendRequest, type Target } from '../../src/client/stream-client.js'
+import { type RequestPlan, sendRequest, type Target } from '../../src/client/stream-client.js'
 import type { RequestRecord } from '../../src/records/types.js'
 import { readSseFixture, sseFixtureNames } from '../helpers/fixtures.js'
 import { type ReplayServer, startReplayServer } from '../helpers/replay-server.js'
@@ -54,20 +54,19 @@ function target(): Target {
   }
 }
 
+const PLAN: RequestPlan = {
+  seq: 0,
+  worker: 0,
+  level: 1,
+  phase: 'measure',
+  prompt_id: 0,
+  scheduled_at: 0,
+  attempt: 1,
+  body: Buffer.from('{}'),
+}
+
 async function fetchFixture(name: string): Promise<RequestRecord> {
-  return sendRequest(
-    { ...target(), path: `/v1/replay/${encodeURIComponent(name)}` },
-    {
-      seq: 0,
-      worker: 0,
-      level: 1,
-      phase: 'measure',
-      prompt_id: 0,
-      scheduled_at: 0,
-      attempt: 1,
-      body: Buffer.from('{}'),
-    },
-  )
+  return sendRequest({ ...target(), path: `/v1/replay/${encodeURIComponent(name)}` }, PLAN)
 }
 
 /** The fixture's usage and generated text, read without the client. */
@@ -133,6 +132,19 @@ test('a chunk is not a token: mock-llm sends 4-character chunks, counted by the 
   assert.notEqual(record.output_tokens, record.chunks)
 })
 
+/** One request to `origin` through a pool of its own, closed afterwards. */
+async function requestOnce(origin: string, timeoutMs = 10_000): Promise<RequestRecord> {
+  const onePool = new Pool(origin)
+  try {
+    return await sendRequest(
+      { ...target(), dispatcher: onePool, origin, path: '/v1/chat/completions', timeoutMs },
+      PLAN,
+    )
+  } finally {
+    await onePool.destroy()
+  }
+}
+
 test('HTTP error status keeps class, status and the server message', async () => {
   const errorServer = await startReplayServer(() => ({
     status: 429,
@@ -141,55 +153,21 @@ test('HTTP error status keeps class, status and the server message', async () =>
       '{"error":{"message":"Rate limit reached for key sk-abcdefghijklmnop","type":"rate_limit"}}',
     ),
   }))
-  const errorPool = new Pool(new URL(errorServer.url).origin)
   try {
-    const record = await sendRequest(
-      {
-        ...target(),
-        dispatcher: errorPool,
-        origin: new URL(errorServer.url).origin,
-        path: '/v1/chat/completions',
-      },
-      {
-        seq: 0,
-        worker: 0,
-        level: 1,
-        phase: 'measure',
-        prompt_id: 0,
-        scheduled_at: 0,
-        attempt: 1,
-        body: Buffer.from('{}'),
-      },
-    )
+    const record = await requestOnce(new URL(errorServer.url).origin)
     assert.equal(record.status, 429)
     assert.equal(record.error?.class, 'http_429')
     assert.match(record.error?.message ?? '', /^HTTP 429: Rate limit reached/)
     assert.ok(!(record.error?.message ?? '').includes('sk-abcdefghijklmnop'), 'key-like strings are redacted')
   } finally {
-    await errorPool.destroy()
     await errorServer.close()
   }
 })
 
 test('connection refused is a connection failure, and a slow stream is a timeout, never a hang', async () => {
   const closed = await startReplayServer(() => ({ body: Buffer.alloc(0) }))
-  const origin = new URL(closed.url).origin
   await closed.close()
-  const refusedPool = new Pool(origin)
-  const refused = await sendRequest(
-    { ...target(), dispatcher: refusedPool, origin, path: '/v1/chat/completions' },
-    {
-      seq: 0,
-      worker: 0,
-      level: 1,
-      phase: 'measure',
-      prompt_id: 0,
-      scheduled_at: 0,
-      attempt: 1,
-      body: Buffer.from('{}'),
-    },
-  )
-  await refusedPool.destroy()
+  const refused = await requestOnce(new URL(closed.url).origin)
   assert.equal(refused.error?.class, 'connection')
 
   const slow = await startReplayServer(() => ({
@@ -197,33 +175,13 @@ test('connection refused is a connection failure, and a slow stream is a timeout
     chunkBytes: 200,
     gapMs: 50,
   }))
-  const slowPool = new Pool(new URL(slow.url).origin)
   try {
-    const record = await sendRequest(
-      {
-        ...target(),
-        dispatcher: slowPool,
-        origin: new URL(slow.url).origin,
-        path: '/v1/chat/completions',
-        timeoutMs: 300,
-      },
-      {
-        seq: 0,
-        worker: 0,
-        level: 1,
-        phase: 'measure',
-        prompt_id: 0,
-        scheduled_at: 0,
-        attempt: 1,
-        body: Buffer.from('{}'),
-      },
-    )
+    const record = await requestOnce(new URL(slow.url).origin, 300)
     assert.equal(record.error?.class, 'timeout')
     const elapsed = record.end_at - record.sent_at
     assert.ok(elapsed >= 299 && elapsed < 1000, `timed out after ${elapsed} ms`)
     assert.ok(record.chunks > 0, 'tokens received before the timeout are kept')
   } finally {
-    await slowPool.destroy()
     await slow.close()
   }
 })
