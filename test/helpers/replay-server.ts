@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { createServer as createTlsServer } from 'node:https'
 import type { AddressInfo } from 'node:net'
 
 export interface Replay {
@@ -21,11 +22,14 @@ export interface ReplayServer {
   close(): Promise<void>
 }
 
-/** A real HTTP server on 127.0.0.1 that answers every POST with a recorded body, in pieces. */
-export async function startReplayServer(pick: (path: string) => Replay): Promise<ReplayServer> {
+/** A real HTTP (or HTTPS, given a key and certificate) server on 127.0.0.1 that answers every POST with a recorded body, in pieces. */
+export async function startReplayServer(
+  pick: (path: string) => Replay,
+  options: { tls?: { key: Buffer; cert: Buffer } } = {},
+): Promise<ReplayServer> {
   const requests: unknown[] = []
   const authorizations: (string | undefined)[] = []
-  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+  const handler = (req: IncomingMessage, res: ServerResponse): void => {
     const parts: Buffer[] = []
     req.on('data', (part: Buffer) => parts.push(part))
     req.on('end', () => {
@@ -34,11 +38,13 @@ export async function startReplayServer(pick: (path: string) => Replay): Promise
       authorizations.push(req.headers.authorization)
       void serve(res, pick(req.url ?? '/'))
     })
-  })
+  }
+  const server: Server =
+    options.tls === undefined ? createServer(handler) : createTlsServer(options.tls, handler)
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as AddressInfo
   return {
-    url: `http://127.0.0.1:${port}/v1`,
+    url: `${options.tls === undefined ? 'http' : 'https'}://127.0.0.1:${port}/v1`,
     requests,
     authorizations,
     close: () =>

@@ -1,0 +1,81 @@
+import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { runCli } from '../helpers/cli.js'
+import { readSseFixture } from '../helpers/fixtures.js'
+import { startReplayServer } from '../helpers/replay-server.js'
+import { tempDir } from '../helpers/run-config.js'
+
+const TLS_DIR = fileURLToPath(new URL('../fixtures/tls/', import.meta.url))
+const CERT = join(TLS_DIR, 'cert.pem')
+
+async function withTlsServer(body: (url: string) => Promise<void>): Promise<void> {
+  const server = await startReplayServer(
+    () => ({ body: readSseFixture('openai_gpt4o_text_usage.sse'), chunkBytes: 128 }),
+    {
+      tls: { key: readFileSync(join(TLS_DIR, 'key.pem')), cert: readFileSync(CERT) },
+    },
+  )
+  try {
+    await body(server.url)
+  } finally {
+    await server.close()
+  }
+}
+
+test('a run over TLS works when the server certificate is trusted (NODE_EXTRA_CA_CERTS)', {
+  timeout: 60_000,
+}, async () => {
+  await withTlsServer(async (url) => {
+    assert.match(url, /^https:/)
+    const out = join(tempDir(), 'result')
+    const result = await runCli(
+      [
+        'run',
+        '--base-url',
+        url,
+        '--model',
+        'm',
+        '--levels',
+        '2',
+        '--requests',
+        '4',
+        '--warmup',
+        '0',
+        '--json',
+        '--quiet',
+        '--out',
+        out,
+      ],
+      {
+        env: { NODE_EXTRA_CA_CERTS: CERT },
+      },
+    )
+    assert.equal(result.code, 0, result.stderr)
+    const summary = JSON.parse(result.stdout)
+    assert.equal(summary.levels[0].ok, 4)
+    assert.equal(summary.levels[0].output_tokens, 4 * 30)
+  })
+})
+
+test('an untrusted certificate fails the preflight as a connection problem (exit 3)', {
+  timeout: 60_000,
+}, async () => {
+  await withTlsServer(async (url) => {
+    const result = await runCli([
+      'run',
+      '--base-url',
+      url,
+      '--model',
+      'm',
+      '--levels',
+      '1',
+      '--out',
+      join(tempDir(), 'r'),
+    ])
+    assert.equal(result.code, 3)
+    assert.match(result.stderr, /preflight failed: connection: .*(SELF_SIGNED|certificate)/i)
+  })
+})
