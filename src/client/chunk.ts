@@ -27,6 +27,9 @@ export interface ChunkInfo {
 
 type Json = Record<string, unknown>
 
+/** Delta fields that carry generated output (reasoning models use the middle two). */
+const DELTA_TEXT_KEYS = ['content', 'reasoning_content', 'reasoning', 'refusal'] as const
+
 const DONE: ChunkInfo = {
   done: true,
   tokenBearing: false,
@@ -84,7 +87,7 @@ function choiceText(choice: Json): string | null {
   }
   const delta = isObject(choice.delta) ? choice.delta : isObject(choice.message) ? choice.message : null
   if (delta !== null) {
-    for (const key of ['content', 'reasoning_content', 'reasoning', 'refusal'] as const) {
+    for (const key of DELTA_TEXT_KEYS) {
       const value = delta[key]
       if (typeof value === 'string' && value !== '') {
         text += value
@@ -96,11 +99,13 @@ function choiceText(choice: Json): string | null {
       for (const call of toolCalls) {
         const fn = isObject(call) && isObject(call.function) ? call.function : null
         if (fn === null) continue
-        for (const part of [fn.name, fn.arguments]) {
-          if (typeof part === 'string' && part !== '') {
-            text += part
-            bearing = true
-          }
+        if (typeof fn.name === 'string' && fn.name !== '') {
+          text += fn.name
+          bearing = true
+        }
+        if (typeof fn.arguments === 'string' && fn.arguments !== '') {
+          text += fn.arguments
+          bearing = true
         }
       }
     }

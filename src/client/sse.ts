@@ -30,6 +30,18 @@ const CR = 0x0d
 const COLON = 0x3a
 const SPACE = 0x20
 
+/** `data:` at `from`: d a t a : */
+function isDataField(line: Buffer, from: number): boolean {
+  return (
+    line.length >= from + 5 &&
+    line[from] === 0x64 &&
+    line[from + 1] === 0x61 &&
+    line[from + 2] === 0x74 &&
+    line[from + 3] === 0x61 &&
+    line[from + 4] === COLON
+  )
+}
+
 export class SseParser {
   /** Bytes of a line that started in an earlier read and has not ended yet. */
   private pendingLine: Buffer[] = []
@@ -55,18 +67,23 @@ export class SseParser {
       if (chunk[0] === LF) start = 1
       this.skipLeadingLf = false
     }
-    for (let i = start; i < length; i++) {
-      const byte = chunk[i]
-      if (byte !== LF && byte !== CR) continue
-      this.takeLine(chunk, start, i, arrivedAt)
-      if (byte === CR) {
-        if (i + 1 < length) {
-          if (chunk[i + 1] === LF) i++
+    // Line ends are found with Buffer.indexOf (native memchr), not a byte loop in JS; each
+    // position is searched for again only once the scan has passed it, so a read costs O(n).
+    let nextLf = chunk.indexOf(LF, start)
+    let nextCr = chunk.indexOf(CR, start)
+    while (nextLf !== -1 || nextCr !== -1) {
+      const end = nextCr === -1 || (nextLf !== -1 && nextLf < nextCr) ? nextLf : nextCr
+      this.takeLine(chunk, start, end, arrivedAt)
+      start = end + 1
+      if (chunk[end] === CR) {
+        if (start < length) {
+          if (chunk[start] === LF) start++
         } else {
           this.skipLeadingLf = true
         }
       }
-      start = i + 1
+      if (nextLf !== -1 && nextLf < start) nextLf = chunk.indexOf(LF, start)
+      if (nextCr !== -1 && nextCr < start) nextCr = chunk.indexOf(CR, start)
     }
     if (start < length) this.pendingLine.push(chunk.subarray(start))
   }
@@ -102,6 +119,13 @@ export class SseParser {
     }
     if (line[from] === COLON) {
       this.comments++
+      return
+    }
+    if (isDataField(line, from)) {
+      // The common case, without allocating the field name.
+      const valueStart = line[from + 5] === SPACE ? from + 6 : from + 5
+      this.dataLines.push(line.toString('utf8', valueStart))
+      this.hasData = true
       return
     }
     const colon = line.indexOf(COLON, from)
