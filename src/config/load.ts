@@ -45,7 +45,7 @@ export const DEFAULTS: RunConfig = deepFreeze({
     record_throughput: true,
     output_json: 'bench_result.json',
   },
-  run: { out_dir: null, preflight: true },
+  run: { out_dir: null, preflight: true, workers: 'auto' },
 })
 
 export interface LoadOptions {
@@ -208,6 +208,7 @@ function tomlPatch({ target = {}, load = {}, metrics = {}, client = {} }: Config
       warmup_requests: load.warmup_requests,
     },
     workload: { input_tokens: load.input_tokens, output_tokens: load.max_tokens },
+    run: { workers: client.workers },
     metrics: {
       percentiles: metrics.percentiles,
       record_ttft: metrics.record_ttft,
@@ -234,7 +235,7 @@ function flagsPatch(flags: z.infer<typeof FlagsSchema>): Patch {
       warmup_requests: flags.warmup,
     },
     workload: { input_tokens: flags.input_tokens, output_tokens: flags.output_tokens },
-    run: { out_dir: flags.out, preflight: flags.preflight },
+    run: { out_dir: flags.out, preflight: flags.preflight, workers: flags.workers },
   }
 }
 

@@ -38,6 +38,12 @@ function outputTokens() {
   return z.number(e).int(e).min(1, e)
 }
 
+/** Worker threads: a positive integer or "auto". */
+function workers() {
+  const e = expect('a positive integer or "auto"')
+  return z.union([positiveInt(), z.literal('auto')], e)
+}
+
 function bool() {
   return z.boolean(expect('true or false'))
 }
@@ -175,6 +181,7 @@ export const ConfigTomlSchema = z.strictObject(
         stream: bool().optional(),
         timeout: positiveSeconds().optional(),
         retry: nonNegativeInt().optional(),
+        workers: workers().optional(),
       },
       'a table ([client])',
     ),
@@ -203,6 +210,7 @@ export const FlagsSchema = z.object({
   out: z.string(expect('a folder path')).min(1, expect('a folder path')).optional(),
   preflight: bool().optional(),
   stream: bool().optional(),
+  workers: workers().optional(),
 })
 
 // ---------------------------------------------------------------------------------------------------

@@ -43,6 +43,8 @@ export interface RunConfig {
     /** The result folder itself; null = results/<timestamp>-<model>/ */
     out_dir: string | null
     preflight: boolean
+    /** Load-generating worker threads: a number, or 'auto' (one per core, at most one per stream). */
+    workers: number | 'auto'
   }
 }
 
@@ -63,4 +65,5 @@ export interface ConfigFlags {
   out?: string
   preflight?: boolean
   stream?: boolean
+  workers?: number | 'auto'
 }

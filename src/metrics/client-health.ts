@@ -1,42 +1,130 @@
 import { type IntervalHistogram, monitorEventLoopDelay, performance } from 'node:perf_hooks'
-import type { ClientHealth } from './summarize.js'
 
-/** Event-loop delay p99 above this means arrival stamps may have waited on our own loop. */
-export const MAX_LOOP_DELAY_P99_MS = 20
-/** Process CPU above this share of the cores it can use means the client was busy, not waiting. */
-export const MAX_CPU_PERCENT = 90
+/**
+ * The client watching itself. Each event loop that stamps arrivals (every worker thread) measures
+ * its event-loop delay and utilisation over a level; the main thread adds the process CPU. A busy
+ * loop stamps bytes late, so these decide whether a level's figures can be trusted.
+ */
+
+/** One event loop's figures over one level. */
+export interface LoopStats {
+  /** "worker-0", "worker-1", ... or "main" */
+  thread: string
+  /** Share of the level's wall time the loop spent running code (0..1). */
+  utilization: number
+  /** p99 of how late the loop's timer fired beyond its sampling interval, ms. */
+  delay_p99_ms: number
+  /** Largest such delay, ms. */
+  delay_max_ms: number
+}
+
+/** Measured during a level by the runner; stored in meta so the verdict stays a pure function. */
+export interface LevelClientStats {
+  /** Process CPU time over the level's wall time, all threads: 100% = one full core. */
+  cpu_percent: number
+  loops: LoopStats[]
+}
+
+/** What a report says about the client during one level. */
+export interface ClientHealth {
+  cpu_percent: number
+  /** Worst loop. */
+  event_loop_delay_p99_ms: number
+  /** Busiest loop (0..1). */
+  event_loop_utilization: number
+  /** p99 of (sent_at - scheduled_at) over the level's requests: how late we sent. */
+  dispatch_lateness_p99_ms: number | null
+  /** The client may have distorted this level's figures. */
+  bound: boolean
+  /** Why it is bound, in words; empty when it is not. */
+  reasons: string[]
+}
+
+/**
+ * Thresholds from the fidelity benchmark (bench/fidelity): a thread's TTFT error stays small while
+ * its loop is below ~70% busy and its timers fire within ~5 ms.
+ */
+export const CLIENT_LIMITS = {
+  max_utilization: 0.7,
+  max_delay_p99_ms: 5,
+  max_lateness_p99_ms: 5,
+} as const
+
+export function judgeClient(stats: LevelClientStats, latenessP99Ms: number | null): ClientHealth {
+  const delay = Math.max(0, ...stats.loops.map((loop) => loop.delay_p99_ms))
+  const utilization = Math.max(0, ...stats.loops.map((loop) => loop.utilization))
+  const reasons: string[] = []
+  if (utilization > CLIENT_LIMITS.max_utilization) {
+    reasons.push(
+      `event loop ${Math.round(utilization * 100)}% busy (limit ${CLIENT_LIMITS.max_utilization * 100}%)`,
+    )
+  }
+  if (delay > CLIENT_LIMITS.max_delay_p99_ms) {
+    reasons.push(`event-loop delay p99 ${delay.toFixed(1)} ms (limit ${CLIENT_LIMITS.max_delay_p99_ms} ms)`)
+  }
+  if (latenessP99Ms !== null && latenessP99Ms > CLIENT_LIMITS.max_lateness_p99_ms) {
+    reasons.push(
+      `requests sent ${latenessP99Ms.toFixed(1)} ms late at p99 (limit ${CLIENT_LIMITS.max_lateness_p99_ms} ms)`,
+    )
+  }
+  return {
+    cpu_percent: stats.cpu_percent,
+    event_loop_delay_p99_ms: round2(delay),
+    event_loop_utilization: round2(utilization),
+    dispatch_lateness_p99_ms: latenessP99Ms === null ? null : round2(latenessP99Ms),
+    bound: reasons.length > 0,
+    reasons,
+  }
+}
+
+function round2(value: number): number {
+  return Math.round(value * 100) / 100
+}
 
 /** The loop-delay sampling interval, ms. */
 const SAMPLE_INTERVAL_MS = 5
 
-/**
- * Watches this process while a level runs: its CPU time over the wall window (100% = one full core)
- * and the event-loop delay p99. Either one high means timestamps could include our own queueing.
- */
-export class ClientMonitor {
+/** Measures the event loop it runs on, between start() and stop(). */
+export class LoopMonitor {
   private readonly histogram: IntervalHistogram = monitorEventLoopDelay({ resolution: SAMPLE_INTERVAL_MS })
-  private cpuStart = process.cpuUsage()
-  private wallStart = performance.now()
+  private eluStart = performance.eventLoopUtilization()
+
+  constructor(private readonly thread: string) {}
 
   start(): void {
     this.histogram.reset()
     this.histogram.enable()
+    this.eluStart = performance.eventLoopUtilization()
+  }
+
+  stop(): LoopStats {
+    this.histogram.disable()
+    const elu = performance.eventLoopUtilization(this.eluStart)
+    // The histogram holds whole sampling intervals in ns (an idle loop reads ~5 ms): the delay is the excess.
+    const excess = (ns: number): number => Math.max(0, ns / 1e6 - SAMPLE_INTERVAL_MS)
+    const sampled = this.histogram.count > 0
+    return {
+      thread: this.thread,
+      utilization: round2(elu.utilization),
+      delay_p99_ms: sampled ? round2(excess(this.histogram.percentile(99))) : 0,
+      delay_max_ms: sampled ? round2(excess(this.histogram.max)) : 0,
+    }
+  }
+}
+
+/** Process CPU over a window: 100% = one core busy for the whole window. */
+export class CpuMeter {
+  private cpuStart = process.cpuUsage()
+  private wallStart = performance.now()
+
+  start(): void {
     this.cpuStart = process.cpuUsage()
     this.wallStart = performance.now()
   }
 
-  stop(usableCores: number): ClientHealth {
-    this.histogram.disable()
+  percent(): number {
     const cpu = process.cpuUsage(this.cpuStart)
     const wallMs = Math.max(performance.now() - this.wallStart, 1)
-    const cpuPercent = ((cpu.user + cpu.system) / 1000 / wallMs) * 100
-    // The histogram holds whole sampling intervals in ns (an idle loop reads ~5 ms): the delay is the excess.
-    const loopP99Ms =
-      this.histogram.count > 0 ? Math.max(0, this.histogram.percentile(99) / 1e6 - SAMPLE_INTERVAL_MS) : 0
-    return {
-      cpu_percent: Math.round(cpuPercent * 10) / 10,
-      event_loop_delay_p99_ms: Math.round(loopP99Ms * 100) / 100,
-      bound: loopP99Ms > MAX_LOOP_DELAY_P99_MS || cpuPercent > MAX_CPU_PERCENT * usableCores,
-    }
+    return Math.round(((cpu.user + cpu.system) / 1000 / wallMs) * 1000) / 10
   }
 }

@@ -1,14 +1,9 @@
 import { ERROR_CLASSES, type ErrorClass, type RequestRecord } from '../records/types.js'
+import { type ClientHealth, judgeClient, type LevelClientStats } from './client-health.js'
 import { e2eMs, isOk, pushItlMs, tpotMs, ttftMs } from './derive.js'
-import { type Distribution, round, summarizeSamples } from './distribution.js'
+import { type Distribution, percentileOfSorted, round, summarizeSamples } from './distribution.js'
 
-/** How the client itself fared during a level (measured by the level runner, stored in meta). */
-export interface ClientHealth {
-  cpu_percent: number
-  event_loop_delay_p99_ms: number
-  /** The client may have distorted this level's figures. */
-  bound: boolean
-}
+export type { ClientHealth }
 
 export type Verdict = 'healthy' | 'saturated' | 'overloaded' | 'client-bound'
 
@@ -50,7 +45,7 @@ export function summarizeLevel(
   concurrency: number,
   allRecords: readonly RequestRecord[],
   percentiles: readonly number[],
-  client: ClientHealth,
+  clientStats: LevelClientStats,
 ): Omit<LevelSummary, 'verdict' | 'advice'> {
   const records = allRecords.filter((r) => r.phase === 'measure' && r.level === concurrency)
   const errors = Object.fromEntries(ERROR_CLASSES.map((c) => [c, 0])) as Record<ErrorClass, number>
@@ -63,9 +58,11 @@ export function summarizeLevel(
   let outputTokens = 0
   let windowStart = Number.POSITIVE_INFINITY
   let windowEnd = Number.NEGATIVE_INFINITY
+  const lateness: number[] = []
   for (const record of records) {
     windowStart = Math.min(windowStart, record.sent_at)
     windowEnd = Math.max(windowEnd, record.end_at)
+    lateness.push(record.sent_at - record.scheduled_at)
     if (!isOk(record)) {
       errors[(record.error as { class: ErrorClass }).class]++
       continue
@@ -104,7 +101,15 @@ export function summarizeLevel(
           ? null
           : round((100 * counting.discrepancySum) / counting.discrepancyCount, 2),
     },
-    client,
+    client: judgeClient(
+      clientStats,
+      lateness.length === 0
+        ? null
+        : percentileOfSorted(
+            lateness.sort((x, y) => x - y),
+            99,
+          ),
+    ),
   }
 }
 

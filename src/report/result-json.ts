@@ -1,6 +1,7 @@
 import { findSaturation, type Saturation } from '../analysis/saturation.js'
 import { adviceFor, levelVerdict } from '../analysis/verdict.js'
-import { type ClientHealth, type LevelSummary, summarizeLevel } from '../metrics/summarize.js'
+import type { LevelClientStats } from '../metrics/client-health.js'
+import { type LevelSummary, summarizeLevel } from '../metrics/summarize.js'
 import type { RequestRecord } from '../records/types.js'
 import { DEFINITIONS } from './definitions.js'
 
@@ -38,8 +39,8 @@ export interface RunMeta {
     host: string
   }
   percentiles: number[]
-  /** Levels actually run, in order, with how the client fared during each. */
-  levels_run: { concurrency: number; client: ClientHealth }[]
+  /** Levels actually run, in order, with how the client's own threads fared during each. */
+  levels_run: { concurrency: number; workers: number; client: LevelClientStats }[]
 }
 
 export interface BenchResult {
@@ -54,9 +55,21 @@ export interface BenchResult {
 
 /** The whole summary as a pure function of the records and meta: `report` reuses it unchanged. */
 export function buildResult(records: readonly RequestRecord[], meta: RunMeta): BenchResult {
-  const summaries = meta.levels_run.map((level) =>
-    summarizeLevel(level.concurrency, records, meta.percentiles, level.client),
+  return finishResult(
+    meta.levels_run.map((level) =>
+      summarizeLevel(level.concurrency, records, meta.percentiles, level.client),
+    ),
+    meta,
   )
+}
+
+type LevelFigures = Omit<LevelSummary, 'verdict' | 'advice'>
+
+/**
+ * The same, from per-level summaries: a run summarizes each level when it ends and drops its records
+ * (they are on disk), so memory stays flat over long runs.
+ */
+export function finishResult(summaries: readonly LevelFigures[], meta: RunMeta): BenchResult {
   const ttftKey = meta.percentiles.includes(95) ? 'p95' : 'mean'
   const saturation = findSaturation(summaries, ttftKey)
   const levels: LevelSummary[] = summaries.map((summary) => {

@@ -17,7 +17,7 @@ export function renderTable(result: BenchResult): string {
       'E2E ms\np50',
       'output\ntok/s',
       'req/s',
-      'client\ncpu% / loop p99',
+      'client\nloop busy / p99',
       'verdict',
     ],
     // No colour codes: the table must read the same in a pipe or a CI log.
@@ -40,7 +40,7 @@ function levelRow(level: LevelSummary, keys: string[]): string[] {
     one(level.e2e_ms.p50),
     level.output_tokens_per_s.toFixed(1),
     level.requests_per_s.toFixed(2),
-    `${level.client.cpu_percent.toFixed(0)}% / ${level.client.event_loop_delay_p99_ms.toFixed(1)}`,
+    `${Math.round(level.client.event_loop_utilization * 100)}% / ${level.client.event_loop_delay_p99_ms.toFixed(1)} ms`,
     level.verdict,
   ]
 }
@@ -69,8 +69,8 @@ export function renderVerdict(result: BenchResult): string {
     }
     if (level.client.bound) {
       lines.push(
-        `  c=${level.concurrency}: the CLIENT was the bottleneck (cpu ${level.client.cpu_percent}%, ` +
-          `event-loop delay p99 ${level.client.event_loop_delay_p99_ms} ms): its figures include our own queueing`,
+        `  c=${level.concurrency}: the CLIENT was the bottleneck (${level.client.reasons.join('; ')}): ` +
+          'these figures include our own queueing, not only the server',
       )
     }
   }

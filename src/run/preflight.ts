@@ -3,7 +3,7 @@ import { sendRequest } from '../client/stream-client.js'
 import type { RunConfig } from '../config/types.js'
 import type { RequestRecord } from '../records/types.js'
 import { buildBody } from '../workload/request-body.js'
-import { closeTarget, createTarget } from './target.js'
+import { closeTarget, openTarget, targetSpec } from './target.js'
 
 export interface PreflightResult {
   ok: boolean
@@ -17,7 +17,7 @@ export interface PreflightResult {
  * a wrong key, model name or URL fails here in seconds, not after a whole level of errors.
  */
 export async function runPreflight(config: RunConfig, apiKey: string | null): Promise<PreflightResult> {
-  const target = createTarget(config, apiKey, 1)
+  const target = openTarget(targetSpec(config, apiKey), 1)
   try {
     const body = buildBody(
       {

@@ -3,21 +3,24 @@ import { availableParallelism, hostname } from 'node:os'
 import { join } from 'node:path'
 import { displayUrl } from '../client/redact.js'
 import type { RunConfig } from '../config/types.js'
-import { ClientMonitor } from '../metrics/client-health.js'
+import { CpuMeter, LoopMonitor } from '../metrics/client-health.js'
+import { type LevelSummary, summarizeLevel } from '../metrics/summarize.js'
 import { JsonlWriter } from '../records/jsonl-writer.js'
 import type { RequestRecord } from '../records/types.js'
-import { type BenchResult, buildResult, type RunMeta } from '../report/result-json.js'
+import { type BenchResult, finishResult, type RunMeta } from '../report/result-json.js'
 import { writeJsonAtomic } from '../report/write-json.js'
-import { type RunCounters, runLevel } from '../schedule/level-runner.js'
 import { TOOL_VERSION } from '../version.js'
+import { WorkerPool } from '../worker/pool.js'
 import { PromptSource } from '../workload/prompts.js'
 import { buildBody } from '../workload/request-body.js'
 import { TOKENIZER_NAME } from '../workload/tokenizer.js'
 import { type PreflightResult, runPreflight } from './preflight.js'
 import type { StopSignal } from './stop-signal.js'
-import { closeTarget, createTarget } from './target.js'
+import { targetSpec } from './target.js'
 
 export const RECORDS_FILE = 'requests.jsonl'
+/** Distinct prompts per run: request i uses prompt i mod this (and no two share a prefix). */
+export const DISTINCT_PROMPTS = 512
 
 export interface RunOptions {
   config: RunConfig
@@ -34,13 +37,28 @@ export type RunOutcome =
   | { kind: 'done'; result: BenchResult; resultPath: string }
   | { kind: 'preflight-failed'; preflight: PreflightResult }
 
-/** The concurrency gradient end to end: preflight, levels, records on disk, summary after each level. */
+/** `auto`: one worker thread per core (the main thread only writes records), at most one per stream. */
+export function resolveWorkers(
+  workers: number | 'auto',
+  levels: readonly number[],
+  cores = availableParallelism(),
+): number {
+  const widest = Math.max(1, ...levels)
+  return Math.min(workers === 'auto' ? Math.max(1, cores) : workers, widest)
+}
+
+/**
+ * The concurrency gradient end to end: preflight, then each level on the worker threads, records
+ * appended to disk as they arrive, the level summarized as soon as it ends (its records are then
+ * dropped from memory), and bench_result.json rewritten after every level.
+ */
 export async function runGradient(options: RunOptions): Promise<RunOutcome> {
   const { config, apiKey, outDir, log, stop } = options
   mkdirSync(outDir, { recursive: true })
   const writer = new JsonlWriter(join(outDir, RECORDS_FILE))
   const resultPath = join(outDir, config.metrics.output_json)
-  const unregister = stop.onFlush(() => writer.flush())
+  const unregisterFlush = stop.onFlush(() => writer.flush())
+  let pool: WorkerPool | null = null
   try {
     if (config.run.preflight) {
       const preflight = await runPreflight(config, apiKey)
@@ -48,83 +66,85 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
       log(preflight.summary)
       if (!preflight.ok) return { kind: 'preflight-failed', preflight }
     }
-    const meta = describeRun(config)
-    const prompts = new PromptSource(config.workload.input_tokens)
-    const bodies = new Map<number, Buffer>()
-    const bodyFor = (promptId: number): Buffer => {
-      const key = promptId % 512
-      let body = bodies.get(key)
-      if (body === undefined) {
-        body = buildBody(
+    const workerCount = resolveWorkers(config.run.workers, config.load.levels)
+    pool = await WorkerPool.start(workerCount, targetSpec(config, apiKey), buildBodies(config))
+    const activePool = pool
+    const unregisterStop = stop.onRequest(() => activePool.stop())
+    const meta = describeRun(config, workerCount)
+    const summaries: Omit<LevelSummary, 'verdict' | 'advice'>[] = []
+    const cpu = new CpuMeter()
+    const mainLoop = new LoopMonitor('main')
+    try {
+      for (const concurrency of config.load.levels) {
+        if (stop.requested) break
+        const measured: RequestRecord[] = []
+        const loops = await pool.runLevel(
           {
-            model: config.target.model,
-            endpoint: config.target.endpoint,
-            stream: config.client.stream,
-            maxTokens: config.workload.output_tokens,
+            concurrency,
+            warmup: config.load.warmup_requests,
+            requests: config.load.requests_per_level,
+            duration_s: config.load.duration_per_level_s,
+            retry: config.client.retry,
           },
-          prompts.prompt(key),
+          (records) => {
+            for (const record of records) {
+              writer.append(record)
+              if (record.phase === 'measure') measured.push(record)
+            }
+          },
+          () => {
+            cpu.start()
+            mainLoop.start()
+          },
         )
-        bodies.set(key, body)
+        loops.push(mainLoop.stop())
+        const client = { cpu_percent: cpu.percent(), loops }
+        writer.flush()
+        summaries.push(summarizeLevel(concurrency, measured, config.metrics.percentiles, client))
+        meta.levels_run.push({ concurrency, workers: Math.min(workerCount, concurrency), client })
+        const result = finishResult(summaries, meta)
+        writeJsonAtomic(resultPath, result)
+        const level = result.levels.at(-1)
+        if (level !== undefined) log(progressLine(level))
       }
-      return body
-    }
-    const records: RequestRecord[] = []
-    const counters: RunCounters = { seq: 0, prompt: 0 }
-    const monitor = new ClientMonitor()
-    let result = buildResult(records, meta)
-    for (const concurrency of config.load.levels) {
-      if (stop.requested) break
-      // Bodies are built before the clock starts, so prompt generation never counts as latency.
-      for (let id = counters.prompt; id < counters.prompt + Math.min(512, concurrency * 2); id++) bodyFor(id)
-      const target = createTarget(config, apiKey, concurrency)
-      monitor.start()
-      const levelRecords = await runLevel(
-        {
-          concurrency,
-          requests: config.load.requests_per_level,
-          duration_s: config.load.duration_per_level_s,
-          warmup: config.load.warmup_requests,
-          retry: config.client.retry,
-        },
-        {
-          target,
-          counters,
-          bodyFor,
-          onRecord: (record) => writer.append(record),
-          stopRequested: () => stop.requested,
-        },
-      )
-      const client = monitor.stop(1)
-      await closeTarget(target)
-      writer.flush()
-      for (const record of levelRecords) records.push(record)
-      meta.levels_run.push({ concurrency, client })
-      result = buildResult(records, meta)
-      writeJsonAtomic(resultPath, result)
-      const level = result.levels.at(-1)
-      if (level !== undefined) log(progressLine(level))
+    } finally {
+      unregisterStop()
     }
     // Interrupted: the level that was running is cut short and later levels are missing.
     meta.partial = stop.requested
     meta.finished_at = new Date().toISOString()
-    result = buildResult(records, meta)
+    const result = finishResult(summaries, meta)
     writeJsonAtomic(resultPath, result)
     return { kind: 'done', result, resultPath }
   } finally {
-    unregister()
+    unregisterFlush()
     writer.close()
+    await pool?.close()
   }
 }
 
-function progressLine(level: BenchResult['levels'][number]): string {
+/** Every distinct request body, serialized once before any clock starts. */
+function buildBodies(config: RunConfig): Buffer[] {
+  const prompts = new PromptSource(config.workload.input_tokens, 1, DISTINCT_PROMPTS)
+  const options = {
+    model: config.target.model,
+    endpoint: config.target.endpoint,
+    stream: config.client.stream,
+    maxTokens: config.workload.output_tokens,
+  }
+  return Array.from({ length: DISTINCT_PROMPTS }, (_, id) => buildBody(options, prompts.prompt(id)))
+}
+
+function progressLine(level: LevelSummary): string {
   const ttft = level.ttft_ms.p50 == null ? '-' : `${level.ttft_ms.p50.toFixed(0)} ms`
+  const bound = level.client.bound ? ` — CLIENT-BOUND: ${level.client.reasons.join('; ')}` : ''
   return (
     `level ${level.concurrency}: ${level.requests} requests, ${level.failed} failed, ` +
-    `TTFT p50 ${ttft}, ${level.output_tokens_per_s.toFixed(1)} tok/s in ${level.duration_s.toFixed(1)} s`
+    `TTFT p50 ${ttft}, ${level.output_tokens_per_s.toFixed(1)} tok/s in ${level.duration_s.toFixed(1)} s${bound}`
   )
 }
 
-function describeRun(config: RunConfig): RunMeta {
+function describeRun(config: RunConfig, workers: number): RunMeta {
   const load: RunMeta['load'] = {
     mode: 'concurrency',
     levels: config.load.levels,
@@ -153,8 +173,8 @@ function describeRun(config: RunConfig): RunMeta {
     },
     load,
     client: {
-      workers: 1,
-      architecture: 'single event loop, undici Pool per level (one keep-alive connection per stream)',
+      workers,
+      architecture: `${workers} worker thread(s), each with its own event loop and undici Pool (one keep-alive connection per stream); main thread writes records`,
       node_version: process.version,
       cpus: availableParallelism(),
       host: hostname(),

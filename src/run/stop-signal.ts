@@ -5,9 +5,18 @@
 export class StopSignal {
   requested = false
   private readonly flushers = new Set<() => void>()
+  private readonly listeners = new Set<() => void>()
 
   request(): void {
+    if (this.requested) return
     this.requested = true
+    for (const listener of this.listeners) listener()
+  }
+
+  /** Called once, when a stop is first requested; returns its unregister function. */
+  onRequest(listener: () => void): () => void {
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
   }
 
   /** Registers a flush hook; returns its unregister function. */

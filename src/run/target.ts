@@ -2,6 +2,7 @@ import { Pool } from 'undici'
 import type { Target } from '../client/stream-client.js'
 import type { RunConfig } from '../config/types.js'
 import { joinUrl } from '../config/url.js'
+import type { TargetSpec } from '../worker/protocol.js'
 import { countTextTokens } from '../workload/tokenizer.js'
 
 /** The API key, read only from the environment variable the config names; never stored elsewhere. */
@@ -10,11 +11,8 @@ export function readApiKey(config: RunConfig, env: NodeJS.ProcessEnv = process.e
   return value === undefined || value === '' ? null : value
 }
 
-/**
- * The target for one level: a keep-alive connection pool sized to the level, so every in-flight
- * request has its own connection and none waits for a socket (which would count as server time).
- */
-export function createTarget(config: RunConfig, apiKey: string | null, connections: number): Target {
+/** What every request of a run shares: URL, headers (key included), streaming, timeout. */
+export function targetSpec(config: RunConfig, apiKey: string | null): TargetSpec {
   const url = new URL(joinUrl(config.target.base_url, config.target.endpoint))
   const headers: Record<string, string> = {
     'content-type': 'application/json',
@@ -22,20 +20,29 @@ export function createTarget(config: RunConfig, apiKey: string | null, connectio
     'user-agent': 'llmbench',
   }
   if (apiKey !== null) headers.authorization = `Bearer ${apiKey}`
-  const timeoutMs = config.client.timeout_s * 1000
   return {
-    dispatcher: new Pool(url.origin, {
-      connections,
-      pipelining: 1,
-      keepAliveTimeout: 30_000,
-      connectTimeout: Math.min(timeoutMs, 30_000),
-    }),
     origin: url.origin,
     path: `${url.pathname}${url.search}`,
     headers,
     stream: config.client.stream,
-    timeoutMs,
+    timeoutMs: config.client.timeout_s * 1000,
     secrets: apiKey === null ? [] : [apiKey],
+  }
+}
+
+/**
+ * A keep-alive connection pool sized to the streams it will carry, so every in-flight request has
+ * its own connection and none waits for a socket (which would count as server time).
+ */
+export function openTarget(spec: TargetSpec, connections: number): Target {
+  return {
+    ...spec,
+    dispatcher: new Pool(spec.origin, {
+      connections,
+      pipelining: 1,
+      keepAliveTimeout: 30_000,
+      connectTimeout: Math.min(spec.timeoutMs, 30_000),
+    }),
     countTokens: countTextTokens,
   }
 }

@@ -2,96 +2,69 @@ import { performance } from 'node:perf_hooks'
 import { type RequestPlan, sendRequest, type Target } from '../client/stream-client.js'
 import type { RequestRecord } from '../records/types.js'
 
-/** One level of the closed-loop gradient: exactly `concurrency` requests in flight. */
-export interface LevelPlan {
+/** One round of a level on one event loop: exactly `concurrency` requests in flight. */
+export interface RoundPlan {
+  level: number
+  phase: 'warmup' | 'measure'
   concurrency: number
-  /** Stop issuing after this many measured requests (first attempts), or ... */
+  /** Stop issuing after this many requests (first attempts), or ... */
   requests: number | null
-  /** ... after this many seconds; in-flight requests then drain, each bounded by its timeout. */
-  duration_s: number | null
-  warmup: number
+  /** ... at this performance.now() time; in-flight requests then drain, each bounded by its timeout. */
+  deadline: number | null
   retry: number
 }
 
-/** Shared across levels so every request of a run gets its own sequence number and prompt. */
-export interface RunCounters {
-  seq: number
-  prompt: number
-}
-
-export interface LevelContext {
+export interface RoundContext {
   target: Target
-  counters: RunCounters
+  worker: number
+  nextSeq: () => number
+  nextPromptId: () => number
   bodyFor: (promptId: number) => Buffer
-  /** Called as each request finishes (records are written to disk here). */
+  /** Called as each request finishes. */
   onRecord: (record: RequestRecord) => void
   /** Polled before each new request: true once the user asked to stop (Ctrl-C). */
   stopRequested: () => boolean
 }
 
 /**
- * Runs warm-up requests (sent, recorded as `warmup`, excluded from figures), then the measured
- * closed loop: `concurrency` loops each send a request, await its record, and send the next,
- * until the request count or the duration is used up. Resolves when every in-flight request has
+ * The closed loop: `concurrency` loops each send a request, await its record and send the next,
+ * until the request count or the deadline is used up. Resolves when every in-flight request has
  * finished; a request can never outlive its own timeout, so the drain is bounded by it.
+ *
+ * Each record's scheduled_at is when its loop wanted to send: the end of the loop's previous
+ * request, so sent_at - scheduled_at is the client's own dispatch lateness in steady state. A
+ * loop's first request has no earlier one: it is scheduled when it is built (the start-up burst of
+ * a level is a one-off that warm-up absorbs, not the steady lateness this measures).
  */
-export async function runLevel(plan: LevelPlan, context: LevelContext): Promise<RequestRecord[]> {
-  const records: RequestRecord[] = []
-  const keep = (record: RequestRecord): void => {
-    records.push(record)
-    context.onRecord(record)
-  }
-  if (plan.warmup > 0) {
-    let warmupLeft = plan.warmup
-    const claimWarmup = (): boolean => warmupLeft-- > 0 && !context.stopRequested()
-    await runLoops(Math.min(plan.concurrency, plan.warmup), 'warmup', plan, context, claimWarmup, keep)
-  }
-  let measuredLeft = plan.requests ?? Number.POSITIVE_INFINITY
-  const deadline =
-    plan.duration_s === null ? Number.POSITIVE_INFINITY : performance.now() + plan.duration_s * 1000
-  const claimMeasured = (): boolean =>
-    !context.stopRequested() && measuredLeft-- > 0 && performance.now() < deadline
-  await runLoops(plan.concurrency, 'measure', plan, context, claimMeasured, keep)
-  return records
+export async function runRound(plan: RoundPlan, context: RoundContext): Promise<void> {
+  let left = plan.requests ?? Number.POSITIVE_INFINITY
+  const deadline = plan.deadline ?? Number.POSITIVE_INFINITY
+  const claim = (): boolean => !context.stopRequested() && left-- > 0 && performance.now() < deadline
+  const loops: Promise<void>[] = []
+  for (let i = 0; i < plan.concurrency; i++) loops.push(closedLoop(plan, context, claim))
+  await Promise.all(loops)
 }
 
-function runLoops(
-  loops: number,
-  phase: RequestRecord['phase'],
-  plan: LevelPlan,
-  context: LevelContext,
-  claim: () => boolean,
-  keep: (record: RequestRecord) => void,
-): Promise<unknown> {
-  const running: Promise<void>[] = []
-  for (let i = 0; i < loops; i++) running.push(closedLoop(phase, plan, context, claim, keep))
-  return Promise.all(running)
-}
-
-async function closedLoop(
-  phase: RequestRecord['phase'],
-  plan: LevelPlan,
-  context: LevelContext,
-  claim: () => boolean,
-  keep: (record: RequestRecord) => void,
-): Promise<void> {
+async function closedLoop(plan: RoundPlan, context: RoundContext, claim: () => boolean): Promise<void> {
+  let wantedAt: number | null = null
   while (claim()) {
-    const promptId = context.counters.prompt++
+    const promptId = context.nextPromptId()
     const body = context.bodyFor(promptId)
     // Retries (off by default) are separate records: a failed attempt is counted, never hidden.
     for (let attempt = 1; attempt <= plan.retry + 1; attempt++) {
       const request: RequestPlan = {
-        seq: context.counters.seq++,
-        worker: 0,
-        level: plan.concurrency,
-        phase,
+        seq: context.nextSeq(),
+        worker: context.worker,
+        level: plan.level,
+        phase: plan.phase,
         prompt_id: promptId,
-        scheduled_at: performance.now(),
+        scheduled_at: wantedAt ?? performance.now(),
         attempt,
         body,
       }
       const record = await sendRequest(context.target, request)
-      keep(record)
+      context.onRecord(record)
+      wantedAt = record.end_at
       if (record.error === null || context.stopRequested()) break
     }
   }

@@ -42,7 +42,14 @@ test('verdicts: client-bound beats overloaded beats saturated', () => {
     success_rate: 1,
     errors,
     requests: 10,
-    client: { cpu_percent: 10, event_loop_delay_p99_ms: 1, bound: false },
+    client: {
+      cpu_percent: 10,
+      event_loop_delay_p99_ms: 1,
+      event_loop_utilization: 0.1,
+      dispatch_lateness_p99_ms: 0.2,
+      bound: false,
+      reasons: [],
+    },
   }
   const knee = { concurrency: 32, reason: '' }
   assert.equal(levelVerdict(base, knee), 'saturated')

@@ -76,7 +76,7 @@ const FROM_SETTINGS: RunConfig = {
     record_throughput: true,
     output_json: 'bench_result.json',
   },
-  run: { out_dir: null, preflight: true },
+  run: { out_dir: null, preflight: true, workers: 'auto' },
 }
 
 const FROM_TOML: RunConfig = {
@@ -140,6 +140,7 @@ test('every flag maps onto its RunConfig field', () => {
     out: 'results/x',
     preflight: false,
     stream: false,
+    workers: 3,
   })
   assert.deepEqual(config, {
     target: {
@@ -158,8 +159,23 @@ test('every flag maps onto its RunConfig field', () => {
     },
     workload: { input_tokens: 0, output_tokens: 64 },
     metrics: FROM_TOML.metrics,
-    run: { out_dir: 'results/x', preflight: false },
+    run: { out_dir: 'results/x', preflight: false, workers: 3 },
   })
+})
+
+test('workers: a positive integer or "auto", from [client] workers or --workers', () => {
+  const toml = tempFile('workers.toml', '[client]\nworkers = 2\n')
+  assert.equal(load([toml], TARGET).run.workers, 2)
+  assert.equal(load([toml], { ...TARGET, workers: 'auto' }).run.workers, 'auto')
+  const bad = tempFile('bad-workers.toml', '[client]\nworkers = "many"\n')
+  const issues = issuesOf([bad], TARGET)
+  assert.ok(
+    issues.some(
+      (issue) =>
+        issue.path === 'client.workers' && /expected a positive integer or "auto"/.test(issue.message),
+    ),
+    JSON.stringify(issues),
+  )
 })
 
 test('a later layer choosing duration clears an earlier requests_per_level, and vice versa', () => {
@@ -233,7 +249,7 @@ test('DEFAULTS: the documented values, empty base_url and model, frozen', () => 
       record_throughput: true,
       output_json: 'bench_result.json',
     },
-    run: { out_dir: null, preflight: true },
+    run: { out_dir: null, preflight: true, workers: 'auto' },
   })
   assert.ok(Object.isFrozen(DEFAULTS.load.levels))
   // A loaded config is a copy: changing it cannot change the defaults.

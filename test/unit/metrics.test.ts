@@ -1,11 +1,15 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { judgeClient } from '../../src/metrics/client-health.js'
 import { tpotMs, ttftMs } from '../../src/metrics/derive.js'
 import { percentileKey, summarizeSamples } from '../../src/metrics/distribution.js'
 import { summarizeLevel } from '../../src/metrics/summarize.js'
 import { makeRecord } from '../helpers/records.js'
 
-const HEALTHY_CLIENT = { cpu_percent: 5, event_loop_delay_p99_ms: 1, bound: false }
+const HEALTHY_CLIENT = {
+  cpu_percent: 5,
+  loops: [{ thread: 'worker-0', utilization: 0.1, delay_p99_ms: 1, delay_max_ms: 2 }],
+}
 
 test('percentiles are exact with linear interpolation (numpy default)', () => {
   // numpy.percentile([1..10], [50, 90, 95, 99]) = 5.5, 9.1, 9.55, 9.91
@@ -89,4 +93,37 @@ test('token counting per level: usage vs tokenizer, and the discrepancy where bo
   assert.equal(level.token_counting.from_usage, 2)
   assert.equal(level.token_counting.from_tokenizer, 1)
   assert.equal(level.token_counting.tokenizer_vs_usage_percent, 12.5)
+})
+
+test('client health: a busy loop, a late timer or late sends make a level client-bound, with reasons', () => {
+  const loop = { thread: 'worker-0', utilization: 0.3, delay_p99_ms: 1, delay_max_ms: 3 }
+  const calm = judgeClient({ cpu_percent: 40, loops: [loop, { ...loop, thread: 'main' }] }, 0.4)
+  assert.equal(calm.bound, false)
+  assert.deepEqual(calm.reasons, [])
+  const busy = judgeClient(
+    { cpu_percent: 95, loops: [loop, { ...loop, thread: 'worker-1', utilization: 0.85 }] },
+    0.4,
+  )
+  assert.equal(busy.bound, true)
+  assert.equal(busy.event_loop_utilization, 0.85)
+  assert.match(busy.reasons.join(), /event loop 85% busy/)
+  const late = judgeClient({ cpu_percent: 40, loops: [{ ...loop, delay_p99_ms: 12.5 }] }, 9)
+  assert.deepEqual(late.reasons, [
+    'event-loop delay p99 12.5 ms (limit 5 ms)',
+    'requests sent 9.0 ms late at p99 (limit 5 ms)',
+  ])
+})
+
+test('dispatch lateness p99 comes from the records: sent_at - scheduled_at', () => {
+  const records = Array.from({ length: 100 }, (_, i) =>
+    makeRecord({
+      scheduled_at: i * 10,
+      sent_at: i * 10 + (i === 99 ? 50 : 0.5),
+      token_times: [i * 10 + 60, i * 10 + 70],
+    }),
+  )
+  const level = summarizeLevel(1, records, [50], HEALTHY_CLIENT)
+  // p99 of 99 x 0.5 ms and one 50 ms: h = 99 x 0.99 = 98.01 → 0.5 + 0.01 x 49.5 = 0.995 (2 decimals kept)
+  assert.ok(Math.abs((level.client.dispatch_lateness_p99_ms as number) - 0.995) <= 0.006)
+  assert.equal(level.client.bound, false)
 })

@@ -1,7 +1,8 @@
 import type { RunConfig } from '../../config/types.js'
-import { SIM_MODEL, startSimulator } from '../../sim/server.js'
+import { startSimulatorProcess } from '../../sim/child.js'
+import { SIM_MODEL } from '../../sim/server.js'
 import { type CommandSpec, type FlagSpec, parseFlags, renderHelp } from '../args.js'
-import { CliError, EXIT } from '../exit-codes.js'
+import { EXIT } from '../exit-codes.js'
 import type { Io } from '../io.js'
 import { configFlags, executeRun, LOAD_FLAGS, loadConfigOrThrow } from './run.js'
 import { SIM_PARAM_FLAGS, simParams } from './sim.js'
@@ -42,13 +43,7 @@ export async function demoCommand(argv: string[], io: Io): Promise<number> {
     io.out(renderHelp(DEMO_SPEC))
     return EXIT.ok
   }
-  let sim: Awaited<ReturnType<typeof startSimulator>>
-  try {
-    sim = await startSimulator({ ...simParams(flags), host: '127.0.0.1', port: 0 })
-  } catch (error) {
-    if (error instanceof RangeError) throw new CliError(error.message, EXIT.usage)
-    throw error
-  }
+  const sim = await startSimulatorProcess(simParams(flags))
   try {
     const overrides = configFlags(flags)
     const config: RunConfig = loadConfigOrThrow([], {

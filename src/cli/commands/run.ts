@@ -68,6 +68,13 @@ export const LOAD_FLAGS: FlagSpec[] = [
   },
   { name: 'retry', type: 'string', value: 'N', help: 'retries per failed request', default: '0' },
   {
+    name: 'workers',
+    type: 'string',
+    value: 'N|auto',
+    help: 'load-generating threads (auto: one per core, at most one per stream)',
+    default: 'auto',
+  },
+  {
     name: 'out',
     type: 'string',
     value: 'DIR',
@@ -133,6 +140,8 @@ export function configFlags(flags: ParsedFlags): ConfigFlags {
   set('timeout', numberFlag(flags, 'timeout'))
   set('retry', numberFlag(flags, 'retry'))
   set('out', stringFlag(flags, 'out'))
+  const workers = stringFlag(flags, 'workers')
+  set('workers', workers === undefined || workers === 'auto' ? workers : numberFlag(flags, 'workers'))
   if (flags['no-preflight'] === true) result.preflight = false
   if (flags['no-stream'] === true) result.stream = false
   return result

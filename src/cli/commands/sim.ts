@@ -1,4 +1,4 @@
-import { SIM_DEFAULTS, type SimParams } from '../../sim/capacity.js'
+import { resolveSimParams, SIM_DEFAULTS, type SimParams } from '../../sim/capacity.js'
 import { SIM_MODEL, startSimulator } from '../../sim/server.js'
 import {
   type CommandSpec,
@@ -46,7 +46,10 @@ export const SIM_SPEC: CommandSpec = {
   ],
 }
 
-/** Simulator parameters from flags; a value that is not a valid number is a usage error naming the flag. */
+/**
+ * Simulator parameters from flags, checked here so that a bad value is a usage error naming the
+ * flag (also for `demo`, whose simulator is a child process).
+ */
 export function simParams(flags: ParsedFlags): Partial<SimParams> {
   const params: Partial<SimParams> = {}
   for (const { key } of PARAM_FLAGS) {
@@ -59,6 +62,12 @@ export function simParams(flags: ParsedFlags): Partial<SimParams> {
       )
     }
     params[key] = value
+  }
+  try {
+    resolveSimParams(params)
+  } catch (error) {
+    if (error instanceof RangeError) throw new CliError(error.message, EXIT.usage)
+    throw error
   }
   return params
 }
@@ -73,18 +82,12 @@ export async function simCommand(argv: string[], io: Io): Promise<number> {
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new CliError(`--port: expected a port number 0-65535, got ${stringFlag(flags, 'port')}`, EXIT.usage)
   }
-  let sim: Awaited<ReturnType<typeof startSimulator>>
-  try {
-    sim = await startSimulator({
-      ...simParams(flags),
-      host: stringFlag(flags, 'host') ?? '127.0.0.1',
-      port,
-      model: stringFlag(flags, 'model') ?? SIM_MODEL,
-    })
-  } catch (error) {
-    if (error instanceof RangeError) throw new CliError(error.message, EXIT.usage)
-    throw error
-  }
+  const sim = await startSimulator({
+    ...simParams(flags),
+    host: stringFlag(flags, 'host') ?? '127.0.0.1',
+    port,
+    model: stringFlag(flags, 'model') ?? SIM_MODEL,
+  })
   io.out(
     `llmbench simulator listening on ${sim.url} (model ${stringFlag(flags, 'model') ?? SIM_MODEL}); Ctrl-C stops it\n`,
   )

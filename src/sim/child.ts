@@ -1,0 +1,56 @@
+import { spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import type { SimParams } from './capacity.js'
+
+/** The CLI entry, compiled (dist/cli/main.js) or, under tsx, its source. */
+const FROM_SOURCE = import.meta.url.endsWith('.ts')
+const CLI_MAIN = fileURLToPath(new URL(`../cli/main${FROM_SOURCE ? '.ts' : '.js'}`, import.meta.url))
+
+export interface SimulatorProcess {
+  url: string
+  close(): Promise<void>
+}
+
+/**
+ * The simulator in a process of its own (`llmbench sim --port 0`), as a real server would be: its
+ * timers and writes then never share an event loop with the client whose stamps we measure.
+ */
+export function startSimulatorProcess(
+  params: Partial<SimParams>,
+  timeoutMs = 15_000,
+): Promise<SimulatorProcess> {
+  const args = ['sim', '--host', '127.0.0.1', '--port', '0']
+  for (const [key, value] of Object.entries(params)) {
+    if (value !== undefined) args.push(`--${key.replaceAll('_', '-')}`, String(value))
+  }
+  const child = spawn(process.execPath, [...(FROM_SOURCE ? ['--import', 'tsx'] : []), CLI_MAIN, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  const close = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM')
+    await exited
+  }
+  return new Promise((resolve, reject) => {
+    let stdout = ''
+    let stderr = ''
+    const timer = setTimeout(() => {
+      void close()
+      reject(new Error(`simulator did not start within ${timeoutMs / 1000} s: ${stderr}`))
+    }, timeoutMs)
+    child.stderr.on('data', (data: Buffer) => {
+      stderr += data.toString()
+    })
+    child.stdout.on('data', (data: Buffer) => {
+      stdout += data.toString()
+      const match = /listening on (http:\/\/\S+)/.exec(stdout)
+      if (match?.[1] === undefined) return
+      clearTimeout(timer)
+      resolve({ url: match[1], close })
+    })
+    child.once('exit', (code) => {
+      clearTimeout(timer)
+      reject(new Error(`simulator exited with code ${code}: ${stderr.trim()}`))
+    })
+  })
+}

@@ -1,0 +1,98 @@
+import { parentPort } from 'node:worker_threads'
+import { LoopMonitor } from '../metrics/client-health.js'
+import type { RequestRecord } from '../records/types.js'
+import { closeTarget, openTarget } from '../run/target.js'
+import { runRound } from '../schedule/level-runner.js'
+import { countTextTokens } from '../workload/tokenizer.js'
+import type { FromWorker, LevelShare, TargetSpec, ToWorker } from './protocol.js'
+
+/**
+ * A load-generating thread: its own event loop and its own connection pool per level. It stamps,
+ * records and batches; the main thread writes the records and computes every figure.
+ */
+
+/** Records reach the main thread in batches, at most this long after they finish. */
+const BATCH_INTERVAL_MS = 50
+
+const port = parentPort
+if (port === null) throw new Error('worker.ts must run in a worker thread')
+
+let workerIndex = 0
+let workerCount = 1
+let target: TargetSpec | null = null
+let bodies: Buffer[] = []
+let seq = 0
+let promptRound = 0
+let stopRequested = false
+let batch: RequestRecord[] = []
+const monitor = new LoopMonitor('worker')
+
+function post(message: FromWorker): void {
+  ;(port as NonNullable<typeof port>).postMessage(message)
+}
+
+function flush(): void {
+  if (batch.length === 0) return
+  post({ type: 'records', records: batch })
+  batch = []
+}
+
+async function runShare(share: LevelShare, phase: 'warmup' | 'measure'): Promise<void> {
+  const spec = target as TargetSpec
+  const connection = openTarget(spec, Math.max(1, share.concurrency))
+  const flusher = setInterval(flush, BATCH_INTERVAL_MS)
+  if (phase === 'measure') monitor.start()
+  try {
+    await runRound(
+      {
+        level: share.level,
+        phase,
+        concurrency: share.concurrency,
+        requests: phase === 'warmup' ? share.warmup : share.requests,
+        deadline: phase === 'warmup' ? null : share.deadline,
+        retry: share.retry,
+      },
+      {
+        target: connection,
+        worker: workerIndex,
+        nextSeq: () => seq++,
+        // Worker w of W takes prompts w, w+W, w+2W, ...: distinct across workers.
+        nextPromptId: () => workerIndex + workerCount * promptRound++,
+        bodyFor: (promptId) => bodies[promptId % bodies.length] as Buffer,
+        onRecord: (record) => batch.push(record),
+        stopRequested: () => stopRequested,
+      },
+    )
+  } finally {
+    clearInterval(flusher)
+    flush()
+    await closeTarget(connection)
+  }
+  const loop =
+    phase === 'measure' ? monitor.stop() : { thread: '', utilization: 0, delay_p99_ms: 0, delay_max_ms: 0 }
+  post({ type: 'level-done', loop: { ...loop, thread: `worker-${workerIndex}` } })
+}
+
+port.on('message', (message: ToWorker) => {
+  switch (message.type) {
+    case 'init':
+      workerIndex = message.worker
+      workerCount = message.workers
+      target = message.target
+      bodies = message.bodies.map((body) => Buffer.from(body.buffer, body.byteOffset, body.byteLength))
+      // The tokenizer builds its tables on first use (~8 ms): do it now, not after the first response.
+      countTextTokens('warm up the tokenizer')
+      post({ type: 'ready' })
+      break
+    case 'stop':
+      stopRequested = true
+      break
+    case 'round':
+      runShare(message.share, message.phase).catch((error: unknown) =>
+        post({ type: 'failed', message: error instanceof Error ? error.message : String(error) }),
+      )
+      break
+    default:
+      break
+  }
+})
