@@ -35,7 +35,8 @@ export interface RequestPlan {
   level: number
   phase: RequestRecord['phase']
   prompt_id: number
-  scheduled_at: number
+  /** When the caller wanted it sent; null = "now" (a loop's first request has no earlier wish). */
+  scheduled_at: number | null
   attempt: number
   body: Buffer
 }
@@ -87,7 +88,7 @@ class Exchange implements Dispatcher.DispatchHandler {
       level: plan.level,
       phase: plan.phase,
       prompt_id: plan.prompt_id,
-      scheduled_at: plan.scheduled_at,
+      scheduled_at: 0,
       sent_at: 0,
       headers_at: null,
       first_token_at: null,
@@ -109,7 +110,10 @@ class Exchange implements Dispatcher.DispatchHandler {
   start(): void {
     const { target } = this
     this.timer = setTimeout(() => this.abort(new RequestTimeoutError(target.timeoutMs)), target.timeoutMs)
+    // Until undici writes the request, "sent" means handed to the connection pool; if it fails
+    // before any write (refused, TLS), this is the stamp the record keeps.
     this.record.sent_at = performance.now()
+    this.record.scheduled_at = this.plan.scheduled_at ?? this.record.sent_at
     try {
       target.dispatcher.dispatch(
         {
@@ -129,8 +133,18 @@ class Exchange implements Dispatcher.DispatchHandler {
     }
   }
 
+  /**
+   * Called by undici right before it writes the request to its socket. Subtleness ahead: this is
+   * the real send time. undici may hold a request for an event-loop turn before reusing a
+   * keep-alive socket (a setImmediate, to notice a server's close first), and a new connection
+   * must first connect; both are the client's delays, not the server's. So sent_at moves here,
+   * TTFT and E2E start here, and the wait shows up as dispatch lateness (sent_at - scheduled_at).
+   */
   onRequestStart(controller: Dispatcher.DispatchController): void {
+    const at = performance.now()
     this.controller = controller
+    if (this.plan.scheduled_at === null) this.record.scheduled_at = at
+    this.record.sent_at = at
   }
 
   onResponseStart(

@@ -34,6 +34,11 @@ export interface ClientHealth {
   event_loop_utilization: number
   /** p99 of (sent_at - scheduled_at) over the level's requests: how late we sent. */
   dispatch_lateness_p99_ms: number | null
+  /**
+   * Share of the nominal streams really in flight: mean E2E / (mean E2E + mean lateness). Below 1
+   * when the client waited before sending (undici holds a reused socket for one loop turn).
+   */
+  effective_concurrency_ratio: number | null
   /** The client may have distorted this level's figures. */
   bound: boolean
   /** Why it is bound, in words; empty when it is not. */
@@ -47,10 +52,17 @@ export interface ClientHealth {
 export const CLIENT_LIMITS = {
   max_utilization: 0.7,
   max_delay_p99_ms: 5,
-  max_lateness_p99_ms: 5,
+  min_effective_concurrency_ratio: 0.95,
 } as const
 
-export function judgeClient(stats: LevelClientStats, latenessP99Ms: number | null): ClientHealth {
+/** Dispatch figures of a level, from its records. */
+export interface Dispatch {
+  lateness_p99_ms: number
+  lateness_mean_ms: number
+  e2e_mean_ms: number
+}
+
+export function judgeClient(stats: LevelClientStats, dispatch: Dispatch | null): ClientHealth {
   const delay = Math.max(0, ...stats.loops.map((loop) => loop.delay_p99_ms))
   const utilization = Math.max(0, ...stats.loops.map((loop) => loop.utilization))
   const reasons: string[] = []
@@ -62,16 +74,20 @@ export function judgeClient(stats: LevelClientStats, latenessP99Ms: number | nul
   if (delay > CLIENT_LIMITS.max_delay_p99_ms) {
     reasons.push(`event-loop delay p99 ${delay.toFixed(1)} ms (limit ${CLIENT_LIMITS.max_delay_p99_ms} ms)`)
   }
-  if (latenessP99Ms !== null && latenessP99Ms > CLIENT_LIMITS.max_lateness_p99_ms) {
+  const ratio =
+    dispatch === null ? null : dispatch.e2e_mean_ms / (dispatch.e2e_mean_ms + dispatch.lateness_mean_ms)
+  if (dispatch !== null && ratio !== null && ratio < CLIENT_LIMITS.min_effective_concurrency_ratio) {
     reasons.push(
-      `requests sent ${latenessP99Ms.toFixed(1)} ms late at p99 (limit ${CLIENT_LIMITS.max_lateness_p99_ms} ms)`,
+      `only ${Math.round(ratio * 100)}% of the streams in flight: requests sent ` +
+        `${dispatch.lateness_mean_ms.toFixed(1)} ms late on average`,
     )
   }
   return {
     cpu_percent: stats.cpu_percent,
     event_loop_delay_p99_ms: round2(delay),
     event_loop_utilization: round2(utilization),
-    dispatch_lateness_p99_ms: latenessP99Ms === null ? null : round2(latenessP99Ms),
+    dispatch_lateness_p99_ms: dispatch === null ? null : round2(dispatch.lateness_p99_ms),
+    effective_concurrency_ratio: ratio === null ? null : Math.round(ratio * 1000) / 1000,
     bound: reasons.length > 0,
     reasons,
   }

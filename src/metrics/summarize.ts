@@ -1,5 +1,5 @@
 import { ERROR_CLASSES, type ErrorClass, type RequestRecord } from '../records/types.js'
-import { type ClientHealth, judgeClient, type LevelClientStats } from './client-health.js'
+import { type ClientHealth, type Dispatch, judgeClient, type LevelClientStats } from './client-health.js'
 import { e2eMs, isOk, pushItlMs, tpotMs, ttftMs } from './derive.js'
 import { type Distribution, percentileOfSorted, round, summarizeSamples } from './distribution.js'
 
@@ -101,15 +101,20 @@ export function summarizeLevel(
           ? null
           : round((100 * counting.discrepancySum) / counting.discrepancyCount, 2),
     },
-    client: judgeClient(
-      clientStats,
-      lateness.length === 0
-        ? null
-        : percentileOfSorted(
-            lateness.sort((x, y) => x - y),
-            99,
-          ),
-    ),
+    client: judgeClient(clientStats, dispatchFigures(lateness, e2e)),
+  }
+}
+
+function dispatchFigures(lateness: number[], e2e: number[]): Dispatch | null {
+  if (lateness.length === 0 || e2e.length === 0) return null
+  const mean = (values: number[]): number => values.reduce((a, b) => a + b, 0) / values.length
+  return {
+    lateness_p99_ms: percentileOfSorted(
+      lateness.sort((x, y) => x - y),
+      99,
+    ) as number,
+    lateness_mean_ms: mean(lateness),
+    e2e_mean_ms: mean(e2e),
   }
 }
 

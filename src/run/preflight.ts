@@ -34,7 +34,7 @@ export async function runPreflight(config: RunConfig, apiKey: string | null): Pr
       level: 0,
       phase: 'preflight',
       prompt_id: -1,
-      scheduled_at: performance.now(),
+      scheduled_at: null,
       attempt: 1,
       body,
     })

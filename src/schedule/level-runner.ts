@@ -33,8 +33,8 @@ export interface RoundContext {
  *
  * Each record's scheduled_at is when its loop wanted to send: the end of the loop's previous
  * request, so sent_at - scheduled_at is the client's own dispatch lateness in steady state. A
- * loop's first request has no earlier one: it is scheduled when it is built (the start-up burst of
- * a level is a one-off that warm-up absorbs, not the steady lateness this measures).
+ * loop's first request has no earlier one: its scheduled_at is its own send time (connecting is
+ * the start-up burst of a level, a one-off that warm-up absorbs, not the steady lateness).
  */
 export async function runRound(plan: RoundPlan, context: RoundContext): Promise<void> {
   let left = plan.requests ?? Number.POSITIVE_INFINITY
@@ -58,7 +58,7 @@ async function closedLoop(plan: RoundPlan, context: RoundContext, claim: () => b
         level: plan.level,
         phase: plan.phase,
         prompt_id: promptId,
-        scheduled_at: wantedAt ?? performance.now(),
+        scheduled_at: wantedAt,
         attempt,
         body,
       }

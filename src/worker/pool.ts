@@ -87,6 +87,7 @@ export class WorkerPool {
     const share = (i: number, deadline: number | null): LevelShare => ({
       level: level.concurrency,
       concurrency: streams[i] as number,
+      connections: streams[i] as number,
       warmup: warmups[i] as number,
       requests: requests === null ? null : (requests[i] as number),
       deadline,

@@ -15,8 +15,10 @@ export interface TargetSpec {
 /** A worker's share of one level. */
 export interface LevelShare {
   level: number
-  /** Streams this worker keeps in flight. */
+  /** Streams this worker keeps in flight in this round (warm-up may use fewer). */
   concurrency: number
+  /** Connections of the level's pool: the worker's full share of the level's streams. */
+  connections: number
   warmup: number
   requests: number | null
   /** Absolute deadline on the shared performance.now() clock (threads share timeOrigin), or null. */

@@ -1,4 +1,5 @@
 import { parentPort } from 'node:worker_threads'
+import type { Target } from '../client/stream-client.js'
 import { LoopMonitor } from '../metrics/client-health.js'
 import type { RequestRecord } from '../records/types.js'
 import { closeTarget, openTarget } from '../run/target.js'
@@ -37,9 +38,20 @@ function flush(): void {
   batch = []
 }
 
+/** The level's connection pool: opened by its warm-up round and reused by the measured round, so
+ * warm-up really does open the connections the measurement then uses. */
+let levelPool: { level: number; target: Target } | null = null
+
 async function runShare(share: LevelShare, phase: 'warmup' | 'measure'): Promise<void> {
-  const spec = target as TargetSpec
-  const connection = openTarget(spec, Math.max(1, share.concurrency))
+  if (levelPool !== null && levelPool.level !== share.level) {
+    await closeTarget(levelPool.target)
+    levelPool = null
+  }
+  levelPool ??= {
+    level: share.level,
+    target: openTarget(target as TargetSpec, Math.max(1, share.connections)),
+  }
+  const connection = levelPool.target
   const flusher = setInterval(flush, BATCH_INTERVAL_MS)
   if (phase === 'measure') monitor.start()
   try {
@@ -66,7 +78,10 @@ async function runShare(share: LevelShare, phase: 'warmup' | 'measure'): Promise
   } finally {
     clearInterval(flusher)
     flush()
-    await closeTarget(connection)
+    if (phase === 'measure') {
+      levelPool = null
+      await closeTarget(connection)
+    }
   }
   const loop =
     phase === 'measure' ? monitor.stop() : { thread: '', utilization: 0, delay_p99_ms: 0, delay_max_ms: 0 }

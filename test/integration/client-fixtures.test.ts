@@ -60,7 +60,7 @@ const PLAN: RequestPlan = {
   level: 1,
   phase: 'measure',
   prompt_id: 0,
-  scheduled_at: 0,
+  scheduled_at: null,
   attempt: 1,
   body: Buffer.from('{}'),
 }

@@ -47,6 +47,7 @@ test('verdicts: client-bound beats overloaded beats saturated', () => {
       event_loop_delay_p99_ms: 1,
       event_loop_utilization: 0.1,
       dispatch_lateness_p99_ms: 0.2,
+      effective_concurrency_ratio: 1,
       bound: false,
       reasons: [],
     },

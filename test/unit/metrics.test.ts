@@ -97,21 +97,33 @@ test('token counting per level: usage vs tokenizer, and the discrepancy where bo
 
 test('client health: a busy loop, a late timer or late sends make a level client-bound, with reasons', () => {
   const loop = { thread: 'worker-0', utilization: 0.3, delay_p99_ms: 1, delay_max_ms: 3 }
-  const calm = judgeClient({ cpu_percent: 40, loops: [loop, { ...loop, thread: 'main' }] }, 0.4)
+  const prompt = { lateness_p99_ms: 0.4, lateness_mean_ms: 0.2, e2e_mean_ms: 1000 }
+  const calm = judgeClient({ cpu_percent: 40, loops: [loop, { ...loop, thread: 'main' }] }, prompt)
   assert.equal(calm.bound, false)
   assert.deepEqual(calm.reasons, [])
   const busy = judgeClient(
     { cpu_percent: 95, loops: [loop, { ...loop, thread: 'worker-1', utilization: 0.85 }] },
-    0.4,
+    prompt,
   )
   assert.equal(busy.bound, true)
   assert.equal(busy.event_loop_utilization, 0.85)
   assert.match(busy.reasons.join(), /event loop 85% busy/)
-  const late = judgeClient({ cpu_percent: 40, loops: [{ ...loop, delay_p99_ms: 12.5 }] }, 9)
+  // 100 ms late on average against 900 ms requests: 90% of the streams in flight.
+  const late = judgeClient(
+    { cpu_percent: 40, loops: [{ ...loop, delay_p99_ms: 12.5 }] },
+    { lateness_p99_ms: 150, lateness_mean_ms: 100, e2e_mean_ms: 900 },
+  )
   assert.deepEqual(late.reasons, [
     'event-loop delay p99 12.5 ms (limit 5 ms)',
-    'requests sent 9.0 ms late at p99 (limit 5 ms)',
+    'only 90% of the streams in flight: requests sent 100.0 ms late on average',
   ])
+  assert.equal(late.effective_concurrency_ratio, 0.9)
+  // 20 ms late against 1.4 s requests is 98.6% in flight: not a distortion worth a flag.
+  const slightlyLate = judgeClient(
+    { cpu_percent: 40, loops: [loop] },
+    { lateness_p99_ms: 30, lateness_mean_ms: 20, e2e_mean_ms: 1400 },
+  )
+  assert.equal(slightlyLate.bound, false)
 })
 
 test('dispatch lateness p99 comes from the records: sent_at - scheduled_at', () => {
