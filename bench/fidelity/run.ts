@@ -5,7 +5,10 @@
  * and inter-token gap and records when it really wrote each first token. Each client runs against
  * it in its own process; we compare the TTFT percentiles the client reports with the server's
  * true ones. Clients: llmbench with --workers 1 and --workers auto, and the source article's
- * asyncio + httpx script (article_client.py, Debian's python3-httpx).
+ * asyncio + httpx script (article_client.py, Debian's python3-httpx). llmbench warms up one
+ * request per stream first (excluded from its figures, as it would be in a real run); the script
+ * has no warm-up, as in the article. The server's truth includes the warm-up requests, all of
+ * them ~FIRST_TOKEN_MS like the rest.
  *
  *   npm run bench:fidelity                 # full table (about 5 minutes)
  *   npm run bench:fidelity -- --quick      # fewer cells, shorter (about 1.5 minutes)

@@ -24,8 +24,6 @@ export interface Target {
   timeoutMs: number
   /** Strings to scrub from any stored message (the API key). */
   secrets: readonly string[]
-  /** Offline token counter used when the server sends no usage. */
-  countTokens: (text: string) => number
 }
 
 /** One request to send: identity plus its pre-serialized body. */
@@ -283,18 +281,18 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.settle(at)
   }
 
-  /** Output tokens from the server's usage when it sent one, else from the offline tokenizer. */
+  /**
+   * Output tokens from the server's usage when it sent one; the text goes along for the main
+   * thread to count with the offline tokenizer (completeTokenCounts), off the hot path.
+   */
   private countOutput(): void {
     const record = this.record
-    const text = this.textParts.join('')
+    record.output_text = this.textParts.join('')
     this.textParts = []
-    const counted = text === '' ? 0 : this.target.countTokens(text)
     if (this.usageCompletion !== null) {
       record.output_tokens = this.usageCompletion
       record.token_source = 'usage'
-      record.tokenizer_output_tokens = counted
     } else {
-      record.output_tokens = counted
       record.token_source = 'tokenizer'
     }
   }

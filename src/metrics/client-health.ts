@@ -22,12 +22,15 @@ export interface LoopStats {
 export interface LevelClientStats {
   /** Process CPU time over the level's wall time, all threads: 100% = one full core. */
   cpu_percent: number
+  /** Resident memory of the process at the end of the level, MiB: flat across levels, as records go to disk. */
+  rss_mib?: number
   loops: LoopStats[]
 }
 
 /** What a report says about the client during one level. */
 export interface ClientHealth {
   cpu_percent: number
+  rss_mib: number | null
   /** Worst loop. */
   event_loop_delay_p99_ms: number
   /** Busiest loop (0..1). */
@@ -84,6 +87,7 @@ export function judgeClient(stats: LevelClientStats, dispatch: Dispatch | null):
   }
   return {
     cpu_percent: stats.cpu_percent,
+    rss_mib: stats.rss_mib ?? null,
     event_loop_delay_p99_ms: round2(delay),
     event_loop_utilization: round2(utilization),
     dispatch_lateness_p99_ms: dispatch === null ? null : round2(dispatch.lateness_p99_ms),

@@ -51,4 +51,10 @@ export interface RequestRecord {
   finish_reason: string | null
   /** 1 for the first attempt; retries (off by default) are separate records with attempt > 1. */
   attempt: number
+  /**
+   * Transient, never written: the generated text, carried from the worker that received it to the
+   * main thread, which counts its tokens (completeTokenCounts) so no load-generating thread ever
+   * loads or runs the tokenizer.
+   */
+  output_text?: string
 }

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks'
 import { sendRequest } from '../client/stream-client.js'
 import type { RunConfig } from '../config/types.js'
+import { completeTokenCounts } from '../records/token-counts.js'
 import type { RequestRecord } from '../records/types.js'
 import { buildBody } from '../workload/request-body.js'
 import { closeTarget, openTarget, targetSpec } from './target.js'
@@ -28,16 +29,18 @@ export async function runPreflight(config: RunConfig, apiKey: string | null): Pr
       },
       'Say hello.',
     )
-    const record = await sendRequest(target, {
-      seq: -1,
-      worker: 0,
-      level: 0,
-      phase: 'preflight',
-      prompt_id: -1,
-      scheduled_at: null,
-      attempt: 1,
-      body,
-    })
+    const record = completeTokenCounts(
+      await sendRequest(target, {
+        seq: -1,
+        worker: 0,
+        level: 0,
+        phase: 'preflight',
+        prompt_id: -1,
+        scheduled_at: null,
+        attempt: 1,
+        body,
+      }),
+    )
     return { ok: record.error === null, record, summary: describe(record) }
   } finally {
     await closeTarget(target)

@@ -6,6 +6,7 @@ import type { RunConfig } from '../config/types.js'
 import { CpuMeter, LoopMonitor } from '../metrics/client-health.js'
 import { type LevelSummary, summarizeLevel } from '../metrics/summarize.js'
 import { JsonlWriter } from '../records/jsonl-writer.js'
+import { completeTokenCounts } from '../records/token-counts.js'
 import type { RequestRecord } from '../records/types.js'
 import { type BenchResult, finishResult, type RunMeta } from '../report/result-json.js'
 import { writeJsonAtomic } from '../report/write-json.js'
@@ -88,6 +89,7 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
           },
           (records) => {
             for (const record of records) {
+              completeTokenCounts(record)
               writer.append(record)
               if (record.phase === 'measure') measured.push(record)
             }
@@ -98,7 +100,11 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
           },
         )
         loops.push(mainLoop.stop())
-        const client = { cpu_percent: cpu.percent(), loops }
+        const client = {
+          cpu_percent: cpu.percent(),
+          rss_mib: Math.round(process.memoryUsage().rss / 1048576),
+          loops,
+        }
         writer.flush()
         summaries.push(summarizeLevel(concurrency, measured, config.metrics.percentiles, client))
         meta.levels_run.push({ concurrency, workers: Math.min(workerCount, concurrency), client })

@@ -3,7 +3,6 @@ import type { Target } from '../client/stream-client.js'
 import type { RunConfig } from '../config/types.js'
 import { joinUrl } from '../config/url.js'
 import type { TargetSpec } from '../worker/protocol.js'
-import { countTextTokens } from '../workload/tokenizer.js'
 
 /** The API key, read only from the environment variable the config names; never stored elsewhere. */
 export function readApiKey(config: RunConfig, env: NodeJS.ProcessEnv = process.env): string | null {
@@ -43,7 +42,6 @@ export function openTarget(spec: TargetSpec, connections: number): Target {
       keepAliveTimeout: 30_000,
       connectTimeout: Math.min(spec.timeoutMs, 30_000),
     }),
-    countTokens: countTextTokens,
   }
 }
 

@@ -4,7 +4,6 @@ import { LoopMonitor } from '../metrics/client-health.js'
 import type { RequestRecord } from '../records/types.js'
 import { closeTarget, openTarget } from '../run/target.js'
 import { runRound } from '../schedule/level-runner.js'
-import { countTextTokens } from '../workload/tokenizer.js'
 import type { FromWorker, LevelShare, TargetSpec, ToWorker } from './protocol.js'
 
 /**
@@ -95,8 +94,6 @@ port.on('message', (message: ToWorker) => {
       workerCount = message.workers
       target = message.target
       bodies = message.bodies.map((body) => Buffer.from(body.buffer, body.byteOffset, body.byteLength))
-      // The tokenizer builds its tables on first use (~8 ms): do it now, not after the first response.
-      countTextTokens('warm up the tokenizer')
       post({ type: 'ready' })
       break
     case 'stop':

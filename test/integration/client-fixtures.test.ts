@@ -5,6 +5,7 @@ import { Pool } from 'undici'
 import { interpretChunk } from '../../src/client/chunk.js'
 import { SseParser } from '../../src/client/sse.js'
 import { type RequestPlan, sendRequest, type Target } from '../../src/client/stream-client.js'
+import { completeTokenCounts } from '../../src/records/token-counts.js'
 import type { RequestRecord } from '../../src/records/types.js'
 import { readSseFixture, sseFixtureNames } from '../helpers/fixtures.js'
 import { type ReplayServer, startReplayServer } from '../helpers/replay-server.js'
@@ -50,7 +51,6 @@ function target(): Target {
     stream: true,
     timeoutMs: 10_000,
     secrets: [],
-    countTokens,
   }
 }
 
@@ -66,7 +66,10 @@ const PLAN: RequestPlan = {
 }
 
 async function fetchFixture(name: string): Promise<RequestRecord> {
-  return sendRequest({ ...target(), path: `/v1/replay/${encodeURIComponent(name)}` }, PLAN)
+  const record = await sendRequest({ ...target(), path: `/v1/replay/${encodeURIComponent(name)}` }, PLAN)
+  // The client carries the text; the main thread counts it (as run-gradient does).
+  assert.equal(typeof record.output_text, 'string')
+  return completeTokenCounts(record)
 }
 
 /** The fixture's usage and generated text, read without the client. */

@@ -81,6 +81,8 @@ test('a run against the simulator measures the TTFT and TPOT it was told to prod
     assert.equal(records.filter((r) => r.phase === 'preflight').length, 1)
     assert.equal(records.filter((r) => r.phase === 'warmup').length, 4)
     assert.equal(records.filter((r) => r.phase === 'measure').length, 16)
+    assert.ok(records.every((r) => !('output_text' in r)), 'generated text is counted, never written')
+    assert.ok(records.every((r) => r.tokenizer_output_tokens === r.output_tokens), 'sim words are one token each')
     const written = JSON.parse(readFileSync(join(out, 'bench_result.json'), 'utf8')) as BenchResult
     assert.deepEqual(written.levels, result.levels)
     assert.equal(written.meta.partial, false)

@@ -1,0 +1,19 @@
+import { countTextTokens } from '../workload/tokenizer.js'
+import type { RequestRecord } from './types.js'
+
+/**
+ * Completes a record's token counts on the main thread and drops its transient text: output_tokens
+ * from the tokenizer when the server sent no usage, and the tokenizer's own count beside the
+ * server's when it did (so a report can show how far apart they are). A chunk is not a token.
+ */
+export function completeTokenCounts(
+  record: RequestRecord,
+  count: (text: string) => number = countTextTokens,
+): RequestRecord {
+  const text = record.output_text ?? ''
+  delete record.output_text
+  const counted = text === '' ? 0 : count(text)
+  if (record.token_source === 'usage') record.tokenizer_output_tokens = counted
+  else record.output_tokens = counted
+  return record
+}
