@@ -102,7 +102,7 @@ function round2(value: number): number {
 }
 
 /** The loop-delay sampling interval, ms. */
-const SAMPLE_INTERVAL_MS = 5
+const SAMPLE_INTERVAL_MS = 1
 
 /** Measures the event loop it runs on, between start() and stop(). */
 export class LoopMonitor {
@@ -120,7 +120,7 @@ export class LoopMonitor {
   stop(): LoopStats {
     this.histogram.disable()
     const elu = performance.eventLoopUtilization(this.eluStart)
-    // The histogram holds whole sampling intervals in ns (an idle loop reads ~5 ms): the delay is the excess.
+    // The histogram holds whole sampling intervals in ns (an idle loop reads ~1 ms): the delay is the excess.
     const excess = (ns: number): number => Math.max(0, ns / 1e6 - SAMPLE_INTERVAL_MS)
     const sampled = this.histogram.count > 0
     return {

@@ -81,8 +81,14 @@ test('a run against the simulator measures the TTFT and TPOT it was told to prod
     assert.equal(records.filter((r) => r.phase === 'preflight').length, 1)
     assert.equal(records.filter((r) => r.phase === 'warmup').length, 4)
     assert.equal(records.filter((r) => r.phase === 'measure').length, 16)
-    assert.ok(records.every((r) => !('output_text' in r)), 'generated text is counted, never written')
-    assert.ok(records.every((r) => r.tokenizer_output_tokens === r.output_tokens), 'sim words are one token each')
+    assert.ok(
+      records.every((r) => !('output_text' in r)),
+      'generated text is counted, never written',
+    )
+    assert.ok(
+      records.every((r) => r.tokenizer_output_tokens === r.output_tokens),
+      'sim words are one token each',
+    )
     const written = JSON.parse(readFileSync(join(out, 'bench_result.json'), 'utf8')) as BenchResult
     assert.deepEqual(written.levels, result.levels)
     assert.equal(written.meta.partial, false)
@@ -113,7 +119,7 @@ test('the gradient finds the knee at the simulator batch size', { timeout: 60_00
     )
     assert.equal(result.saturation?.concurrency, 4, result.saturation_summary)
     assert.deepEqual(
-      result.levels.map((l) => l.verdict),
+      result.levels.map((l) => (l.client.bound ? `client-bound: ${l.client.reasons.join('; ')}` : l.verdict)),
       ['healthy', 'healthy', 'healthy', 'saturated', 'saturated'],
     )
     assert.ok(existsSync(join(out, 'requests.jsonl')))
