@@ -1,7 +1,9 @@
 #!/usr/bin/env node
+import { compareCommand } from './commands/compare.js'
 import { demoCommand } from './commands/demo.js'
 import { COMMANDS_HELP } from './commands/help.js'
 import { initCommand } from './commands/init.js'
+import { reportCommand } from './commands/report.js'
 import { runCommand } from './commands/run.js'
 import { simCommand } from './commands/sim.js'
 import { CliError, EXIT } from './exit-codes.js'
@@ -12,6 +14,8 @@ const COMMANDS: Record<string, (argv: string[], io: Io) => Promise<number>> = {
   demo: demoCommand,
   sim: simCommand,
   init: initCommand,
+  report: reportCommand,
+  compare: compareCommand,
 }
 
 /** argv → command → exit code. The only place that calls process.exit (besides a second Ctrl-C). */

@@ -44,8 +44,16 @@ export const DEFAULTS: RunConfig = deepFreeze({
     record_tpot: true,
     record_throughput: true,
     output_json: 'bench_result.json',
+    slo: {},
   },
-  run: { out_dir: null, preflight: true, workers: 'auto' },
+  run: {
+    out_dir: null,
+    preflight: true,
+    workers: 'auto',
+    fail_on_slo: false,
+    refine: false,
+    history_dir: null,
+  },
 })
 
 export interface LoadOptions {
@@ -187,11 +195,11 @@ function settingsPatch({ llm = {}, bench = {} }: SettingsJson): Patch {
       warmup_requests: bench.warmup_requests,
     },
     workload: { input_tokens: bench.input_tokens, output_tokens: bench.output_tokens },
-    metrics: { percentiles: bench.percentiles },
+    metrics: { percentiles: bench.percentiles, slo: bench.slo },
   }
 }
 
-function tomlPatch({ target = {}, load = {}, metrics = {}, client = {} }: ConfigToml): Patch {
+function tomlPatch({ target = {}, load = {}, metrics = {}, client = {}, slo }: ConfigToml): Patch {
   // load.mode needs no mapping: "concurrency_gradient" is the only value the schema accepts.
   return {
     target: {
@@ -215,6 +223,7 @@ function tomlPatch({ target = {}, load = {}, metrics = {}, client = {} }: Config
       record_tpot: metrics.record_tpot,
       record_throughput: metrics.record_throughput,
       output_json: metrics.output_json,
+      slo,
     },
   }
 }
@@ -235,7 +244,15 @@ function flagsPatch(flags: z.infer<typeof FlagsSchema>): Patch {
       warmup_requests: flags.warmup,
     },
     workload: { input_tokens: flags.input_tokens, output_tokens: flags.output_tokens },
-    run: { out_dir: flags.out, preflight: flags.preflight, workers: flags.workers },
+    metrics: { slo: flags.slo },
+    run: {
+      out_dir: flags.out,
+      preflight: flags.preflight,
+      workers: flags.workers,
+      fail_on_slo: flags.fail_on_slo,
+      refine: flags.refine,
+      history_dir: flags.history,
+    },
   }
 }
 

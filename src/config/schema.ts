@@ -8,6 +8,7 @@
  * exactly as written.
  */
 import { z } from 'zod'
+import { parseSloKey } from '../analysis/slo.js'
 import { type ConfigIssue, describeValue } from './errors.js'
 
 // ---------------------------------------------------------------------------------------------------
@@ -42,6 +43,22 @@ function outputTokens() {
 function workers() {
   const e = expect('a positive integer or "auto"')
   return z.union([positiveInt(), z.literal('auto')], e)
+}
+
+/** SLO thresholds: { ttft_p95_ms: 800, ... }; keys name a metric and a percentile. */
+function sloTable() {
+  const key = expect('an SLO key like ttft_p95_ms, tpot_p99_ms or e2e_p50_ms')
+  const value = expect('a positive number of milliseconds')
+  return z.record(
+    z.string(key).refine((text) => typeof parseSloKey(text) !== 'string', key),
+    z.number(value).gt(0, value),
+    {
+      error: (issue) =>
+        issue.code === 'invalid_key'
+          ? 'an SLO key like ttft_p95_ms, tpot_p99_ms or e2e_p50_ms'
+          : 'a table of SLO thresholds, such as { ttft_p95_ms = 800 }',
+    },
+  )
 }
 
 function bool() {
@@ -127,6 +144,7 @@ export const SettingsJsonSchema = z.strictObject(
         input_tokens: nonNegativeInt().optional(),
         output_tokens: outputTokens().optional(),
         percentiles: percentiles().optional(),
+        slo: sloTable().optional(),
       },
       'an object (the "bench" section)',
     ),
@@ -185,6 +203,7 @@ export const ConfigTomlSchema = z.strictObject(
       },
       'a table ([client])',
     ),
+    slo: sloTable().optional(),
   },
   expect('a TOML document with [target], [load], [metrics] and/or [client] tables'),
 )
@@ -211,6 +230,10 @@ export const FlagsSchema = z.object({
   preflight: bool().optional(),
   stream: bool().optional(),
   workers: workers().optional(),
+  slo: sloTable().optional(),
+  fail_on_slo: bool().optional(),
+  refine: bool().optional(),
+  history: z.string(expect('a folder path')).min(1, expect('a folder path')).optional(),
 })
 
 // ---------------------------------------------------------------------------------------------------

@@ -38,6 +38,8 @@ export interface RunConfig {
     record_throughput: boolean
     /** File name of the summary inside the result folder. */
     output_json: string
+    /** Service-level objectives, e.g. { ttft_p95_ms: 800, tpot_p95_ms: 50 }; empty = none. */
+    slo: Record<string, number>
   }
   run: {
     /** The result folder itself; null = results/<timestamp>-<model>/ */
@@ -45,6 +47,12 @@ export interface RunConfig {
     preflight: boolean
     /** Load-generating worker threads: a number, or 'auto' (one per core, at most one per stream). */
     workers: number | 'auto'
+    /** Exit 1 when no level meets every SLO. */
+    fail_on_slo: boolean
+    /** Bisect around the knee with extra levels before the report. */
+    refine: boolean
+    /** Folder whose history.jsonl gets this run's summary appended; null = none. */
+    history_dir: string | null
   }
 }
 
@@ -66,4 +74,8 @@ export interface ConfigFlags {
   preflight?: boolean
   stream?: boolean
   workers?: number | 'auto'
+  slo?: Record<string, number>
+  fail_on_slo?: boolean
+  refine?: boolean
+  history?: string
 }

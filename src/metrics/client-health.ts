@@ -46,6 +46,8 @@ export interface ClientHealth {
   bound: boolean
   /** Why it is bound, in words; empty when it is not. */
   reasons: string[]
+  /** What was seen but does not make the level client-bound (e.g. a noisy machine). */
+  notes: string[]
 }
 
 /**
@@ -55,6 +57,12 @@ export interface ClientHealth {
 export const CLIENT_LIMITS = {
   max_utilization: 0.7,
   max_delay_p99_ms: 5,
+  /**
+   * Loop delay counts against the client only while its loops are this busy: an idle Node process
+   * on this project's VM already sees timers 2 ms late at p99 and 10 ms at worst (scheduling noise
+   * of the machine, not work of ours), which `notes` reports instead.
+   */
+  busy_utilization: 0.3,
   min_effective_concurrency_ratio: 0.95,
 } as const
 
@@ -66,16 +74,34 @@ export interface Dispatch {
 }
 
 export function judgeClient(stats: LevelClientStats, dispatch: Dispatch | null): ClientHealth {
-  const delay = Math.max(0, ...stats.loops.map((loop) => loop.delay_p99_ms))
-  const utilization = Math.max(0, ...stats.loops.map((loop) => loop.utilization))
+  // Only the threads that stamp arrivals matter for fidelity; the main thread writes records.
+  const stamping = stats.loops.filter((loop) => loop.thread !== 'main')
+  const loops = stamping.length > 0 ? stamping : stats.loops
+  const delay = Math.max(0, ...loops.map((loop) => loop.delay_p99_ms))
+  const utilization = Math.max(0, ...loops.map((loop) => loop.utilization))
+  const notes: string[] = []
   const reasons: string[] = []
   if (utilization > CLIENT_LIMITS.max_utilization) {
     reasons.push(
       `event loop ${Math.round(utilization * 100)}% busy (limit ${CLIENT_LIMITS.max_utilization * 100}%)`,
     )
   }
-  if (delay > CLIENT_LIMITS.max_delay_p99_ms) {
-    reasons.push(`event-loop delay p99 ${delay.toFixed(1)} ms (limit ${CLIENT_LIMITS.max_delay_p99_ms} ms)`)
+  const busyLoopDelay = Math.max(
+    0,
+    ...loops
+      .filter((loop) => loop.utilization >= CLIENT_LIMITS.busy_utilization)
+      .map((loop) => loop.delay_p99_ms),
+  )
+  if (delay > CLIENT_LIMITS.max_delay_p99_ms && busyLoopDelay <= CLIENT_LIMITS.max_delay_p99_ms) {
+    notes.push(
+      `timers fired ${delay.toFixed(1)} ms late at p99 while the client was mostly idle: the machine is noisy ` +
+        '(other processes or a virtual machine); figures may carry that much jitter',
+    )
+  }
+  if (busyLoopDelay > CLIENT_LIMITS.max_delay_p99_ms) {
+    reasons.push(
+      `event-loop delay p99 ${busyLoopDelay.toFixed(1)} ms (limit ${CLIENT_LIMITS.max_delay_p99_ms} ms)`,
+    )
   }
   const ratio =
     dispatch === null ? null : dispatch.e2e_mean_ms / (dispatch.e2e_mean_ms + dispatch.lateness_mean_ms)
@@ -94,6 +120,7 @@ export function judgeClient(stats: LevelClientStats, dispatch: Dispatch | null):
     effective_concurrency_ratio: ratio === null ? null : Math.round(ratio * 1000) / 1000,
     bound: reasons.length > 0,
     reasons,
+    notes,
   }
 }
 

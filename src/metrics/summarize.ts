@@ -1,3 +1,4 @@
+import { evaluateSlos, type LevelSlo, type Slo } from '../analysis/slo.js'
 import { ERROR_CLASSES, type ErrorClass, type RequestRecord } from '../records/types.js'
 import { type ClientHealth, type Dispatch, judgeClient, type LevelClientStats } from './client-health.js'
 import { e2eMs, isOk, pushItlMs, tpotMs, ttftMs } from './derive.js'
@@ -25,6 +26,11 @@ export interface LevelSummary {
   tpot_ms: Distribution
   itl_ms: Distribution
   e2e_ms: Distribution
+  /** Over every request, a failed one counting as the timeout: a level cannot look fast by failing. */
+  ttft_ms_error_adjusted: Distribution
+  e2e_ms_error_adjusted: Distribution
+  /** SLO accounting when objectives were set, else null. */
+  slo: LevelSlo | null
   output_tokens_per_s: number
   requests_per_s: number
   /** Measured window of the level: first send to last response end, seconds. */
@@ -41,12 +47,20 @@ export interface LevelSummary {
  * Latency distributions are over successful requests; throughput counts successful requests'
  * output tokens over the level's wall window (first send to last end).
  */
+export interface SummaryOptions {
+  percentiles: readonly number[]
+  /** The request timeout: a failed request's latency in error-adjusted figures. */
+  timeout_ms: number
+  slos: readonly Slo[]
+}
+
 export function summarizeLevel(
   concurrency: number,
   allRecords: readonly RequestRecord[],
-  percentiles: readonly number[],
+  options: SummaryOptions,
   clientStats: LevelClientStats,
 ): Omit<LevelSummary, 'verdict' | 'advice'> {
+  const { percentiles } = options
   const records = allRecords.filter((r) => r.phase === 'measure' && r.level === concurrency)
   const errors = Object.fromEntries(ERROR_CLASSES.map((c) => [c, 0])) as Record<ErrorClass, number>
   const ttft: number[] = []
@@ -78,6 +92,16 @@ export function summarizeLevel(
     countTokenSource(record, counting)
   }
   const durationS = records.length === 0 ? 0 : (windowEnd - windowStart) / 1000
+  // Error-adjusted: every request counts, a failed one as the worst latency the client would wait.
+  const failedAs = (value: number | null, record: RequestRecord): number | null =>
+    isOk(record) ? value : options.timeout_ms
+  const ttftAdjusted: number[] = []
+  const e2eAdjusted: number[] = []
+  for (const record of records) {
+    const first = failedAs(ttftMs(record), record)
+    if (first !== null) ttftAdjusted.push(first)
+    e2eAdjusted.push(failedAs(e2eMs(record), record) as number)
+  }
   return {
     concurrency,
     requests: records.length,
@@ -89,6 +113,10 @@ export function summarizeLevel(
     tpot_ms: summarizeSamples(tpot, percentiles),
     itl_ms: summarizeSamples(itl, percentiles),
     e2e_ms: summarizeSamples(e2e, percentiles),
+    ttft_ms_error_adjusted: summarizeSamples(ttftAdjusted, percentiles),
+    e2e_ms_error_adjusted: summarizeSamples(e2eAdjusted, percentiles),
+    slo:
+      options.slos.length === 0 ? null : evaluateSlos(records, options.slos, options.timeout_ms, durationS),
     output_tokens_per_s: durationS > 0 ? round(outputTokens / durationS, 2) : 0,
     requests_per_s: durationS > 0 ? round(ok / durationS, 3) : 0,
     duration_s: round(durationS, 3),

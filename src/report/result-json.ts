@@ -1,7 +1,9 @@
+import { runAdvice } from '../analysis/advice.js'
 import { findSaturation, type Saturation } from '../analysis/saturation.js'
+import { findCapacity, toSlos } from '../analysis/slo.js'
 import { adviceFor, levelVerdict } from '../analysis/verdict.js'
 import type { LevelClientStats } from '../metrics/client-health.js'
-import { type LevelSummary, summarizeLevel } from '../metrics/summarize.js'
+import { type LevelSummary, type SummaryOptions, summarizeLevel } from '../metrics/summarize.js'
 import type { RequestRecord } from '../records/types.js'
 import { DEFINITIONS } from './definitions.js'
 
@@ -39,6 +41,8 @@ export interface RunMeta {
     host: string
   }
   percentiles: number[]
+  /** Service-level objectives the run was judged against ({} = none). */
+  slo: Record<string, number>
   /** Levels actually run, in order, with how the client's own threads fared during each. */
   levels_run: { concurrency: number; workers: number; client: LevelClientStats }[]
 }
@@ -51,19 +55,33 @@ export interface BenchResult {
   saturation: Saturation | null
   /** The saturation point in words, also when there is none. */
   saturation_summary: string
+  /** The highest level meeting every SLO; null when none does or no SLO was set. */
+  capacity: { concurrency: number; reason: string } | null
+  capacity_summary: string | null
+  /** What to change about the run itself: a coarse ladder, outputs too short, ... */
+  advice: string[]
 }
 
 /** The whole summary as a pure function of the records and meta: `report` reuses it unchanged. */
 export function buildResult(records: readonly RequestRecord[], meta: RunMeta): BenchResult {
   return finishResult(
     meta.levels_run.map((level) =>
-      summarizeLevel(level.concurrency, records, meta.percentiles, level.client),
+      summarizeLevel(level.concurrency, records, summaryOptions(meta), level.client),
     ),
     meta,
   )
 }
 
 type LevelFigures = Omit<LevelSummary, 'verdict' | 'advice'>
+
+/** How levels are summarized, from the run's own meta (so `report` summarizes as `run` did). */
+export function summaryOptions(meta: RunMeta): SummaryOptions {
+  return {
+    percentiles: meta.percentiles,
+    timeout_ms: meta.load.timeout_s * 1000,
+    slos: toSlos(meta.slo ?? {}),
+  }
+}
 
 /**
  * The same, from per-level summaries: a run summarizes each level when it ends and drops its records
@@ -76,6 +94,7 @@ export function finishResult(summaries: readonly LevelFigures[], meta: RunMeta):
     const verdict = levelVerdict(summary, saturation)
     return { ...summary, verdict, advice: adviceFor(verdict, summary.concurrency, saturation) }
   })
+  const hasSlos = Object.keys(meta.slo ?? {}).length > 0
   return {
     schema: RESULT_SCHEMA,
     meta,
@@ -83,7 +102,21 @@ export function finishResult(summaries: readonly LevelFigures[], meta: RunMeta):
     levels,
     saturation,
     saturation_summary: describeSaturation(saturation, levels),
+    capacity: hasSlos ? findCapacity(levels) : null,
+    capacity_summary: hasSlos ? describeCapacity(findCapacity(levels), meta.slo) : null,
+    advice: runAdvice(levels, saturation, meta.workload.output_tokens),
   }
+}
+
+function describeCapacity(
+  capacity: { concurrency: number; reason: string } | null,
+  slo: Record<string, number>,
+): string {
+  const objectives = Object.entries(slo)
+    .map(([key, value]) => `${key} ≤ ${value}`)
+    .join(', ')
+  if (capacity === null) return `no level meets the SLOs (${objectives})`
+  return `capacity ${capacity.concurrency} under the SLOs (${objectives}): ${capacity.reason}`
 }
 
 function describeSaturation(saturation: Saturation | null, levels: readonly LevelSummary[]): string {

@@ -25,7 +25,8 @@ export function renderTable(result: BenchResult): string {
     // One line per level: no rule between rows.
     chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' },
   })
-  for (const level of result.levels) table.push(levelRow(level, keys))
+  for (const level of [...result.levels].sort((a, b) => a.concurrency - b.concurrency))
+    table.push(levelRow(level, keys))
   return table.toString()
 }
 
@@ -56,6 +57,7 @@ function one(value: number | null | undefined, digits = 0): string {
 /** The lines under the table: saturation point, failures and what to do about each verdict. */
 export function renderVerdict(result: BenchResult): string {
   const lines = [`Saturation: ${result.saturation_summary}`]
+  if (result.capacity_summary !== null) lines.push(`Capacity: ${result.capacity_summary}`)
   for (const level of result.levels) {
     if (level.failed > 0) {
       const classes = Object.entries(level.errors)
@@ -73,6 +75,7 @@ export function renderVerdict(result: BenchResult): string {
           'these figures include our own queueing, not only the server',
       )
     }
+    for (const note of level.client.notes ?? []) lines.push(`  c=${level.concurrency}: note: ${note}`)
   }
   if (result.meta.partial)
     lines.push('Partial result: the run was interrupted; levels after the last shown are missing.')

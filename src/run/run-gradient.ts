@@ -1,6 +1,7 @@
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { availableParallelism, hostname } from 'node:os'
 import { join } from 'node:path'
+import { refinementLevel } from '../analysis/advice.js'
 import { displayUrl } from '../client/redact.js'
 import type { RunConfig } from '../config/types.js'
 import { CpuMeter, LoopMonitor } from '../metrics/client-health.js'
@@ -8,7 +9,8 @@ import { type LevelSummary, summarizeLevel } from '../metrics/summarize.js'
 import { JsonlWriter } from '../records/jsonl-writer.js'
 import { completeTokenCounts } from '../records/token-counts.js'
 import type { RequestRecord } from '../records/types.js'
-import { type BenchResult, finishResult, type RunMeta } from '../report/result-json.js'
+import { renderMarkdown } from '../report/markdown.js'
+import { type BenchResult, finishResult, type RunMeta, summaryOptions } from '../report/result-json.js'
 import { writeJsonAtomic } from '../report/write-json.js'
 import { TOOL_VERSION } from '../version.js'
 import { WorkerPool } from '../worker/pool.js'
@@ -20,8 +22,11 @@ import type { StopSignal } from './stop-signal.js'
 import { targetSpec } from './target.js'
 
 export const RECORDS_FILE = 'requests.jsonl'
+export const SUMMARY_FILE = 'summary.md'
 /** Distinct prompts per run: request i uses prompt i mod this (and no two share a prefix). */
 export const DISTINCT_PROMPTS = 512
+/** --refine runs at most this many extra levels. */
+const MAX_REFINE_STEPS = 3
 
 export interface RunOptions {
   config: RunConfig
@@ -75,43 +80,57 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
     const summaries: Omit<LevelSummary, 'verdict' | 'advice'>[] = []
     const cpu = new CpuMeter()
     const mainLoop = new LoopMonitor('main')
+    const runLevel = async (concurrency: number): Promise<BenchResult> => {
+      const measured: RequestRecord[] = []
+      const activeWorkers = Math.min(workerCount, concurrency)
+      const loops = await activePool.runLevel(
+        {
+          concurrency,
+          warmup: config.load.warmup_requests,
+          requests: config.load.requests_per_level,
+          duration_s: config.load.duration_per_level_s,
+          retry: config.client.retry,
+        },
+        (records) => {
+          for (const record of records) {
+            completeTokenCounts(record)
+            writer.append(record)
+            if (record.phase === 'measure') measured.push(record)
+          }
+        },
+        () => {
+          cpu.start()
+          mainLoop.start()
+        },
+      )
+      loops.push(mainLoop.stop())
+      const client = {
+        cpu_percent: cpu.percent(),
+        rss_mib: Math.round(process.memoryUsage().rss / 1048576),
+        loops,
+      }
+      writer.flush()
+      summaries.push(summarizeLevel(concurrency, measured, summaryOptions(meta), client))
+      meta.levels_run.push({ concurrency, workers: activeWorkers, client })
+      const result = finishResult(summaries, meta)
+      writeJsonAtomic(resultPath, result)
+      const level = result.levels.at(-1)
+      if (level !== undefined) log(progressLine(level))
+      return result
+    }
     try {
+      let result: BenchResult | null = null
       for (const concurrency of config.load.levels) {
         if (stop.requested) break
-        const measured: RequestRecord[] = []
-        const loops = await pool.runLevel(
-          {
-            concurrency,
-            warmup: config.load.warmup_requests,
-            requests: config.load.requests_per_level,
-            duration_s: config.load.duration_per_level_s,
-            retry: config.client.retry,
-          },
-          (records) => {
-            for (const record of records) {
-              completeTokenCounts(record)
-              writer.append(record)
-              if (record.phase === 'measure') measured.push(record)
-            }
-          },
-          () => {
-            cpu.start()
-            mainLoop.start()
-          },
-        )
-        loops.push(mainLoop.stop())
-        const client = {
-          cpu_percent: cpu.percent(),
-          rss_mib: Math.round(process.memoryUsage().rss / 1048576),
-          loops,
-        }
-        writer.flush()
-        summaries.push(summarizeLevel(concurrency, measured, config.metrics.percentiles, client))
-        meta.levels_run.push({ concurrency, workers: Math.min(workerCount, concurrency), client })
-        const result = finishResult(summaries, meta)
-        writeJsonAtomic(resultPath, result)
-        const level = result.levels.at(-1)
-        if (level !== undefined) log(progressLine(level))
+        result = await runLevel(concurrency)
+      }
+      // --refine: bisect between the knee and the next level tried, a few times, before the report.
+      for (let step = 0; config.run.refine && result !== null && step < MAX_REFINE_STEPS; step++) {
+        const next = refinementLevel(result.levels, result.saturation)
+        if (next === null || stop.requested || meta.levels_run.some((level) => level.concurrency === next))
+          break
+        log(`refine: adding level ${next} to place the knee`)
+        result = await runLevel(next)
       }
     } finally {
       unregisterStop()
@@ -121,6 +140,7 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
     meta.finished_at = new Date().toISOString()
     const result = finishResult(summaries, meta)
     writeJsonAtomic(resultPath, result)
+    writeFileSync(join(outDir, SUMMARY_FILE), renderMarkdown(result))
     return { kind: 'done', result, resultPath }
   } finally {
     unregisterFlush()
@@ -186,6 +206,7 @@ function describeRun(config: RunConfig, workers: number): RunMeta {
       host: hostname(),
     },
     percentiles: config.metrics.percentiles,
+    slo: config.metrics.slo,
     levels_run: [],
   }
 }

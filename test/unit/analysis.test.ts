@@ -44,6 +44,7 @@ test('verdicts: client-bound beats overloaded beats saturated', () => {
     requests: 10,
     client: {
       cpu_percent: 10,
+      notes: [],
       rss_mib: 100,
       event_loop_delay_p99_ms: 1,
       event_loop_utilization: 0.1,

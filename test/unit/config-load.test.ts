@@ -75,8 +75,16 @@ const FROM_SETTINGS: RunConfig = {
     record_tpot: true,
     record_throughput: true,
     output_json: 'bench_result.json',
+    slo: {},
   },
-  run: { out_dir: null, preflight: true, workers: 'auto' },
+  run: {
+    out_dir: null,
+    preflight: true,
+    workers: 'auto',
+    fail_on_slo: false,
+    refine: false,
+    history_dir: null,
+  },
 }
 
 const FROM_TOML: RunConfig = {
@@ -159,7 +167,14 @@ test('every flag maps onto its RunConfig field', () => {
     },
     workload: { input_tokens: 0, output_tokens: 64 },
     metrics: FROM_TOML.metrics,
-    run: { out_dir: 'results/x', preflight: false, workers: 3 },
+    run: {
+      out_dir: 'results/x',
+      preflight: false,
+      workers: 3,
+      fail_on_slo: false,
+      refine: false,
+      history_dir: null,
+    },
   })
 })
 
@@ -248,8 +263,16 @@ test('DEFAULTS: the documented values, empty base_url and model, frozen', () => 
       record_tpot: true,
       record_throughput: true,
       output_json: 'bench_result.json',
+      slo: {},
     },
-    run: { out_dir: null, preflight: true, workers: 'auto' },
+    run: {
+      out_dir: null,
+      preflight: true,
+      workers: 'auto',
+      fail_on_slo: false,
+      refine: false,
+      history_dir: null,
+    },
   })
   assert.ok(Object.isFrozen(DEFAULTS.load.levels))
   // A loaded config is a copy: changing it cannot change the defaults.
@@ -583,4 +606,22 @@ test('INIT_NOTES explains every key of the settings.json template', () => {
     for (const key of Object.keys(keys as object))
       assert.ok(INIT_NOTES.includes(`${section}.${key}`), `${section}.${key}`)
   }
+})
+
+test('SLOs: [slo] in config.toml, bench.slo in settings.json, --slo; a bad key or value names its path', () => {
+  const toml = tempFile('slo.toml', '[slo]\nttft_p95_ms = 800\ntpot_p95_ms = 50\n')
+  assert.deepEqual(load([toml], TARGET).metrics.slo, { ttft_p95_ms: 800, tpot_p95_ms: 50 })
+  const json = tempFile('slo.json', '{ "bench": { "slo": { "e2e_p99_ms": 20000 } } }')
+  assert.deepEqual(load([json], TARGET).metrics.slo, { e2e_p99_ms: 20000 })
+  assert.deepEqual(load([json], { ...TARGET, slo: { ttft_p50_ms: 100 } }).metrics.slo, { ttft_p50_ms: 100 })
+  const bad = tempFile('bad-slo.toml', '[slo]\nlatency_ms = 5\nttft_p95_ms = -1\n')
+  const issues = issuesOf([bad], TARGET)
+  assert.ok(
+    issues.some((i) => i.path.startsWith('slo') && /an SLO key like ttft_p95_ms/.test(i.message)),
+    JSON.stringify(issues),
+  )
+  assert.ok(
+    issues.some((i) => i.path === 'slo.ttft_p95_ms' && /a positive number of milliseconds/.test(i.message)),
+    JSON.stringify(issues),
+  )
 })

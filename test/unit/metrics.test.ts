@@ -6,6 +6,7 @@ import { percentileKey, summarizeSamples } from '../../src/metrics/distribution.
 import { summarizeLevel } from '../../src/metrics/summarize.js'
 import { makeRecord } from '../helpers/records.js'
 
+const OPTIONS = { percentiles: [50], timeout_ms: 5000, slos: [] }
 const HEALTHY_CLIENT = {
   cpu_percent: 5,
   loops: [{ thread: 'worker-0', utilization: 0.1, delay_p99_ms: 1, delay_max_ms: 2 }],
@@ -61,7 +62,7 @@ test('a level summary: failures by class, figures over successful requests, thro
     makeRecord({ sent_at: 0, token_times: [5, 6], phase: 'warmup' }),
     makeRecord({ sent_at: 0, token_times: [5, 6], level: 2 }),
   ]
-  const level = summarizeLevel(1, records, [50], HEALTHY_CLIENT)
+  const level = summarizeLevel(1, records, OPTIONS, HEALTHY_CLIENT)
   assert.equal(level.requests, 4)
   assert.equal(level.ok, 2)
   assert.equal(level.success_rate, 0.5)
@@ -89,7 +90,7 @@ test('token counting per level: usage vs tokenizer, and the discrepancy where bo
       tokenizer_output_tokens: null,
     }),
   ]
-  const level = summarizeLevel(1, records, [50], HEALTHY_CLIENT)
+  const level = summarizeLevel(1, records, OPTIONS, HEALTHY_CLIENT)
   assert.equal(level.token_counting.from_usage, 2)
   assert.equal(level.token_counting.from_tokenizer, 1)
   assert.equal(level.token_counting.tokenizer_vs_usage_percent, 12.5)
@@ -134,7 +135,7 @@ test('dispatch lateness p99 comes from the records: sent_at - scheduled_at', () 
       token_times: [i * 10 + 60, i * 10 + 70],
     }),
   )
-  const level = summarizeLevel(1, records, [50], HEALTHY_CLIENT)
+  const level = summarizeLevel(1, records, OPTIONS, HEALTHY_CLIENT)
   // p99 of 99 x 0.5 ms and one 50 ms: h = 99 x 0.99 = 98.01 → 0.5 + 0.01 x 49.5 = 0.995 (2 decimals kept)
   assert.ok(Math.abs((level.client.dispatch_lateness_p99_ms as number) - 0.995) <= 0.006)
   assert.equal(level.client.bound, false)

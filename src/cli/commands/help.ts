@@ -8,6 +8,8 @@ Commands:
   run      the concurrency gradient against an endpoint; writes the result folder
   demo     start the built-in simulator and run a short gradient against it (no key, no GPU)
   sim      the built-in OpenAI-compatible simulator, standalone
+  report   regenerate the summary, summary.md and the table from a result folder's records; --history DIR for the trend
+  compare  BASE NEW: per-level differences with significance; exit 1 on a regression (CI gate)
   init     write commented settings.json and config.toml skeletons
 
 Exit codes: 0 ok, 1 a gate failed, 2 usage or configuration error, 3 preflight failed, 130 interrupted.

@@ -4,6 +4,7 @@ import { ConfigError } from '../../config/errors.js'
 import { DEFAULTS, loadRunConfig } from '../../config/load.js'
 import type { ConfigFlags, RunConfig } from '../../config/types.js'
 import { joinUrl } from '../../config/url.js'
+import { appendHistory } from '../../report/history.js'
 import { renderTable, renderVerdict } from '../../report/terminal.js'
 import { runGradient } from '../../run/run-gradient.js'
 import { StopSignal } from '../../run/stop-signal.js'
@@ -81,6 +82,15 @@ export const LOAD_FLAGS: FlagSpec[] = [
     help: 'the result folder itself',
     default: 'results/<time>-<model>',
   },
+  {
+    name: 'slo',
+    type: 'string',
+    value: 'KEY=MS,...',
+    help: 'objectives, e.g. ttft_p95_ms=800,tpot_p95_ms=50 (metrics ttft, tpot, e2e)',
+  },
+  { name: 'fail-on-slo', type: 'boolean', help: 'exit 1 when no level meets every SLO' },
+  { name: 'refine', type: 'boolean', help: 'bisect around the knee with up to 3 extra levels' },
+  { name: 'history', type: 'string', value: 'DIR', help: "append this run's summary to DIR/history.jsonl" },
   { name: 'no-preflight', type: 'boolean', help: 'skip the one-request check before the first level' },
   { name: 'quiet', type: 'boolean', help: 'no progress lines on stderr' },
   { name: 'json', type: 'boolean', help: 'print bench_result.json to stdout instead of the table' },
@@ -142,9 +152,24 @@ export function configFlags(flags: ParsedFlags): ConfigFlags {
   set('out', stringFlag(flags, 'out'))
   const workers = stringFlag(flags, 'workers')
   set('workers', workers === undefined || workers === 'auto' ? workers : numberFlag(flags, 'workers'))
+  const slo = stringFlag(flags, 'slo')
+  set('slo', slo === undefined ? undefined : sloPairs(slo))
+  if (flags['fail-on-slo'] === true) result.fail_on_slo = true
+  if (flags.refine === true) result.refine = true
+  set('history', stringFlag(flags, 'history'))
   if (flags['no-preflight'] === true) result.preflight = false
   if (flags['no-stream'] === true) result.stream = false
   return result
+}
+
+/** "ttft_p95_ms=800,e2e_p99_ms=5000" → { ttft_p95_ms: 800, ... }; a bad pair stays NaN so validation names it. */
+function sloPairs(text: string): Record<string, number> {
+  const pairs: Record<string, number> = {}
+  for (const pair of text.split(',')) {
+    const [key = '', value = ''] = pair.split('=')
+    pairs[key.trim()] = value.trim() === '' ? Number.NaN : Number(value)
+  }
+  return pairs
 }
 
 export async function runCommand(argv: string[], io: Io): Promise<number> {
@@ -178,6 +203,9 @@ export async function executeRun(
   const log = (line: string): void => {
     if (!quiet) io.err(`${line}\n`)
   }
+  if (config.run.fail_on_slo && Object.keys(config.metrics.slo).length === 0) {
+    throw new CliError('--fail-on-slo needs objectives: set --slo (or [slo] in config.toml)', EXIT.usage)
+  }
   const apiKey = options.apiKey !== undefined ? options.apiKey : readApiKey(config)
   if (apiKey === null && options.apiKey === undefined) {
     log(`note: $${config.target.api_key_env} is not set: sending no Authorization header`)
@@ -204,12 +232,17 @@ export async function executeRun(
       )
       return EXIT.preflight
     }
-    if (flags.json === true) io.out(`${JSON.stringify(outcome.result, null, 2)}\n`)
-    else
-      io.out(
-        `${renderTable(outcome.result)}\n${renderVerdict(outcome.result)}\nResults: ${outcome.resultPath}\n`,
-      )
-    return stop.requested ? EXIT.interrupted : EXIT.ok
+    const { result } = outcome
+    if (flags.json === true) io.out(`${JSON.stringify(result, null, 2)}\n`)
+    else io.out(`${renderTable(result)}\n${renderVerdict(result)}\nResults: ${outcome.resultPath}\n`)
+    if (config.run.history_dir !== null)
+      log(`history: appended to ${appendHistory(config.run.history_dir, result)}`)
+    if (stop.requested) return EXIT.interrupted
+    if (config.run.fail_on_slo && result.capacity === null) {
+      io.err(`SLO gate failed: ${result.capacity_summary}\n`)
+      return EXIT.gateFailed
+    }
+    return EXIT.ok
   } finally {
     process.off('SIGINT', onSignal)
     process.off('SIGTERM', onSignal)

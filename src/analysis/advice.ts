@@ -1,0 +1,56 @@
+import type { LevelSummary } from '../metrics/summarize.js'
+import type { Saturation } from './saturation.js'
+
+/** Below this many output tokens, connection set-up and first-token time dominate throughput. */
+export const MIN_THROUGHPUT_OUTPUT_TOKENS = 64
+
+type Level = Pick<LevelSummary, 'concurrency' | 'verdict'>
+
+/**
+ * The level to run next to place the knee more precisely: the integer midpoint between the knee
+ * and the next level tried (bisection), or between the last healthy level and the first overloaded
+ * one; null when the two are adjacent or there is no knee to place.
+ */
+export function refinementLevel(levels: readonly Level[], saturation: Saturation | null): number | null {
+  const sorted = [...levels].sort((a, b) => a.concurrency - b.concurrency)
+  let low: number | null = null
+  let high: number | null = null
+  if (saturation !== null) {
+    low = saturation.concurrency
+    high = sorted.find((level) => level.concurrency > low!)?.concurrency ?? null
+  } else {
+    const firstBad = sorted.findIndex((level) => level.verdict === 'overloaded')
+    if (firstBad > 0) {
+      low = (sorted[firstBad - 1] as Level).concurrency
+      high = (sorted[firstBad] as Level).concurrency
+    }
+  }
+  if (low === null || high === null || high - low < 2) return null
+  return Math.round((low + high) / 2)
+}
+
+/** What the run itself says about how it was run (the article's troubleshooting, automated). */
+export function runAdvice(
+  levels: readonly Level[],
+  saturation: Saturation | null,
+  outputTokens: number,
+): string[] {
+  const advice: string[] = []
+  const next = refinementLevel(levels, saturation)
+  if (next !== null) {
+    const sorted = [...levels].map((level) => level.concurrency).sort((a, b) => a - b)
+    const high = sorted.find((c) => c > next) as number
+    const low = [...sorted].reverse().find((c) => c < next) as number
+    advice.push(
+      `the ladder is too coarse to place the knee between ${low} and ${high}: add level ${next} ` +
+        '(or run with --refine to bisect automatically)',
+    )
+  }
+  if (outputTokens < MIN_THROUGHPUT_OUTPUT_TOKENS) {
+    advice.push(
+      `outputs of ${outputTokens} tokens are short: connection set-up and time to first token dominate ` +
+        `throughput; use at least ${MIN_THROUGHPUT_OUTPUT_TOKENS} output tokens for throughput figures`,
+    )
+  }
+  return advice
+}

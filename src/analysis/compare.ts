@@ -1,0 +1,256 @@
+import { e2eMs, isOk, pushItlMs, tpotMs, ttftMs } from '../metrics/derive.js'
+import { percentileOfSorted, round } from '../metrics/distribution.js'
+import type { RequestRecord } from '../records/types.js'
+import type { RunMeta } from '../report/result-json.js'
+import {
+  bootstrapPercentileDifference,
+  bootstrapRelativeDifference,
+  mannWhitney,
+  normalCdf,
+} from './stats.js'
+
+/** A compared figure: latency percentiles (ttft_p95 ...), throughput or success_rate. */
+export type Direction = 'lower-is-better' | 'higher-is-better'
+
+export interface MetricComparison {
+  metric: string
+  base: number | null
+  new: number | null
+  /** (new - base) / base, or the difference in points for success_rate. */
+  change: number | null
+  /** Probability of seeing this difference if nothing changed. */
+  p_value: number | null
+  /** 95% bootstrap interval of the relative change (latencies and throughput). */
+  interval: { low: number; high: number } | null
+  threshold: number | null
+  /** Worse by more than the threshold. */
+  beyond_threshold: boolean
+  /** The worsening is statistically significant (p < 0.05 and the interval excludes 0). */
+  significant: boolean
+  regressed: boolean
+}
+
+export interface LevelComparison {
+  concurrency: number
+  metrics: MetricComparison[]
+}
+
+export interface Comparison {
+  /** What differs between the runs' set-ups; compared only when allowed. */
+  mismatches: string[]
+  levels: LevelComparison[]
+  regressions: { concurrency: number; metric: string; change: number }[]
+}
+
+export interface RunRecords {
+  meta: RunMeta
+  records: readonly RequestRecord[]
+}
+
+/** Default gates: relative worsening allowed per metric; success_rate in points (0.01 = 1 point). */
+export const DEFAULT_MAX_REGRESSION: Record<string, number> = {
+  ttft_p95: 0.1,
+  tpot_p95: 0.1,
+  e2e_p95: 0.1,
+  throughput: 0.05,
+  success_rate: 0.01,
+}
+
+const SIGNIFICANCE = 0.05
+const LATENCY_METRICS = ['ttft', 'tpot', 'itl', 'e2e'] as const
+
+/** Differences in set-up that make two runs incomparable, in words; the first thing compare says. */
+export function setupMismatches(base: RunMeta, next: RunMeta): string[] {
+  const out: string[] = []
+  const differ = (what: string, a: unknown, b: unknown): void => {
+    if (JSON.stringify(a) !== JSON.stringify(b))
+      out.push(`${what}: ${JSON.stringify(a)} vs ${JSON.stringify(b)}`)
+  }
+  differ('model', base.target.model, next.target.model)
+  differ('input tokens', base.workload.input_tokens, next.workload.input_tokens)
+  differ('output tokens', base.workload.output_tokens, next.workload.output_tokens)
+  differ('levels', base.load.levels, next.load.levels)
+  differ('warm-up requests', base.load.warmup_requests, next.load.warmup_requests)
+  differ('stream', base.workload.stream, next.workload.stream)
+  return out
+}
+
+interface LevelSamples {
+  ttft: number[]
+  tpot: number[]
+  itl: number[]
+  e2e: number[]
+  tokens: number[]
+  /** Per successful request: output tokens / E2E seconds. */
+  tokenRates: number[]
+  windowS: number
+  ok: number
+  total: number
+}
+
+function samplesOf(records: readonly RequestRecord[], concurrency: number): LevelSamples {
+  const samples: LevelSamples = {
+    ttft: [],
+    tpot: [],
+    itl: [],
+    e2e: [],
+    tokens: [],
+    tokenRates: [],
+    windowS: 0,
+    ok: 0,
+    total: 0,
+  }
+  let start = Number.POSITIVE_INFINITY
+  let end = Number.NEGATIVE_INFINITY
+  for (const record of records) {
+    if (record.phase !== 'measure' || record.level !== concurrency) continue
+    samples.total++
+    start = Math.min(start, record.sent_at)
+    end = Math.max(end, record.end_at)
+    if (!isOk(record)) continue
+    samples.ok++
+    samples.tokens.push(record.output_tokens)
+    const first = ttftMs(record)
+    if (first !== null) samples.ttft.push(first)
+    const perToken = tpotMs(record)
+    if (perToken !== null) samples.tpot.push(perToken)
+    pushItlMs(record, samples.itl)
+    samples.e2e.push(e2eMs(record))
+    if (e2eMs(record) > 0) samples.tokenRates.push(record.output_tokens / (e2eMs(record) / 1000))
+  }
+  samples.windowS = samples.total === 0 ? 0 : (end - start) / 1000
+  return samples
+}
+
+function latencyComparison(
+  metric: string,
+  base: number[],
+  next: number[],
+  percentile: number,
+  threshold: number | null,
+): MetricComparison {
+  const sortedBase = [...base].sort((a, b) => a - b)
+  const sortedNew = [...next].sort((a, b) => a - b)
+  const b = percentileOfSorted(sortedBase, percentile)
+  const n = percentileOfSorted(sortedNew, percentile)
+  const change = b !== null && n !== null && b !== 0 ? (n - b) / b : null
+  // The tests cost time on large samples (ITL has one per token): only gated metrics get them.
+  const test = threshold === null ? null : mannWhitney(base, next)
+  const interval = threshold === null ? null : bootstrapPercentileDifference(base, next, percentile, 500)
+  const significant = test !== null && test.p_value < SIGNIFICANCE && interval !== null && interval.low > 0
+  const beyond = threshold !== null && change !== null && change > threshold
+  return {
+    metric,
+    base: b === null ? null : round(b),
+    new: n === null ? null : round(n),
+    change: change === null ? null : round(change, 4),
+    p_value: test === null ? null : round(test.p_value, 6),
+    interval: interval === null ? null : { low: round(interval.low, 4), high: round(interval.high, 4) },
+    threshold,
+    beyond_threshold: beyond,
+    significant,
+    regressed: beyond && significant,
+  }
+}
+
+/**
+ * Throughput: the figure is Σ tokens / window, one number per run, so the test is on what makes it
+ * up in a closed loop: each request's own token rate (tokens / E2E). Level throughput is about
+ * concurrency × the mean rate, so a significant fall of the mean rate is a throughput regression.
+ */
+function throughputComparison(
+  base: LevelSamples,
+  next: LevelSamples,
+  threshold: number | null,
+): MetricComparison {
+  const rate = (s: LevelSamples): number | null =>
+    s.windowS > 0 ? s.tokens.reduce((a, b) => a + b, 0) / s.windowS : null
+  const b = rate(base)
+  const n = rate(next)
+  const change = b !== null && n !== null && b !== 0 ? (n - b) / b : null
+  const mean = (sorted: number[]): number => sorted.reduce((x, y) => x + y, 0) / sorted.length
+  const test = threshold === null ? null : mannWhitney(base.tokenRates, next.tokenRates)
+  const interval =
+    threshold === null ? null : bootstrapRelativeDifference(base.tokenRates, next.tokenRates, mean, 500)
+  const significant = test !== null && test.p_value < SIGNIFICANCE && interval !== null && interval.high < 0
+  const beyond = threshold !== null && change !== null && -change > threshold
+  return {
+    metric: 'throughput',
+    base: b === null ? null : round(b, 2),
+    new: n === null ? null : round(n, 2),
+    change: change === null ? null : round(change, 4),
+    p_value: test === null ? null : round(test.p_value, 6),
+    interval: interval === null ? null : { low: round(interval.low, 4), high: round(interval.high, 4) },
+    threshold,
+    beyond_threshold: beyond,
+    significant,
+    regressed: beyond && significant,
+  }
+}
+
+/** Success rates: a two-proportion z-test; the change is in points (0.01 = one point). */
+function successComparison(
+  base: LevelSamples,
+  next: LevelSamples,
+  threshold: number | null,
+): MetricComparison {
+  const b = base.total === 0 ? null : base.ok / base.total
+  const n = next.total === 0 ? null : next.ok / next.total
+  let p: number | null = null
+  if (b !== null && n !== null) {
+    const pooled = (base.ok + next.ok) / (base.total + next.total)
+    const se = Math.sqrt(pooled * (1 - pooled) * (1 / base.total + 1 / next.total))
+    p = se === 0 ? (b === n ? 1 : 0) : 2 * (1 - normalCdf(Math.abs(n - b) / se))
+  }
+  const change = b !== null && n !== null ? n - b : null
+  const beyond = threshold !== null && change !== null && -change > threshold
+  const significant = p !== null && p < SIGNIFICANCE && change !== null && change < 0
+  return {
+    metric: 'success_rate',
+    base: b === null ? null : round(b, 4),
+    new: n === null ? null : round(n, 4),
+    change: change === null ? null : round(change, 4),
+    p_value: p === null ? null : round(p, 6),
+    interval: null,
+    threshold,
+    beyond_threshold: beyond,
+    significant,
+    regressed: beyond && significant,
+  }
+}
+
+/** Compares two runs level by level, from their raw records (never from averaged summaries). */
+export function compareRuns(
+  base: RunRecords,
+  next: RunRecords,
+  maxRegression: Record<string, number>,
+): Comparison {
+  const levels = base.meta.levels_run
+    .map((level) => level.concurrency)
+    .filter((c) => next.meta.levels_run.some((level) => level.concurrency === c))
+  const percentiles = base.meta.percentiles
+  const result: Comparison = {
+    mismatches: setupMismatches(base.meta, next.meta),
+    levels: [],
+    regressions: [],
+  }
+  for (const concurrency of levels) {
+    const a = samplesOf(base.records, concurrency)
+    const b = samplesOf(next.records, concurrency)
+    const metrics: MetricComparison[] = []
+    for (const metric of LATENCY_METRICS) {
+      for (const percentile of percentiles) {
+        const name = `${metric}_p${percentile}`
+        metrics.push(latencyComparison(name, a[metric], b[metric], percentile, maxRegression[name] ?? null))
+      }
+    }
+    metrics.push(throughputComparison(a, b, maxRegression.throughput ?? null))
+    metrics.push(successComparison(a, b, maxRegression.success_rate ?? null))
+    for (const metric of metrics) {
+      if (metric.regressed)
+        result.regressions.push({ concurrency, metric: metric.metric, change: metric.change ?? 0 })
+    }
+    result.levels.push({ concurrency, metrics })
+  }
+  return result
+}

@@ -1,0 +1,122 @@
+import { e2eMs, isOk, tpotMs, ttftMs } from '../metrics/derive.js'
+import { percentileOfSorted, round } from '../metrics/distribution.js'
+import type { RequestRecord } from '../records/types.js'
+
+/** One service-level objective: the `percentile` of `metric` must be at most `threshold_ms`. */
+export interface Slo {
+  /** As written: ttft_p95_ms */
+  key: string
+  metric: SloMetric
+  percentile: number
+  threshold_ms: number
+}
+
+export const SLO_METRICS = ['ttft', 'tpot', 'e2e'] as const
+export type SloMetric = (typeof SLO_METRICS)[number]
+
+const SLO_KEY = /^(ttft|tpot|e2e)_p(\d+(?:\.\d+)?)_ms$/
+
+/** `ttft_p95_ms` → its parts, or an error message saying what is expected. */
+export function parseSloKey(key: string): { metric: SloMetric; percentile: number } | string {
+  const match = SLO_KEY.exec(key)
+  const percentile = Number(match?.[2])
+  if (match === null || !(percentile > 0 && percentile <= 100)) {
+    return `expected a key like ttft_p95_ms, tpot_p99_ms or e2e_p50_ms (metric ttft, tpot or e2e; percentile in (0, 100]), got ${JSON.stringify(key)}`
+  }
+  return { metric: match[1] as SloMetric, percentile }
+}
+
+export function toSlos(thresholds: Record<string, number>): Slo[] {
+  return Object.entries(thresholds).map(([key, threshold_ms]) => {
+    const parsed = parseSloKey(key)
+    if (typeof parsed === 'string') throw new Error(parsed)
+    return { key, ...parsed, threshold_ms }
+  })
+}
+
+export interface SloCheck {
+  key: string
+  threshold_ms: number
+  /** The error-adjusted percentile: failed requests count as the worst latency (the timeout). */
+  value_ms: number | null
+  met: boolean
+}
+
+export interface LevelSlo {
+  checks: SloCheck[]
+  /** Every check met. */
+  meets: boolean
+  /** Share of the level's requests that succeeded and met every objective on their own. */
+  good_share: number
+  goodput_requests_per_s: number
+  goodput_tokens_per_s: number
+}
+
+function metricOf(record: RequestRecord, metric: SloMetric): number | null {
+  if (metric === 'ttft') return ttftMs(record)
+  if (metric === 'tpot') return tpotMs(record)
+  return e2eMs(record)
+}
+
+/**
+ * SLO accounting for one level, in the spirit of vLLM's goodput: a request is good when it
+ * succeeded and each of its own figures is within every threshold; the level meets its SLOs when
+ * each objective's percentile, error-adjusted, is within its threshold. Error-adjusted means a
+ * failed request counts as the worst latency the client would wait (the request timeout), so a
+ * level cannot look fast by failing its slow requests.
+ */
+export function evaluateSlos(
+  records: readonly RequestRecord[],
+  slos: readonly Slo[],
+  timeoutMs: number,
+  windowS: number,
+): LevelSlo {
+  let good = 0
+  let goodTokens = 0
+  for (const record of records) {
+    if (!isOk(record)) continue
+    const within = slos.every((slo) => {
+      const value = metricOf(record, slo.metric)
+      return value === null || value <= slo.threshold_ms
+    })
+    if (within) {
+      good++
+      goodTokens += record.output_tokens
+    }
+  }
+  const checks = slos.map((slo): SloCheck => {
+    const values: number[] = []
+    for (const record of records) {
+      const value = isOk(record) ? metricOf(record, slo.metric) : timeoutMs
+      if (value !== null) values.push(value)
+    }
+    values.sort((x, y) => x - y)
+    const value = percentileOfSorted(values, slo.percentile)
+    return {
+      key: slo.key,
+      threshold_ms: slo.threshold_ms,
+      value_ms: value === null ? null : round(value),
+      met: value !== null && value <= slo.threshold_ms,
+    }
+  })
+  return {
+    checks,
+    meets: records.length > 0 && checks.every((check) => check.met),
+    good_share: records.length === 0 ? 0 : round(good / records.length, 4),
+    goodput_requests_per_s: windowS > 0 ? round(good / windowS, 3) : 0,
+    goodput_tokens_per_s: windowS > 0 ? round(goodTokens / windowS, 2) : 0,
+  }
+}
+
+/** The highest level that meets every SLO (the capacity under those objectives), or null. */
+export function findCapacity(
+  levels: readonly { concurrency: number; slo: LevelSlo | null }[],
+): { concurrency: number; reason: string } | null {
+  const meeting = levels.filter((level) => level.slo?.meets === true)
+  if (meeting.length === 0) return null
+  const best = meeting.reduce((a, b) => (b.concurrency > a.concurrency ? b : a))
+  const figures = (best.slo as LevelSlo).checks
+    .map((c) => `${c.key} ${c.value_ms} ≤ ${c.threshold_ms}`)
+    .join(', ')
+  return { concurrency: best.concurrency, reason: `highest level meeting every SLO: ${figures}` }
+}

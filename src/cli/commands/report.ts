@@ -1,0 +1,68 @@
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { readHistory, renderHistory } from '../../report/history.js'
+import { loadRun } from '../../report/load-run.js'
+import { renderMarkdown } from '../../report/markdown.js'
+import { buildResult } from '../../report/result-json.js'
+import { renderTable, renderVerdict } from '../../report/terminal.js'
+import { writeJsonAtomic } from '../../report/write-json.js'
+import { SUMMARY_FILE } from '../../run/run-gradient.js'
+import { type CommandSpec, parseFlags, renderHelp, stringFlag } from '../args.js'
+import { CliError, EXIT } from '../exit-codes.js'
+import type { Io } from '../io.js'
+
+export const REPORT_SPEC: CommandSpec = {
+  name: 'report',
+  summary:
+    "Regenerate bench_result.json, summary.md and the table from a result folder's raw records; or show the trend of a history folder.",
+  usage: 'llmbench report DIR|FILE   |   llmbench report --history DIR',
+  flags: [
+    {
+      name: 'history',
+      type: 'string',
+      value: 'DIR',
+      help: 'show the trend of the runs appended to DIR/history.jsonl',
+    },
+    { name: 'json', type: 'boolean', help: 'print bench_result.json to stdout instead of the table' },
+  ],
+}
+
+export async function reportCommand(argv: string[], io: Io): Promise<number> {
+  const { flags, positionals } = parseFlags(REPORT_SPEC, argv, true)
+  if (flags.help === true) {
+    io.out(renderHelp(REPORT_SPEC))
+    return EXIT.ok
+  }
+  const history = stringFlag(flags, 'history')
+  if (history !== undefined) {
+    try {
+      io.out(renderHistory(readHistory(history)))
+    } catch (error) {
+      throw new CliError(error instanceof Error ? error.message : String(error), EXIT.usage)
+    }
+    return EXIT.ok
+  }
+  if (positionals.length !== 1)
+    throw new CliError('llmbench report: give one result folder (or its bench_result.json)', EXIT.usage)
+  let run: ReturnType<typeof loadRun>
+  try {
+    run = loadRun(positionals[0] as string)
+  } catch (error) {
+    throw new CliError(error instanceof Error ? error.message : String(error), EXIT.usage)
+  }
+  // With records, every figure is recomputed by the same pure functions as `run`; without, the
+  // saved summary is shown as it is.
+  const result = run.records === null ? run.result : buildResult(run.records, run.result.meta)
+  if (run.records === null)
+    io.err(`note: ${run.dir} has no requests.jsonl: showing the saved summary as it is\n`)
+  if (run.tornLastLine)
+    io.err('note: the last line of requests.jsonl was cut short (a crash?) and was skipped\n')
+  if (run.records !== null) writeJsonAtomic(run.resultFile, result)
+  writeFileSync(join(run.dir, SUMMARY_FILE), renderMarkdown(result))
+  io.out(
+    flags.json === true
+      ? `${JSON.stringify(result, null, 2)}\n`
+      : `${renderTable(result)}\n${renderVerdict(result)}\n`,
+  )
+  return EXIT.ok
+}

@@ -1,0 +1,42 @@
+import { existsSync, readFileSync, statSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { readRecords } from '../records/jsonl-reader.js'
+import type { RequestRecord } from '../records/types.js'
+import { type BenchResult, RESULT_SCHEMA } from './result-json.js'
+
+export interface LoadedRun {
+  dir: string
+  resultFile: string
+  result: BenchResult
+  /** null when the folder has no requests.jsonl (an old or copied summary). */
+  records: RequestRecord[] | null
+  tornLastLine: boolean
+}
+
+/** A result folder, or its bench_result.json (any name): the summary plus the raw records beside it. */
+export function loadRun(path: string): LoadedRun {
+  if (!existsSync(path)) throw new Error(`${path}: no such file or folder`)
+  const isDir = statSync(path).isDirectory()
+  const dir = isDir ? path : dirname(path)
+  const resultFile = isDir ? join(dir, 'bench_result.json') : path
+  if (!existsSync(resultFile))
+    throw new Error(`${dir}: no bench_result.json (give the summary file itself if it has another name)`)
+  let result: BenchResult
+  try {
+    result = JSON.parse(readFileSync(resultFile, 'utf8')) as BenchResult
+  } catch (error) {
+    throw new Error(`${resultFile}: not JSON (${error instanceof Error ? error.message : String(error)})`)
+  }
+  if (result.schema !== RESULT_SCHEMA)
+    throw new Error(`${resultFile}: schema ${JSON.stringify(result.schema)}, expected ${RESULT_SCHEMA}`)
+  const recordsFile = join(dir, 'requests.jsonl')
+  if (!existsSync(recordsFile)) return { dir, resultFile, result, records: null, tornLastLine: false }
+  const { records, tornLastLine } = readRecords(recordsFile)
+  return {
+    dir,
+    resultFile,
+    result,
+    records,
+    tornLastLine,
+  }
+}

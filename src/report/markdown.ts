@@ -1,0 +1,47 @@
+import type { Distribution } from '../metrics/distribution.js'
+import type { BenchResult } from './result-json.js'
+
+const one = (value: number | null | undefined, digits = 0): string =>
+  value === null || value === undefined ? '–' : value.toFixed(digits)
+
+const percentiles = (distribution: Distribution, keys: string[], digits = 0): string =>
+  keys.map((key) => one(distribution[key], digits)).join(' / ')
+
+/** summary.md: the per-level table, the verdicts and the saturation point, fit for a CI job summary. */
+export function renderMarkdown(result: BenchResult): string {
+  const { meta } = result
+  const keys = meta.percentiles.map((p) => `p${p}`)
+  const hasSlo = result.levels.some((level) => level.slo !== null)
+  const lines = [
+    `# llmbench: ${meta.target.model}`,
+    '',
+    `${meta.target.base_url}${meta.target.endpoint} · input ${meta.workload.input_tokens} / output ` +
+      `${meta.workload.output_tokens} tokens · ${meta.client.workers} worker(s) · llmbench ${meta.tool_version} · ${meta.started_at}` +
+      (meta.partial ? ' · **partial (interrupted)**' : ''),
+    '',
+    `**Saturation:** ${result.saturation_summary}`,
+    ...(result.capacity_summary === null ? [] : ['', `**Capacity:** ${result.capacity_summary}`]),
+    '',
+    `| concurrency | requests | success | TTFT ms ${keys.join('/')} | TPOT ms ${keys.join('/')} | ITL ms p50 | E2E ms p50 | output tok/s | req/s |${hasSlo ? ' SLO good % |' : ''} verdict |`,
+    `| --- | --- | --- | --- | --- | --- | --- | --- | --- |${hasSlo ? ' --- |' : ''} --- |`,
+  ]
+  for (const level of [...result.levels].sort((a, b) => a.concurrency - b.concurrency)) {
+    const slo =
+      level.slo === null ? '' : ` ${(level.slo.good_share * 100).toFixed(1)}${level.slo.meets ? '' : ' ✗'} |`
+    lines.push(
+      `| ${level.concurrency} | ${level.requests} | ${(level.success_rate * 100).toFixed(1)}% | ` +
+        `${percentiles(level.ttft_ms, keys)} | ${percentiles(level.tpot_ms, keys, 1)} | ${one(level.itl_ms.p50, 1)} | ` +
+        `${one(level.e2e_ms.p50)} | ${level.output_tokens_per_s.toFixed(1)} | ${level.requests_per_s.toFixed(2)} |${slo} ` +
+        `${level.verdict} |`,
+    )
+  }
+  const notes = result.levels
+    .filter((level) => level.verdict !== 'healthy' || result.saturation?.concurrency === level.concurrency)
+    .map(
+      (level) =>
+        `- concurrency ${level.concurrency}: **${level.verdict}**: ${level.advice}${level.client.bound ? ` (${level.client.reasons.join('; ')})` : ''}`,
+    )
+  if (notes.length > 0) lines.push('', ...notes)
+  if (result.advice.length > 0) lines.push('', ...result.advice.map((line) => `- ${line}`))
+  return `${lines.join('\n')}\n`
+}

@@ -1,0 +1,112 @@
+import assert from 'node:assert/strict'
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { runCli } from '../helpers/cli.js'
+import { tempDir } from '../helpers/run-config.js'
+
+/** Two short demo runs against the built-in simulator: the second decodes 40% slower. */
+const DEMO = [
+  'demo',
+  '--levels',
+  '2,8',
+  '--duration',
+  '1.5',
+  '--warmup',
+  '2',
+  '--output-tokens',
+  '32',
+  '--quiet',
+]
+
+test('SLOs, --fail-on-slo, summary.md, history, report and compare through the CLI', {
+  timeout: 120_000,
+}, async () => {
+  const dir = tempDir()
+  const base = join(dir, 'base')
+  const slower = join(dir, 'slower')
+  const history = join(dir, 'history')
+
+  // An objective no level can meet (TTFT p50 under 1 ms): the gate fails with exit 1.
+  const gated = await runCli([
+    ...DEMO,
+    '--slo',
+    'ttft_p50_ms=1',
+    '--fail-on-slo',
+    '--history',
+    history,
+    '--out',
+    base,
+  ])
+  assert.equal(gated.code, 1, gated.stderr)
+  assert.match(gated.stderr, /SLO gate failed: no level meets the SLOs \(ttft_p50_ms ≤ 1\)/)
+  const result = JSON.parse(readFileSync(join(base, 'bench_result.json'), 'utf8'))
+  assert.equal(result.capacity, null)
+  assert.equal(result.levels[0].slo.meets, false)
+  assert.equal(result.levels[0].slo.good_share, 0)
+  assert.ok(result.levels[0].ttft_ms_error_adjusted.p50 > 0)
+  const summary = readFileSync(join(base, 'summary.md'), 'utf8')
+  assert.match(summary, /\| concurrency \| requests \| success \|/)
+  assert.match(summary, /\*\*Capacity:\*\* no level meets the SLOs/)
+  assert.match(summary, /outputs of 32 tokens are short/)
+
+  const second = await runCli([...DEMO, '--decode-base-ms', '14', '--history', history, '--out', slower])
+  assert.equal(second.code, 0, second.stderr)
+
+  // The history shows both runs.
+  const trend = await runCli(['report', '--history', history])
+  assert.equal(trend.code, 0, trend.stderr)
+  assert.equal(trend.stdout.trim().split('\n').length, 2 + 2)
+
+  // report regenerates the same figures from the records alone.
+  const before = readFileSync(join(slower, 'bench_result.json'), 'utf8')
+  const report = await runCli(['report', slower])
+  assert.equal(report.code, 0, report.stderr)
+  assert.deepEqual(
+    JSON.parse(readFileSync(join(slower, 'bench_result.json'), 'utf8')).levels,
+    JSON.parse(before).levels,
+  )
+
+  // compare: 40% slower decoding is a significant TPOT and E2E regression (exit 1), with Markdown.
+  const markdown = join(dir, 'compare.md')
+  const compared = await runCli(['compare', base, slower, '--markdown', markdown])
+  assert.equal(compared.code, 1, compared.stdout + compared.stderr)
+  assert.match(compared.stdout, /\| 8 \| tpot_p95 \| .* \| REGRESSION \|/)
+  assert.ok(existsSync(markdown))
+  // The same run against itself: no regression, exit 0.
+  const same = await runCli(['compare', base, base])
+  assert.equal(same.code, 0, same.stdout)
+  assert.match(same.stdout, /No regression/)
+})
+
+test('compare refuses runs that differ in set-up (exit 2) unless told to', { timeout: 60_000 }, async () => {
+  const dir = tempDir()
+  const a = join(dir, 'a')
+  const b = join(dir, 'b')
+  assert.equal((await runCli(['demo', '--levels', '2', '--duration', '0.5', '--quiet', '--out', a])).code, 0)
+  assert.equal(
+    (
+      await runCli([
+        'demo',
+        '--levels',
+        '2',
+        '--duration',
+        '0.5',
+        '--output-tokens',
+        '16',
+        '--quiet',
+        '--out',
+        b,
+      ])
+    ).code,
+    0,
+  )
+  const refused = await runCli(['compare', a, b])
+  assert.equal(refused.code, 2)
+  assert.match(refused.stderr, /output tokens: 48 vs 16/)
+  const forced = await runCli(['compare', a, b, '--allow-mismatch'])
+  assert.match(forced.stdout, /The runs differ in set-up/)
+  const bad = await runCli(['compare', a, b, '--max-regression', 'latency=5%'])
+  assert.equal(bad.code, 2)
+  assert.match(bad.stderr, /--max-regression: expected KEY=N% pairs/)
+})
