@@ -198,3 +198,44 @@ test('a wrong model fails the preflight with the server answer, before any level
     await sim.close()
   }
 })
+
+test('--refine bisects between the knee and the next level and keeps the knee at the batch size', {
+  timeout: 90_000,
+}, async () => {
+  const sim = await startSimulator({
+    slots: 4,
+    prefill_base_ms: 30,
+    prefill_ms_per_token: 0,
+    decode_base_ms: 10,
+    decode_ms_per_seq: 0,
+  })
+  const out = tempDir()
+  try {
+    const config = testConfig(sim.url, SIM_MODEL, {
+      levels: [1, 4, 16],
+      duration_s: 1,
+      output_tokens: 16,
+      out_dir: out,
+    })
+    config.run.refine = true
+    const lines: string[] = []
+    const result = done(
+      await runGradient({
+        config,
+        apiKey: null,
+        outDir: out,
+        log: (line) => lines.push(line),
+        stop: new StopSignal(),
+      }),
+    )
+    // 4 → 16: add 10; the knee stays at 4, so 4 → 10: add 7; then 4 → 7: add 6 (three steps at most).
+    assert.deepEqual(
+      result.meta.levels_run.map((level) => level.concurrency),
+      [1, 4, 16, 10, 7, 6],
+    )
+    assert.ok(lines.some((line) => line === 'refine: adding level 10 to place the knee'))
+    assert.equal(result.saturation?.concurrency, 4, result.saturation_summary)
+  } finally {
+    await sim.close()
+  }
+})
