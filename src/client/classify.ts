@@ -1,11 +1,44 @@
 import type { ErrorClass } from '../records/types.js'
 
-/** Raised by our own timer: lets the error handler tell our timeout from a network failure. */
+export type TimeoutKind = 'connect' | 'first_token' | 'idle' | 'total'
+
+const TIMEOUT_WORDS: Record<TimeoutKind, string> = {
+  connect: 'no connection',
+  first_token: 'no first token',
+  idle: 'no bytes for',
+  total: 'no complete response',
+}
+
+/** Raised by our own timers: lets the error handler tell our timeout from a network failure. */
 export class RequestTimeoutError extends Error {
-  constructor(readonly timeoutMs: number) {
-    super(`no complete response within ${timeoutMs / 1000} s`)
+  constructor(
+    readonly kind: TimeoutKind,
+    readonly timeoutMs: number,
+  ) {
+    super(
+      kind === 'idle'
+        ? `${TIMEOUT_WORDS.idle} ${timeoutMs / 1000} s mid-response (idle timeout)`
+        : `${TIMEOUT_WORDS[kind]} within ${timeoutMs / 1000} s (${kind.replace('_', '-')} timeout)`,
+    )
     this.name = 'RequestTimeoutError'
   }
+}
+
+/** A response cut at one of our size bounds (an endless or oversized stream). */
+export class StreamLimitError extends Error {
+  constructor(what: string) {
+    super(`response cut: ${what}`)
+    this.name = 'StreamLimitError'
+  }
+}
+
+/** Which timeout a transport error is, when it is one. */
+export function timeoutKindOf(error: unknown): TimeoutKind | null {
+  if (error instanceof RequestTimeoutError) return error.kind
+  const code = errorCode(error)
+  if (code === 'UND_ERR_CONNECT_TIMEOUT') return 'connect'
+  if (code !== undefined && TIMEOUT_CODES.has(code)) return 'total'
+  return null
 }
 
 /** Class of an HTTP error status, as SPEC.md names them (429 is kept apart: it means rate limits). */
@@ -27,7 +60,6 @@ const CONNECTION_CODES = new Set([
   'ETIMEDOUT',
   'UND_ERR_SOCKET',
   'UND_ERR_CLOSED',
-  'UND_ERR_CONNECT_TIMEOUT',
   'ERR_TLS_CERT_ALTNAME_INVALID',
   'DEPTH_ZERO_SELF_SIGNED_CERT',
   'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
@@ -35,7 +67,7 @@ const CONNECTION_CODES = new Set([
   'CERT_HAS_EXPIRED',
 ])
 
-const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'])
+const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT'])
 
 /** Class of a thrown transport error (undici or Node net/tls). */
 export function classifyTransportError(error: unknown): ErrorClass {

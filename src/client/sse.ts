@@ -56,6 +56,8 @@ export class SseParser {
   comments = 0
   /** Events dispatched. */
   events = 0
+  /** Bytes of the event being read that are held here (the caller bounds it). */
+  pendingBytes = 0
 
   constructor(private readonly sink: SseEventSink) {}
 
@@ -85,7 +87,10 @@ export class SseParser {
       if (nextLf !== -1 && nextLf < start) nextLf = chunk.indexOf(LF, start)
       if (nextCr !== -1 && nextCr < start) nextCr = chunk.indexOf(CR, start)
     }
-    if (start < length) this.pendingLine.push(chunk.subarray(start))
+    if (start < length) {
+      this.pendingLine.push(chunk.subarray(start))
+      this.pendingBytes += length - start
+    }
   }
 
   /** The body ended: finish a last unterminated line and event (see the file comment). */
@@ -100,6 +105,7 @@ export class SseParser {
       this.pendingLine.push(chunk.subarray(start, end))
       line = Buffer.concat(this.pendingLine)
       this.pendingLine = []
+      this.pendingBytes = 0
     } else {
       line = chunk.subarray(start, end)
     }

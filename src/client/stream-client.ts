@@ -7,6 +7,9 @@ import {
   classifyTransportError,
   describeTransportError,
   RequestTimeoutError,
+  StreamLimitError,
+  type TimeoutKind,
+  timeoutKindOf,
 } from './classify.js'
 import { redact } from './redact.js'
 import { type SseEvent, SseParser } from './sse.js'
@@ -21,7 +24,12 @@ export interface Target {
   /** Request headers, Authorization included; built once. Never logged. */
   headers: Record<string, string>
   stream: boolean
+  /** Whole request, ms. */
   timeoutMs: number
+  /** Send to first token, ms; null = only the whole-request timeout. */
+  firstTokenTimeoutMs: number | null
+  /** Longest silence between two reads of the response, ms. */
+  idleTimeoutMs: number
   /** Strings to scrub from any stored message (the API key). */
   secrets: readonly string[]
 }
@@ -39,6 +47,8 @@ export interface RequestPlan {
   body: Buffer
 }
 
+/** One SSE event larger than this is a broken stream, not something to buffer without end. */
+export const MAX_EVENT_BYTES = 8 * 1024 * 1024
 /** Error bodies are kept only up to this size: enough for the server's message. */
 const MAX_ERROR_BODY_BYTES = 64 * 1024
 /** Non-streamed bodies are cut at this size rather than growing without bound. */
@@ -64,6 +74,10 @@ class Exchange implements Dispatcher.DispatchHandler {
   private readonly parser: SseParser | null = null
   private controller: Dispatcher.DispatchController | null = null
   private timer: NodeJS.Timeout | null = null
+  private firstTokenTimer: NodeJS.Timeout | null = null
+  private idleTimer: NodeJS.Timeout | null = null
+  /** A 200 whose content type says it is neither an event stream nor JSON. */
+  private notEventStream: string | null = null
   private settled = false
   /** Body bytes kept for error statuses and non-streamed responses. */
   private bodyParts: Buffer[] = []
@@ -107,7 +121,17 @@ class Exchange implements Dispatcher.DispatchHandler {
 
   start(): void {
     const { target } = this
-    this.timer = setTimeout(() => this.abort(new RequestTimeoutError(target.timeoutMs)), target.timeoutMs)
+    this.timer = setTimeout(
+      () => this.abort(new RequestTimeoutError('total', target.timeoutMs)),
+      target.timeoutMs,
+    )
+    const firstTokenMs = target.firstTokenTimeoutMs
+    if (target.stream && firstTokenMs !== null && firstTokenMs < target.timeoutMs) {
+      this.firstTokenTimer = setTimeout(
+        () => this.abort(new RequestTimeoutError('first_token', firstTokenMs)),
+        firstTokenMs,
+      )
+    }
     // Until undici writes the request, "sent" means handed to the connection pool; if it fails
     // before any write (refused, TLS), this is the stamp the record keeps.
     this.record.sent_at = performance.now()
@@ -156,20 +180,42 @@ class Exchange implements Dispatcher.DispatchHandler {
     const contentType = String(headers['content-type'] ?? '')
     // A server may ignore stream:true and answer with one JSON body; some send no content type.
     this.isEventStream = this.parser !== null && !contentType.includes('application/json')
+    if (this.isEventStream && contentType !== '' && !contentType.includes('text/event-stream')) {
+      this.isEventStream = false
+      this.notEventStream = contentType
+    }
+    // The idle timer watches the silence between reads from here on; refresh() is cheap.
+    this.idleTimer = setTimeout(
+      () => this.abort(new RequestTimeoutError('idle', this.target.idleTimeoutMs)),
+      this.target.idleTimeoutMs,
+    )
   }
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
     const at = performance.now()
     if (this.settled) return
+    this.idleTimer?.refresh()
     const status = this.record.status ?? 0
     if (status >= 200 && status < 300 && this.isEventStream) {
-      ;(this.parser as SseParser).push(chunk, at)
+      const parser = this.parser as SseParser
+      parser.push(chunk, at)
+      if (parser.pendingBytes > MAX_EVENT_BYTES) {
+        this.abort(
+          new StreamLimitError(`an SSE event larger than ${MAX_EVENT_BYTES / 1048576} MiB`),
+          'stream',
+        )
+      }
       return
     }
     const limit = status >= 200 && status < 300 ? MAX_JSON_BODY_BYTES : MAX_ERROR_BODY_BYTES
     if (this.bodyBytes < limit) {
       this.bodyParts.push(chunk)
       this.bodyBytes += chunk.length
+    } else if (limit === MAX_JSON_BODY_BYTES) {
+      this.abort(
+        new StreamLimitError(`a response body larger than ${MAX_JSON_BODY_BYTES / 1048576} MiB`),
+        'stream',
+      )
     }
   }
 
@@ -181,7 +227,14 @@ class Exchange implements Dispatcher.DispatchHandler {
       this.fail(classifyStatus(status), serverMessage(this.bodyText(), status), at)
       return
     }
-    if (this.isEventStream) {
+    if (this.notEventStream !== null) {
+      const start = this.bodyText().replace(/\s+/g, ' ').slice(0, 80)
+      this.fail(
+        'stream',
+        `HTTP 200 with content-type ${this.notEventStream}, not an event stream: ${start}`,
+        at,
+      )
+    } else if (this.isEventStream) {
       ;(this.parser as SseParser).end(at)
       this.finishStream(at)
     } else {
@@ -192,7 +245,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
     const at = performance.now()
     if (this.settled) return
-    this.fail(classifyTransportError(error), describeTransportError(error), at)
+    this.fail(classifyTransportError(error), describeTransportError(error), at, timeoutKindOf(error))
   }
 
   private onEvent(event: SseEvent, at: number): void {
@@ -220,7 +273,10 @@ class Exchange implements Dispatcher.DispatchHandler {
       return
     }
     if (info.tokenBearing) {
-      if (record.first_token_at === null) record.first_token_at = at
+      if (record.first_token_at === null) {
+        record.first_token_at = at
+        if (this.firstTokenTimer !== null) clearTimeout(this.firstTokenTimer)
+      }
       record.token_times.push(at)
       record.chunks++
       this.textParts.push(info.text)
@@ -274,8 +330,14 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.settle(at)
   }
 
-  private fail(errorClass: ErrorClass, message: string, at: number): void {
+  private fail(
+    errorClass: ErrorClass,
+    message: string,
+    at: number,
+    timeout: TimeoutKind | null = null,
+  ): void {
     this.record.error = { class: errorClass, message: redact(message, this.target.secrets) }
+    if (timeout !== null) this.record.error.timeout = timeout
     // A failed request's partial output is counted the same way, so it stays visible.
     this.countOutput()
     this.settle(at)
@@ -301,15 +363,17 @@ class Exchange implements Dispatcher.DispatchHandler {
     if (this.settled) return
     this.settled = true
     if (this.timer !== null) clearTimeout(this.timer)
+    if (this.firstTokenTimer !== null) clearTimeout(this.firstTokenTimer)
+    if (this.idleTimer !== null) clearTimeout(this.idleTimer)
     this.record.end_at = at
     this.bodyParts = []
     this.resolve(this.record)
   }
 
-  private abort(reason: Error): void {
+  private abort(reason: Error, errorClass: ErrorClass = classifyTransportError(reason)): void {
     if (this.settled) return
     const at = performance.now()
-    this.fail(classifyTransportError(reason), reason.message, at)
+    this.fail(errorClass, reason.message, at, timeoutKindOf(reason))
     this.controller?.abort(reason)
   }
 

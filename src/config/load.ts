@@ -29,7 +29,14 @@ import { trimTrailingSlashes } from './url.js'
  */
 export const DEFAULTS: RunConfig = deepFreeze({
   target: { base_url: '', endpoint: '/v1/chat/completions', model: '', api_key_env: 'OPENAI_API_KEY' },
-  client: { stream: true, timeout_s: 120, retry: 0 },
+  client: {
+    stream: true,
+    timeout_s: 120,
+    connect_timeout_s: 10,
+    first_token_timeout_s: null,
+    idle_timeout_s: 60,
+    retry: 0,
+  },
   load: {
     mode: 'concurrency',
     levels: [1, 4, 8, 16, 32, 64],
@@ -208,7 +215,14 @@ function tomlPatch({ target = {}, load = {}, metrics = {}, client = {}, slo }: C
       model: target.model,
       api_key_env: target.api_key_env,
     },
-    client: { stream: client.stream, timeout_s: client.timeout, retry: client.retry },
+    client: {
+      stream: client.stream,
+      timeout_s: client.timeout,
+      connect_timeout_s: client.connect_timeout,
+      first_token_timeout_s: client.first_token_timeout,
+      idle_timeout_s: client.idle_timeout,
+      retry: client.retry,
+    },
     load: {
       levels: load.levels,
       requests_per_level: load.requests_per_level,
@@ -236,7 +250,14 @@ function flagsPatch(flags: z.infer<typeof FlagsSchema>): Patch {
       model: flags.model,
       api_key_env: flags.api_key_env,
     },
-    client: { stream: flags.stream, timeout_s: flags.timeout, retry: flags.retry },
+    client: {
+      stream: flags.stream,
+      timeout_s: flags.timeout,
+      connect_timeout_s: flags.connect_timeout,
+      first_token_timeout_s: flags.first_token_timeout,
+      idle_timeout_s: flags.idle_timeout,
+      retry: flags.retry,
+    },
     load: {
       levels: flags.levels,
       requests_per_level: flags.requests,

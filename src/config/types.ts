@@ -16,6 +16,12 @@ export interface RunConfig {
     stream: boolean
     /** Whole-request timeout, seconds. */
     timeout_s: number
+    /** TCP (and TLS) connection set-up, seconds. */
+    connect_timeout_s: number
+    /** Send to first token, seconds; null = only the whole-request timeout. */
+    first_token_timeout_s: number | null
+    /** Longest silence between two reads of a response, seconds. */
+    idle_timeout_s: number
     /** Retries per request; 0 by default so failures are counted, never hidden. */
     retry: number
   }
@@ -69,6 +75,9 @@ export interface ConfigFlags {
   input_tokens?: number
   output_tokens?: number
   timeout?: number
+  connect_timeout?: number
+  first_token_timeout?: number
+  idle_timeout?: number
   retry?: number
   out?: string
   preflight?: boolean

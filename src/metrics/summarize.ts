@@ -22,6 +22,8 @@ export interface LevelSummary {
   failed: number
   success_rate: number
   errors: Record<ErrorClass, number>
+  /** Timeouts by kind (their sum is errors.timeout). */
+  timeouts: Record<'connect' | 'first_token' | 'idle' | 'total', number>
   ttft_ms: Distribution
   tpot_ms: Distribution
   itl_ms: Distribution
@@ -63,6 +65,7 @@ export function summarizeLevel(
   const { percentiles } = options
   const records = allRecords.filter((r) => r.phase === 'measure' && r.level === concurrency)
   const errors = Object.fromEntries(ERROR_CLASSES.map((c) => [c, 0])) as Record<ErrorClass, number>
+  const timeouts = { connect: 0, first_token: 0, idle: 0, total: 0 }
   const ttft: number[] = []
   const tpot: number[] = []
   const itl: number[] = []
@@ -78,7 +81,9 @@ export function summarizeLevel(
     windowEnd = Math.max(windowEnd, record.end_at)
     lateness.push(record.sent_at - record.scheduled_at)
     if (!isOk(record)) {
-      errors[(record.error as { class: ErrorClass }).class]++
+      const error = record.error as NonNullable<RequestRecord['error']>
+      errors[error.class]++
+      if (error.class === 'timeout') timeouts[error.timeout ?? 'total']++
       continue
     }
     ok++
@@ -109,6 +114,7 @@ export function summarizeLevel(
     failed: records.length - ok,
     success_rate: records.length === 0 ? 0 : round(ok / records.length, 4),
     errors,
+    timeouts,
     ttft_ms: summarizeSamples(ttft, percentiles),
     tpot_ms: summarizeSamples(tpot, percentiles),
     itl_ms: summarizeSamples(itl, percentiles),

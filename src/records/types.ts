@@ -12,6 +12,8 @@ export type ErrorClass = (typeof ERROR_CLASSES)[number]
 
 export interface RequestError {
   class: ErrorClass
+  /** For class "timeout": which timeout fired. */
+  timeout?: 'connect' | 'first_token' | 'idle' | 'total'
   /** Redacted (no API key) and truncated server or client message. */
   message: string
 }

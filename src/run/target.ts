@@ -25,6 +25,10 @@ export function targetSpec(config: RunConfig, apiKey: string | null): TargetSpec
     headers,
     stream: config.client.stream,
     timeoutMs: config.client.timeout_s * 1000,
+    connectTimeoutMs: Math.min(config.client.connect_timeout_s, config.client.timeout_s) * 1000,
+    firstTokenTimeoutMs:
+      config.client.first_token_timeout_s === null ? null : config.client.first_token_timeout_s * 1000,
+    idleTimeoutMs: Math.min(config.client.idle_timeout_s, config.client.timeout_s) * 1000,
     secrets: apiKey === null ? [] : [apiKey],
   }
 }
@@ -40,7 +44,7 @@ export function openTarget(spec: TargetSpec, connections: number): Target {
       connections,
       pipelining: 1,
       keepAliveTimeout: 30_000,
-      connectTimeout: Math.min(spec.timeoutMs, 30_000),
+      connectTimeout: spec.connectTimeoutMs,
     }),
   }
 }

@@ -17,9 +17,11 @@ export interface SimulatorProcess {
  */
 export function startSimulatorProcess(
   params: Partial<SimParams>,
-  timeoutMs = 15_000,
+  options: { faults?: string; timeoutMs?: number } = {},
 ): Promise<SimulatorProcess> {
+  const timeoutMs = options.timeoutMs ?? 15_000
   const args = ['sim', '--host', '127.0.0.1', '--port', '0']
+  if (options.faults !== undefined) args.push('--fault', options.faults)
   for (const [key, value] of Object.entries(params)) {
     if (value !== undefined) args.push(`--${key.replaceAll('_', '-')}`, String(value))
   }

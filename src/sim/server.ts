@@ -8,6 +8,7 @@
  * (completions; a prompt given as token ids counts one per id). The estimate drives the prefill time and
  * usage.prompt_tokens only.
  */
+
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { performance } from 'node:perf_hooks'
@@ -19,8 +20,18 @@ import {
   type SimParams,
   type SimStats,
 } from './capacity.js'
+import {
+  FAULT_DELAY_MS,
+  FAULT_OVERSIZED_BYTES,
+  FAULT_STALL_MS,
+  type FaultKind,
+  FaultPicker,
+  type FaultRate,
+} from './faults.js'
 
 export interface SimulatorOptions extends Partial<SimParams> {
+  /** Faults to inject and the share of generation requests each hits. */
+  faults?: FaultRate[]
   /** Default 127.0.0.1 */
   host?: string
   /** Default 0: a free port. */
@@ -86,10 +97,11 @@ interface SimContext {
   readonly modelsBody: string
   /** Generation requests seen, in arrival order: the per-request counter of the text generator. */
   requestCount: number
+  readonly faults: FaultPicker
 }
 
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<RunningSimulator> {
-  const { host = '127.0.0.1', port = 0, model = SIM_MODEL, ...overrides } = opts
+  const { host = '127.0.0.1', port = 0, model = SIM_MODEL, faults = [], ...overrides } = opts
   const params = resolveSimParams(overrides)
   const ctx: SimContext = {
     engine: new SimEngine(params, realClock),
@@ -99,6 +111,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
       data: [{ id: model, object: 'model', owned_by: 'llmbench' }],
     }),
     requestCount: 0,
+    faults: new FaultPicker(faults, params.seed),
   }
   // keepAlive: TCP keep-alive probes; HTTP keep-alive (connection reuse) is on by default.
   const server = createServer({ keepAlive: true, noDelay: true }, (req, res) => onRequest(ctx, req, res))
@@ -179,7 +192,70 @@ async function route(ctx: SimContext, req: IncomingMessage, res: ServerResponse)
   }
   const parsed = parseGeneration(kind, body, ctx.model)
   if ('status' in parsed) return sendError(res, parsed)
-  if (!res.destroyed) generate(ctx, parsed, res)
+  const fault = ctx.faults.next()
+  if (fault !== null && injectBeforeResponse(fault, req, res, parsed)) return
+  if (fault === 'slow-headers') await new Promise((resolve) => setTimeout(resolve, FAULT_DELAY_MS))
+  if (!res.destroyed) generate(ctx, parsed, res, fault)
+}
+
+const STATUS_FAULTS: Partial<Record<FaultKind, ApiError>> = {
+  '401': {
+    status: 401,
+    message: 'Incorrect API key provided.',
+    type: 'invalid_request_error',
+    code: 'invalid_api_key',
+  },
+  '403': {
+    status: 403,
+    message: 'You are not allowed to use this model.',
+    type: 'invalid_request_error',
+    code: null,
+  },
+  '404': {
+    status: 404,
+    message: 'The model does not exist (injected fault).',
+    type: 'invalid_request_error',
+    code: 'model_not_found',
+  },
+  '429': {
+    status: 429,
+    message: 'Rate limit reached (injected fault).',
+    type: 'rate_limit_error',
+    code: 'rate_limit_exceeded',
+  },
+  '500': {
+    status: 500,
+    message: 'Internal server error (injected fault).',
+    type: 'server_error',
+    code: null,
+  },
+  '502': { status: 502, message: 'Bad gateway (injected fault).', type: 'server_error', code: null },
+  '503': { status: 503, message: 'Service unavailable (injected fault).', type: 'server_error', code: null },
+}
+
+/** Faults that replace the response entirely; true when one was injected. */
+function injectBeforeResponse(
+  fault: FaultKind,
+  req: IncomingMessage,
+  res: ServerResponse,
+  r: GenerationRequest,
+): boolean {
+  const status = STATUS_FAULTS[fault]
+  if (status !== undefined) {
+    if (fault === '429') res.setHeader('retry-after', '1')
+    sendError(res, status)
+    return true
+  }
+  if (fault === 'reset') {
+    req.socket.destroy()
+    return true
+  }
+  if (fault === 'non-sse' && r.stream) {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+    res.end('<!doctype html><html><body><h1>Welcome to nginx!</h1></body></html>')
+    return true
+  }
+  return false
 }
 
 /** The body as text, or null when it exceeds MAX_BODY_BYTES (drained, so the connection stays usable). */
@@ -274,7 +350,7 @@ function promptInputTokens(prompt: unknown): number | null {
 // ---------------------------------------------------------------------------------------------------
 // Generation
 
-function generate(ctx: SimContext, r: GenerationRequest, res: ServerResponse): void {
+function generate(ctx: SimContext, r: GenerationRequest, res: ServerResponse, fault: FaultKind | null): void {
   const requestNo = ++ctx.requestCount
   const frames = buildFrames(r.kind, ctx.model, requestNo)
   const next = wordSource(ctx.engine.params.seed, requestNo)
@@ -284,7 +360,7 @@ function generate(ctx: SimContext, r: GenerationRequest, res: ServerResponse): v
     total_tokens: r.promptTokens + r.maxTokens,
   }
   const sink = r.stream
-    ? new StreamSink(res, frames, next, r.includeUsage ? frames.usage(usage) : null)
+    ? new StreamSink(res, frames, next, r.includeUsage ? frames.usage(usage) : null, fault, r.maxTokens)
     : new JsonSink(res, r.kind, frames, next, usage)
   const handle = ctx.engine.submit({ inputTokens: r.promptTokens, outputTokens: r.maxTokens }, sink)
   if (handle.admission === 'rejected') {
@@ -349,12 +425,18 @@ function buildFrames(kind: Kind, model: string, requestNo: number): Frames {
 
 /** Writes each event as it happens: headers at once, then one SSE event per token. */
 class StreamSink implements JobSink {
+  /** While a `stall` fault holds the stream: when it lets go, and what it held back. */
+  private stalledUntil = 0
+  private held: string[] = []
+
   constructor(
     private readonly res: ServerResponse,
     private readonly frames: Frames,
     private readonly next: () => string,
     /** The usage event, or null when the client did not ask for it. */
     private readonly usageEvent: string | null,
+    private readonly fault: FaultKind | null = null,
+    private readonly maxTokens = 0,
   ) {}
 
   open(): void {
@@ -368,14 +450,63 @@ class StreamSink implements JobSink {
     if (this.frames.open !== null) this.res.write(this.frames.open)
   }
 
-  onToken(): void {
-    this.res.write(this.frames.tokenPrefix + this.next() + this.frames.tokenSuffix)
+  onToken(index: number): void {
+    const event = this.frames.tokenPrefix + this.next() + this.frames.tokenSuffix
+    if (this.fault !== null && index === Math.floor(this.maxTokens / 2) && this.injectMidStream()) return
+    if (Date.now() < this.stalledUntil) {
+      this.held.push(event)
+      return
+    }
+    if (this.held.length > 0) {
+      this.res.write(this.held.join(''))
+      this.held = []
+    }
+    this.res.write(event)
   }
 
   onFinish(): void {
+    if (this.fault === 'no-done') return // every token sent; no finish, no [DONE], connection left open
+    const wait = this.stalledUntil - Date.now()
+    if (wait > 0) {
+      setTimeout(() => this.onFinish(), wait)
+      return
+    }
+    if (this.held.length > 0) this.res.write(this.held.join(''))
     this.res.write(this.frames.finish)
     if (this.usageEvent !== null) this.res.write(this.usageEvent)
     this.res.end('data: [DONE]\n\n')
+  }
+
+  /** The mid-stream faults; true when the stream ends here. */
+  private injectMidStream(): boolean {
+    switch (this.fault) {
+      case 'disconnect':
+        this.res.destroy()
+        return true
+      case 'malformed':
+        this.res.write('data: {"id":"broken","choices":[{"index":0,"delta":{"content":"x"}\n\n')
+        return false
+      case 'error-event':
+        this.res.end(
+          'data: {"error":{"message":"injected failure","type":"server_error","code":500}}\n\ndata: [DONE]\n\n',
+        )
+        return true
+      case 'error-field':
+        this.res.end(
+          'error: {"code":500,"message":"injected failure","type":"server_error"}\n\ndata: [DONE]\n\n',
+        )
+        return true
+      case 'stall':
+        this.stalledUntil = Date.now() + FAULT_STALL_MS
+        return false
+      case 'oversized':
+        this.res.write(
+          `${this.frames.tokenPrefix}${'x'.repeat(FAULT_OVERSIZED_BYTES)}${this.frames.tokenSuffix}`,
+        )
+        return false
+      default:
+        return false
+    }
   }
 }
 

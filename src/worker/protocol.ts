@@ -8,7 +8,13 @@ export interface TargetSpec {
   /** Authorization included: travels between threads in memory only, never logged. */
   headers: Record<string, string>
   stream: boolean
+  /** Whole request. */
   timeoutMs: number
+  connectTimeoutMs: number
+  /** Send to first token; null = only the whole-request timeout. */
+  firstTokenTimeoutMs: number | null
+  /** Longest silence between two reads of the response. */
+  idleTimeoutMs: number
   secrets: string[]
 }
 

@@ -50,6 +50,8 @@ function target(): Target {
     headers: { 'content-type': 'application/json' },
     stream: true,
     timeoutMs: 10_000,
+    firstTokenTimeoutMs: null,
+    idleTimeoutMs: 10_000,
     secrets: [],
   }
 }

@@ -60,7 +60,14 @@ const FROM_SETTINGS: RunConfig = {
     model: 'm',
     api_key_env: 'MY_API_KEY',
   },
-  client: { stream: true, timeout_s: 120, retry: 0 },
+  client: {
+    stream: true,
+    timeout_s: 120,
+    connect_timeout_s: 10,
+    first_token_timeout_s: null,
+    idle_timeout_s: 60,
+    retry: 0,
+  },
   load: {
     mode: 'concurrency',
     levels: [1, 4, 8, 16, 32, 64],
@@ -157,7 +164,14 @@ test('every flag maps onto its RunConfig field', () => {
       model: 'flag-model',
       api_key_env: 'OTHER_KEY',
     },
-    client: { stream: false, timeout_s: 30, retry: 2 },
+    client: {
+      stream: false,
+      timeout_s: 30,
+      connect_timeout_s: 10,
+      first_token_timeout_s: null,
+      idle_timeout_s: 60,
+      retry: 2,
+    },
     load: {
       mode: 'concurrency',
       levels: [2],
@@ -248,7 +262,14 @@ test('base_url keeps /v1 as written but loses trailing slashes', () => {
 test('DEFAULTS: the documented values, empty base_url and model, frozen', () => {
   assert.deepEqual(DEFAULTS, {
     target: { base_url: '', endpoint: '/v1/chat/completions', model: '', api_key_env: 'OPENAI_API_KEY' },
-    client: { stream: true, timeout_s: 120, retry: 0 },
+    client: {
+      stream: true,
+      timeout_s: 120,
+      connect_timeout_s: 10,
+      first_token_timeout_s: null,
+      idle_timeout_s: 60,
+      retry: 0,
+    },
     load: {
       mode: 'concurrency',
       levels: [1, 4, 8, 16, 32, 64],

@@ -1,11 +1,11 @@
 import type { RunConfig } from '../../config/types.js'
 import { startSimulatorProcess } from '../../sim/child.js'
 import { SIM_MODEL } from '../../sim/server.js'
-import { type CommandSpec, type FlagSpec, parseFlags, renderHelp } from '../args.js'
+import { type CommandSpec, type FlagSpec, parseFlags, renderHelp, stringFlag } from '../args.js'
 import { EXIT } from '../exit-codes.js'
 import type { Io } from '../io.js'
 import { configFlags, executeRun, LOAD_FLAGS, loadConfigOrThrow } from './run.js'
-import { SIM_PARAM_FLAGS, simParams } from './sim.js'
+import { SIM_PARAM_FLAGS, simFaults, simParams } from './sim.js'
 
 /** A short gradient that shows the simulator's knee (16 slots) in about half a minute. */
 export const DEMO_DEFAULTS = {
@@ -43,7 +43,9 @@ export async function demoCommand(argv: string[], io: Io): Promise<number> {
     io.out(renderHelp(DEMO_SPEC))
     return EXIT.ok
   }
-  const sim = await startSimulatorProcess(simParams(flags))
+  simFaults(flags) // validated here: a bad value is a usage error, not a failed child process
+  const faults = stringFlag(flags, 'fault')
+  const sim = await startSimulatorProcess(simParams(flags), faults === undefined ? {} : { faults })
   try {
     const overrides = configFlags(flags)
     const config: RunConfig = loadConfigOrThrow([], {

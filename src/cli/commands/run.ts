@@ -67,6 +67,27 @@ export const LOAD_FLAGS: FlagSpec[] = [
     help: 'whole-request timeout',
     default: String(DEFAULTS.client.timeout_s),
   },
+  {
+    name: 'connect-timeout',
+    type: 'string',
+    value: 'SECONDS',
+    help: 'connection set-up timeout',
+    default: '10',
+  },
+  {
+    name: 'first-token-timeout',
+    type: 'string',
+    value: 'SECONDS',
+    help: 'send-to-first-token timeout',
+    default: 'the whole-request timeout',
+  },
+  {
+    name: 'idle-timeout',
+    type: 'string',
+    value: 'SECONDS',
+    help: 'longest silence between two reads of a response',
+    default: '60',
+  },
   { name: 'retry', type: 'string', value: 'N', help: 'retries per failed request', default: '0' },
   {
     name: 'workers',
@@ -149,6 +170,9 @@ export function configFlags(flags: ParsedFlags): ConfigFlags {
   set('output_tokens', numberFlag(flags, 'output-tokens'))
   set('timeout', numberFlag(flags, 'timeout'))
   set('retry', numberFlag(flags, 'retry'))
+  set('connect_timeout', numberFlag(flags, 'connect-timeout'))
+  set('first_token_timeout', numberFlag(flags, 'first-token-timeout'))
+  set('idle_timeout', numberFlag(flags, 'idle-timeout'))
   set('out', stringFlag(flags, 'out'))
   const workers = stringFlag(flags, 'workers')
   set('workers', workers === undefined || workers === 'auto' ? workers : numberFlag(flags, 'workers'))

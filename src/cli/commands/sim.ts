@@ -1,4 +1,5 @@
 import { resolveSimParams, SIM_DEFAULTS, type SimParams } from '../../sim/capacity.js'
+import { FAULT_KINDS, type FaultRate, parseFaults } from '../../sim/faults.js'
 import { SIM_MODEL, startSimulator } from '../../sim/server.js'
 import {
   type CommandSpec,
@@ -25,13 +26,32 @@ const PARAM_FLAGS: { key: keyof SimParams; help: string }[] = [
 
 const flagName = (key: string): string => key.replaceAll('_', '-')
 
-export const SIM_PARAM_FLAGS: FlagSpec[] = PARAM_FLAGS.map(({ key, help }) => ({
-  name: flagName(key),
-  type: 'string',
-  value: 'N',
-  help,
-  default: String(SIM_DEFAULTS[key]),
-}))
+export const SIM_PARAM_FLAGS: FlagSpec[] = [
+  ...PARAM_FLAGS.map(
+    ({ key, help }): FlagSpec => ({
+      name: flagName(key),
+      type: 'string',
+      value: 'N',
+      help,
+      default: String(SIM_DEFAULTS[key]),
+    }),
+  ),
+  {
+    name: 'fault',
+    type: 'string',
+    value: 'KIND:RATE,...',
+    help: `inject faults into that share of requests (seeded); kinds: ${FAULT_KINDS.join(', ')}`,
+  },
+]
+
+/** --fault KIND:RATE,... as the simulator takes it; a bad value is a usage error. */
+export function simFaults(flags: ParsedFlags): FaultRate[] {
+  const text = stringFlag(flags, 'fault')
+  if (text === undefined) return []
+  const faults = parseFaults(text)
+  if (typeof faults === 'string') throw new CliError(faults, EXIT.usage)
+  return faults
+}
 
 export const SIM_SPEC: CommandSpec = {
   name: 'sim',
@@ -84,6 +104,7 @@ export async function simCommand(argv: string[], io: Io): Promise<number> {
   }
   const sim = await startSimulator({
     ...simParams(flags),
+    faults: simFaults(flags),
     host: stringFlag(flags, 'host') ?? '127.0.0.1',
     port,
     model: stringFlag(flags, 'model') ?? SIM_MODEL,
