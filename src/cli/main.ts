@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { checkCommand, modelsCommand } from './commands/check.js'
 import { compareCommand } from './commands/compare.js'
 import { demoCommand } from './commands/demo.js'
 import { COMMANDS_HELP } from './commands/help.js'
@@ -16,6 +17,8 @@ const COMMANDS: Record<string, (argv: string[], io: Io) => Promise<number>> = {
   init: initCommand,
   report: reportCommand,
   compare: compareCommand,
+  check: checkCommand,
+  models: modelsCommand,
 }
 
 /** argv → command → exit code. The only place that calls process.exit (besides a second Ctrl-C). */

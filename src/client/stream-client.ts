@@ -32,6 +32,8 @@ export interface Target {
   idleTimeoutMs: number
   /** Strings to scrub from any stored message (the API key). */
   secrets: readonly string[]
+  /** Called with each token-bearing chunk's text as it arrives (`llmbench check` prints them). */
+  onText?: ((text: string) => void) | undefined
 }
 
 /** One request to send: identity plus its pre-serialized body. */
@@ -280,6 +282,7 @@ class Exchange implements Dispatcher.DispatchHandler {
       record.token_times.push(at)
       record.chunks++
       this.textParts.push(info.text)
+      this.target.onText?.(info.text)
     }
     if (info.usage !== null) {
       this.usageCompletion = info.usage.completion_tokens

@@ -64,11 +64,19 @@ export interface BenchResult {
 
 /** The whole summary as a pure function of the records and meta: `report` reuses it unchanged. */
 export function buildResult(records: readonly RequestRecord[], meta: RunMeta): BenchResult {
+  // A level cut short by a crash or a second Ctrl-C has records but no entry in meta: it is shown
+  // too, without the client's self-watch (which it never got to write).
+  const known = new Set(meta.levels_run.map((level) => level.concurrency))
+  const cut = [
+    ...new Set(records.filter((r) => r.phase === 'measure' && !known.has(r.level)).map((r) => r.level)),
+  ]
+  const levels = [
+    ...meta.levels_run,
+    ...cut.map((concurrency) => ({ concurrency, workers: 0, client: { cpu_percent: 0, loops: [] } })),
+  ]
   return finishResult(
-    meta.levels_run.map((level) =>
-      summarizeLevel(level.concurrency, records, summaryOptions(meta), level.client),
-    ),
-    meta,
+    levels.map((level) => summarizeLevel(level.concurrency, records, summaryOptions(meta), level.client)),
+    { ...meta, partial: meta.partial || cut.length > 0 },
   )
 }
 

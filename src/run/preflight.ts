@@ -1,35 +1,45 @@
-import { performance } from 'node:perf_hooks'
 import { sendRequest } from '../client/stream-client.js'
 import type { RunConfig } from '../config/types.js'
+import { tpotMs, ttftMs } from '../metrics/derive.js'
 import { completeTokenCounts } from '../records/token-counts.js'
 import type { RequestRecord } from '../records/types.js'
 import { buildBody } from '../workload/request-body.js'
+import { type Diagnosis, diagnose } from './diagnose.js'
+import { fetchModels } from './models.js'
 import { closeTarget, openTarget, targetSpec } from './target.js'
 
 export interface PreflightResult {
   ok: boolean
   record: RequestRecord
-  /** One line for the terminal: what failed and the server's own answer. */
+  diagnosis: Diagnosis | null
+  /** One line (two when it failed) for the terminal: what happened and what to do. */
   summary: string
 }
 
 /**
- * One tiny request before the first level, with the run's own settings (endpoint, stream, key):
- * a wrong key, model name or URL fails here in seconds, not after a whole level of errors.
+ * One small streamed request with the run's own settings (endpoint, stream, key): a wrong key,
+ * model name or URL fails here in seconds, not after a whole level of errors. `llmbench check`
+ * is the same request with more tokens, printed as they arrive.
  */
-export async function runPreflight(config: RunConfig, apiKey: string | null): Promise<PreflightResult> {
-  const target = openTarget(targetSpec(config, apiKey), 1)
+export async function runPreflight(
+  config: RunConfig,
+  apiKey: string | null,
+  options: { maxTokens?: number; onText?: (text: string) => void; label?: string } = {},
+): Promise<PreflightResult> {
+  const target = { ...openTarget(targetSpec(config, apiKey), 1), onText: options.onText }
+  const label = options.label ?? 'preflight'
+  let record: RequestRecord
   try {
     const body = buildBody(
       {
         model: config.target.model,
         endpoint: config.target.endpoint,
         stream: config.client.stream,
-        maxTokens: 4,
+        maxTokens: options.maxTokens ?? 4,
       },
       'Say hello.',
     )
-    const record = completeTokenCounts(
+    record = completeTokenCounts(
       await sendRequest(target, {
         seq: -1,
         worker: 0,
@@ -41,18 +51,33 @@ export async function runPreflight(config: RunConfig, apiKey: string | null): Pr
         body,
       }),
     )
-    return { ok: record.error === null, record, summary: describe(record) }
   } finally {
     await closeTarget(target)
   }
-}
-
-function describe(record: RequestRecord): string {
   if (record.error === null) {
-    const ttft =
-      record.first_token_at === null ? 'n/a' : `${(record.first_token_at - record.sent_at).toFixed(0)} ms`
-    return `preflight ok: HTTP ${record.status}, TTFT ${ttft}, ${record.output_tokens} tokens (${record.token_source})`
+    const ttft = ttftMs(record)
+    const tpot = tpotMs(record)
+    return {
+      ok: true,
+      record,
+      diagnosis: null,
+      summary:
+        `${label} ok: HTTP ${record.status}, TTFT ${ttft === null ? 'n/a' : `${ttft.toFixed(0)} ms`}, ` +
+        `TPOT ${tpot === null ? 'n/a' : `${tpot.toFixed(1)} ms`}, ${record.output_tokens} output tokens (${record.token_source}` +
+        `${record.input_tokens === null ? '' : `, ${record.input_tokens} prompt tokens`})`,
+    }
   }
-  const status = record.status === null ? '' : ` (HTTP ${record.status})`
-  return `preflight failed${status}: ${record.error.class}: ${record.error.message}`
+  // An unknown model is easier to fix with the list of served ones.
+  let models: string[] | null = null
+  if (record.status === 404) {
+    const listed = await fetchModels(config.target.base_url, apiKey)
+    models = 'ids' in listed ? listed.ids : null
+  }
+  const diagnosis = diagnose(record, config.target.model, config.target.api_key_env, models) as Diagnosis
+  return {
+    ok: false,
+    record,
+    diagnosis,
+    summary: `${label} failed: ${diagnosis.problem}\n  ${diagnosis.hint}`,
+  }
 }

@@ -77,6 +77,8 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
     const activePool = pool
     const unregisterStop = stop.onRequest(() => activePool.stop())
     const meta = describeRun(config, workerCount)
+    // Written before the first level, so even a crash leaves a folder `report` can rebuild.
+    writeJsonAtomic(resultPath, finishResult([], meta))
     const summaries: Omit<LevelSummary, 'verdict' | 'advice'>[] = []
     const cpu = new CpuMeter()
     const mainLoop = new LoopMonitor('main')

@@ -160,7 +160,7 @@ test('a server that echoes the key in a 401 fails the preflight with exit 3, and
     assert.equal(result.code, 3)
     assert.match(
       result.stderr,
-      /preflight failed \(HTTP 401\): http_4xx: HTTP 401: Incorrect API key provided: \[redacted\]/,
+      /preflight failed: the API key was refused \(HTTP 401\): HTTP 401: Incorrect API key provided: \[redacted\]/,
     )
     assertNoSecret({
       stdout: result.stdout,
@@ -247,7 +247,7 @@ test('init writes settings.json and config.toml that load, and refuses to overwr
     join(dir, 'r'),
   ])
   assert.equal(run.code, 3, run.stderr)
-  assert.match(run.stderr, /preflight failed: connection/)
+  assert.match(run.stderr, /preflight failed: unreachable host: ECONNREFUSED/)
 })
 
 test('Ctrl-C mid-run: stops issuing, drains, writes a partial result and exits 130', {
@@ -305,6 +305,74 @@ test('Ctrl-C mid-run: stops issuing, drains, writes a partial result and exits 1
     )
     // Level 2 was cut short by about 2.5 s of its 3 s: it holds fewer requests than level 1 would at 2x.
     assert.ok(summary.levels[1].duration_s < 2, `level 2 ran ${summary.levels[1].duration_s} s`)
+  } finally {
+    await sim.close()
+  }
+})
+
+test('a second Ctrl-C exits at once, with every finished record on disk; report tolerates a torn last line', {
+  timeout: 60_000,
+}, async () => {
+  const sim = await startSimulator({ prefill_base_ms: 10, decode_base_ms: 20 })
+  const out = join(tempDir(), 'result')
+  try {
+    const child = spawn(
+      process.execPath,
+      [
+        CLI,
+        'run',
+        '--base-url',
+        sim.url,
+        '--model',
+        SIM_MODEL,
+        '--levels',
+        '8',
+        '--duration',
+        '30',
+        '--warmup',
+        '0',
+        '--output-tokens',
+        '100',
+        '--out',
+        out,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    )
+    let stderr = ''
+    child.stderr.on('data', (data: Buffer) => {
+      stderr += data.toString()
+    })
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
+    // Let some 2 s requests finish, then interrupt twice: the second must not wait for the drain.
+    await new Promise((resolve) => setTimeout(resolve, 4500))
+    child.kill('SIGINT')
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    const secondAt = Date.now()
+    child.kill('SIGINT')
+    const code = await exited
+    assert.equal(code, 130, stderr)
+    assert.ok(Date.now() - secondAt < 1500, 'exited at once, not after the 2 s drain')
+    assert.match(stderr, /second interrupt: exiting now/)
+    const { records, tornLastLine } = readRecords(join(out, 'requests.jsonl'))
+    assert.equal(tornLastLine, false)
+    assert.ok(
+      records.filter((r) => r.phase === 'measure').length >= 8,
+      `${records.length} finished records on disk`,
+    )
+
+    // A crash mid-write: the last line cut short. report reads the rest and says so.
+    const file = join(out, 'requests.jsonl')
+    writeFileSync(file, `${readFileSync(file, 'utf8')}{"seq":99,"lev`)
+    writeFileSync(
+      join(out, 'bench_result.json'),
+      JSON.stringify({
+        schema: 'llmbench.result/1',
+        meta: JSON.parse(readFileSync(join(out, 'bench_result.json'), 'utf8')).meta,
+      }),
+    )
+    const report = await runCli(['report', out])
+    assert.equal(report.code, 0, report.stderr)
+    assert.match(report.stderr, /last line of requests.jsonl was cut short/)
   } finally {
     await sim.close()
   }

@@ -76,6 +76,6 @@ test('an untrusted certificate fails the preflight as a connection problem (exit
       join(tempDir(), 'r'),
     ])
     assert.equal(result.code, 3)
-    assert.match(result.stderr, /preflight failed: connection: .*(SELF_SIGNED|certificate)/i)
+    assert.match(result.stderr, /preflight failed: TLS failure: .*(SELF_SIGNED|certificate)/i)
   })
 })

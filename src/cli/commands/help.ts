@@ -10,6 +10,8 @@ Commands:
   sim      the built-in OpenAI-compatible simulator, standalone
   report   regenerate the summary, summary.md and the table from a result folder's records; --history DIR for the trend
   compare  BASE NEW: per-level differences with significance; exit 1 on a regression (CI gate)
+  check    one streamed request, tokens as they arrive, TTFT/TPOT/usage; says what is wrong (exit 3)
+  models   list the model ids the server serves (GET /v1/models)
   init     write commented settings.json and config.toml skeletons
 
 Exit codes: 0 ok, 1 a gate failed, 2 usage or configuration error, 3 preflight failed, 130 interrupted.

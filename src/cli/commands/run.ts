@@ -251,9 +251,7 @@ export async function executeRun(
   try {
     const outcome = await runGradient({ config, apiKey, outDir, log, stop })
     if (outcome.kind === 'preflight-failed') {
-      io.err(
-        `${outcome.preflight.summary}\nFix the target, key or model, or skip this check with --no-preflight.\n`,
-      )
+      io.err(`${outcome.preflight.summary}\n  (skip this check with --no-preflight)\n`)
       return EXIT.preflight
     }
     const { result } = outcome

@@ -1,0 +1,78 @@
+import { fetchModels } from '../../run/models.js'
+import { runPreflight } from '../../run/preflight.js'
+import { readApiKey } from '../../run/target.js'
+import { type CommandSpec, numberFlag, parseFlags, renderHelp } from '../args.js'
+import { EXIT } from '../exit-codes.js'
+import type { Io } from '../io.js'
+import { configFlags, loadConfigOrThrow, RUN_SPEC } from './run.js'
+
+/** The target flags of `run` (files, URL, endpoint, model, key variable, timeouts). */
+const TARGET_FLAGS = RUN_SPEC.flags.filter((flag) =>
+  [
+    'config',
+    'base-url',
+    'endpoint',
+    'model',
+    'api-key-env',
+    'timeout',
+    'connect-timeout',
+    'no-stream',
+  ].includes(flag.name),
+)
+
+export const CHECK_SPEC: CommandSpec = {
+  name: 'check',
+  summary:
+    'One streamed request, tokens printed as they arrive, then TTFT/TPOT/usage; tells unreachable host, TLS, key, model, endpoint and stream-format problems apart (exit 3).',
+  usage: 'llmbench check [-c FILE] [--base-url URL] [--model ID] [--output-tokens N]',
+  flags: [
+    ...TARGET_FLAGS,
+    { name: 'output-tokens', type: 'string', value: 'N', help: 'max_tokens of the request', default: '32' },
+  ],
+}
+
+export const MODELS_SPEC: CommandSpec = {
+  name: 'models',
+  summary: 'GET /v1/models and print the served model ids, one per line.',
+  usage: 'llmbench models [-c FILE] [--base-url URL] [--api-key-env NAME]',
+  flags: TARGET_FLAGS.filter((flag) => ['config', 'base-url', 'api-key-env', 'timeout'].includes(flag.name)),
+}
+
+export async function checkCommand(argv: string[], io: Io): Promise<number> {
+  const { flags } = parseFlags(CHECK_SPEC, argv)
+  if (flags.help === true) {
+    io.out(renderHelp(CHECK_SPEC))
+    return EXIT.ok
+  }
+  const config = loadConfigOrThrow((flags.config as string[] | undefined) ?? [], configFlags(flags))
+  const apiKey = readApiKey(config)
+  const maxTokens = numberFlag(flags, 'output-tokens') ?? 32
+  const result = await runPreflight(config, apiKey, {
+    maxTokens,
+    onText: (text) => io.out(text),
+    label: 'check',
+  })
+  io.out('\n')
+  io.err(`${result.summary}\n`)
+  return result.ok ? EXIT.ok : EXIT.preflight
+}
+
+export async function modelsCommand(argv: string[], io: Io): Promise<number> {
+  const { flags } = parseFlags(MODELS_SPEC, argv)
+  if (flags.help === true) {
+    io.out(renderHelp(MODELS_SPEC))
+    return EXIT.ok
+  }
+  // The model is not needed to list models: a placeholder satisfies the config's final check.
+  const config = loadConfigOrThrow((flags.config as string[] | undefined) ?? [], {
+    model: '-',
+    ...configFlags(flags),
+  })
+  const listed = await fetchModels(config.target.base_url, readApiKey(config), config.client.timeout_s * 1000)
+  if ('error' in listed) {
+    io.err(`llmbench models: ${listed.error}\n`)
+    return EXIT.preflight
+  }
+  io.out(listed.ids.map((id) => `${id}\n`).join(''))
+  return EXIT.ok
+}

@@ -1,0 +1,37 @@
+import { request } from 'undici'
+import { redact } from '../client/redact.js'
+import { joinUrl } from '../config/url.js'
+
+/** GET /v1/models: the served model ids, or an error message (redacted) when the list cannot be had. */
+export async function fetchModels(
+  baseUrl: string,
+  apiKey: string | null,
+  timeoutMs = 10_000,
+): Promise<{ ids: string[] } | { error: string; status: number | null }> {
+  const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'llmbench' }
+  if (apiKey !== null) headers.authorization = `Bearer ${apiKey}`
+  const secrets = apiKey === null ? [] : [apiKey]
+  try {
+    const response = await request(joinUrl(baseUrl, '/v1/models'), {
+      headers,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    })
+    const text = await response.body.text()
+    if (response.statusCode !== 200) {
+      return {
+        error: redact(`HTTP ${response.statusCode}: ${text || '(empty body)'}`, secrets),
+        status: response.statusCode,
+      }
+    }
+    const parsed = JSON.parse(text) as { data?: { id?: unknown }[] }
+    if (!Array.isArray(parsed.data)) return { error: 'the answer has no data[] list', status: 200 }
+    return { ids: parsed.data.map((entry) => entry.id).filter((id): id is string => typeof id === 'string') }
+  } catch (error) {
+    const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : ''
+    return {
+      error: redact(`${error instanceof Error ? error.message : String(error)}${cause}`, secrets),
+      status: null,
+    }
+  }
+}
