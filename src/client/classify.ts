@@ -24,6 +24,14 @@ export class RequestTimeoutError extends Error {
   }
 }
 
+/** The user interrupted the run and the in-flight request outlived the drain's grace period. */
+export class InterruptedError extends Error {
+  constructor(graceMs: number) {
+    super(`interrupted: still in flight ${graceMs / 1000} s after Ctrl-C, cut`)
+    this.name = 'InterruptedError'
+  }
+}
+
 /** A response cut at one of our size bounds (an endless or oversized stream). */
 export class StreamLimitError extends Error {
   constructor(what: string) {

@@ -34,6 +34,8 @@ export interface Target {
   secrets: readonly string[]
   /** Called with each token-bearing chunk's text as it arrives (`llmbench check` prints them). */
   onText?: ((text: string) => void) | undefined
+  /** Aborted when a Ctrl-C's grace period ends: in-flight requests are then cut and recorded. */
+  interrupt?: AbortSignal | undefined
 }
 
 /** One request to send: identity plus its pre-serialized body. */
@@ -123,6 +125,7 @@ class Exchange implements Dispatcher.DispatchHandler {
 
   start(): void {
     const { target } = this
+    target.interrupt?.addEventListener('abort', this.onInterrupt, { once: true })
     this.timer = setTimeout(
       () => this.abort(new RequestTimeoutError('total', target.timeoutMs)),
       target.timeoutMs,
@@ -366,11 +369,17 @@ class Exchange implements Dispatcher.DispatchHandler {
     if (this.settled) return
     this.settled = true
     if (this.timer !== null) clearTimeout(this.timer)
+    this.target.interrupt?.removeEventListener('abort', this.onInterrupt)
     if (this.firstTokenTimer !== null) clearTimeout(this.firstTokenTimer)
     if (this.idleTimer !== null) clearTimeout(this.idleTimer)
     this.record.end_at = at
     this.bodyParts = []
     this.resolve(this.record)
+  }
+
+  private readonly onInterrupt = (): void => {
+    const reason = this.target.interrupt?.reason
+    this.abort(reason instanceof Error ? reason : new Error('interrupted'), 'other')
   }
 
   private abort(reason: Error, errorClass: ErrorClass = classifyTransportError(reason)): void {

@@ -77,6 +77,7 @@ export function renderVerdict(result: BenchResult): string {
     }
     for (const note of level.client.notes ?? []) lines.push(`  c=${level.concurrency}: note: ${note}`)
   }
+  for (const advice of result.advice) lines.push(`Advice: ${advice}`)
   if (result.meta.partial)
     lines.push('Partial result: the run was interrupted; levels after the last shown are missing.')
   return lines.join('\n')

@@ -25,6 +25,8 @@ export const RECORDS_FILE = 'requests.jsonl'
 export const SUMMARY_FILE = 'summary.md'
 /** Distinct prompts per run: request i uses prompt i mod this (and no two share a prefix). */
 export const DISTINCT_PROMPTS = 512
+/** After a first Ctrl-C, in-flight requests get this long to finish before they are cut. */
+export const INTERRUPT_GRACE_MS = 5_000
 /** --refine runs at most this many extra levels. */
 const MAX_REFINE_STEPS = 3
 
@@ -75,7 +77,9 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
     const workerCount = resolveWorkers(config.run.workers, config.load.levels)
     pool = await WorkerPool.start(workerCount, targetSpec(config, apiKey), buildBodies(config))
     const activePool = pool
-    const unregisterStop = stop.onRequest(() => activePool.stop())
+    const unregisterStop = stop.onRequest(() =>
+      activePool.stop(Math.min(INTERRUPT_GRACE_MS, config.client.timeout_s * 1000)),
+    )
     const meta = describeRun(config, workerCount)
     // Written before the first level, so even a crash leaves a folder `report` can rebuild.
     writeJsonAtomic(resultPath, finishResult([], meta))

@@ -105,9 +105,9 @@ export class WorkerPool {
     return this.round('measure', used, (i) => share(i, deadline))
   }
 
-  /** First Ctrl-C: no new requests anywhere; in-flight ones finish. */
-  stop(): void {
-    for (const worker of this.workers) worker.postMessage({ type: 'stop' } satisfies ToWorker)
+  /** First Ctrl-C: no new requests anywhere; in-flight ones get `graceMs` to finish, then are cut. */
+  stop(graceMs: number): void {
+    for (const worker of this.workers) worker.postMessage({ type: 'stop', graceMs } satisfies ToWorker)
   }
 
   async close(): Promise<void> {

@@ -35,7 +35,7 @@ export interface LevelShare {
 export type ToWorker =
   | { type: 'init'; worker: number; workers: number; target: TargetSpec; bodies: Uint8Array[] }
   | { type: 'round'; phase: 'warmup' | 'measure'; share: LevelShare }
-  | { type: 'stop' }
+  | { type: 'stop'; graceMs: number }
 
 export type FromWorker =
   | { type: 'ready' }

@@ -1,4 +1,5 @@
 import { parentPort } from 'node:worker_threads'
+import { InterruptedError } from '../client/classify.js'
 import type { Target } from '../client/stream-client.js'
 import { LoopMonitor } from '../metrics/client-health.js'
 import type { RequestRecord } from '../records/types.js'
@@ -24,6 +25,7 @@ let bodies: Buffer[] = []
 let seq = 0
 let promptRound = 0
 let stopRequested = false
+const interrupt = new AbortController()
 let batch: RequestRecord[] = []
 const monitor = new LoopMonitor('worker')
 
@@ -48,7 +50,10 @@ async function runShare(share: LevelShare, phase: 'warmup' | 'measure'): Promise
   }
   levelPool ??= {
     level: share.level,
-    target: openTarget(target as TargetSpec, Math.max(1, share.connections)),
+    target: {
+      ...openTarget(target as TargetSpec, Math.max(1, share.connections)),
+      interrupt: interrupt.signal,
+    },
   }
   const connection = levelPool.target
   const flusher = setInterval(flush, BATCH_INTERVAL_MS)
@@ -98,6 +103,8 @@ port.on('message', (message: ToWorker) => {
       break
     case 'stop':
       stopRequested = true
+      // In-flight requests get a short grace to finish, then are cut (and recorded as interrupted).
+      setTimeout(() => interrupt.abort(new InterruptedError(message.graceMs)), message.graceMs).unref()
       break
     case 'round':
       runShare(message.share, message.phase).catch((error: unknown) =>

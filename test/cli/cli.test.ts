@@ -377,3 +377,55 @@ test('a second Ctrl-C exits at once, with every finished record on disk; report 
     await sim.close()
   }
 })
+
+test('Ctrl-C: requests still in flight after the 5 s grace are cut and recorded as interrupted', {
+  timeout: 60_000,
+}, async () => {
+  const sim = await startSimulator({ prefill_base_ms: 10, decode_base_ms: 100 })
+  const out = join(tempDir(), 'result')
+  try {
+    // 200 tokens at 100 ms: every request would take 20 s.
+    const child = spawn(
+      process.execPath,
+      [
+        CLI,
+        'run',
+        '--base-url',
+        sim.url,
+        '--model',
+        SIM_MODEL,
+        '--levels',
+        '3',
+        '--requests',
+        '3',
+        '--warmup',
+        '0',
+        '--output-tokens',
+        '200',
+        '--no-preflight',
+        '--out',
+        out,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    )
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
+    await new Promise((resolve) => setTimeout(resolve, 1500))
+    const interruptedAt = Date.now()
+    child.kill('SIGINT')
+    assert.equal(await exited, 130)
+    const took = Date.now() - interruptedAt
+    assert.ok(took >= 4500 && took < 9000, `exited ${took} ms after Ctrl-C (grace 5 s)`)
+    const records = readRecords(join(out, 'requests.jsonl')).records.filter((r) => r.phase === 'measure')
+    assert.equal(records.length, 3)
+    for (const record of records) {
+      assert.equal(record.error?.class, 'other')
+      assert.match(record.error?.message ?? '', /interrupted: still in flight 5 s after Ctrl-C/)
+      assert.ok(record.chunks > 30, 'tokens received before the cut are kept')
+    }
+    const summary = JSON.parse(readFileSync(join(out, 'bench_result.json'), 'utf8'))
+    assert.equal(summary.meta.partial, true)
+    assert.equal(summary.levels[0].errors.other, 3)
+  } finally {
+    await sim.close()
+  }
+})

@@ -140,3 +140,36 @@ test('dispatch lateness p99 comes from the records: sent_at - scheduled_at', () 
   assert.ok(Math.abs((level.client.dispatch_lateness_p99_ms as number) - 0.995) <= 0.006)
   assert.equal(level.client.bound, false)
 })
+
+test('the terminal verdict lines carry the saturation, capacity, advice and the client notes', async () => {
+  const { renderVerdict } = await import('../../src/report/terminal.js')
+  const { finishResult } = await import('../../src/report/result-json.js')
+  const records = [makeRecord({ sent_at: 0, token_times: [100, 110, 120], output_tokens: 3 })]
+  const noisy = {
+    cpu_percent: 5,
+    loops: [{ thread: 'worker-0', utilization: 0.05, delay_p99_ms: 9, delay_max_ms: 12 }],
+  }
+  const level = summarizeLevel(1, records, { ...OPTIONS, slos: [] }, noisy)
+  const meta = {
+    percentiles: [50],
+    slo: { ttft_p50_ms: 500 },
+    workload: { output_tokens: 16 },
+    partial: false,
+  } as never
+  const text = renderVerdict(
+    finishResult(
+      [
+        {
+          ...level,
+          slo: { checks: [], meets: true, good_share: 1, goodput_requests_per_s: 1, goodput_tokens_per_s: 1 },
+        },
+      ],
+      meta,
+    ),
+  )
+  assert.match(text, /^Saturation: one level only/)
+  assert.match(text, /Capacity: capacity 1 under the SLOs \(ttft_p50_ms ≤ 500\)/)
+  assert.match(text, /Advice: outputs of 16 tokens are short/)
+  assert.match(text, /c=1: note: timers fired 9.0 ms late at p99 while the client was mostly idle/)
+  assert.equal(level.client.bound, false, 'machine noise on an idle client is a note, not client-bound')
+})
