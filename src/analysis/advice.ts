@@ -16,8 +16,9 @@ export function refinementLevel(levels: readonly Level[], saturation: Saturation
   let low: number | null = null
   let high: number | null = null
   if (saturation !== null) {
-    low = saturation.concurrency
-    high = sorted.find((level) => level.concurrency > low!)?.concurrency ?? null
+    const knee = saturation.concurrency
+    low = knee
+    high = sorted.find((level) => level.concurrency > knee)?.concurrency ?? null
   } else {
     const firstBad = sorted.findIndex((level) => level.verdict === 'overloaded')
     if (firstBad > 0) {

@@ -139,12 +139,41 @@ function latencyComparison(
   const interval = threshold === null ? null : bootstrapPercentileDifference(base, next, percentile, 500)
   const significant = test !== null && test.p_value < SIGNIFICANCE && interval !== null && interval.low > 0
   const beyond = threshold !== null && change !== null && change > threshold
+  return comparison(metric, {
+    b,
+    n,
+    digits: 3,
+    change,
+    p: test?.p_value ?? null,
+    interval,
+    threshold,
+    beyond,
+    significant,
+  })
+}
+
+/** One compared figure, rounded for the report; regressed = beyond the threshold and significant. */
+function comparison(
+  metric: string,
+  figures: {
+    b: number | null
+    n: number | null
+    digits: number
+    change: number | null
+    p: number | null
+    interval: { low: number; high: number } | null
+    threshold: number | null
+    beyond: boolean
+    significant: boolean
+  },
+): MetricComparison {
+  const { b, n, digits, change, p, interval, threshold, beyond, significant } = figures
   return {
     metric,
-    base: b === null ? null : round(b),
-    new: n === null ? null : round(n),
+    base: b === null ? null : round(b, digits),
+    new: n === null ? null : round(n, digits),
     change: change === null ? null : round(change, 4),
-    p_value: test === null ? null : round(test.p_value, 6),
+    p_value: p === null ? null : round(p, 6),
     interval: interval === null ? null : { low: round(interval.low, 4), high: round(interval.high, 4) },
     threshold,
     beyond_threshold: beyond,
@@ -174,18 +203,17 @@ function throughputComparison(
     threshold === null ? null : bootstrapRelativeDifference(base.tokenRates, next.tokenRates, mean, 500)
   const significant = test !== null && test.p_value < SIGNIFICANCE && interval !== null && interval.high < 0
   const beyond = threshold !== null && change !== null && -change > threshold
-  return {
-    metric: 'throughput',
-    base: b === null ? null : round(b, 2),
-    new: n === null ? null : round(n, 2),
-    change: change === null ? null : round(change, 4),
-    p_value: test === null ? null : round(test.p_value, 6),
-    interval: interval === null ? null : { low: round(interval.low, 4), high: round(interval.high, 4) },
+  return comparison('throughput', {
+    b,
+    n,
+    digits: 2,
+    change,
+    p: test?.p_value ?? null,
+    interval,
     threshold,
-    beyond_threshold: beyond,
+    beyond,
     significant,
-    regressed: beyond && significant,
-  }
+  })
 }
 
 /** Success rates: a two-proportion z-test; the change is in points (0.01 = one point). */
@@ -205,18 +233,17 @@ function successComparison(
   const change = b !== null && n !== null ? n - b : null
   const beyond = threshold !== null && change !== null && -change > threshold
   const significant = p !== null && p < SIGNIFICANCE && change !== null && change < 0
-  return {
-    metric: 'success_rate',
-    base: b === null ? null : round(b, 4),
-    new: n === null ? null : round(n, 4),
-    change: change === null ? null : round(change, 4),
-    p_value: p === null ? null : round(p, 6),
+  return comparison('success_rate', {
+    b,
+    n,
+    digits: 4,
+    change,
+    p,
     interval: null,
     threshold,
-    beyond_threshold: beyond,
+    beyond,
     significant,
-    regressed: beyond && significant,
-  }
+  })
 }
 
 /** Compares two runs level by level, from their raw records (never from averaged summaries). */

@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { readRecords } from '../../src/records/jsonl-reader.js'
 import { SIM_MODEL, startSimulator } from '../../src/sim/server.js'
 import { CLI, runCli } from '../helpers/cli.js'
+import { filesUnder } from '../helpers/files.js'
 import { readSseFixture } from '../helpers/fixtures.js'
 import { startReplayServer } from '../helpers/replay-server.js'
 import { tempDir } from '../helpers/run-config.js'
@@ -15,13 +16,6 @@ const SEED_SETTINGS = fileURLToPath(new URL('../fixtures/config/settings.json', 
 const SEED_TOML = fileURLToPath(new URL('../fixtures/config/config.toml', import.meta.url))
 /** A distinctive key: if it shows up anywhere, it leaked. */
 const SECRET = 'sk-llmbench-TEST-7f3a9c1e5b2d4086-DO-NOT-LEAK'
-
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name)
-    return statSync(path).isDirectory() ? filesUnder(path) : [path]
-  })
-}
 
 function assertNoSecret(texts: Record<string, string>): void {
   for (const [where, text] of Object.entries(texts))

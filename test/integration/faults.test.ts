@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { readRecords } from '../../src/records/jsonl-reader.js'
@@ -7,6 +7,7 @@ import { startSimulatorProcess } from '../../src/sim/child.js'
 import { FAULT_KINDS, type FaultKind, FaultPicker, parseFaults } from '../../src/sim/faults.js'
 import { SIM_MODEL } from '../../src/sim/server.js'
 import { runCli } from '../helpers/cli.js'
+import { filesUnder } from '../helpers/files.js'
 import { tempDir } from '../helpers/run-config.js'
 
 /** What each injected fault must become in the records: its class (and timeout kind), or success. */
@@ -32,13 +33,6 @@ const EXPECTED: Record<FaultKind, { class: string; timeout?: string; message: Re
 
 const SECRET = 'sk-llmbench-FAULTS-91c2e7d4a5b6-DO-NOT-LEAK'
 const REQUESTS = 68
-
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name)
-    return statSync(path).isDirectory() ? filesUnder(path) : [path]
-  })
-}
 
 test('every fault kind ends as a record of the right class; the run completes; nothing leaks', {
   timeout: 120_000,
