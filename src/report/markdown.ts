@@ -1,3 +1,4 @@
+import { joinUrl } from '../config/url.js'
 import type { Distribution } from '../metrics/distribution.js'
 import type { BenchResult } from './result-json.js'
 
@@ -15,7 +16,7 @@ export function renderMarkdown(result: BenchResult): string {
   const lines = [
     `# llmbench: ${meta.target.model}`,
     '',
-    `${meta.target.base_url}${meta.target.endpoint} · input ${meta.workload.input_tokens} / output ` +
+    `${joinUrl(meta.target.base_url, meta.target.endpoint)} · input ${meta.workload.input_tokens} / output ` +
       `${meta.workload.output_tokens} tokens · ${meta.client.workers} worker(s) · llmbench ${meta.tool_version} · ${meta.started_at}` +
       (meta.partial ? ' · **partial (interrupted)**' : ''),
     '',

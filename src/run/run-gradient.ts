@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync } from 'node:fs'
 import { availableParallelism, hostname } from 'node:os'
 import { join } from 'node:path'
 import { refinementLevel } from '../analysis/advice.js'
@@ -9,7 +9,7 @@ import { type LevelSummary, summarizeLevel } from '../metrics/summarize.js'
 import { JsonlWriter } from '../records/jsonl-writer.js'
 import { completeTokenCounts } from '../records/token-counts.js'
 import type { RequestRecord } from '../records/types.js'
-import { renderMarkdown } from '../report/markdown.js'
+import { writeReports } from '../report/render-folder.js'
 import { type BenchResult, finishResult, type RunMeta, summaryOptions } from '../report/result-json.js'
 import { writeJsonAtomic } from '../report/write-json.js'
 import { TOOL_VERSION } from '../version.js'
@@ -22,7 +22,6 @@ import type { StopSignal } from './stop-signal.js'
 import { targetSpec } from './target.js'
 
 export const RECORDS_FILE = 'requests.jsonl'
-export const SUMMARY_FILE = 'summary.md'
 /** Distinct prompts per run: request i uses prompt i mod this (and no two share a prefix). */
 export const DISTINCT_PROMPTS = 512
 /** After a first Ctrl-C, in-flight requests get this long to finish before they are cut. */
@@ -146,7 +145,7 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
     meta.finished_at = new Date().toISOString()
     const result = finishResult(summaries, meta)
     writeJsonAtomic(resultPath, result)
-    writeFileSync(join(outDir, SUMMARY_FILE), renderMarkdown(result))
+    await writeReports(outDir, result)
     return { kind: 'done', result, resultPath }
   } finally {
     unregisterFlush()

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events'
 import { parentPort } from 'node:worker_threads'
 import { InterruptedError } from '../client/classify.js'
 import type { Target } from '../client/stream-client.js'
@@ -26,6 +27,8 @@ let seq = 0
 let promptRound = 0
 let stopRequested = false
 const interrupt = new AbortController()
+// One listener per in-flight request, each removed when it settles: many is normal, not a leak.
+setMaxListeners(0, interrupt.signal)
 let batch: RequestRecord[] = []
 const monitor = new LoopMonitor('worker')
 

@@ -1,12 +1,9 @@
-import { writeFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { readHistory, renderHistory } from '../../report/history.js'
 import { loadRun } from '../../report/load-run.js'
-import { renderMarkdown } from '../../report/markdown.js'
+import { writeReports } from '../../report/render-folder.js'
 import { buildResult } from '../../report/result-json.js'
 import { renderTable, renderVerdict } from '../../report/terminal.js'
 import { writeJsonAtomic } from '../../report/write-json.js'
-import { SUMMARY_FILE } from '../../run/run-gradient.js'
 import { type CommandSpec, parseFlags, renderHelp, stringFlag } from '../args.js'
 import { CliError, EXIT } from '../exit-codes.js'
 import type { Io } from '../io.js'
@@ -58,7 +55,7 @@ export async function reportCommand(argv: string[], io: Io): Promise<number> {
   if (run.tornLastLine)
     io.err('note: the last line of requests.jsonl was cut short (a crash?) and was skipped\n')
   if (run.records !== null) writeJsonAtomic(run.resultFile, result)
-  writeFileSync(join(run.dir, SUMMARY_FILE), renderMarkdown(result))
+  await writeReports(run.dir, result)
   io.out(
     flags.json === true
       ? `${JSON.stringify(result, null, 2)}\n`

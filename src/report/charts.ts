@@ -1,0 +1,108 @@
+import * as vega from 'vega'
+import { compile, type TopLevelSpec } from 'vega-lite'
+import type { BenchResult } from './result-json.js'
+
+/** One chart of the report: a file name, a title, and how many series and points it must show. */
+export interface Chart {
+  name: string
+  title: string
+  svg: string
+  series: number
+  points: number
+}
+
+interface Point {
+  concurrency: number
+  value: number
+  series: string
+}
+
+/**
+ * The report's charts, rendered to SVG by Vega in Node (no browser, no network): concurrency vs
+ * TTFT (p50/p95/p99), vs output throughput, vs success rate, and vs TPOT/ITL. Every point carries
+ * an aria-label with its figures, which the HTML report shows on hover.
+ */
+export async function renderCharts(result: BenchResult): Promise<Chart[]> {
+  const levels = [...result.levels].sort((a, b) => a.concurrency - b.concurrency)
+  const keys = result.meta.percentiles.map((p) => `p${p}`)
+  const series = (
+    name: string,
+    pick: (level: BenchResult['levels'][number]) => number | null | undefined,
+  ): Point[] =>
+    levels.flatMap((level) => {
+      const value = pick(level)
+      return value === null || value === undefined
+        ? []
+        : [{ concurrency: level.concurrency, value, series: name }]
+    })
+  const charts: { name: string; title: string; unit: string; points: Point[] }[] = [
+    {
+      name: 'ttft',
+      title: 'Time to first token',
+      unit: 'TTFT (ms)',
+      points: keys.flatMap((key) => series(`TTFT ${key}`, (level) => level.ttft_ms[key])),
+    },
+    {
+      name: 'throughput',
+      title: 'Output throughput',
+      unit: 'output tokens/s',
+      points: series('output tokens/s', (level) => level.output_tokens_per_s),
+    },
+    {
+      name: 'success-rate',
+      title: 'Success rate',
+      unit: 'success rate (%)',
+      points: series('success rate', (level) => level.success_rate * 100),
+    },
+    {
+      name: 'tpot-itl',
+      title: 'Time per output token and inter-token latency',
+      unit: 'ms',
+      points: [
+        ...keys.flatMap((key) => series(`TPOT ${key}`, (level) => level.tpot_ms[key])),
+        ...series('ITL p50', (level) => level.itl_ms.p50),
+      ],
+    },
+  ]
+  return Promise.all(
+    charts.map(async (chart) => ({
+      name: chart.name,
+      title: chart.title,
+      svg: await toSvg(chart.title, chart.unit, chart.points),
+      series: new Set(chart.points.map((point) => point.series)).size,
+      points: chart.points.length,
+    })),
+  )
+}
+
+async function toSvg(title: string, unit: string, points: Point[]): Promise<string> {
+  const spec: TopLevelSpec = {
+    title,
+    width: 520,
+    height: 260,
+    background: 'white',
+    data: { values: points },
+    mark: { type: 'line', point: { size: 50 }, tooltip: true },
+    encoding: {
+      x: {
+        field: 'concurrency',
+        type: 'quantitative',
+        title: 'concurrency',
+        scale: { type: 'log', base: 2 },
+      },
+      y: { field: 'value', type: 'quantitative', title: unit },
+      color: { field: 'series', type: 'nominal', title: null },
+      tooltip: [
+        { field: 'series', type: 'nominal' },
+        { field: 'concurrency', type: 'quantitative' },
+        { field: 'value', type: 'quantitative', format: '.1f' },
+      ],
+    },
+  }
+  const view = new vega.View(vega.parse(compile(spec).spec), { renderer: 'none' })
+  try {
+    return await view.toSVG()
+  } finally {
+    view.finalize()
+  }
+}

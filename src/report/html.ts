@@ -1,0 +1,84 @@
+import { joinUrl } from '../config/url.js'
+import type { Chart } from './charts.js'
+import type { BenchResult } from './result-json.js'
+
+const escapeHtml = (text: string): string =>
+  text.replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string,
+  )
+
+const one = (value: number | null | undefined, digits = 0): string =>
+  value === null || value === undefined ? '–' : value.toFixed(digits)
+
+/** Shows a point's figures (its aria-label, written by Vega) next to the pointer: no library, no network. */
+const TOOLTIP_SCRIPT = `
+const tip = document.getElementById('tip');
+document.querySelectorAll('figure svg [aria-label]').forEach((el) => {
+  if (!/series:/.test(el.getAttribute('aria-label') || '')) return;
+  el.addEventListener('mouseenter', () => { tip.textContent = el.getAttribute('aria-label'); tip.hidden = false; });
+  el.addEventListener('mousemove', (e) => { tip.style.left = (e.pageX + 12) + 'px'; tip.style.top = (e.pageY + 12) + 'px'; });
+  el.addEventListener('mouseleave', () => { tip.hidden = true; });
+});`
+
+const STYLE = `
+body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 1200px; color: #222; }
+h1 { font-size: 1.5rem; } h2 { font-size: 1.15rem; margin-top: 2rem; }
+.meta { color: #555; } .verdict { background: #f4f6fb; border-left: 4px solid #4c78a8; padding: .6rem 1rem; }
+.charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(560px, 1fr)); gap: 1rem; }
+figure { margin: 0; } figure svg { max-width: 100%; height: auto; } table { border-collapse: collapse; font-size: .9rem; }
+th, td { border: 1px solid #ddd; padding: .3rem .6rem; text-align: right; } th { background: #f4f4f4; }
+td.verdict-saturated, td.verdict-overloaded, td.verdict-client-bound { font-weight: bold; color: #b03030; }
+#tip { position: absolute; background: #222; color: #fff; padding: .25rem .5rem; border-radius: 4px; font-size: .8rem; pointer-events: none; }`
+
+/** report.html: self-contained (styles, charts and script inline), opens from disk with no network. */
+export function renderHtml(result: BenchResult, charts: readonly Chart[]): string {
+  const { meta } = result
+  const keys = meta.percentiles.map((p) => `p${p}`)
+  const rows = [...result.levels]
+    .sort((a, b) => a.concurrency - b.concurrency)
+    .map(
+      (level) =>
+        `<tr><td>${level.concurrency}</td><td>${level.requests}</td><td>${(level.success_rate * 100).toFixed(1)}%</td>` +
+        `<td>${keys.map((k) => one(level.ttft_ms[k])).join(' / ')}</td><td>${keys.map((k) => one(level.tpot_ms[k], 1)).join(' / ')}</td>` +
+        `<td>${one(level.itl_ms.p50, 1)}</td><td>${one(level.e2e_ms.p50)}</td><td>${level.output_tokens_per_s.toFixed(1)}</td>` +
+        `<td>${level.requests_per_s.toFixed(2)}</td><td class="verdict-${level.verdict}" title="${escapeHtml(level.advice)}">${level.verdict}</td></tr>`,
+    )
+    .join('\n')
+  const notes = [
+    `Saturation: ${result.saturation_summary}`,
+    ...(result.capacity_summary === null ? [] : [`Capacity: ${result.capacity_summary}`]),
+    ...result.levels
+      .filter((level) => level.verdict !== 'healthy')
+      .map((level) => `Concurrency ${level.concurrency}: ${level.verdict}: ${level.advice}`),
+    ...result.advice.map((line) => `Advice: ${line}`),
+    ...(meta.partial ? ['Partial result: the run was interrupted.'] : []),
+  ]
+  const figures = charts
+    .map(
+      (chart) =>
+        `<figure data-chart="${chart.name}" data-series="${chart.series}" data-points="${chart.points}">${chart.svg}</figure>`,
+    )
+    .join('\n')
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>llmbench: ${escapeHtml(meta.target.model)}</title><style>${STYLE}</style></head>
+<body>
+<h1>llmbench: ${escapeHtml(meta.target.model)}</h1>
+<p class="meta">${escapeHtml(`${joinUrl(meta.target.base_url, meta.target.endpoint)}`)} · input ${meta.workload.input_tokens} / output ${meta.workload.output_tokens} tokens ·
+levels ${meta.load.levels.join(', ')} · ${escapeHtml(meta.client.architecture)} · llmbench ${escapeHtml(meta.tool_version)} · ${escapeHtml(meta.started_at)}</p>
+<div class="verdict">${notes.map((line) => `<p>${escapeHtml(line)}</p>`).join('')}</div>
+<h2>Charts</h2>
+<div class="charts">
+${figures}
+</div>
+<h2>Per level</h2>
+<table><thead><tr><th>concurrency</th><th>requests</th><th>success</th><th>TTFT ms ${keys.join('/')}</th><th>TPOT ms ${keys.join('/')}</th>
+<th>ITL ms p50</th><th>E2E ms p50</th><th>output tok/s</th><th>req/s</th><th>verdict</th></tr></thead>
+<tbody>
+${rows}
+</tbody></table>
+<div id="tip" hidden></div>
+<script>${TOOLTIP_SCRIPT}</script>
+</body></html>
+`
+}

@@ -1,0 +1,94 @@
+import assert from 'node:assert/strict'
+import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { chromium } from 'playwright-core'
+import { runCli } from '../helpers/cli.js'
+import { tempDir } from '../helpers/run-config.js'
+
+const CHROMIUM = '/usr/bin/chromium'
+/** Kept after the run, as a test artifact a person can look at. */
+const ARTIFACTS = fileURLToPath(new URL('../../test-results/', import.meta.url))
+
+test('report.html renders every chart in real Chromium, with no console error and no network request', {
+  timeout: 120_000,
+}, async () => {
+  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`)
+  const out = join(tempDir(), 'demo')
+  const demo = await runCli(['demo', '--levels', '1,4,16,32', '--duration', '1', '--quiet', '--out', out])
+  assert.equal(demo.code, 0, demo.stderr)
+  const result = JSON.parse(readFileSync(join(out, 'bench_result.json'), 'utf8'))
+  for (const name of ['ttft', 'throughput', 'success-rate', 'tpot-itl']) {
+    const svg = readFileSync(join(out, 'charts', `${name}.svg`), 'utf8')
+    assert.match(svg, /^<svg[\s\S]*<\/svg>$/, `${name}.svg is an SVG document`)
+  }
+
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+      '--disable-sync',
+    ],
+  })
+  try {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 1400 } })
+    const consoleErrors: string[] = []
+    const requests: string[] = []
+    page.on('console', (message) => {
+      if (message.type() === 'error') consoleErrors.push(message.text())
+    })
+    page.on('pageerror', (error) => consoleErrors.push(error.message))
+    page.on('request', (request) => requests.push(request.url()))
+    await page.goto(pathToFileURL(join(out, 'report.html')).href)
+
+    const charts = await page.$$eval('figure[data-chart]', (figures) =>
+      figures.map((figure) => ({
+        name: figure.getAttribute('data-chart'),
+        series: Number(figure.getAttribute('data-series')),
+        points: Number(figure.getAttribute('data-points')),
+        lines: figure.querySelectorAll('.mark-line.role-mark path').length,
+        symbols: figure.querySelectorAll('.mark-symbol.role-mark path').length,
+        width: figure.querySelector('svg')?.getBoundingClientRect().width ?? 0,
+      })),
+    )
+    const levels = result.levels.length
+    const percentiles = result.meta.percentiles.length
+    const expected: Record<string, { series: number; points: number }> = {
+      ttft: { series: percentiles, points: percentiles * levels },
+      throughput: { series: 1, points: levels },
+      'success-rate': { series: 1, points: levels },
+      'tpot-itl': { series: percentiles + 1, points: (percentiles + 1) * levels },
+    }
+    assert.deepEqual(charts.map((chart) => chart.name).sort(), Object.keys(expected).sort())
+    for (const chart of charts) {
+      const want = expected[chart.name as string] as { series: number; points: number }
+      assert.equal(chart.lines, want.series, `${chart.name}: one line per series`)
+      assert.equal(chart.symbols, want.points, `${chart.name}: one point per level and series`)
+      assert.ok(chart.width > 300, `${chart.name} is drawn (${chart.width}px wide)`)
+    }
+    // Hovering a point shows its figures.
+    await page.hover('figure[data-chart="throughput"] .mark-symbol.role-mark path')
+    assert.match(
+      (await page.textContent('#tip')) ?? '',
+      /concurrency: 1;.*series: output tokens\/s; value: [\d.]+/,
+    )
+    assert.match((await page.textContent('.verdict')) ?? '', /Saturation: /)
+    assert.equal(await page.$$eval('tbody tr', (rows) => rows.length), levels)
+
+    mkdirSync(ARTIFACTS, { recursive: true })
+    await page.screenshot({ path: join(ARTIFACTS, 'report.png'), fullPage: true })
+    assert.deepEqual(consoleErrors, [])
+    assert.deepEqual(
+      requests.filter((url) => !url.startsWith('file://')),
+      [],
+      'no network request',
+    )
+  } finally {
+    await browser.close()
+  }
+})
