@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { availableParallelism, hostname } from 'node:os'
 import { join } from 'node:path'
+import { performance } from 'node:perf_hooks'
 import { refinementLevel } from '../analysis/advice.js'
 import { displayUrl } from '../client/redact.js'
 import type { RunConfig } from '../config/types.js'
@@ -9,6 +10,7 @@ import { type LevelSummary, summarizeLevel } from '../metrics/summarize.js'
 import { JsonlWriter } from '../records/jsonl-writer.js'
 import { completeTokenCounts } from '../records/token-counts.js'
 import type { RequestRecord } from '../records/types.js'
+import { type LevelProgress, levelProgress } from '../report/progress.js'
 import { writeReports } from '../report/render-folder.js'
 import { type BenchResult, finishResult, type RunMeta, summaryOptions } from '../report/result-json.js'
 import { writeJsonAtomic } from '../report/write-json.js'
@@ -24,6 +26,7 @@ import { targetSpec } from './target.js'
 export const RECORDS_FILE = 'requests.jsonl'
 /** Distinct prompts per run: request i uses prompt i mod this (and no two share a prefix). */
 export const DISTINCT_PROMPTS = 512
+const PROGRESS_INTERVAL_MS = 500
 /** After a first Ctrl-C, in-flight requests get this long to finish before they are cut. */
 export const INTERRUPT_GRACE_MS = 5_000
 /** --refine runs at most this many extra levels. */
@@ -38,6 +41,8 @@ export interface RunOptions {
   log: (line: string) => void
   /** Set by the CLI's SIGINT handler: stop issuing, drain, write a partial result. */
   stop: StopSignal
+  /** Called every half second while a level runs (the CLI draws a live line on a TTY). */
+  progress?: (progress: LevelProgress) => void
 }
 
 export type RunOutcome =
@@ -88,6 +93,24 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
     const runLevel = async (concurrency: number): Promise<BenchResult> => {
       const measured: RequestRecord[] = []
       const activeWorkers = Math.min(workerCount, concurrency)
+      let measureStartedAt: number | null = null
+      // The live line is a subscriber: it reads what the records say, the run does not wait for it.
+      const ticker =
+        options.progress === undefined
+          ? null
+          : setInterval(() => {
+              options.progress?.(
+                levelProgress(
+                  concurrency,
+                  measureStartedAt === null,
+                  measured,
+                  measureStartedAt ?? performance.now(),
+                  performance.now(),
+                  config.load.requests_per_level,
+                  config.load.duration_per_level_s,
+                ),
+              )
+            }, PROGRESS_INTERVAL_MS)
       const loops = await activePool.runLevel(
         {
           concurrency,
@@ -104,10 +127,12 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
           }
         },
         () => {
+          measureStartedAt = performance.now()
           cpu.start()
           mainLoop.start()
         },
       )
+      if (ticker !== null) clearInterval(ticker)
       loops.push(mainLoop.stop())
       const client = {
         cpu_percent: cpu.percent(),

@@ -423,3 +423,31 @@ test('Ctrl-C: requests still in flight after the 5 s grace are cut and recorded 
     await sim.close()
   }
 })
+
+test('a live progress line is drawn on a terminal, and never in a pipe', { timeout: 60_000 }, async () => {
+  const out = join(tempDir(), 'tty')
+  // `script` runs the CLI on a pseudo-terminal, as a person would see it.
+  const tty = await new Promise<string>((resolve, reject) => {
+    const child = spawn(
+      'script',
+      ['-qec', `${process.execPath} ${CLI} demo --levels 2 --duration 1.5 --out ${out}`, '/dev/null'],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    )
+    let text = ''
+    child.stdout.on('data', (data: Buffer) => {
+      text += data.toString()
+    })
+    child.once('exit', (code) =>
+      code === 0 ? resolve(text) : reject(new Error(`script exited ${code}: ${text}`)),
+    )
+  })
+  // Each redraw returns to the line start and clears it (CR, then ESC [K).
+  assert.ok(tty.includes('\r\u001b[Klevel 2: '), JSON.stringify(tty.slice(0, 400)))
+  assert.match(tty, /level 2: \d\/1\.5 s, \d+ requests, TTFT p50 \d+ ms/)
+  const piped = await runCli(['demo', '--levels', '2', '--duration', '1', '--out', join(tempDir(), 'pipe')])
+  assert.equal(piped.code, 0)
+  assert.ok(!piped.stderr.includes('\r'), 'no carriage returns in a pipe')
+  assert.match(piped.stderr, /^level 2: \d+ requests, 0 failed/m)
+})

@@ -5,6 +5,7 @@ import { DEFAULTS, loadRunConfig } from '../../config/load.js'
 import type { ConfigFlags, RunConfig } from '../../config/types.js'
 import { joinUrl } from '../../config/url.js'
 import { appendHistory } from '../../report/history.js'
+import { formatProgress, type LevelProgress } from '../../report/progress.js'
 import { renderTable, renderVerdict } from '../../report/terminal.js'
 import { runGradient } from '../../run/run-gradient.js'
 import { StopSignal } from '../../run/stop-signal.js'
@@ -249,7 +250,18 @@ export async function executeRun(
   process.on('SIGINT', onSignal)
   process.on('SIGTERM', onSignal)
   try {
-    const outcome = await runGradient({ config, apiKey, outDir, log, stop })
+    // A live line only on a terminal; CI logs get the plain per-level lines.
+    const live = !quiet && process.stderr.isTTY === true
+    const progress = live ? (p: LevelProgress) => io.err(`\r\x1b[K${formatProgress(p)}`) : undefined
+    const logLine = live ? (line: string) => log(`\r\x1b[K${line}`) : log
+    const outcome = await runGradient({
+      config,
+      apiKey,
+      outDir,
+      log: logLine,
+      stop,
+      ...(progress ? { progress } : {}),
+    })
     if (outcome.kind === 'preflight-failed') {
       io.err(`${outcome.preflight.summary}\n  (skip this check with --no-preflight)\n`)
       return EXIT.preflight

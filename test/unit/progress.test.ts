@@ -1,0 +1,23 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { formatProgress, levelProgress } from '../../src/report/progress.js'
+import { makeRecord } from '../helpers/records.js'
+
+test('progress line: done/total or elapsed/duration, live TTFT p50, tokens/s, errors; warm-up said as such', () => {
+  const records = [
+    makeRecord({ sent_at: 0, token_times: [40, 50], output_tokens: 2 }),
+    makeRecord({ sent_at: 0, token_times: [60, 70], output_tokens: 2 }),
+    makeRecord({
+      sent_at: 0,
+      end_at: 10,
+      token_times: [],
+      output_tokens: 0,
+      error: { class: 'http_5xx', message: 'HTTP 500' },
+    }),
+  ]
+  const byCount = levelProgress(8, false, records, 0, 2000, 40, null)
+  assert.equal(formatProgress(byCount), 'level 8: 3/40 requests, TTFT p50 50 ms, 2 tok/s, 1 errors')
+  const byTime = levelProgress(8, false, records, 0, 2000, null, 30)
+  assert.equal(formatProgress(byTime), 'level 8: 2/30 s, 3 requests, TTFT p50 50 ms, 2 tok/s, 1 errors')
+  assert.equal(formatProgress(levelProgress(8, true, [], 0, 10, 40, null)), 'level 8: warming up')
+})
