@@ -22,6 +22,8 @@ export interface LevelSummary {
   failed: number
   success_rate: number
   errors: Record<ErrorClass, number>
+  /** Up to three distinct failure messages per class, to show what went wrong. */
+  error_samples: { class: ErrorClass; message: string }[]
   /** Timeouts by kind (their sum is errors.timeout). */
   timeouts: Record<'connect' | 'first_token' | 'idle' | 'total', number>
   ttft_ms: Distribution
@@ -66,6 +68,7 @@ export function summarizeLevel(
   const records = allRecords.filter((r) => r.phase === 'measure' && r.level === concurrency)
   const errors = Object.fromEntries(ERROR_CLASSES.map((c) => [c, 0])) as Record<ErrorClass, number>
   const timeouts = { connect: 0, first_token: 0, idle: 0, total: 0 }
+  const samples: { class: ErrorClass; message: string }[] = []
   const ttft: number[] = []
   const tpot: number[] = []
   const itl: number[] = []
@@ -83,6 +86,10 @@ export function summarizeLevel(
     if (!isOk(record)) {
       const error = record.error as NonNullable<RequestRecord['error']>
       errors[error.class]++
+      const sameClass = samples.filter((sample) => sample.class === error.class)
+      if (sameClass.length < 3 && !sameClass.some((sample) => sample.message === error.message)) {
+        samples.push({ class: error.class, message: error.message })
+      }
       if (error.class === 'timeout') timeouts[error.timeout ?? 'total']++
       continue
     }
@@ -114,6 +121,7 @@ export function summarizeLevel(
     failed: records.length - ok,
     success_rate: records.length === 0 ? 0 : round(ok / records.length, 4),
     errors,
+    error_samples: samples,
     timeouts,
     ttft_ms: summarizeSamples(ttft, percentiles),
     tpot_ms: summarizeSamples(tpot, percentiles),

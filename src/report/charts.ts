@@ -64,7 +64,23 @@ export async function renderCharts(result: BenchResult): Promise<Chart[]> {
       ],
     },
   ]
-  return Promise.all(
+  const stats = ['min', ...keys, 'max']
+  const distribution = levels.flatMap((level) =>
+    stats.flatMap((stat) => {
+      const value = level.ttft_ms[stat]
+      return value === null || value === undefined
+        ? []
+        : [{ concurrency: level.concurrency, value, series: stat }]
+    }),
+  )
+  const distributionChart: Promise<Chart> = (async () => ({
+    name: 'ttft-distribution',
+    title: 'TTFT distribution per level',
+    svg: await distributionSvg(distribution),
+    series: new Set(distribution.map((point) => point.series)).size,
+    points: distribution.length,
+  }))()
+  const lineCharts = Promise.all(
     charts.map(async (chart) => ({
       name: chart.name,
       title: chart.title,
@@ -73,6 +89,39 @@ export async function renderCharts(result: BenchResult): Promise<Chart[]> {
       points: chart.points.length,
     })),
   )
+  return [...(await lineCharts), await distributionChart]
+}
+
+/** Per level, TTFT's min, percentiles and max as points on one vertical: the spread at a glance. */
+async function distributionSvg(points: Point[]): Promise<string> {
+  const spec: TopLevelSpec = {
+    title: 'TTFT distribution per level',
+    width: 520,
+    height: 260,
+    background: 'white',
+    data: { values: points },
+    mark: { type: 'point', filled: true, size: 60, tooltip: true },
+    encoding: {
+      x: { field: 'concurrency', type: 'ordinal', title: 'concurrency' },
+      y: { field: 'value', type: 'quantitative', title: 'TTFT (ms)', scale: { type: 'symlog' } },
+      color: { field: 'series', type: 'nominal', title: null },
+      tooltip: [
+        { field: 'series', type: 'nominal' },
+        { field: 'concurrency', type: 'ordinal' },
+        { field: 'value', type: 'quantitative', format: '.1f' },
+      ],
+    },
+  }
+  return render(spec)
+}
+
+async function render(spec: TopLevelSpec): Promise<string> {
+  const view = new vega.View(vega.parse(compile(spec).spec), { renderer: 'none' })
+  try {
+    return await view.toSVG()
+  } finally {
+    view.finalize()
+  }
 }
 
 async function toSvg(title: string, unit: string, points: Point[]): Promise<string> {

@@ -31,6 +31,24 @@ th, td { border: 1px solid #ddd; padding: .3rem .6rem; text-align: right; } th {
 td.verdict-saturated, td.verdict-overloaded, td.verdict-client-bound { font-weight: bold; color: #b03030; }
 #tip { position: absolute; background: #222; color: #fff; padding: .25rem .5rem; border-radius: 4px; font-size: .8rem; pointer-events: none; }`
 
+/** Failures per level and class, with sample messages (already redacted and truncated). */
+function errorsTable(result: BenchResult): string {
+  const rows = result.levels
+    .filter((level) => level.failed > 0)
+    .flatMap((level) =>
+      Object.entries(level.errors)
+        .filter(([, count]) => count > 0)
+        .map(([name, count]) => {
+          const samples = (level.error_samples ?? [])
+            .filter((sample) => sample.class === name)
+            .map((sample) => escapeHtml(sample.message))
+          return `<tr><td>${level.concurrency}</td><td>${name}</td><td>${count}</td><td style="text-align:left">${samples.join('<br>')}</td></tr>`
+        }),
+    )
+  if (rows.length === 0) return '<h2>Errors</h2><p>No failed request.</p>'
+  return `<h2>Errors</h2><table><thead><tr><th>concurrency</th><th>class</th><th>requests</th><th>sample messages</th></tr></thead><tbody>${rows.join('\n')}</tbody></table>`
+}
+
 /** report.html: self-contained (styles, charts and script inline), opens from disk with no network. */
 export function renderHtml(result: BenchResult, charts: readonly Chart[]): string {
   const { meta } = result
@@ -77,6 +95,7 @@ ${figures}
 <tbody>
 ${rows}
 </tbody></table>
+${errorsTable(result)}
 <div id="tip" hidden></div>
 <script>${TOOLTIP_SCRIPT}</script>
 </body></html>

@@ -16,10 +16,23 @@ test('report.html renders every chart in real Chromium, with no console error an
 }, async () => {
   assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`)
   const out = join(tempDir(), 'demo')
-  const demo = await runCli(['demo', '--levels', '1,4,16,32', '--duration', '1', '--quiet', '--out', out])
+  // A few injected 500s, so the report also has failures to show.
+  const demo = await runCli([
+    'demo',
+    '--levels',
+    '1,4,16,32',
+    '--duration',
+    '1',
+    '--fault',
+    '500:0.1',
+    '--no-preflight',
+    '--quiet',
+    '--out',
+    out,
+  ])
   assert.equal(demo.code, 0, demo.stderr)
   const result = JSON.parse(readFileSync(join(out, 'bench_result.json'), 'utf8'))
-  for (const name of ['ttft', 'throughput', 'success-rate', 'tpot-itl']) {
+  for (const name of ['ttft', 'throughput', 'success-rate', 'tpot-itl', 'ttft-distribution']) {
     const svg = readFileSync(join(out, 'charts', `${name}.svg`), 'utf8')
     assert.match(svg, /^<svg[\s\S]*<\/svg>$/, `${name}.svg is an SVG document`)
   }
@@ -63,11 +76,17 @@ test('report.html renders every chart in real Chromium, with no console error an
       throughput: { series: 1, points: levels },
       'success-rate': { series: 1, points: levels },
       'tpot-itl': { series: percentiles + 1, points: (percentiles + 1) * levels },
+      // min, each percentile and max per level, as points (no line).
+      'ttft-distribution': { series: percentiles + 2, points: (percentiles + 2) * levels },
     }
     assert.deepEqual(charts.map((chart) => chart.name).sort(), Object.keys(expected).sort())
     for (const chart of charts) {
       const want = expected[chart.name as string] as { series: number; points: number }
-      assert.equal(chart.lines, want.series, `${chart.name}: one line per series`)
+      assert.equal(
+        chart.lines,
+        chart.name === 'ttft-distribution' ? 0 : want.series,
+        `${chart.name}: one line per series`,
+      )
       assert.equal(chart.symbols, want.points, `${chart.name}: one point per level and series`)
       assert.ok(chart.width > 300, `${chart.name} is drawn (${chart.width}px wide)`)
     }
@@ -78,7 +97,16 @@ test('report.html renders every chart in real Chromium, with no console error an
       /concurrency: 1;.*series: output tokens\/s; value: [\d.]+/,
     )
     assert.match((await page.textContent('.verdict')) ?? '', /Saturation: /)
-    assert.equal(await page.$$eval('tbody tr', (rows) => rows.length), levels)
+    assert.equal(await page.$$eval('table:first-of-type tbody tr', (rows) => rows.length), levels)
+    const failed = result.levels.reduce(
+      (sum: number, level: { errors: { http_5xx: number } }) => sum + level.errors.http_5xx,
+      0,
+    )
+    assert.ok(failed > 0, 'the injected faults failed some requests')
+    assert.match(
+      (await page.textContent('body')) ?? '',
+      /http_5xx[\s\S]*HTTP 500: Internal server error \(injected fault\)/,
+    )
 
     mkdirSync(ARTIFACTS, { recursive: true })
     await page.screenshot({ path: join(ARTIFACTS, 'report.png'), fullPage: true })
