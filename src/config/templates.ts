@@ -39,6 +39,7 @@ export const INIT_NOTES = `settings.json keys (all optional; config.toml and fla
   bench.input_tokens        prompt length in tokens (default 256)
   bench.output_tokens       tokens to generate per request, i.e. max_tokens (default 512)
   bench.percentiles         percentiles reported for every latency (default [50, 95, 99])
+  bench.slo                 optional objectives, e.g. { "ttft_p95_ms": 800, "tpot_p95_ms": 50 }
 `
 
 /** config.toml, commented line by line (units and defaults). */
@@ -70,4 +71,12 @@ output_json = "bench_result.json"       # summary file name inside the result fo
 stream = true                           # stream responses; needed for TTFT/TPOT (default true)
 timeout = 120                           # whole-request timeout, seconds (default 120)
 retry = 0                               # retries per request; 0 so failures are counted, not hidden (default 0)
+# workers = "auto"                      # load-generating threads: a number or "auto" (one per core)
+# connect_timeout = 10                  # connection set-up timeout, seconds (default 10)
+# first_token_timeout = 60              # send-to-first-token timeout, seconds (default: the whole-request one)
+# idle_timeout = 60                     # longest silence between two reads, seconds (default 60)
+
+# [slo]                                 # objectives: per level, goodput and whether it meets them
+# ttft_p95_ms = 800                     # metric ttft, tpot or e2e; any percentile; milliseconds
+# tpot_p95_ms = 50
 `

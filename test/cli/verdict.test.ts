@@ -103,7 +103,7 @@ test('compare refuses runs that differ in set-up (exit 2) unless told to', { tim
   )
   const refused = await runCli(['compare', a, b])
   assert.equal(refused.code, 2)
-  assert.match(refused.stderr, /output tokens: 48 vs 16/)
+  assert.match(refused.stderr, /output tokens: 64 vs 16/)
   const forced = await runCli(['compare', a, b, '--allow-mismatch'])
   assert.match(forced.stdout, /The runs differ in set-up/)
   const bad = await runCli(['compare', a, b, '--max-regression', 'latency=5%'])

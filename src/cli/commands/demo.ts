@@ -13,7 +13,7 @@ export const DEMO_DEFAULTS = {
   duration_s: 3,
   warmup: 2,
   input_tokens: 128,
-  output_tokens: 48,
+  output_tokens: 64,
 } as const
 
 /** The load flags with the demo's own defaults shown in --help. */
