@@ -6,7 +6,7 @@ import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { readRecords } from '../../src/records/jsonl-reader.js'
 import { SIM_MODEL, startSimulator } from '../../src/sim/server.js'
-import { CLI, runCli } from '../helpers/cli.js'
+import { CLI, runCli, spawnCli } from '../helpers/cli.js'
 import { filesUnder } from '../helpers/files.js'
 import { readSseFixture } from '../helpers/fixtures.js'
 import { startReplayServer } from '../helpers/replay-server.js'
@@ -250,39 +250,36 @@ test('Ctrl-C mid-run: stops issuing, drains, writes a partial result and exits 1
   const sim = await startSimulator({ prefill_base_ms: 10, decode_base_ms: 5 })
   const out = join(tempDir(), 'result')
   try {
-    const child = spawn(
-      process.execPath,
-      [
-        CLI,
-        'run',
-        '--base-url',
-        sim.url,
-        '--model',
-        SIM_MODEL,
-        '--levels',
-        '1,2,4',
-        '--duration',
-        '3',
-        '--warmup',
-        '0',
-        '--output-tokens',
-        '20',
-        '--out',
-        out,
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    )
-    let stderr = ''
-    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
-    child.stderr.on('data', (data: Buffer) => {
-      stderr += data.toString()
+    const {
+      child,
+      exited,
+      stderr: stderrSoFar,
+    } = spawnCli([
+      'run',
+      '--base-url',
+      sim.url,
+      '--model',
+      SIM_MODEL,
+      '--levels',
+      '1,2,4',
+      '--duration',
+      '3',
+      '--warmup',
+      '0',
+      '--output-tokens',
+      '20',
+      '--out',
+      out,
+    ])
+    child.stderr?.on('data', () => {
       // Interrupt during the second level, once the first one is summarized.
-      if (stderr.includes('level 1:') && !stderr.includes('interrupt'))
+      const text = stderrSoFar()
+      if (text.includes('level 1:') && !text.includes('interrupt'))
         setTimeout(() => child.kill('SIGINT'), 500)
     })
     const code = await exited
-    assert.equal(code, 130, stderr)
-    assert.match(stderr, /interrupt: no new requests/)
+    assert.equal(code, 130, stderrSoFar())
+    assert.match(stderrSoFar(), /interrupt: no new requests/)
     const summary = JSON.parse(readFileSync(join(out, 'bench_result.json'), 'utf8'))
     assert.equal(summary.meta.partial, true)
     assert.deepEqual(
@@ -310,33 +307,27 @@ test('a second Ctrl-C exits at once, with every finished record on disk; report 
   const sim = await startSimulator({ prefill_base_ms: 10, decode_base_ms: 20 })
   const out = join(tempDir(), 'result')
   try {
-    const child = spawn(
-      process.execPath,
-      [
-        CLI,
-        'run',
-        '--base-url',
-        sim.url,
-        '--model',
-        SIM_MODEL,
-        '--levels',
-        '8',
-        '--duration',
-        '30',
-        '--warmup',
-        '0',
-        '--output-tokens',
-        '100',
-        '--out',
-        out,
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    )
-    let stderr = ''
-    child.stderr.on('data', (data: Buffer) => {
-      stderr += data.toString()
-    })
-    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
+    const {
+      child,
+      exited,
+      stderr: stderrSoFar,
+    } = spawnCli([
+      'run',
+      '--base-url',
+      sim.url,
+      '--model',
+      SIM_MODEL,
+      '--levels',
+      '8',
+      '--duration',
+      '30',
+      '--warmup',
+      '0',
+      '--output-tokens',
+      '100',
+      '--out',
+      out,
+    ])
     // Let some 2 s requests finish, then interrupt twice: the second must not wait for the drain.
     await new Promise((resolve) => setTimeout(resolve, 4500))
     child.kill('SIGINT')
@@ -344,9 +335,9 @@ test('a second Ctrl-C exits at once, with every finished record on disk; report 
     const secondAt = Date.now()
     child.kill('SIGINT')
     const code = await exited
-    assert.equal(code, 130, stderr)
+    assert.equal(code, 130, stderrSoFar())
     assert.ok(Date.now() - secondAt < 1500, 'exited at once, not after the 2 s drain')
-    assert.match(stderr, /second interrupt: exiting now/)
+    assert.match(stderrSoFar(), /second interrupt: exiting now/)
     const { records, tornLastLine } = readRecords(join(out, 'requests.jsonl'))
     assert.equal(tornLastLine, false)
     assert.ok(
@@ -379,30 +370,24 @@ test('Ctrl-C: requests still in flight after the 5 s grace are cut and recorded 
   const out = join(tempDir(), 'result')
   try {
     // 200 tokens at 100 ms: every request would take 20 s.
-    const child = spawn(
-      process.execPath,
-      [
-        CLI,
-        'run',
-        '--base-url',
-        sim.url,
-        '--model',
-        SIM_MODEL,
-        '--levels',
-        '3',
-        '--requests',
-        '3',
-        '--warmup',
-        '0',
-        '--output-tokens',
-        '200',
-        '--no-preflight',
-        '--out',
-        out,
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    )
-    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
+    const { child, exited } = spawnCli([
+      'run',
+      '--base-url',
+      sim.url,
+      '--model',
+      SIM_MODEL,
+      '--levels',
+      '3',
+      '--requests',
+      '3',
+      '--warmup',
+      '0',
+      '--output-tokens',
+      '200',
+      '--no-preflight',
+      '--out',
+      out,
+    ])
     await new Promise((resolve) => setTimeout(resolve, 1500))
     const interruptedAt = Date.now()
     child.kill('SIGINT')

@@ -38,3 +38,18 @@ export function runCli(
     })
   })
 }
+
+/** The CLI as a live child, for tests that signal it mid-run: its exit and its stderr so far. */
+export function spawnCli(args: string[]): {
+  child: ReturnType<typeof spawn>
+  exited: Promise<number | null>
+  stderr: () => string
+} {
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let stderr = ''
+  child.stderr?.on('data', (data: Buffer) => {
+    stderr += data.toString()
+  })
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
+  return { child, exited, stderr: () => stderr }
+}
