@@ -184,7 +184,9 @@ test('connection refused is a connection failure, and a slow stream is a timeout
     const record = await requestOnce(new URL(slow.url).origin, 300)
     assert.equal(record.error?.class, 'timeout')
     const elapsed = record.end_at - record.sent_at
-    assert.ok(elapsed >= 299 && elapsed < 1000, `timed out after ${elapsed} ms`)
+    // The 300 ms timer starts when the request is handed to undici; sent_at is stamped when undici
+    // writes it, after connecting (about a millisecond on loopback): elapsed is a little under 300.
+    assert.ok(elapsed >= 280 && elapsed < 1000, `timed out after ${elapsed} ms`)
     assert.ok(record.chunks > 0, 'tokens received before the timeout are kept')
   } finally {
     await slow.close()
