@@ -35,6 +35,12 @@ test('report.html renders every chart in real Chromium, with no console error an
   for (const name of ['ttft', 'throughput', 'success-rate', 'tpot-itl', 'ttft-distribution']) {
     const svg = readFileSync(join(out, 'charts', `${name}.svg`), 'utf8')
     assert.match(svg, /^<svg[\s\S]*<\/svg>$/, `${name}.svg is an SVG document`)
+    assert.equal(
+      readFileSync(join(out, 'charts', `${name}.png`))
+        .subarray(1, 4)
+        .toString(),
+      'PNG',
+    )
   }
 
   const browser = await chromium.launch({

@@ -48,3 +48,19 @@ test('charts are SVG rendered without a browser, one line per series and one poi
   assert.match(html, /<title>llmbench: m&lt;x&gt;<\/title>/, 'text is escaped')
   assert.match(html, /http:\/\/h\/v1\/chat\/completions/, 'the endpoint is joined, not doubled')
 })
+
+test('charts also render to PNG, with their text drawn in the installed font', async () => {
+  const { toPng } = await import('../../src/report/render-folder.js')
+  const svg =
+    '<svg xmlns="http://www.w3.org/2000/svg" width="200" height="40"><rect width="200" height="40" fill="white"/>' +
+    '<text x="10" y="25" font-family="DejaVu Sans" font-size="16">TTFT p95</text></svg>'
+  const withFonts = toPng(svg)
+  assert.deepEqual([...withFonts.subarray(1, 4)].map((c) => String.fromCharCode(c)).join(''), 'PNG')
+  assert.equal(withFonts.readUInt32BE(16), 400, 'rendered at 2x: 400 px wide')
+  // Without fonts the text is not drawn: the two images differ only if the text really rendered.
+  assert.notDeepEqual(
+    withFonts,
+    toPng(svg, false),
+    'text renders with the system font (fonts-dejavu-core in CI)',
+  )
+})
