@@ -10,8 +10,6 @@ import {
 } from './stats.js'
 
 /** A compared figure: latency percentiles (ttft_p95 ...), throughput or success_rate. */
-export type Direction = 'lower-is-better' | 'higher-is-better'
-
 export interface MetricComparison {
   metric: string
   base: number | null

@@ -1,0 +1,21 @@
+/**
+ * llmbench as a library: the CLI is a thin layer over these. Every figure is a pure function of
+ * the records plus meta (buildResult), so a program can run a gradient, re-read a result folder,
+ * or compare two runs exactly as the commands do.
+ */
+export { type Comparison, compareRuns, DEFAULT_MAX_REGRESSION } from './analysis/compare.js'
+export { findSaturation, type Saturation } from './analysis/saturation.js'
+export { evaluateSlos, findCapacity, type Slo, toSlos } from './analysis/slo.js'
+export { type SseEvent, SseParser } from './client/sse.js'
+export { ConfigError, type ConfigIssue } from './config/errors.js'
+export { DEFAULTS, loadRunConfig } from './config/load.js'
+export type { ConfigFlags, RunConfig } from './config/types.js'
+export { type LevelSummary, summarizeLevel } from './metrics/summarize.js'
+export { readRecords } from './records/jsonl-reader.js'
+export type { ErrorClass, RequestRecord } from './records/types.js'
+export { loadRun } from './report/load-run.js'
+export { writeReports } from './report/render-folder.js'
+export { type BenchResult, buildResult, RESULT_SCHEMA, type RunMeta } from './report/result-json.js'
+export { type RunOptions, type RunOutcome, runGradient } from './run/run-gradient.js'
+export { StopSignal } from './run/stop-signal.js'
+export { type RunningSimulator, SIM_MODEL, startSimulator } from './sim/server.js'
