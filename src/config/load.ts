@@ -8,6 +8,8 @@ import { readFileSync } from 'node:fs'
 import { extname } from 'node:path'
 import { parse as parseToml, TomlError } from 'smol-toml'
 import type { z } from 'zod'
+import { type LengthSpec, meanLength, parseLength } from '../workload/lengths.js'
+import { PROFILE_NAMES, PROFILES } from '../workload/profiles.js'
 import { ConfigError, type ConfigIssue, describeValue } from './errors.js'
 import {
   type ConfigToml,
@@ -40,11 +42,30 @@ export const DEFAULTS: RunConfig = deepFreeze({
   load: {
     mode: 'concurrency',
     levels: [1, 4, 8, 16, 32, 64],
+    rates: [1, 2, 4, 8, 16],
+    arrival: 'poisson',
+    burstiness: 1,
+    max_in_flight: 1024,
     requests_per_level: 40,
     duration_per_level_s: null,
     warmup_requests: 5,
+    warmup_s: 0,
+    cooldown_s: 0,
   },
-  workload: { input_tokens: 256, output_tokens: 512 },
+  workload: {
+    input: { kind: 'fixed', value: 256 },
+    output: { kind: 'fixed', value: 512 },
+    input_tokens: 256,
+    output_tokens: 512,
+    dataset: null,
+    profile: null,
+    tokenizer: 'o200k',
+    shared_prefix: 0,
+    ignore_eos: false,
+    calibrate: true,
+    seed: 1,
+  },
+  pricing: null,
   metrics: {
     percentiles: [50, 95, 99],
     record_ttft: true,
@@ -60,6 +81,7 @@ export const DEFAULTS: RunConfig = deepFreeze({
     fail_on_slo: false,
     refine: false,
     history_dir: null,
+    max_cost: null,
   },
 })
 
@@ -78,8 +100,18 @@ export function loadRunConfig(opts: LoadOptions): RunConfig {
   // the order of -c options: every settings.json first, then every config.toml, each kind in the order
   // given. Array.prototype.sort is stable, which keeps that order within one kind.
   const ranked = [...layers].sort((a, b) => a.rank - b.rank)
+  // A profile (preset or file) supplies workload defaults below every file and flag.
+  const profile = profileLayer(ranked.findLast((layer) => layer.patch?.workload?.profile !== undefined))
+  if (profile !== null) {
+    issues.push(...profile.issues)
+    ranked.unshift(profile)
+  }
   let config: RunConfig = structuredClone(DEFAULTS)
   for (const layer of ranked) if (layer.patch) config = applyPatch(config, layer.patch)
+  config.workload.input_tokens = Math.round(meanLength(config.workload.input, DEFAULTS.workload.input_tokens))
+  config.workload.output_tokens = Math.round(
+    meanLength(config.workload.output, DEFAULTS.workload.output_tokens),
+  )
 
   issues.push(...finalIssues(config, layers))
   if (issues.length > 0) throw new ConfigError(issues)
@@ -91,7 +123,11 @@ export function loadRunConfig(opts: LoadOptions): RunConfig {
 // ---------------------------------------------------------------------------------------------------
 
 /** A partial RunConfig: what one source sets. Keys it does not set are absent, never undefined. */
-type Patch = { [S in keyof RunConfig]?: Partial<RunConfig[S]> }
+type Patch = { [S in Exclude<keyof RunConfig, 'pricing'>]?: Partial<RunConfig[S]> } & {
+  pricing?: Partial<Prices>
+}
+type Prices = NonNullable<RunConfig['pricing']>
+const NO_PRICES: Prices = { input_per_mtok: 0, output_per_mtok: 0, currency: 'USD' }
 
 interface Layer {
   /** Position in SPEC's precedence: higher overrides lower. */
@@ -103,7 +139,7 @@ interface Layer {
   raw: unknown
 }
 
-const RANK = { unknown: 0, json: 1, toml: 2, flags: 3 } as const
+const RANK = { profile: 0, unknown: 0, json: 1, toml: 2, flags: 3 } as const
 const UNPARSED = Symbol('unparsed')
 
 type Result<T> = { ok: true; value: T } | { ok: false; issue: ConfigIssue }
@@ -125,6 +161,32 @@ function loadFile(file: string): Layer {
   return ext === '.json'
     ? schemaLayer(rank, file, parsed.value, SettingsJsonSchema, settingsPatch, SETTINGS_SIZING)
     : schemaLayer(rank, file, parsed.value, ConfigTomlSchema, tomlPatch, TOML_SIZING)
+}
+
+/**
+ * The layer of the profile the highest-ranked source names: a preset's lengths, or a profile file
+ * (any settings.json/config.toml, typically just [workload]) read like a config file.
+ */
+function profileLayer(naming: Layer | undefined): Layer | null {
+  const name = naming?.patch?.workload?.profile
+  if (naming === undefined || name === undefined || name === null) return null
+  const preset = PROFILES[name]
+  if (preset !== undefined) {
+    return {
+      rank: RANK.profile,
+      patch: { workload: { input: preset.input, output: preset.output } },
+      issues: [],
+      raw: {},
+    }
+  }
+  if (!/\.(toml|json)$/i.test(name)) {
+    const file = naming.rank === RANK.flags ? 'flags' : 'config'
+    const path = naming.rank === RANK.flags ? '--profile' : 'profile'
+    const message = `expected ${PROFILE_NAMES.map((n) => `"${n}"`).join(', ')} or a path to a profile file (.toml or .json), got ${JSON.stringify(name)}`
+    return { rank: RANK.profile, patch: null, issues: [{ file, path, message }], raw: UNPARSED }
+  }
+  const layer = loadFile(name)
+  return { ...layer, rank: RANK.profile }
 }
 
 function flagsLayer(flags: ConfigFlags): Layer {
@@ -186,7 +248,7 @@ function bothSizesIssues(file: string, raw: unknown, { path, requests, duration 
 // Source -> Patch
 // ---------------------------------------------------------------------------------------------------
 
-function settingsPatch({ llm = {}, bench = {} }: SettingsJson): Patch {
+function settingsPatch({ llm = {}, bench = {}, pricing }: SettingsJson): Patch {
   return {
     target: {
       base_url: baseUrl(llm.base_url),
@@ -196,18 +258,29 @@ function settingsPatch({ llm = {}, bench = {} }: SettingsJson): Patch {
     },
     client: { stream: llm.stream, timeout_s: llm.timeout_seconds },
     load: {
+      mode: bench.mode,
       levels: bench.concurrency_levels,
       requests_per_level: bench.requests_per_level,
       duration_per_level_s: bench.duration_per_level,
       warmup_requests: bench.warmup_requests,
+      ...loadPatch(bench),
     },
-    workload: { input_tokens: bench.input_tokens, output_tokens: bench.output_tokens },
+    workload: workloadPatch(bench, bench.input_tokens, bench.output_tokens),
     metrics: { percentiles: bench.percentiles, slo: bench.slo },
+    run: { max_cost: pricing?.max_cost },
+    pricing: pricesPatch(pricing),
   }
 }
 
-function tomlPatch({ target = {}, load = {}, metrics = {}, client = {}, slo }: ConfigToml): Patch {
-  // load.mode needs no mapping: "concurrency_gradient" is the only value the schema accepts.
+function tomlPatch({
+  target = {},
+  load = {},
+  workload = {},
+  metrics = {},
+  client = {},
+  slo,
+  pricing,
+}: ConfigToml): Patch {
   return {
     target: {
       base_url: baseUrl(target.base_url),
@@ -224,13 +297,22 @@ function tomlPatch({ target = {}, load = {}, metrics = {}, client = {}, slo }: C
       retry: client.retry,
     },
     load: {
+      mode:
+        load.mode === undefined ? undefined : load.mode === 'request_rate' ? 'request_rate' : 'concurrency',
       levels: load.levels,
       requests_per_level: load.requests_per_level,
       duration_per_level_s: load.duration_per_level,
       warmup_requests: load.warmup_requests,
+      ...loadPatch(load),
     },
-    workload: { input_tokens: load.input_tokens, output_tokens: load.max_tokens },
-    run: { workers: client.workers },
+    // [workload] is the newer home of the lengths; [load] keeps SPEC's max_tokens and input_tokens.
+    workload: workloadPatch(
+      workload,
+      workload.input_tokens ?? load.input_tokens,
+      workload.output_tokens ?? load.max_tokens,
+    ),
+    run: { workers: client.workers, max_cost: pricing?.max_cost },
+    pricing: pricesPatch(pricing),
     metrics: {
       percentiles: metrics.percentiles,
       record_ttft: metrics.record_ttft,
@@ -259,12 +341,15 @@ function flagsPatch(flags: z.infer<typeof FlagsSchema>): Patch {
       retry: flags.retry,
     },
     load: {
+      mode:
+        flags.mode === undefined ? undefined : flags.mode === 'concurrency' ? 'concurrency' : 'request_rate',
       levels: flags.levels,
       requests_per_level: flags.requests,
       duration_per_level_s: flags.duration,
       warmup_requests: flags.warmup,
+      ...loadPatch(flags),
     },
-    workload: { input_tokens: flags.input_tokens, output_tokens: flags.output_tokens },
+    workload: workloadPatch(flags, flags.input_tokens, flags.output_tokens),
     metrics: { slo: flags.slo },
     run: {
       out_dir: flags.out,
@@ -273,7 +358,64 @@ function flagsPatch(flags: z.infer<typeof FlagsSchema>): Patch {
       fail_on_slo: flags.fail_on_slo,
       refine: flags.refine,
       history_dir: flags.history,
+      max_cost: flags.max_cost,
     },
+  }
+}
+
+type LoadKeys = {
+  rates?: number[]
+  arrival?: RunConfig['load']['arrival']
+  burstiness?: number
+  max_in_flight?: number
+  warmup_seconds?: number
+  cooldown_seconds?: number
+}
+
+function loadPatch(keys: LoadKeys): Partial<RunConfig['load']> {
+  return {
+    rates: keys.rates,
+    arrival: keys.arrival,
+    burstiness: keys.burstiness,
+    max_in_flight: keys.max_in_flight,
+    warmup_s: keys.warmup_seconds,
+    cooldown_s: keys.cooldown_seconds,
+  }
+}
+
+type WorkloadKeys = Partial<
+  Pick<
+    RunConfig['workload'],
+    'dataset' | 'profile' | 'tokenizer' | 'shared_prefix' | 'ignore_eos' | 'calibrate' | 'seed'
+  >
+>
+
+/** Lengths are already validated, so parseLength cannot fail here. */
+function workloadPatch(
+  keys: WorkloadKeys,
+  input: number | string | undefined,
+  output: number | string | undefined,
+): Partial<RunConfig['workload']> {
+  return {
+    input: input === undefined ? undefined : (parseLength(input) as LengthSpec),
+    output: output === undefined ? undefined : (parseLength(output) as LengthSpec),
+    dataset: keys.dataset,
+    profile: keys.profile,
+    tokenizer: keys.tokenizer,
+    shared_prefix: keys.shared_prefix,
+    ignore_eos: keys.ignore_eos,
+    calibrate: keys.calibrate,
+    seed: keys.seed,
+  }
+}
+
+/** Prices as one source sets them; unset ones keep an earlier source's (or 0 and USD). */
+function pricesPatch(pricing: SettingsJson['pricing']): Partial<Prices> | undefined {
+  if (pricing === undefined) return undefined
+  return {
+    input_per_mtok: pricing.input_per_mtok,
+    output_per_mtok: pricing.output_per_mtok,
+    currency: pricing.currency,
   }
 }
 
@@ -293,6 +435,7 @@ function applyPatch(base: RunConfig, patch: Patch): RunConfig {
     workload: overlay(base.workload, patch.workload),
     metrics: overlay(base.metrics, patch.metrics),
     run: overlay(base.run, patch.run),
+    pricing: patch.pricing === undefined ? base.pricing : overlay(base.pricing ?? NO_PRICES, patch.pricing),
   }
   // A level ends after N requests or after T seconds. A later source choosing one replaces an earlier
   // source's choice of the other, instead of leaving both set (RunConfig: exactly one is non-null).
@@ -352,6 +495,50 @@ const FINAL_CHECKS: FinalCheck[] = [
     sources: [],
   },
 ]
+
+const DATASET_LENGTH_SOURCES = [
+  ['bench', 'input_tokens'],
+  ['bench', 'output_tokens'],
+  ['load', 'input_tokens'],
+  ['load', 'max_tokens'],
+  ['workload', 'input_tokens'],
+  ['workload', 'output_tokens'],
+  ['input_tokens'],
+  ['output_tokens'],
+]
+
+FINAL_CHECKS.push(
+  {
+    path: 'input_tokens',
+    fails: (c) =>
+      c.workload.dataset === null &&
+      (c.workload.input.kind === 'dataset' || c.workload.output.kind === 'dataset'),
+    message:
+      'expected a dataset (bench.dataset, workload.dataset or --dataset) for lengths "dataset", got none',
+    sources: [...DATASET_LENGTH_SOURCES, ['bench', 'dataset'], ['workload', 'dataset'], ['dataset']],
+  },
+  {
+    path: 'shared_prefix',
+    fails: (c) =>
+      c.workload.dataset === null &&
+      c.workload.shared_prefix > 0 &&
+      c.workload.shared_prefix >= shortestInput(c.workload.input),
+    message: 'expected a shared prefix shorter than the shortest prompt (input_tokens)',
+    sources: [
+      ['bench', 'shared_prefix'],
+      ['workload', 'shared_prefix'],
+      ['shared_prefix'],
+      ...DATASET_LENGTH_SOURCES,
+    ],
+  },
+)
+
+/** The shortest prompt a length can draw (normal draws are clamped at 1). */
+function shortestInput(spec: LengthSpec): number {
+  if (spec.kind === 'fixed') return spec.value
+  if (spec.kind === 'uniform') return spec.min
+  return 1
+}
 
 function sizedOnce({ requests_per_level: n, duration_per_level_s: t }: RunConfig['load']): boolean {
   return n === null ? t !== null && t > 0 : t === null && n > 0

@@ -9,6 +9,7 @@
  */
 import { z } from 'zod'
 import { parseSloKey } from '../analysis/slo.js'
+import { LENGTH_SYNTAX, parseLength } from '../workload/lengths.js'
 import { type ConfigIssue, describeValue } from './errors.js'
 
 // ---------------------------------------------------------------------------------------------------
@@ -33,12 +34,6 @@ function positiveSeconds() {
   return z.number(e).gt(0, e)
 }
 
-/** max_tokens = 0 is rejected by OpenAI-compatible servers, and a benchmark with no output measures nothing. */
-function outputTokens() {
-  const e = expect('a positive integer (tokens to generate per request)')
-  return z.number(e).int(e).min(1, e)
-}
-
 /** Worker threads: a positive integer or "auto". */
 function workers() {
   const e = expect('a positive integer or "auto"')
@@ -59,6 +54,94 @@ function sloTable() {
           : 'a table of SLO thresholds, such as { ttft_p95_ms = 800 }',
     },
   )
+}
+
+/** A token length: a count, or a distribution such as "normal(512, 64)" (see workload/lengths.ts). */
+function inputLength() {
+  const e = expect(LENGTH_SYNTAX)
+  return z.union([nonNegativeInt(), z.string(e).refine((text) => parseLength(text) !== null, e)], e)
+}
+
+/** Like inputLength, but at least 1: max_tokens = 0 is refused by servers, and no output measures nothing. */
+function outputLength() {
+  const e = expect(`${LENGTH_SYNTAX}; at least 1`)
+  return z.union(
+    [
+      positiveInt(),
+      z.string(e).refine((text) => {
+        const spec = parseLength(text)
+        return spec !== null && !(spec.kind === 'fixed' && spec.value < 1)
+      }, e),
+    ],
+    e,
+  )
+}
+
+function rates() {
+  const e = expect('a non-empty list of positive request rates per second, such as [1, 2, 4]')
+  return z.array(z.number(e).gt(0, e).lte(100_000, e), e).min(1, e)
+}
+
+function arrival() {
+  const e = expect('"constant", "poisson" or "gamma"')
+  return z.enum(['constant', 'poisson', 'gamma'], e)
+}
+
+function positiveNumber(what: string) {
+  const e = expect(what)
+  return z.number(e).gt(0, e)
+}
+
+function nonNegativeSeconds() {
+  const e = expect('a number of seconds, 0 or more')
+  return z.number(e).min(0, e)
+}
+
+function nonEmptyText(what: string) {
+  const e = expect(what)
+  return z.string(e).regex(/\S/, e)
+}
+
+function price(kind: 'input' | 'output') {
+  const e = expect(`a price per million ${kind} tokens, 0 or more`)
+  return z.number(e).min(0, e)
+}
+
+function pricing() {
+  return section(
+    {
+      input_per_mtok: price('input').optional(),
+      output_per_mtok: price('output').optional(),
+      currency: nonEmptyText('a currency name such as "USD"').optional(),
+      max_cost: positiveNumber('a positive amount in the pricing currency').optional(),
+    },
+    'a table ([pricing]) with input_per_mtok, output_per_mtok, currency and/or max_cost',
+  )
+}
+
+/** Keys shared by settings.json's bench section, config.toml's [workload] table and the flags. */
+function workloadKeys() {
+  return {
+    dataset: nonEmptyText('a path to a JSONL or ShareGPT JSON file').optional(),
+    profile: nonEmptyText('"chat", "rag", "codegen" or a path to a profile file').optional(),
+    tokenizer: nonEmptyText('"o200k", "cl100k" or a path to a tokenizer.json').optional(),
+    shared_prefix: nonNegativeInt().optional(),
+    ignore_eos: bool().optional(),
+    calibrate: bool().optional(),
+    seed: nonNegativeInt().optional(),
+  }
+}
+
+/** Open-loop and window keys shared by settings.json's bench section, [load] and the flags. */
+function loadKeys() {
+  return {
+    rates: rates().optional(),
+    arrival: arrival().optional(),
+    burstiness: positiveNumber('a positive gamma shape (1 = Poisson, below 1 = burstier)').optional(),
+    max_in_flight: positiveInt().optional(),
+    warmup_seconds: nonNegativeSeconds().optional(),
+    cooldown_seconds: nonNegativeSeconds().optional(),
+  }
 }
 
 function bool() {
@@ -141,23 +224,33 @@ export const SettingsJsonSchema = z.strictObject(
         requests_per_level: positiveInt().optional(),
         duration_per_level: positiveSeconds().optional(),
         warmup_requests: nonNegativeInt().optional(),
-        input_tokens: nonNegativeInt().optional(),
-        output_tokens: outputTokens().optional(),
+        input_tokens: inputLength().optional(),
+        output_tokens: outputLength().optional(),
         percentiles: percentiles().optional(),
         slo: sloTable().optional(),
+        mode: settingsMode().optional(),
+        ...loadKeys(),
+        ...workloadKeys(),
       },
       'an object (the "bench" section)',
     ),
+    pricing: pricing(),
   },
   expect('a JSON object with "llm" and/or "bench" sections'),
 )
 export type SettingsJson = z.infer<typeof SettingsJsonSchema>
 
 function loadMode() {
-  return z.literal(
-    'concurrency_gradient',
-    expect('"concurrency_gradient" (the only load mode a config file can set)'),
-  )
+  return z.enum(['concurrency_gradient', 'request_rate'], expect('"concurrency_gradient" or "request_rate"'))
+}
+
+function settingsMode() {
+  return z.enum(['concurrency', 'request_rate'], expect('"concurrency" or "request_rate"'))
+}
+
+/** --mode: SPEC's spelling (concurrency|rate) and the config files' (request_rate). */
+function flagMode() {
+  return z.enum(['concurrency', 'rate', 'request_rate'], expect('concurrency or rate'))
 }
 
 /** config.toml. Every key is optional; extensions: target.api_key_env, load.requests_per_level, load.warmup_requests, load.input_tokens, metrics.percentiles. */
@@ -178,12 +271,22 @@ export const ConfigTomlSchema = z.strictObject(
         levels: levels().optional(),
         duration_per_level: positiveSeconds().optional(),
         requests_per_level: positiveInt().optional(),
-        max_tokens: outputTokens().optional(),
+        max_tokens: outputLength().optional(),
         warmup_requests: nonNegativeInt().optional(),
-        input_tokens: nonNegativeInt().optional(),
+        input_tokens: inputLength().optional(),
+        ...loadKeys(),
       },
       'a table ([load])',
     ),
+    workload: section(
+      {
+        input_tokens: inputLength().optional(),
+        output_tokens: outputLength().optional(),
+        ...workloadKeys(),
+      },
+      'a table ([workload])',
+    ),
+    pricing: pricing(),
     metrics: section(
       {
         record_ttft: bool().optional(),
@@ -208,7 +311,9 @@ export const ConfigTomlSchema = z.strictObject(
     ),
     slo: sloTable().optional(),
   },
-  expect('a TOML document with [target], [load], [metrics] and/or [client] tables'),
+  expect(
+    'a TOML document with [target], [load], [workload], [metrics], [client], [slo] and/or [pricing] tables',
+  ),
 )
 export type ConfigToml = z.infer<typeof ConfigTomlSchema>
 
@@ -225,8 +330,12 @@ export const FlagsSchema = z.object({
   requests: positiveInt().optional(),
   duration: positiveSeconds().optional(),
   warmup: nonNegativeInt().optional(),
-  input_tokens: nonNegativeInt().optional(),
-  output_tokens: outputTokens().optional(),
+  input_tokens: inputLength().optional(),
+  output_tokens: outputLength().optional(),
+  mode: flagMode().optional(),
+  ...loadKeys(),
+  ...workloadKeys(),
+  max_cost: positiveNumber('a positive amount in the pricing currency').optional(),
   timeout: positiveSeconds().optional(),
   connect_timeout: positiveSeconds().optional(),
   first_token_timeout: positiveSeconds().optional(),

@@ -1,3 +1,6 @@
+import type { ArrivalProcess } from '../schedule/arrivals.js'
+import type { LengthSpec } from '../workload/lengths.js'
+
 /**
  * The normalized run configuration: what every layer (defaults, settings.json, config.toml, flags)
  * resolves to. Durations are in seconds where the name says `_s`.
@@ -26,17 +29,54 @@ export interface RunConfig {
     retry: number
   }
   load: {
-    mode: 'concurrency'
+    /** concurrency: a closed loop per level (levels). request_rate: an open loop per level (rates). */
+    mode: 'concurrency' | 'request_rate'
     levels: number[]
+    /** Requests per second of each level in request_rate mode. */
+    rates: number[]
+    arrival: ArrivalProcess
+    /** Gamma shape for arrival = gamma: below 1 burstier than Poisson, above 1 smoother. */
+    burstiness: number
+    /** request_rate mode: most requests in flight at once; later arrivals wait (and it shows). */
+    max_in_flight: number
+    /** Timed levels: seconds excluded before the measured window ... */
+    warmup_s: number
+    /** ... and after it (the load goes on so the window's last requests finish under load). */
+    cooldown_s: number
     /** Exactly one of requests_per_level and duration_per_level_s is non-null. */
     requests_per_level: number | null
     duration_per_level_s: number | null
     warmup_requests: number
   }
   workload: {
+    /** Prompt length: fixed, normal, uniform, or the dataset's own. */
+    input: LengthSpec
+    /** max_tokens per request, drawn the same way. */
+    output: LengthSpec
+    /** Derived from `input`/`output`: the mean lengths, for plans, estimates and metadata. */
     input_tokens: number
     output_tokens: number
+    /** JSONL or ShareGPT JSON file of prompts; null = seeded synthetic prompts. */
+    dataset: string | null
+    /** The preset or profile file the lengths came from, if any. */
+    profile: string | null
+    /** o200k, cl100k, or a path to a Hugging Face tokenizer.json. */
+    tokenizer: string
+    /** Tokens every prompt shares at its start (to test a prefix cache on purpose); 0 = none. */
+    shared_prefix: number
+    /** Send ignore_eos and min_tokens (vLLM, SGLang, TGI) so outputs reach max_tokens. */
+    ignore_eos: boolean
+    /** Probe the server's prompt_tokens before the run and correct prompt lengths by its template overhead. */
+    calibrate: boolean
+    /** Seed of prompts and length draws (and arrival times). */
+    seed: number
   }
+  /** Prices for the cost estimate before the run and the measured cost after it; null = unknown. */
+  pricing: {
+    input_per_mtok: number
+    output_per_mtok: number
+    currency: string
+  } | null
   metrics: {
     percentiles: number[]
     record_ttft: boolean
@@ -59,6 +99,8 @@ export interface RunConfig {
     refine: boolean
     /** Folder whose history.jsonl gets this run's summary appended; null = none. */
     history_dir: string | null
+    /** Refuse to start (exit 2) when the estimated cost is above this; null = no limit. */
+    max_cost: number | null
   }
 }
 
@@ -72,8 +114,23 @@ export interface ConfigFlags {
   requests?: number
   duration?: number
   warmup?: number
-  input_tokens?: number
-  output_tokens?: number
+  input_tokens?: number | string
+  output_tokens?: number | string
+  mode?: string
+  rates?: number[]
+  arrival?: string
+  burstiness?: number
+  max_in_flight?: number
+  warmup_seconds?: number
+  cooldown_seconds?: number
+  profile?: string
+  dataset?: string
+  tokenizer?: string
+  shared_prefix?: number
+  ignore_eos?: boolean
+  calibrate?: boolean
+  seed?: number
+  max_cost?: number
   timeout?: number
   connect_timeout?: number
   first_token_timeout?: number

@@ -25,6 +25,10 @@ export interface LevelClientStats {
   /** Resident memory of the process at the end of the level, MiB: flat across levels, as records go to disk. */
   rss_mib?: number
   loops: LoopStats[]
+  /** Request-rate mode: the level's arrivals, as the workers kept to them. */
+  arrivals?: { planned: number; sent: number; dropped: number }
+  /** Request-rate mode: the in-flight bound. */
+  max_in_flight?: number
 }
 
 /** What a report says about the client during one level. */

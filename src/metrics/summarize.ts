@@ -3,6 +3,19 @@ import { ERROR_CLASSES, type ErrorClass, type RequestRecord } from '../records/t
 import { type ClientHealth, type Dispatch, judgeClient, type LevelClientStats } from './client-health.js'
 import { e2eMs, isOk, pushItlMs, tpotMs, ttftMs } from './derive.js'
 import { type Distribution, percentileOfSorted, round, summarizeSamples } from './distribution.js'
+import {
+  type CostFigures,
+  costOf,
+  type InputFigures,
+  inputFigures,
+  intendedLatencies,
+  type OutputFigures,
+  outputFigures,
+  type Prices,
+  type ScheduleFigures,
+  scheduleFigures,
+  tokenTotals,
+} from './workload-figures.js'
 
 export type { ClientHealth }
 
@@ -40,6 +53,17 @@ export interface LevelSummary {
   /** Measured window of the level: first send to last response end, seconds. */
   duration_s: number
   output_tokens: number
+  /** Input tokens requested vs counted by the server. */
+  input: InputFigures
+  /** Output lengths reached, and requests that stopped before max_tokens. */
+  output: OutputFigures
+  /** Request-rate mode: latency from the intended send time (coordinated omission); null otherwise. */
+  ttft_ms_from_intended: Distribution | null
+  e2e_ms_from_intended: Distribution | null
+  /** Request-rate mode: arrivals planned, sent, dropped and late; null otherwise. */
+  schedule: ScheduleFigures | null
+  /** Measured requests' tokens priced; null without prices. */
+  cost: CostFigures | null
   token_counting: TokenCounting
   client: ClientHealth
   verdict: Verdict
@@ -56,6 +80,10 @@ export interface SummaryOptions {
   /** The request timeout: a failed request's latency in error-adjusted figures. */
   timeout_ms: number
   slos: readonly Slo[]
+  /** Default concurrency: request-rate figures (intended-time latency, schedule) only when set. */
+  mode?: 'concurrency' | 'request_rate'
+  /** Default none: no cost figures. */
+  pricing?: Prices | null
 }
 
 export function summarizeLevel(
@@ -135,6 +163,16 @@ export function summarizeLevel(
     requests_per_s: durationS > 0 ? round(ok / durationS, 3) : 0,
     duration_s: round(durationS, 3),
     output_tokens: outputTokens,
+    input: inputFigures(records),
+    output: outputFigures(records, percentiles),
+    ...(options.mode === 'request_rate'
+      ? intendedLatencies(records, percentiles)
+      : { ttft_ms_from_intended: null, e2e_ms_from_intended: null }),
+    schedule:
+      options.mode === 'request_rate'
+        ? scheduleFigures(records, clientStats.arrivals ?? null, clientStats.max_in_flight ?? null)
+        : null,
+    cost: options.pricing == null ? null : costOf(tokenTotals(records), options.pricing),
     token_counting: {
       from_usage: counting.from_usage,
       from_tokenizer: counting.from_tokenizer,
@@ -143,7 +181,7 @@ export function summarizeLevel(
           ? null
           : round((100 * counting.discrepancySum) / counting.discrepancyCount, 2),
     },
-    client: judgeClient(clientStats, dispatchFigures(lateness, e2e)),
+    client: judgeClient(clientStats, options.mode === 'request_rate' ? null : dispatchFigures(lateness, e2e)),
   }
 }
 

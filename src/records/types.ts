@@ -30,9 +30,18 @@ export interface RequestRecord {
   worker: number
   /** The concurrency level this request belongs to. */
   level: number
-  phase: 'warmup' | 'measure' | 'preflight'
+  /**
+   * measure: counted. warmup: before the measured window (warm-up requests, or sent in the warm-up
+   * seconds of a timed level). cooldown: sent after the measured window, to keep the load steady
+   * while the window's last requests finish. preflight/calibration: probes before the run.
+   */
+  phase: 'warmup' | 'measure' | 'cooldown' | 'preflight' | 'calibration'
   prompt_id: number
-  /** When the scheduler wanted it sent; equals sent_at in closed loop. */
+  /**
+   * When the scheduler wanted it sent. Closed loop: the end of the stream's previous request.
+   * Request-rate mode: the arrival's intended time, so latency can be measured from it
+   * (coordinated omission) as well as from the actual send.
+   */
   scheduled_at: number
   sent_at: number
   headers_at: number | null
@@ -45,12 +54,20 @@ export interface RequestRecord {
   error: RequestError | null
   input_tokens: number | null
   output_tokens: number
+  /**
+   * What the plan asked for: the prompt's requested input length and the max_tokens sent. Set on the
+   * main thread from the prompt plan; absent in records of older versions.
+   */
+  requested_input_tokens?: number
+  requested_output_tokens?: number
   token_source: TokenSource
   /** Tokenizer count when the server also sent usage: lets the report show the discrepancy. */
   tokenizer_output_tokens: number | null
   /** Token-bearing SSE events received: a chunk is not a token, this is kept to show the difference. */
   chunks: number
   finish_reason: string | null
+  /** Sharded runs: the shard that sent it (records of a merged run keep it). */
+  shard?: number
   /** 1 for the first attempt; retries (off by default) are separate records with attempt > 1. */
   attempt: number
   /**

@@ -1,6 +1,7 @@
 import * as vega from 'vega'
 import { compile, type TopLevelSpec } from 'vega-lite'
 import type { BenchResult } from './result-json.js'
+import { levelAxisTitle } from './workload-notes.js'
 
 /** One chart of the report: a file name, a title, and how many series and points it must show. */
 export interface Chart {
@@ -40,7 +41,15 @@ export async function renderCharts(result: BenchResult): Promise<Chart[]> {
       name: 'ttft',
       title: 'Time to first token',
       unit: 'TTFT (ms)',
-      points: keys.flatMap((key) => series(`TTFT ${key}`, (level) => level.ttft_ms[key])),
+      points: [
+        ...keys.flatMap((key) => series(`TTFT ${key}`, (level) => level.ttft_ms[key])),
+        // Request-rate mode: the same from the intended send time, where a client that fell behind shows.
+        ...(result.meta.load.mode === 'request_rate'
+          ? keys.flatMap((key) =>
+              series(`TTFT ${key} from intended`, (level) => level.ttft_ms_from_intended?.[key]),
+            )
+          : []),
+      ],
     },
     {
       name: 'throughput',
@@ -76,7 +85,7 @@ export async function renderCharts(result: BenchResult): Promise<Chart[]> {
   const distributionChart: Promise<Chart> = (async () => ({
     name: 'ttft-distribution',
     title: 'TTFT distribution per level',
-    svg: await distributionSvg(distribution),
+    svg: await distributionSvg(distribution, levelAxisTitle(result.meta)),
     series: new Set(distribution.map((point) => point.series)).size,
     points: distribution.length,
   }))()
@@ -84,7 +93,7 @@ export async function renderCharts(result: BenchResult): Promise<Chart[]> {
     charts.map(async (chart) => ({
       name: chart.name,
       title: chart.title,
-      svg: await toSvg(chart.title, chart.unit, chart.points),
+      svg: await toSvg(chart.title, chart.unit, chart.points, levelAxisTitle(result.meta)),
       series: new Set(chart.points.map((point) => point.series)).size,
       points: chart.points.length,
     })),
@@ -93,7 +102,7 @@ export async function renderCharts(result: BenchResult): Promise<Chart[]> {
 }
 
 /** Per level, TTFT's min, percentiles and max as points on one vertical: the spread at a glance. */
-async function distributionSvg(points: Point[]): Promise<string> {
+async function distributionSvg(points: Point[], axisTitle: string): Promise<string> {
   const spec: TopLevelSpec = {
     title: 'TTFT distribution per level',
     width: 520,
@@ -102,7 +111,7 @@ async function distributionSvg(points: Point[]): Promise<string> {
     data: { values: points },
     mark: { type: 'point', filled: true, size: 60, tooltip: true },
     encoding: {
-      x: { field: 'concurrency', type: 'ordinal', title: 'concurrency' },
+      x: { field: 'concurrency', type: 'ordinal', title: axisTitle },
       y: { field: 'value', type: 'quantitative', title: 'TTFT (ms)', scale: { type: 'symlog' } },
       color: { field: 'series', type: 'nominal', title: null },
       tooltip: [
@@ -124,7 +133,7 @@ async function render(spec: TopLevelSpec): Promise<string> {
   }
 }
 
-async function toSvg(title: string, unit: string, points: Point[]): Promise<string> {
+async function toSvg(title: string, unit: string, points: Point[], axisTitle: string): Promise<string> {
   const spec: TopLevelSpec = {
     title,
     width: 520,
@@ -136,7 +145,7 @@ async function toSvg(title: string, unit: string, points: Point[]): Promise<stri
       x: {
         field: 'concurrency',
         type: 'quantitative',
-        title: 'concurrency',
+        title: axisTitle,
         scale: { type: 'log', base: 2 },
       },
       y: { field: 'value', type: 'quantitative', title: unit },

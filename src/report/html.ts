@@ -1,6 +1,7 @@
 import { joinUrl } from '../config/url.js'
 import type { Chart } from './charts.js'
 import type { BenchResult } from './result-json.js'
+import { levelAxisTitle, levelName, workloadNotes } from './workload-notes.js'
 
 const escapeHtml = (text: string): string =>
   text.replace(
@@ -68,8 +69,9 @@ export function renderHtml(result: BenchResult, charts: readonly Chart[]): strin
     ...(result.capacity_summary === null ? [] : [`Capacity: ${result.capacity_summary}`]),
     ...result.levels
       .filter((level) => level.verdict !== 'healthy')
-      .map((level) => `Concurrency ${level.concurrency}: ${level.verdict}: ${level.advice}`),
+      .map((level) => `${levelName(meta, level.concurrency)}: ${level.verdict}: ${level.advice}`),
     ...result.advice.map((line) => `Advice: ${line}`),
+    ...workloadNotes(result),
     ...(meta.partial ? ['Partial result: the run was interrupted.'] : []),
   ]
   const figures = charts
@@ -83,14 +85,14 @@ export function renderHtml(result: BenchResult, charts: readonly Chart[]): strin
 <body>
 <h1>llmbench: ${escapeHtml(meta.target.model)}</h1>
 <p class="meta">${escapeHtml(`${joinUrl(meta.target.base_url, meta.target.endpoint)}`)} · input ${meta.workload.input_tokens} / output ${meta.workload.output_tokens} tokens ·
-levels ${meta.load.levels.join(', ')} · ${escapeHtml(meta.client.architecture)} · llmbench ${escapeHtml(meta.tool_version)} · ${escapeHtml(meta.started_at)}</p>
+${meta.load.mode === 'request_rate' ? `rates ${meta.load.levels.join(', ')} req/s (${escapeHtml(meta.load.arrival ?? 'poisson')})` : `levels ${meta.load.levels.join(', ')}`}${meta.workload.dataset === undefined ? '' : ` · ${escapeHtml(meta.workload.dataset)}`} · ${escapeHtml(meta.client.architecture)} · llmbench ${escapeHtml(meta.tool_version)} · ${escapeHtml(meta.started_at)}</p>
 <div class="verdict">${notes.map((line) => `<p>${escapeHtml(line)}</p>`).join('')}</div>
 <h2>Charts</h2>
 <div class="charts">
 ${figures}
 </div>
 <h2>Per level</h2>
-<table><thead><tr><th>concurrency</th><th>requests</th><th>success</th><th>TTFT ms ${keys.join('/')}</th><th>TPOT ms ${keys.join('/')}</th>
+<table><thead><tr><th>${levelAxisTitle(meta)}</th><th>requests</th><th>success</th><th>TTFT ms ${keys.join('/')}</th><th>TPOT ms ${keys.join('/')}</th>
 <th>ITL ms p50</th><th>E2E ms p50</th><th>output tok/s</th><th>req/s</th><th>verdict</th></tr></thead>
 <tbody>
 ${rows}

@@ -1,6 +1,7 @@
 import { joinUrl } from '../config/url.js'
 import type { Distribution } from '../metrics/distribution.js'
 import type { BenchResult } from './result-json.js'
+import { levelName, workloadNotes } from './workload-notes.js'
 
 const one = (value: number | null | undefined, digits = 0): string =>
   value === null || value === undefined ? '–' : value.toFixed(digits)
@@ -23,7 +24,7 @@ export function renderMarkdown(result: BenchResult): string {
     `**Saturation:** ${result.saturation_summary}`,
     ...(result.capacity_summary === null ? [] : ['', `**Capacity:** ${result.capacity_summary}`]),
     '',
-    `| concurrency | requests | success | TTFT ms ${keys.join('/')} | TPOT ms ${keys.join('/')} | ITL ms p50 | E2E ms p50 | output tok/s | req/s |${hasSlo ? ' SLO good % |' : ''} verdict |`,
+    `| ${meta.load.mode === 'request_rate' ? 'rate (req/s)' : 'concurrency'} | requests | success | TTFT ms ${keys.join('/')} | TPOT ms ${keys.join('/')} | ITL ms p50 | E2E ms p50 | output tok/s | req/s |${hasSlo ? ' SLO good % |' : ''} verdict |`,
     `| --- | --- | --- | --- | --- | --- | --- | --- | --- |${hasSlo ? ' --- |' : ''} --- |`,
   ]
   for (const level of [...result.levels].sort((a, b) => a.concurrency - b.concurrency)) {
@@ -40,9 +41,11 @@ export function renderMarkdown(result: BenchResult): string {
     .filter((level) => level.verdict !== 'healthy' || result.saturation?.concurrency === level.concurrency)
     .map(
       (level) =>
-        `- concurrency ${level.concurrency}: **${level.verdict}**: ${level.advice}${level.client.bound ? ` (${level.client.reasons.join('; ')})` : ''}`,
+        `- ${levelName(meta, level.concurrency)}: **${level.verdict}**: ${level.advice}${level.client.bound ? ` (${level.client.reasons.join('; ')})` : ''}`,
     )
   if (notes.length > 0) lines.push('', ...notes)
   if (result.advice.length > 0) lines.push('', ...result.advice.map((line) => `- ${line}`))
+  const workload = workloadNotes(result)
+  if (workload.length > 0) lines.push('', ...workload.map((line) => `- ${line}`))
   return `${lines.join('\n')}\n`
 }

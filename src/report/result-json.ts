@@ -3,8 +3,13 @@ import { findSaturation, type Saturation } from '../analysis/saturation.js'
 import { findCapacity, toSlos } from '../analysis/slo.js'
 import { adviceFor, levelVerdict } from '../analysis/verdict.js'
 import type { LevelClientStats } from '../metrics/client-health.js'
+import { round } from '../metrics/distribution.js'
 import { type LevelSummary, type SummaryOptions, summarizeLevel } from '../metrics/summarize.js'
+import { type Prices, priceTokens, tokenTotals } from '../metrics/workload-figures.js'
 import type { RequestRecord } from '../records/types.js'
+import type { Calibration } from '../run/calibrate.js'
+import type { CostEstimate } from '../run/estimate.js'
+import type { ShardInfo } from '../run/shard.js'
 import { DEFINITIONS } from './definitions.js'
 
 export const RESULT_SCHEMA = 'llmbench.result/1'
@@ -18,21 +23,43 @@ export interface RunMeta {
   partial: boolean
   target: { base_url: string; endpoint: string; model: string }
   workload: {
+    /** Mean requested lengths (the plan's, over its prompts). */
     input_tokens: number
     output_tokens: number
+    /** The length settings as written: "256", "normal(512, 64)", "dataset", ... */
+    input?: string
+    output?: string
     dataset: string
     tokenizer: string
     stream: boolean
+    profile?: string | null
+    shared_prefix?: number
+    ignore_eos?: boolean
+    seed?: number
+    /** Prompt-length calibration against the server's usage.prompt_tokens, or why there was none. */
+    calibration?: Calibration | { skipped: string } | null
   }
   load: {
-    mode: 'concurrency'
+    mode: 'concurrency' | 'request_rate'
+    /** The level values: streams, or requests per second in request_rate mode. */
     levels: number[]
+    arrival?: string
+    burstiness?: number
+    max_in_flight?: number
     requests_per_level?: number
     duration_per_level?: number
+    warmup_s?: number
+    cooldown_s?: number
     warmup_requests: number
     retry: number
     timeout_s: number
   }
+  /** Prices the cost figures use; null or absent = none given. */
+  pricing?: Prices | null
+  /** The plan's estimate before the run (requests, tokens, cost). */
+  estimate?: CostEstimate | null
+  /** Every request sent (warm-up, probes and failures included): what the endpoint billed. */
+  totals?: { requests: number; input_tokens: number; output_tokens: number }
   client: {
     workers: number
     architecture: string
@@ -45,6 +72,10 @@ export interface RunMeta {
   slo: Record<string, number>
   /** Levels actually run, in order, with how the client's own threads fared during each. */
   levels_run: { concurrency: number; workers: number; client: LevelClientStats }[]
+  /** performance.timeOrigin of the run's process: record times + this = wall-clock ms (for merging shards). */
+  time_origin_ms?: number
+  /** Set when this result is one shard of a run spread over several processes or machines. */
+  shard?: ShardInfo
 }
 
 export interface BenchResult {
@@ -60,6 +91,17 @@ export interface BenchResult {
   capacity_summary: string | null
   /** What to change about the run itself: a coarse ladder, outputs too short, ... */
   advice: string[]
+  /** Tokens and cost: measured levels, everything sent, and the estimate made before the run. */
+  cost: RunCost | null
+}
+
+export interface RunCost {
+  currency: string
+  estimated: number | null
+  /** Sum over the measured levels. */
+  measured: number
+  /** Every request sent, warm-up and probes included. */
+  total: number | null
 }
 
 /** The whole summary as a pure function of the records and meta: `report` reuses it unchanged. */
@@ -74,9 +116,10 @@ export function buildResult(records: readonly RequestRecord[], meta: RunMeta): B
     ...meta.levels_run,
     ...cut.map((concurrency) => ({ concurrency, workers: 0, client: { cpu_percent: 0, loops: [] } })),
   ]
+  const totals = { requests: records.length, ...tokenTotals(records) }
   return finishResult(
     levels.map((level) => summarizeLevel(level.concurrency, records, summaryOptions(meta), level.client)),
-    { ...meta, partial: meta.partial || cut.length > 0 },
+    { ...meta, partial: meta.partial || cut.length > 0, totals },
   )
 }
 
@@ -88,6 +131,9 @@ export function summaryOptions(meta: RunMeta): SummaryOptions {
     percentiles: meta.percentiles,
     timeout_ms: meta.load.timeout_s * 1000,
     slos: toSlos(meta.slo ?? {}),
+    // Results written before request-rate mode and pricing existed have neither key.
+    mode: meta.load.mode ?? 'concurrency',
+    pricing: meta.pricing ?? null,
   }
 }
 
@@ -109,10 +155,26 @@ export function finishResult(summaries: readonly LevelFigures[], meta: RunMeta):
     definitions: DEFINITIONS,
     levels,
     saturation,
-    saturation_summary: describeSaturation(saturation, levels),
+    saturation_summary: describeSaturation(saturation, levels, meta.load?.mode === 'request_rate'),
     capacity: hasSlos ? findCapacity(levels) : null,
     capacity_summary: hasSlos ? describeCapacity(findCapacity(levels), meta.slo) : null,
     advice: runAdvice(levels, saturation, meta.workload.output_tokens),
+    cost: runCost(levels, meta),
+  }
+}
+
+function runCost(levels: readonly LevelSummary[], meta: RunMeta): RunCost | null {
+  const prices = meta.pricing ?? null
+  if (prices === null) return null
+  const totals = meta.totals
+  return {
+    currency: prices.currency,
+    estimated: meta.estimate?.cost ?? null,
+    measured: round(
+      levels.reduce((sum, level) => sum + (level.cost?.amount ?? 0), 0),
+      6,
+    ),
+    total: totals === undefined ? null : priceTokens(totals.input_tokens, totals.output_tokens, prices),
   }
 }
 
@@ -127,9 +189,14 @@ function describeCapacity(
   return `capacity ${capacity.concurrency} under the SLOs (${objectives}): ${capacity.reason}`
 }
 
-function describeSaturation(saturation: Saturation | null, levels: readonly LevelSummary[]): string {
-  if (saturation !== null) return `saturation at concurrency ${saturation.concurrency}: ${saturation.reason}`
+function describeSaturation(
+  saturation: Saturation | null,
+  levels: readonly LevelSummary[],
+  rateMode: boolean,
+): string {
+  const unit = rateMode ? 'request rate' : 'concurrency'
+  if (saturation !== null) return `saturation at ${unit} ${saturation.concurrency}: ${saturation.reason}`
   const highest = levels.reduce((max, level) => Math.max(max, level.concurrency), 0)
   if (levels.length < 2) return 'one level only: run a gradient to find the saturation point'
-  return `not saturated up to ${highest}: keep adding concurrency`
+  return `not saturated up to ${highest}: keep adding ${rateMode ? 'load' : 'concurrency'}`
 }

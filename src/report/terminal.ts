@@ -2,16 +2,19 @@ import Table from 'cli-table3'
 import type { Distribution } from '../metrics/distribution.js'
 import type { LevelSummary } from '../metrics/summarize.js'
 import type { BenchResult } from './result-json.js'
+import { levelHeading, levelName, workloadNotes } from './workload-notes.js'
 
 /** The end-of-run table: concurrency vs TTFT / TPOT / throughput / success rate, plus the verdict. */
 export function renderTable(result: BenchResult): string {
   const keys = result.meta.percentiles.map((p) => `p${p}`)
+  const rateMode = result.meta.load.mode === 'request_rate'
   const table = new Table({
     head: [
-      'conc.',
+      levelHeading(result.meta),
       'req',
       'success',
       `TTFT ms\n${keys.join('/')}`,
+      ...(rateMode ? [`TTFT ms from\nintended ${keys.join('/')}`] : []),
       `TPOT ms\n${keys.join('/')}`,
       'ITL ms\np50',
       'E2E ms\np50',
@@ -26,16 +29,19 @@ export function renderTable(result: BenchResult): string {
     chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' },
   })
   for (const level of [...result.levels].sort((a, b) => a.concurrency - b.concurrency))
-    table.push(levelRow(level, keys))
+    table.push(levelRow(level, keys, rateMode))
   return table.toString()
 }
 
-function levelRow(level: LevelSummary, keys: string[]): string[] {
+function levelRow(level: LevelSummary, keys: string[], rateMode: boolean): string[] {
   return [
     String(level.concurrency),
     String(level.requests),
     `${(level.success_rate * 100).toFixed(1)}%`,
     figures(level.ttft_ms, keys),
+    ...(rateMode
+      ? [level.ttft_ms_from_intended === null ? '-' : figures(level.ttft_ms_from_intended, keys)]
+      : []),
     figures(level.tpot_ms, keys, 1),
     one(level.itl_ms.p50, 1),
     one(level.e2e_ms.p50),
@@ -57,6 +63,7 @@ function one(value: number | null | undefined, digits = 0): string {
 /** The lines under the table: saturation point, failures and what to do about each verdict. */
 export function renderVerdict(result: BenchResult): string {
   const lines = [`Saturation: ${result.saturation_summary}`]
+  const name = (value: number): string => levelName(result.meta, value)
   if (result.capacity_summary !== null) lines.push(`Capacity: ${result.capacity_summary}`)
   for (const level of result.levels) {
     if (level.failed > 0) {
@@ -64,19 +71,20 @@ export function renderVerdict(result: BenchResult): string {
         .filter(([, count]) => count > 0)
         .map(([name, count]) => `${name} ${count}`)
         .join(', ')
-      lines.push(`  c=${level.concurrency}: ${level.failed} failed (${classes})`)
+      lines.push(`  ${name(level.concurrency)}: ${level.failed} failed (${classes})`)
     }
     if (level.verdict !== 'healthy' || result.saturation?.concurrency === level.concurrency) {
-      lines.push(`  c=${level.concurrency}: ${level.verdict}: ${level.advice}`)
+      lines.push(`  ${name(level.concurrency)}: ${level.verdict}: ${level.advice}`)
     }
     if (level.client.bound) {
       lines.push(
-        `  c=${level.concurrency}: the CLIENT was the bottleneck (${level.client.reasons.join('; ')}): ` +
+        `  ${name(level.concurrency)}: the CLIENT was the bottleneck (${level.client.reasons.join('; ')}): ` +
           'these figures include our own queueing, not only the server',
       )
     }
-    for (const note of level.client.notes ?? []) lines.push(`  c=${level.concurrency}: note: ${note}`)
+    for (const note of level.client.notes ?? []) lines.push(`  ${name(level.concurrency)}: note: ${note}`)
   }
+  for (const note of workloadNotes(result)) lines.push(note.startsWith('Cost') ? note : `  ${note}`)
   for (const advice of result.advice) lines.push(`Advice: ${advice}`)
   if (result.meta.partial)
     lines.push('Partial result: the run was interrupted; levels after the last shown are missing.')

@@ -26,34 +26,13 @@ export async function runPreflight(
   apiKey: string | null,
   options: { maxTokens?: number; onText?: (text: string) => void; label?: string } = {},
 ): Promise<PreflightResult> {
-  const target = { ...openTarget(targetSpec(config, apiKey), 1), onText: options.onText }
   const label = options.label ?? 'preflight'
-  let record: RequestRecord
-  try {
-    const body = buildBody(
-      {
-        model: config.target.model,
-        endpoint: config.target.endpoint,
-        stream: config.client.stream,
-        maxTokens: options.maxTokens ?? 4,
-      },
-      'Say hello.',
-    )
-    record = completeTokenCounts(
-      await sendRequest(target, {
-        seq: -1,
-        worker: 0,
-        level: 0,
-        phase: 'preflight',
-        prompt_id: -1,
-        scheduled_at: null,
-        attempt: 1,
-        body,
-      }),
-    )
-  } finally {
-    await closeTarget(target)
-  }
+  const body = buildBody(
+    { model: config.target.model, endpoint: config.target.endpoint, stream: config.client.stream },
+    'Say hello.',
+    options.maxTokens ?? 4,
+  )
+  const record = await sendOnce(config, apiKey, body, 'preflight', options.onText)
   if (record.error === null) {
     const ttft = ttftMs(record)
     const tpot = tpotMs(record)
@@ -79,5 +58,32 @@ export async function runPreflight(
     record,
     diagnosis,
     summary: `${label} failed: ${diagnosis.problem}\n  ${diagnosis.hint}`,
+  }
+}
+
+/** One request outside the load (preflight, calibration), on its own connection, counted on this thread. */
+export async function sendOnce(
+  config: RunConfig,
+  apiKey: string | null,
+  body: Buffer,
+  phase: RequestRecord['phase'],
+  onText?: (text: string) => void,
+): Promise<RequestRecord> {
+  const target = { ...openTarget(targetSpec(config, apiKey), 1), onText }
+  try {
+    return completeTokenCounts(
+      await sendRequest(target, {
+        seq: -1,
+        worker: 0,
+        level: 0,
+        phase,
+        prompt_id: -1,
+        scheduled_at: null,
+        attempt: 1,
+        body,
+      }),
+    )
+  } finally {
+    await closeTarget(target)
   }
 }

@@ -5,8 +5,9 @@ import { performance } from 'node:perf_hooks'
 import { refinementLevel } from '../analysis/advice.js'
 import { displayUrl } from '../client/redact.js'
 import type { RunConfig } from '../config/types.js'
-import { CpuMeter, LoopMonitor } from '../metrics/client-health.js'
+import { CpuMeter, type LevelClientStats, LoopMonitor } from '../metrics/client-health.js'
 import { type LevelSummary, summarizeLevel } from '../metrics/summarize.js'
+import { tokenTotals } from '../metrics/workload-figures.js'
 import { JsonlWriter } from '../records/jsonl-writer.js'
 import { completeTokenCounts } from '../records/token-counts.js'
 import type { RequestRecord } from '../records/types.js'
@@ -14,18 +15,22 @@ import { type LevelProgress, levelProgress } from '../report/progress.js'
 import { writeReports } from '../report/render-folder.js'
 import { type BenchResult, finishResult, type RunMeta, summaryOptions } from '../report/result-json.js'
 import { writeJsonAtomic } from '../report/write-json.js'
+import type { RoundOutcome } from '../schedule/level-runner.js'
 import { TOOL_VERSION } from '../version.js'
 import { WorkerPool } from '../worker/pool.js'
-import { PromptSource } from '../workload/prompts.js'
-import { buildBody } from '../workload/request-body.js'
-import { TOKENIZER_NAME } from '../workload/tokenizer.js'
+import { formatLength } from '../workload/lengths.js'
+import type { PlannedPrompt } from '../workload/plan.js'
+import { type CostEstimate, describeEstimate, estimateRun } from './estimate.js'
+import { levelValues, planLevel, type ShardSlot, WHOLE_RUN } from './level-plan.js'
 import { type PreflightResult, runPreflight } from './preflight.js'
+import { loadWorkloadSources, type PreparedWorkload, prepareWorkload } from './prepare-workload.js'
+import type { ShardInfo } from './shard.js'
+import { type StartSchedule, waitForLevelStart } from './start-schedule.js'
 import type { StopSignal } from './stop-signal.js'
 import { targetSpec } from './target.js'
 
+export { DISTINCT_PROMPTS } from './prepare-workload.js'
 export const RECORDS_FILE = 'requests.jsonl'
-/** Distinct prompts per run: request i uses prompt i mod this (and no two share a prefix). */
-export const DISTINCT_PROMPTS = 512
 const PROGRESS_INTERVAL_MS = 500
 /** After a first Ctrl-C, in-flight requests get this long to finish before they are cut. */
 export const INTERRUPT_GRACE_MS = 5_000
@@ -43,56 +48,112 @@ export interface RunOptions {
   stop: StopSignal
   /** Called every half second while a level runs (the CLI draws a live line on a TTY). */
   progress?: (progress: LevelProgress) => void
+  /** One shard of a run spread over processes or machines; absent = the whole run. */
+  shard?: ShardInfo
+  /** Wall-clock start of each level (shards start together); absent = now, levels back to back. */
+  schedule?: StartSchedule
 }
 
 export type RunOutcome =
   | { kind: 'done'; result: BenchResult; resultPath: string }
   | { kind: 'preflight-failed'; preflight: PreflightResult }
+  /** --max-cost: the estimate is above the limit (or cannot be made); nothing of the load was sent. */
+  | { kind: 'over-budget'; estimate: CostEstimate | null; limit: number; reason: string }
 
 /** `auto`: one worker thread per core (the main thread only writes records), at most one per stream. */
 export function resolveWorkers(
   workers: number | 'auto',
   levels: readonly number[],
   cores = availableParallelism(),
+  mode: RunConfig['load']['mode'] = 'concurrency',
 ): number {
-  const widest = Math.max(1, ...levels)
+  // An open loop's in-flight count is not known in advance: every worker may be needed.
+  const widest = mode === 'request_rate' ? Number.POSITIVE_INFINITY : Math.max(1, ...levels)
   return Math.min(workers === 'auto' ? Math.max(1, cores) : workers, widest)
 }
 
 /**
- * The concurrency gradient end to end: preflight, then each level on the worker threads, records
- * appended to disk as they arrive, the level summarized as soon as it ends (its records are then
- * dropped from memory), and bench_result.json rewritten after every level.
+ * The gradient end to end: preflight, workload (tokenizer, dataset, calibration, bodies), the plan
+ * and its cost, then each level on the worker threads, records appended to disk as they arrive, the
+ * level summarized as soon as it ends (its records are then dropped from memory), and
+ * bench_result.json rewritten after every level.
  */
 export async function runGradient(options: RunOptions): Promise<RunOutcome> {
   const { config, apiKey, outDir, log, stop } = options
+  const slot: ShardSlot = options.shard ?? WHOLE_RUN
+  // Bad tokenizer or dataset files fail before anything is sent or written.
+  const sources = loadWorkloadSources(config)
   mkdirSync(outDir, { recursive: true })
   const writer = new JsonlWriter(join(outDir, RECORDS_FILE))
   const resultPath = join(outDir, config.metrics.output_json)
   const unregisterFlush = stop.onFlush(() => writer.flush())
   let pool: WorkerPool | null = null
+  const totals = { requests: 0, input_tokens: 0, output_tokens: 0 }
+  const keep = (record: RequestRecord): void => {
+    writer.append(record)
+    const tokens = tokenTotals([record])
+    totals.requests++
+    totals.input_tokens += tokens.input_tokens
+    totals.output_tokens += tokens.output_tokens
+  }
   try {
+    let preflight: PreflightResult | null = null
     if (config.run.preflight) {
-      const preflight = await runPreflight(config, apiKey)
-      writer.append(preflight.record)
+      preflight = await runPreflight(config, apiKey)
+      keep(tagShard(preflight.record, options.shard))
       log(preflight.summary)
       if (!preflight.ok) return { kind: 'preflight-failed', preflight }
     }
-    const workerCount = resolveWorkers(config.run.workers, config.load.levels)
-    pool = await WorkerPool.start(workerCount, targetSpec(config, apiKey), buildBodies(config))
+    const estimate = estimateRun(config, {
+      input_mean: sources.input_mean,
+      output_mean: sources.output_mean,
+      request_seconds: projectedRequestSeconds(preflight, sources.output_mean),
+      share: 1 / slot.count,
+    })
+    if (estimate !== null) log(describeEstimate(estimate))
+    const limit = config.run.max_cost
+    if (limit !== null) {
+      const refusal = budgetRefusal(estimate, limit)
+      if (refusal !== null) return { kind: 'over-budget', estimate, limit, reason: refusal }
+    }
+    const prepared = await prepareWorkload(
+      config,
+      apiKey,
+      sources,
+      estimate?.requests ?? Number.POSITIVE_INFINITY,
+      log,
+    )
+    for (const record of prepared.probeRecords) keep(tagShard(record, options.shard))
+    const values = levelValues(config)
+    const workerCount = resolveWorkers(config.run.workers, values, availableParallelism(), config.load.mode)
+    pool = await WorkerPool.start(
+      workerCount,
+      targetSpec(config, apiKey),
+      prepared.plan.prompts.map((prompt) => prompt.body),
+      slot,
+    )
     const activePool = pool
     const unregisterStop = stop.onRequest(() =>
       activePool.stop(Math.min(INTERRUPT_GRACE_MS, config.client.timeout_s * 1000)),
     )
-    const meta = describeRun(config, workerCount)
+    const meta = describeRun(config, workerCount, prepared, estimate, options.shard)
+    meta.totals = totals
     // Written before the first level, so even a crash leaves a folder `report` can rebuild.
     writeJsonAtomic(resultPath, finishResult([], meta))
     const summaries: Omit<LevelSummary, 'verdict' | 'advice'>[] = []
     const cpu = new CpuMeter()
     const mainLoop = new LoopMonitor('main')
-    const runLevel = async (concurrency: number): Promise<BenchResult> => {
+    const planned = prepared.plan.prompts
+    let levelIndex = 0
+    const runLevel = async (value: number): Promise<BenchResult | null> => {
+      const level = planLevel(config, value, slot)
+      if (options.schedule !== undefined) await waitForLevelStart(options.schedule, levelIndex, stop, log)
+      levelIndex++
+      if (level === null || stop.requested) {
+        if (level === null) log(`level ${value}: this shard's share is empty; skipped`)
+        return null
+      }
       const measured: RequestRecord[] = []
-      const activeWorkers = Math.min(workerCount, concurrency)
       let measureStartedAt: number | null = null
       // The live line is a subscriber: it reads what the records say, the run does not wait for it.
       const ticker =
@@ -101,7 +162,7 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
           : setInterval(() => {
               options.progress?.(
                 levelProgress(
-                  concurrency,
+                  value,
                   measureStartedAt === null,
                   measured,
                   measureStartedAt ?? performance.now(),
@@ -111,18 +172,13 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
                 ),
               )
             }, PROGRESS_INTERVAL_MS)
-      const loops = await activePool.runLevel(
-        {
-          concurrency,
-          warmup: config.load.warmup_requests,
-          requests: config.load.requests_per_level,
-          duration_s: config.load.duration_per_level_s,
-          retry: config.client.retry,
-        },
+      const { loops, outcomes } = await activePool.runLevel(
+        level,
         (records) => {
           for (const record of records) {
-            completeTokenCounts(record)
-            writer.append(record)
+            completeTokenCounts(record, (text) => sources.tokenizer.count(text))
+            stampRequested(record, planned)
+            keep(tagShard(record, options.shard))
             if (record.phase === 'measure') measured.push(record)
           }
         },
@@ -134,25 +190,26 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
       )
       if (ticker !== null) clearInterval(ticker)
       loops.push(mainLoop.stop())
-      const client = {
+      const client: LevelClientStats = {
         cpu_percent: cpu.percent(),
         rss_mib: Math.round(process.memoryUsage().rss / 1048576),
         loops,
+        ...openLoopStats(level.load, outcomes),
       }
       writer.flush()
-      summaries.push(summarizeLevel(concurrency, measured, summaryOptions(meta), client))
-      meta.levels_run.push({ concurrency, workers: activeWorkers, client })
+      summaries.push(summarizeLevel(value, measured, summaryOptions(meta), client))
+      meta.levels_run.push({ concurrency: value, workers: outcomes.length, client })
       const result = finishResult(summaries, meta)
       writeJsonAtomic(resultPath, result)
-      const level = result.levels.at(-1)
-      if (level !== undefined) log(progressLine(level))
+      const summary = result.levels.at(-1)
+      if (summary !== undefined) log(progressLine(summary, config.load.mode))
       return result
     }
     try {
       let result: BenchResult | null = null
-      for (const concurrency of config.load.levels) {
+      for (const value of values) {
         if (stop.requested) break
-        result = await runLevel(concurrency)
+        result = (await runLevel(value)) ?? result
       }
       // --refine: bisect between the knee and the next level tried, a few times, before the report.
       for (let step = 0; config.run.refine && result !== null && step < MAX_REFINE_STEPS; step++) {
@@ -160,7 +217,7 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
         if (next === null || stop.requested || meta.levels_run.some((level) => level.concurrency === next))
           break
         log(`refine: adding level ${next} to place the knee`)
-        result = await runLevel(next)
+        result = (await runLevel(next)) ?? result
       }
     } finally {
       unregisterStop()
@@ -179,38 +236,92 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
   }
 }
 
-/** Every distinct request body, serialized once before any clock starts. */
-function buildBodies(config: RunConfig): Buffer[] {
-  const prompts = new PromptSource(config.workload.input_tokens, 1, DISTINCT_PROMPTS)
-  const options = {
-    model: config.target.model,
-    endpoint: config.target.endpoint,
-    stream: config.client.stream,
-    maxTokens: config.workload.output_tokens,
-  }
-  return Array.from({ length: DISTINCT_PROMPTS }, (_, id) => buildBody(options, prompts.prompt(id)))
+/** One request's expected seconds: the preflight's TTFT plus its per-token time over the planned output. */
+function projectedRequestSeconds(preflight: PreflightResult | null, outputMean: number): number | null {
+  const record = preflight?.record
+  if (record === undefined || record.error !== null || record.first_token_at === null) return null
+  const ttft = record.first_token_at - record.sent_at
+  const perToken =
+    record.output_tokens > 1 ? (record.end_at - record.first_token_at) / (record.output_tokens - 1) : 0
+  return (ttft + perToken * Math.max(0, outputMean - 1)) / 1000
 }
 
-function progressLine(level: LevelSummary): string {
+function budgetRefusal(estimate: CostEstimate | null, limit: number): string | null {
+  if (estimate === null)
+    return `--max-cost ${limit}: the cost of a timed closed-loop run cannot be estimated without the preflight request; run with --requests, or without --no-preflight`
+  if (estimate.cost === null)
+    return `--max-cost ${limit}: no prices to estimate with; set [pricing] input_per_mtok and output_per_mtok`
+  if (estimate.cost > limit)
+    return `estimated cost ${estimate.cost.toFixed(4)} ${estimate.currency} is above --max-cost ${limit}: ${describeEstimate(estimate)}. Lower the levels, requests or durations, or raise the limit`
+  return null
+}
+
+/** The plan's lengths, looked up by prompt id (records carry the id, not the prompt). */
+function stampRequested(record: RequestRecord, planned: readonly PlannedPrompt[]): void {
+  const prompt = planned[record.prompt_id % planned.length]
+  if (prompt === undefined || record.prompt_id < 0) return
+  record.requested_input_tokens = prompt.input_tokens
+  record.requested_output_tokens = prompt.output_tokens
+}
+
+function tagShard(record: RequestRecord, shard: ShardInfo | undefined): RequestRecord {
+  if (shard !== undefined) record.shard = shard.index
+  return record
+}
+
+function openLoopStats(
+  load: { kind: 'closed' | 'open'; maxInFlight?: number },
+  outcomes: readonly RoundOutcome[],
+): Pick<LevelClientStats, 'arrivals' | 'max_in_flight'> {
+  if (load.kind !== 'open') return {}
+  const arrivals = { planned: 0, sent: 0, dropped: 0 }
+  for (const outcome of outcomes) {
+    arrivals.planned += outcome.arrivals?.planned ?? 0
+    arrivals.sent += outcome.arrivals?.sent ?? 0
+    arrivals.dropped += outcome.arrivals?.dropped ?? 0
+  }
+  return { arrivals, max_in_flight: load.maxInFlight ?? 0 }
+}
+
+function progressLine(level: LevelSummary, mode: RunConfig['load']['mode']): string {
   const ttft = level.ttft_ms.p50 == null ? '-' : `${level.ttft_ms.p50.toFixed(0)} ms`
   const bound = level.client.bound ? ` — CLIENT-BOUND: ${level.client.reasons.join('; ')}` : ''
+  const behind = level.schedule?.fell_behind ? ` — FELL BEHIND: ${level.schedule.reason}` : ''
+  const name = mode === 'request_rate' ? `rate ${level.concurrency}/s` : `level ${level.concurrency}`
   return (
-    `level ${level.concurrency}: ${level.requests} requests, ${level.failed} failed, ` +
-    `TTFT p50 ${ttft}, ${level.output_tokens_per_s.toFixed(1)} tok/s in ${level.duration_s.toFixed(1)} s${bound}`
+    `${name}: ${level.requests} requests, ${level.failed} failed, ` +
+    `TTFT p50 ${ttft}, ${level.output_tokens_per_s.toFixed(1)} tok/s in ${level.duration_s.toFixed(1)} s${bound}${behind}`
   )
 }
 
-function describeRun(config: RunConfig, workers: number): RunMeta {
-  const load: RunMeta['load'] = {
-    mode: 'concurrency',
-    levels: config.load.levels,
-    warmup_requests: config.load.warmup_requests,
+function describeRun(
+  config: RunConfig,
+  workers: number,
+  prepared: PreparedWorkload,
+  estimate: CostEstimate | null,
+  shard: ShardInfo | undefined,
+): RunMeta {
+  const { load, workload } = config
+  const rateMode = load.mode === 'request_rate'
+  const metaLoad: RunMeta['load'] = {
+    mode: load.mode,
+    levels: levelValues(config),
+    warmup_requests: load.warmup_requests,
     retry: config.client.retry,
     timeout_s: config.client.timeout_s,
   }
-  if (config.load.requests_per_level !== null) load.requests_per_level = config.load.requests_per_level
-  if (config.load.duration_per_level_s !== null) load.duration_per_level = config.load.duration_per_level_s
-  return {
+  if (rateMode) {
+    metaLoad.arrival = load.arrival
+    if (load.arrival === 'gamma') metaLoad.burstiness = load.burstiness
+    metaLoad.max_in_flight = load.max_in_flight
+  }
+  if (load.requests_per_level !== null) metaLoad.requests_per_level = load.requests_per_level
+  if (load.duration_per_level_s !== null) {
+    metaLoad.duration_per_level = load.duration_per_level_s
+    metaLoad.warmup_s = load.warmup_s
+    metaLoad.cooldown_s = load.cooldown_s
+  }
+  const meta: RunMeta = {
     tool_version: TOOL_VERSION,
     started_at: new Date().toISOString(),
     finished_at: null,
@@ -221,22 +332,34 @@ function describeRun(config: RunConfig, workers: number): RunMeta {
       model: config.target.model,
     },
     workload: {
-      input_tokens: config.workload.input_tokens,
-      output_tokens: config.workload.output_tokens,
-      dataset: 'synthetic (seeded word prompts)',
-      tokenizer: TOKENIZER_NAME,
+      input_tokens: prepared.plan.input_mean,
+      output_tokens: prepared.plan.output_mean,
+      input: workload.dataset === null ? formatLength(workload.input) : 'dataset',
+      output: formatLength(workload.output),
+      dataset: prepared.plan.source,
+      tokenizer: prepared.plan.tokenizer,
       stream: config.client.stream,
+      profile: workload.profile,
+      shared_prefix: workload.shared_prefix,
+      ignore_eos: workload.ignore_eos,
+      seed: workload.seed,
+      calibration: prepared.calibration,
     },
-    load,
+    load: metaLoad,
     client: {
       workers,
-      architecture: `${workers} worker thread(s), each with its own event loop and undici Pool (one keep-alive connection per stream); main thread writes records`,
+      architecture: `${workers} worker thread(s), each with its own event loop and undici Pool (${rateMode ? 'open loop: requests sent at their intended times' : 'one keep-alive connection per stream'}); main thread writes records`,
       node_version: process.version,
       cpus: availableParallelism(),
       host: hostname(),
     },
     percentiles: config.metrics.percentiles,
     slo: config.metrics.slo,
+    pricing: config.pricing,
+    estimate,
+    time_origin_ms: performance.timeOrigin,
     levels_run: [],
   }
+  if (shard !== undefined) meta.shard = shard
+  return meta
 }

@@ -12,6 +12,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { performance } from 'node:perf_hooks'
+import { seededRandom } from '../workload/prompts.js'
+import { loadTokenizer } from '../workload/tokenizers.js'
 import {
   type JobSink,
   resolveSimParams,
@@ -38,6 +40,18 @@ export interface SimulatorOptions extends Partial<SimParams> {
   port?: number
   /** The one model id served. Default "llmbench-sim". */
   model?: string
+  /**
+   * How usage.prompt_tokens is counted: "estimate" (default, ceil(chars / 4), cheapest) or "exact"
+   * (o200k tokens of the message contents), plus `template_tokens` for a chat template's wrapping.
+   */
+  prompt_counting?: 'estimate' | 'exact'
+  /** Tokens a chat template adds around every chat prompt (role markers, special tokens). Default 0. */
+  template_tokens?: number
+  /**
+   * Share of requests that meet end-of-sequence before max_tokens (seeded): they stop at a random
+   * point with finish_reason "stop", unless the request sends ignore_eos or min_tokens. Default 0.
+   */
+  early_stop?: number
 }
 
 export interface RunningSimulator {
@@ -47,6 +61,11 @@ export interface RunningSimulator {
   /** Cancels every request, destroys open sockets, resolves once the server is closed. Idempotent. */
   close(): Promise<void>
   stats(): SimStats
+  /**
+   * Stalls the server for `ms`: generation requests arriving meanwhile get no answer (not even
+   * headers) until it ends, as a server in a long garbage-collection pause or a failover would.
+   */
+  hold(ms: number): void
 }
 
 export const SIM_MODEL = 'llmbench-sim'
@@ -98,10 +117,32 @@ interface SimContext {
   /** Generation requests seen, in arrival order: the per-request counter of the text generator. */
   requestCount: number
   readonly faults: FaultPicker
+  readonly counting: PromptCounting
+  readonly earlyStop: number
+  /** performance.now() until which new generation requests wait (hold()). */
+  heldUntil: number
+}
+
+interface PromptCounting {
+  exact: boolean
+  templateTokens: number
 }
 
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<RunningSimulator> {
-  const { host = '127.0.0.1', port = 0, model = SIM_MODEL, faults = [], ...overrides } = opts
+  const {
+    host = '127.0.0.1',
+    port = 0,
+    model = SIM_MODEL,
+    faults = [],
+    prompt_counting = 'estimate',
+    template_tokens = 0,
+    early_stop = 0,
+    ...overrides
+  } = opts
+  if (!(Number.isInteger(template_tokens) && template_tokens >= 0))
+    throw new RangeError(`template_tokens must be a non-negative integer, got ${template_tokens}`)
+  if (!(early_stop >= 0 && early_stop <= 1))
+    throw new RangeError(`early_stop must be in [0, 1], got ${early_stop}`)
   const params = resolveSimParams(overrides)
   const ctx: SimContext = {
     engine: new SimEngine(params, realClock),
@@ -112,6 +153,9 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
     }),
     requestCount: 0,
     faults: new FaultPicker(faults, params.seed),
+    counting: { exact: prompt_counting === 'exact', templateTokens: template_tokens },
+    earlyStop: early_stop,
+    heldUntil: 0,
   }
   // keepAlive: TCP keep-alive probes; HTTP keep-alive (connection reuse) is on by default.
   const server = createServer({ keepAlive: true, noDelay: true }, (req, res) => onRequest(ctx, req, res))
@@ -121,6 +165,9 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
     url: `http://${host.includes(':') ? `[${host}]` : host}:${boundPort}/v1`,
     port: boundPort,
     stats: () => ctx.engine.stats(),
+    hold: (ms) => {
+      ctx.heldUntil = Math.max(ctx.heldUntil, performance.now() + ms)
+    },
     close: () => {
       closing ??= shutdown(server, ctx.engine)
       return closing
@@ -164,6 +211,8 @@ interface GenerationRequest {
   includeUsage: boolean
   maxTokens: number
   promptTokens: number
+  /** False when the request asks to ignore end-of-sequence. */
+  eosAllowed: boolean
 }
 
 function onRequest(ctx: SimContext, req: IncomingMessage, res: ServerResponse): void {
@@ -190,8 +239,10 @@ async function route(ctx: SimContext, req: IncomingMessage, res: ServerResponse)
     const message = `Request body larger than ${MAX_BODY_BYTES} bytes`
     return sendError(res, { status: 413, message, type: 'invalid_request_error', code: null })
   }
-  const parsed = parseGeneration(kind, body, ctx.model)
+  const parsed = parseGeneration(kind, body, ctx.model, ctx.counting)
   if ('status' in parsed) return sendError(res, parsed)
+  const held = ctx.heldUntil - performance.now()
+  if (held > 0) await new Promise((resolve) => setTimeout(resolve, held))
   const fault = ctx.faults.next()
   if (fault !== null && injectBeforeResponse(fault, req, res, parsed)) return
   if (fault === 'slow-headers') await new Promise((resolve) => setTimeout(resolve, FAULT_DELAY_MS))
@@ -277,7 +328,12 @@ function badRequest(message: string, code: string | null = null): ApiError {
   return { status: 400, message, type: 'invalid_request_error', code }
 }
 
-function parseGeneration(kind: Kind, text: string, model: string): GenerationRequest | ApiError {
+function parseGeneration(
+  kind: Kind,
+  text: string,
+  model: string,
+  counting: PromptCounting,
+): GenerationRequest | ApiError {
   let body: unknown
   try {
     body = JSON.parse(text)
@@ -290,7 +346,12 @@ function parseGeneration(kind: Kind, text: string, model: string): GenerationReq
     const message = `The model \`${body.model}\` does not exist`
     return { status: 404, message, type: 'invalid_request_error', code: 'model_not_found' }
   }
-  const promptTokens = kind === 'chat' ? chatInputTokens(body.messages) : promptInputTokens(body.prompt)
+  const counted = counting.exact
+    ? exactInputTokens(kind === 'chat' ? body.messages : body.prompt)
+    : kind === 'chat'
+      ? chatInputTokens(body.messages)
+      : promptInputTokens(body.prompt)
+  const promptTokens = counted === null ? null : counted + (kind === 'chat' ? counting.templateTokens : 0)
   if (promptTokens === null) {
     return badRequest(
       kind === 'chat' ? "'messages' must be an array of messages" : "'prompt' must be a string or an array",
@@ -311,7 +372,23 @@ function parseOptions(
   const stream = body.stream ?? false
   if (typeof stream !== 'boolean') return badRequest("'stream' must be a boolean")
   const includeUsage = isRecord(body.stream_options) && body.stream_options.include_usage === true
-  return { kind, stream, includeUsage, maxTokens, promptTokens }
+  // Servers that honour ignore_eos/min_tokens (vLLM, SGLang, TGI) generate up to max_tokens regardless.
+  const minTokens = typeof body.min_tokens === 'number' ? body.min_tokens : 0
+  const eosAllowed = body.ignore_eos !== true && minTokens < maxTokens
+  return { kind, stream, includeUsage, maxTokens, promptTokens, eosAllowed }
+}
+
+/** o200k tokens of a chat's message contents (or a completions prompt); null when not readable. */
+function exactInputTokens(input: unknown): number | null {
+  const tokenizer = loadTokenizer('o200k')
+  if (typeof input === 'string') return tokenizer.count(input)
+  if (!Array.isArray(input)) return null
+  let tokens = 0
+  for (const m of input) {
+    if (typeof m === 'string') tokens += tokenizer.count(m)
+    else if (isRecord(m) && typeof m.content === 'string') tokens += tokenizer.count(m.content)
+  }
+  return tokens
 }
 
 /** ceil(chars / 4) of all message contents (string, or text parts); null if `messages` is not an array. */
@@ -350,19 +427,37 @@ function promptInputTokens(prompt: unknown): number | null {
 // ---------------------------------------------------------------------------------------------------
 // Generation
 
+/** Where request `requestNo` meets end-of-sequence: max_tokens, or (early_stop of the time) earlier. */
+function earlyStopAt(ctx: SimContext, requestNo: number, maxTokens: number): number {
+  if (ctx.earlyStop === 0 || maxTokens < 2) return maxTokens
+  const random = seededRandom((ctx.engine.params.seed * 7_368_787) ^ (requestNo * 2_654_435_761))
+  if (random() >= ctx.earlyStop) return maxTokens
+  return 1 + Math.floor(random() * (maxTokens - 1))
+}
+
 function generate(ctx: SimContext, r: GenerationRequest, res: ServerResponse, fault: FaultKind | null): void {
   const requestNo = ++ctx.requestCount
   const frames = buildFrames(r.kind, ctx.model, requestNo)
   const next = wordSource(ctx.engine.params.seed, requestNo)
+  const outputTokens = r.eosAllowed ? earlyStopAt(ctx, requestNo, r.maxTokens) : r.maxTokens
+  const finishReason = outputTokens < r.maxTokens ? 'stop' : 'length'
   const usage = {
     prompt_tokens: r.promptTokens,
-    completion_tokens: r.maxTokens,
-    total_tokens: r.promptTokens + r.maxTokens,
+    completion_tokens: outputTokens,
+    total_tokens: r.promptTokens + outputTokens,
   }
   const sink = r.stream
-    ? new StreamSink(res, frames, next, r.includeUsage ? frames.usage(usage) : null, fault, r.maxTokens)
-    : new JsonSink(res, r.kind, frames, next, usage)
-  const handle = ctx.engine.submit({ inputTokens: r.promptTokens, outputTokens: r.maxTokens }, sink)
+    ? new StreamSink(
+        res,
+        frames,
+        next,
+        r.includeUsage ? frames.usage(usage) : null,
+        fault,
+        outputTokens,
+        finishReason,
+      )
+    : new JsonSink(res, r.kind, frames, next, usage, finishReason)
+  const handle = ctx.engine.submit({ inputTokens: r.promptTokens, outputTokens }, sink)
   if (handle.admission === 'rejected') {
     const message = 'The server is overloaded: the request queue is full. Retry later.'
     sendError(res, { status: 503, message, type: 'server_error', code: 'overloaded' })
@@ -388,7 +483,7 @@ interface Frames {
   open: string | null
   tokenPrefix: string
   tokenSuffix: string
-  finish: string
+  finish(reason: string): string
   usage(u: Usage): string
 }
 
@@ -407,7 +502,7 @@ function buildFrames(kind: Kind, model: string, requestNo: number): Frames {
       open: `${choice}"delta":{"role":"assistant","content":""},"finish_reason":null}]}\n\n`,
       tokenPrefix: `${choice}"delta":{"content":"`,
       tokenSuffix: '"},"finish_reason":null}]}\n\n',
-      finish: `${choice}"delta":{},"finish_reason":"length"}]}\n\n`,
+      finish: (reason) => `${choice}"delta":{},"finish_reason":"${reason}"}]}\n\n`,
       usage,
     }
   }
@@ -418,7 +513,7 @@ function buildFrames(kind: Kind, model: string, requestNo: number): Frames {
     open: null,
     tokenPrefix: `${choice}"text":"`,
     tokenSuffix: '","logprobs":null,"finish_reason":null}]}\n\n',
-    finish: `${choice}"text":"","logprobs":null,"finish_reason":"length"}]}\n\n`,
+    finish: (reason) => `${choice}"text":"","logprobs":null,"finish_reason":"${reason}"}]}\n\n`,
     usage,
   }
 }
@@ -437,6 +532,7 @@ class StreamSink implements JobSink {
     private readonly usageEvent: string | null,
     private readonly fault: FaultKind | null = null,
     private readonly maxTokens = 0,
+    private readonly finishReason = 'length',
   ) {}
 
   open(): void {
@@ -472,7 +568,7 @@ class StreamSink implements JobSink {
       return
     }
     if (this.held.length > 0) this.res.write(this.held.join(''))
-    this.res.write(this.frames.finish)
+    this.res.write(this.frames.finish(this.finishReason))
     if (this.usageEvent !== null) this.res.write(this.usageEvent)
     this.res.end('data: [DONE]\n\n')
   }
@@ -520,6 +616,7 @@ class JsonSink implements JobSink {
     private readonly frames: Frames,
     private readonly next: () => string,
     private readonly usage: Usage,
+    private readonly finishReason = 'length',
   ) {}
 
   onToken(): void {
@@ -530,8 +627,13 @@ class JsonSink implements JobSink {
     const text = this.words.join('')
     const choice =
       this.kind === 'chat'
-        ? { index: 0, message: { role: 'assistant', content: text }, logprobs: null, finish_reason: 'length' }
-        : { index: 0, text, logprobs: null, finish_reason: 'length' }
+        ? {
+            index: 0,
+            message: { role: 'assistant', content: text },
+            logprobs: null,
+            finish_reason: this.finishReason,
+          }
+        : { index: 0, text, logprobs: null, finish_reason: this.finishReason }
     const object = this.kind === 'chat' ? 'chat.completion' : 'text_completion'
     const { id, created, model } = this.frames
     sendJson(

@@ -2,17 +2,33 @@ import { performance } from 'node:perf_hooks'
 import { Worker } from 'node:worker_threads'
 import type { LoopStats } from '../metrics/client-health.js'
 import type { RequestRecord } from '../records/types.js'
+import { dealArrivals } from '../schedule/arrivals.js'
+import type { ClosedLoad, MeasureWindow, RoundOutcome } from '../schedule/level-runner.js'
 import { splitEvenly, splitProportionally } from '../schedule/split.js'
 import type { FromWorker, LevelShare, TargetSpec, ToWorker } from './protocol.js'
 
+interface RoundDone {
+  loop: LoopStats
+  outcome: RoundOutcome
+}
+
 /** One level as the pool runs it: spread over the workers, warm-up first, then the measured round. */
 export interface LevelRun {
-  concurrency: number
+  /** The level's value: streams (concurrency mode) or requests per second (rate mode). */
+  level: number
   warmup: number
-  requests: number | null
-  duration_s: number | null
   retry: number
+  /** Timed levels: seconds before and after the measured window whose requests are excluded. */
+  window: { warmup_s: number; duration_s: number; cooldown_s: number } | null
+  load:
+    | { kind: 'closed'; concurrency: number; requests: number | null }
+    | { kind: 'open'; offsets: Float64Array; maxInFlight: number; dropAfterMs: number }
 }
+
+/** Open-loop levels start this long after the schedule is posted, so every worker has it in time. */
+const OPEN_START_DELAY_MS = 50
+/** Open-loop warm-up requests run this many at a time. */
+const OPEN_WARMUP_CONCURRENCY = 4
 
 /**
  * Compiled, the worker is worker.js beside this file. Run from source under tsx (tests, benches),
@@ -34,7 +50,7 @@ function spawnWorker(): Worker {
  */
 export class WorkerPool {
   private onRecords: (records: RequestRecord[]) => void = () => {}
-  private waiting = new Map<number, { resolve: (loop: LoopStats) => void; reject: (error: Error) => void }>()
+  private waiting = new Map<number, { resolve: (done: RoundDone) => void; reject: (error: Error) => void }>()
 
   private constructor(private readonly workers: Worker[]) {
     workers.forEach((worker, index) => {
@@ -44,7 +60,12 @@ export class WorkerPool {
     })
   }
 
-  static async start(count: number, target: TargetSpec, bodies: Buffer[]): Promise<WorkerPool> {
+  static async start(
+    count: number,
+    target: TargetSpec,
+    bodies: Buffer[],
+    shard: { index: number; count: number } = { index: 0, count: 1 },
+  ): Promise<WorkerPool> {
     const workers = Array.from({ length: count }, spawnWorker)
     const ready = workers.map(
       (worker) =>
@@ -59,7 +80,7 @@ export class WorkerPool {
         }),
     )
     workers.forEach((worker, index) => {
-      const init: ToWorker = { type: 'init', worker: index, workers: count, target, bodies }
+      const init: ToWorker = { type: 'init', worker: index, workers: count, shard, target, bodies }
       worker.postMessage(init)
     })
     await Promise.all(ready)
@@ -78,31 +99,70 @@ export class WorkerPool {
     level: LevelRun,
     onRecords: (records: RequestRecord[]) => void,
     onMeasureStart: () => void = () => {},
-  ): Promise<LoopStats[]> {
+  ): Promise<{ loops: LoopStats[]; outcomes: RoundOutcome[] }> {
     this.onRecords = onRecords
-    const used = Math.min(this.workers.length, level.concurrency)
-    const streams = splitEvenly(level.concurrency, used)
+    const { load } = level
+    const used =
+      load.kind === 'closed' ? Math.min(this.workers.length, load.concurrency) : this.workers.length
+    // Closed: the level's streams split evenly. Open: the schedule dealt round-robin, and the
+    // in-flight bound split like streams.
+    const streams =
+      load.kind === 'closed'
+        ? splitEvenly(load.concurrency, used)
+        : splitEvenly(Math.max(used, load.maxInFlight), used)
     const warmups = splitProportionally(level.warmup, streams)
-    const requests = level.requests === null ? null : splitProportionally(level.requests, streams)
-    const share = (i: number, deadline: number | null): LevelShare => ({
-      level: level.concurrency,
-      concurrency: streams[i] as number,
+    const requests =
+      load.kind === 'closed' && load.requests !== null ? splitProportionally(load.requests, streams) : null
+    const dealt = load.kind === 'open' ? dealArrivals(load.offsets, used) : null
+    const warmupConcurrency = (i: number): number =>
+      Math.min(
+        load.kind === 'closed' ? (streams[i] as number) : OPEN_WARMUP_CONCURRENCY,
+        warmups[i] as number,
+      )
+    const share = (i: number, measure: LevelShare['measure'], window: MeasureWindow): LevelShare => ({
+      level: level.level,
       connections: streams[i] as number,
-      warmup: warmups[i] as number,
-      requests: requests === null ? null : (requests[i] as number),
-      deadline,
+      warmup: { requests: warmups[i] as number, concurrency: warmupConcurrency(i) },
+      measure,
+      window,
       retry: level.retry,
     })
+    const open: MeasureWindow = { from: null, until: null }
     if (level.warmup > 0) {
-      await this.round('warmup', used, (i) => ({
-        ...share(i, null),
-        concurrency: Math.min(streams[i] as number, warmups[i] as number),
-      }))
+      const idle: ClosedLoad = { kind: 'closed', concurrency: 0, requests: 0, deadline: null }
+      await this.round('warmup', used, (i) => share(i, idle, open))
     }
-    // The deadline is set after warm-up, on the clock every thread shares (one timeOrigin per process).
+    // Times are set after warm-up, on the clock every thread shares (one timeOrigin per process).
     onMeasureStart()
-    const deadline = level.duration_s === null ? null : performance.now() + level.duration_s * 1000
-    return this.round('measure', used, (i) => share(i, deadline))
+    const now = performance.now()
+    const startAt = load.kind === 'open' ? now + OPEN_START_DELAY_MS : now
+    const window: MeasureWindow =
+      level.window === null
+        ? open
+        : {
+            from: startAt + level.window.warmup_s * 1000,
+            until: startAt + (level.window.warmup_s + level.window.duration_s) * 1000,
+          }
+    const deadline =
+      level.window === null
+        ? null
+        : startAt + (level.window.warmup_s + level.window.duration_s + level.window.cooldown_s) * 1000
+    const results = await this.round('measure', used, (i) =>
+      share(
+        i,
+        load.kind === 'closed'
+          ? { kind: 'closed', concurrency: streams[i] as number, requests: requests?.[i] ?? null, deadline }
+          : {
+              kind: 'open',
+              offsets: (dealt as Float64Array[])[i] as Float64Array,
+              startAt,
+              maxInFlight: streams[i] as number,
+              dropAfterMs: load.dropAfterMs,
+            },
+        window,
+      ),
+    )
+    return { loops: results.map((r) => r.loop), outcomes: results.map((r) => r.outcome) }
   }
 
   /** First Ctrl-C: no new requests anywhere; in-flight ones get `graceMs` to finish, then are cut. */
@@ -124,8 +184,8 @@ export class WorkerPool {
     phase: 'warmup' | 'measure',
     used: number,
     shareOf: (i: number) => LevelShare,
-  ): Promise<LoopStats[]> {
-    const done: Promise<LoopStats>[] = []
+  ): Promise<RoundDone[]> {
+    const done: Promise<RoundDone>[] = []
     for (let i = 0; i < used; i++) {
       done.push(new Promise((resolve, reject) => this.waiting.set(i, { resolve, reject })))
       ;(this.workers[i] as Worker).postMessage({ type: 'round', phase, share: shareOf(i) } satisfies ToWorker)
@@ -135,7 +195,8 @@ export class WorkerPool {
 
   private receive(index: number, message: FromWorker): void {
     if (message.type === 'records') this.onRecords(message.records)
-    else if (message.type === 'level-done') this.settle(index)?.resolve(message.loop)
+    else if (message.type === 'level-done')
+      this.settle(index)?.resolve({ loop: message.loop, outcome: message.outcome })
     else if (message.type === 'failed')
       this.settle(index)?.reject(new Error(`worker ${index}: ${message.message}`))
   }

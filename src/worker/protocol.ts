@@ -1,5 +1,6 @@
 import type { LoopStats } from '../metrics/client-health.js'
 import type { RequestRecord } from '../records/types.js'
+import type { ClosedLoad, MeasureWindow, OpenLoad, RoundOutcome } from '../schedule/level-runner.js'
 
 /** Everything a worker needs to build its own connection pool to the target; sent once. */
 export interface TargetSpec {
@@ -21,24 +22,31 @@ export interface TargetSpec {
 /** A worker's share of one level. */
 export interface LevelShare {
   level: number
-  /** Streams this worker keeps in flight in this round (warm-up may use fewer). */
-  concurrency: number
-  /** Connections of the level's pool: the worker's full share of the level's streams. */
+  /** Connections of the level's pool: the most requests this worker has in flight in the level. */
   connections: number
-  warmup: number
-  requests: number | null
-  /** Absolute deadline on the shared performance.now() clock (threads share timeOrigin), or null. */
-  deadline: number | null
+  /** Warm-up requests (closed loop, excluded from the figures) and how many run at once. */
+  warmup: { requests: number; concurrency: number }
+  /** The measured round. Its absolute times are on the shared performance.now() clock (threads share timeOrigin). */
+  measure: ClosedLoad | OpenLoad
+  window: MeasureWindow
   retry: number
 }
 
 export type ToWorker =
-  | { type: 'init'; worker: number; workers: number; target: TargetSpec; bodies: Uint8Array[] }
+  | {
+      type: 'init'
+      worker: number
+      workers: number
+      /** Sharded runs: prompt ids are shard + shards × (this worker's own sequence), distinct across shards. */
+      shard: { index: number; count: number }
+      target: TargetSpec
+      bodies: Uint8Array[]
+    }
   | { type: 'round'; phase: 'warmup' | 'measure'; share: LevelShare }
   | { type: 'stop'; graceMs: number }
 
 export type FromWorker =
   | { type: 'ready' }
   | { type: 'records'; records: RequestRecord[] }
-  | { type: 'level-done'; loop: LoopStats }
+  | { type: 'level-done'; loop: LoopStats; outcome: RoundOutcome }
   | { type: 'failed'; message: string }

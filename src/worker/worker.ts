@@ -5,7 +5,7 @@ import type { Target } from '../client/stream-client.js'
 import { LoopMonitor } from '../metrics/client-health.js'
 import type { RequestRecord } from '../records/types.js'
 import { closeTarget, openTarget } from '../run/target.js'
-import { runRound } from '../schedule/level-runner.js'
+import { type RoundOutcome, runRound } from '../schedule/level-runner.js'
 import type { FromWorker, LevelShare, TargetSpec, ToWorker } from './protocol.js'
 
 /**
@@ -21,6 +21,7 @@ if (port === null) throw new Error('worker.ts must run in a worker thread')
 
 let workerIndex = 0
 let workerCount = 1
+let shardSlot = { index: 0, count: 1 }
 let target: TargetSpec | null = null
 let bodies: Buffer[] = []
 let seq = 0
@@ -61,22 +62,31 @@ async function runShare(share: LevelShare, phase: 'warmup' | 'measure'): Promise
   const connection = levelPool.target
   const flusher = setInterval(flush, BATCH_INTERVAL_MS)
   if (phase === 'measure') monitor.start()
+  let outcome: RoundOutcome = { arrivals: null }
   try {
-    await runRound(
+    outcome = await runRound(
       {
         level: share.level,
         phase,
-        concurrency: share.concurrency,
-        requests: phase === 'warmup' ? share.warmup : share.requests,
-        deadline: phase === 'warmup' ? null : share.deadline,
         retry: share.retry,
+        window: share.window,
+        load:
+          phase === 'warmup'
+            ? {
+                kind: 'closed',
+                concurrency: share.warmup.concurrency,
+                requests: share.warmup.requests,
+                deadline: null,
+              }
+            : share.measure,
       },
       {
         target: connection,
         worker: workerIndex,
         nextSeq: () => seq++,
-        // Worker w of W takes prompts w, w+W, w+2W, ...: distinct across workers.
-        nextPromptId: () => workerIndex + workerCount * promptRound++,
+        // Worker w of W in shard s of S takes prompts s + S(w + W k), k = 0, 1, ...: distinct across
+        // workers and shards.
+        nextPromptId: () => shardSlot.index + shardSlot.count * (workerIndex + workerCount * promptRound++),
         bodyFor: (promptId) => bodies[promptId % bodies.length] as Buffer,
         onRecord: (record) => batch.push(record),
         stopRequested: () => stopRequested,
@@ -92,7 +102,7 @@ async function runShare(share: LevelShare, phase: 'warmup' | 'measure'): Promise
   }
   const loop =
     phase === 'measure' ? monitor.stop() : { thread: '', utilization: 0, delay_p99_ms: 0, delay_max_ms: 0 }
-  post({ type: 'level-done', loop: { ...loop, thread: `worker-${workerIndex}` } })
+  post({ type: 'level-done', loop: { ...loop, thread: `worker-${workerIndex}` }, outcome })
 }
 
 port.on('message', (message: ToWorker) => {
@@ -100,6 +110,7 @@ port.on('message', (message: ToWorker) => {
     case 'init':
       workerIndex = message.worker
       workerCount = message.workers
+      shardSlot = message.shard
       target = message.target
       bodies = message.bodies.map((body) => Buffer.from(body.buffer, body.byteOffset, body.byteLength))
       post({ type: 'ready' })

@@ -1,10 +1,16 @@
+import type { ChatMessage } from './dataset.js'
+
 /** Builds the JSON request body, serialized once per prompt and reused as bytes. */
 
 export interface BodyOptions {
   model: string
   endpoint: string
   stream: boolean
-  maxTokens: number
+  /**
+   * Ask the server to ignore end-of-sequence and generate at least max_tokens (`ignore_eos` and
+   * `min_tokens`: vLLM, SGLang, TGI), so outputs reach the length the run is about.
+   */
+  ignoreEos?: boolean
 }
 
 /** `/v1/completions` takes a prompt; every other endpoint is treated as chat completions. */
@@ -12,13 +18,25 @@ export function isLegacyCompletions(endpoint: string): boolean {
   return /\/completions$/.test(endpoint) && !/\/chat\/completions$/.test(endpoint)
 }
 
-export function buildBody(options: BodyOptions, promptText: string): Buffer {
+/** A prompt as text (one user message) or as a conversation (a dataset entry). */
+export type Prompt = string | readonly ChatMessage[]
+
+export function buildBody(options: BodyOptions, prompt: Prompt, maxTokens: number): Buffer {
   const body: Record<string, unknown> = { model: options.model }
-  if (isLegacyCompletions(options.endpoint)) body.prompt = promptText
-  else body.messages = [{ role: 'user', content: promptText }]
-  body.max_tokens = options.maxTokens
+  if (isLegacyCompletions(options.endpoint)) body.prompt = promptText(prompt)
+  else body.messages = typeof prompt === 'string' ? [{ role: 'user', content: prompt }] : prompt
+  body.max_tokens = maxTokens
+  if (options.ignoreEos === true) {
+    body.ignore_eos = true
+    body.min_tokens = maxTokens
+  }
   body.stream = options.stream
   // Ask for usage on the stream: token counts then come from the server, not our tokenizer.
   if (options.stream) body.stream_options = { include_usage: true }
   return Buffer.from(JSON.stringify(body))
+}
+
+/** The text of a prompt for /v1/completions: a conversation's contents, one per line. */
+export function promptText(prompt: Prompt): string {
+  return typeof prompt === 'string' ? prompt : prompt.map((message) => message.content).join('\n')
 }

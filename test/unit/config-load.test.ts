@@ -71,11 +71,30 @@ const FROM_SETTINGS: RunConfig = {
   load: {
     mode: 'concurrency',
     levels: [1, 4, 8, 16, 32, 64],
+    rates: [1, 2, 4, 8, 16],
+    arrival: 'poisson',
+    burstiness: 1,
+    max_in_flight: 1024,
     requests_per_level: 40,
     duration_per_level_s: null,
     warmup_requests: 5,
+    warmup_s: 0,
+    cooldown_s: 0,
   },
-  workload: { input_tokens: 256, output_tokens: 512 },
+  workload: {
+    input: { kind: 'fixed', value: 256 },
+    output: { kind: 'fixed', value: 512 },
+    input_tokens: 256,
+    output_tokens: 512,
+    dataset: null,
+    profile: null,
+    tokenizer: 'o200k',
+    shared_prefix: 0,
+    ignore_eos: false,
+    calibrate: true,
+    seed: 1,
+  },
+  pricing: null,
   metrics: {
     percentiles: [50, 95, 99],
     record_ttft: true,
@@ -91,6 +110,7 @@ const FROM_SETTINGS: RunConfig = {
     fail_on_slo: false,
     refine: false,
     history_dir: null,
+    max_cost: null,
   },
 }
 
@@ -125,11 +145,10 @@ test('SPEC files together: config.toml wins (duration 30 over requests 40), sett
 test("SPEC files together plus flags: flags win, and --requests replaces the files' duration", () => {
   const config = load([SETTINGS, TOML], { levels: [1, 2, 4], requests: 20 })
   assert.deepEqual(config.load, {
-    mode: 'concurrency',
+    ...FROM_SETTINGS.load,
     levels: [1, 2, 4],
     requests_per_level: 20,
     duration_per_level_s: null,
-    warmup_requests: 5,
   })
   assert.equal(config.target.model, 'm')
   assert.equal(config.client.timeout_s, 120)
@@ -149,13 +168,28 @@ test('every flag maps onto its RunConfig field', () => {
     duration: 7.5,
     warmup: 0,
     input_tokens: 0,
-    output_tokens: 64,
+    output_tokens: 'normal(64, 8)',
     timeout: 30,
     retry: 2,
     out: 'results/x',
     preflight: false,
     stream: false,
     workers: 3,
+    mode: 'rate',
+    rates: [0.5, 3],
+    arrival: 'gamma',
+    burstiness: 0.5,
+    max_in_flight: 64,
+    warmup_seconds: 2,
+    cooldown_seconds: 1,
+    profile: 'rag',
+    dataset: 'prompts.jsonl',
+    tokenizer: 'cl100k',
+    shared_prefix: 0,
+    ignore_eos: true,
+    calibrate: false,
+    seed: 9,
+    max_cost: 5,
   })
   assert.deepEqual(config, {
     target: {
@@ -173,13 +207,33 @@ test('every flag maps onto its RunConfig field', () => {
       retry: 2,
     },
     load: {
-      mode: 'concurrency',
+      mode: 'request_rate',
       levels: [2],
+      rates: [0.5, 3],
+      arrival: 'gamma',
+      burstiness: 0.5,
+      max_in_flight: 64,
       requests_per_level: null,
       duration_per_level_s: 7.5,
       warmup_requests: 0,
+      warmup_s: 2,
+      cooldown_s: 1,
     },
-    workload: { input_tokens: 0, output_tokens: 64 },
+    // The rag profile's lengths are overridden by the flags' own.
+    workload: {
+      input: { kind: 'fixed', value: 0 },
+      output: { kind: 'normal', mean: 64, sd: 8 },
+      input_tokens: 0,
+      output_tokens: 64,
+      dataset: 'prompts.jsonl',
+      profile: 'rag',
+      tokenizer: 'cl100k',
+      shared_prefix: 0,
+      ignore_eos: true,
+      calibrate: false,
+      seed: 9,
+    },
+    pricing: null,
     metrics: FROM_TOML.metrics,
     run: {
       out_dir: 'results/x',
@@ -188,6 +242,7 @@ test('every flag maps onto its RunConfig field', () => {
       fail_on_slo: false,
       refine: false,
       history_dir: null,
+      max_cost: 5,
     },
   })
 })
@@ -270,14 +325,9 @@ test('DEFAULTS: the documented values, empty base_url and model, frozen', () => 
       idle_timeout_s: 60,
       retry: 0,
     },
-    load: {
-      mode: 'concurrency',
-      levels: [1, 4, 8, 16, 32, 64],
-      requests_per_level: 40,
-      duration_per_level_s: null,
-      warmup_requests: 5,
-    },
-    workload: { input_tokens: 256, output_tokens: 512 },
+    load: FROM_SETTINGS.load,
+    workload: FROM_SETTINGS.workload,
+    pricing: null,
     metrics: {
       percentiles: [50, 95, 99],
       record_ttft: true,
@@ -293,6 +343,7 @@ test('DEFAULTS: the documented values, empty base_url and model, frozen', () => 
       fail_on_slo: false,
       refine: false,
       history_dir: null,
+      max_cost: null,
     },
   })
   assert.ok(Object.isFrozen(DEFAULTS.load.levels))
@@ -340,7 +391,10 @@ test('unknown keys (top level and nested) in settings.json: one issue per key, w
     issueAt(issues, 'llm.modle').message,
     /^expected a known key \(base_url, .*\), got unknown key "modle" \(did you mean "model"\?\)$/,
   )
-  assert.equal(issueAt(issues, 'extra').message, 'expected a known key (llm, bench), got unknown key "extra"')
+  assert.equal(
+    issueAt(issues, 'extra').message,
+    'expected a known key (llm, bench, pricing), got unknown key "extra"',
+  )
   // An unknown key's value is never shown: it may be a secret put in the wrong place.
   assert.ok(!issues.some((i) => i.message.includes('do-not-print-me')))
 })
@@ -422,7 +476,7 @@ test('unknown load.mode: a clear message naming the only accepted mode', () => {
     {
       file,
       path: 'load.mode',
-      message: 'expected "concurrency_gradient" (the only load mode a config file can set), got "rate"',
+      message: 'expected "concurrency_gradient" or "request_rate", got "rate"',
     },
   ])
 })

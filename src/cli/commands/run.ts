@@ -1,3 +1,4 @@
+import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { displayUrl } from '../../client/redact.js'
 import { ConfigError } from '../../config/errors.js'
@@ -7,9 +8,15 @@ import { joinUrl } from '../../config/url.js'
 import { appendHistory } from '../../report/history.js'
 import { formatProgress, type LevelProgress } from '../../report/progress.js'
 import { renderTable, renderVerdict } from '../../report/terminal.js'
+import { estimateClockOffsetMs } from '../../run/clock-offset.js'
+import { configDigest } from '../../run/config-digest.js'
+import { WorkloadError } from '../../run/prepare-workload.js'
 import { runGradient } from '../../run/run-gradient.js'
+import { parseShard, type ShardInfo } from '../../run/shard.js'
+import { MAX_START_WAIT_MS, parseStartAt, type StartSchedule } from '../../run/start-schedule.js'
 import { StopSignal } from '../../run/stop-signal.js'
 import { readApiKey } from '../../run/target.js'
+import { formatLength } from '../../workload/lengths.js'
 import {
   type CommandSpec,
   type FlagSpec,
@@ -26,11 +33,46 @@ import type { Io } from '../io.js'
 /** Flags that shape the load and the output; shared by `run` and `demo`. */
 export const LOAD_FLAGS: FlagSpec[] = [
   {
+    name: 'mode',
+    type: 'string',
+    value: 'concurrency|rate',
+    help: 'closed loop per concurrency level, or open loop per request rate',
+    default: 'concurrency',
+  },
+  {
     name: 'levels',
     type: 'string',
     value: '1,4,8',
     help: 'concurrency levels',
     default: DEFAULTS.load.levels.join(','),
+  },
+  {
+    name: 'rates',
+    type: 'string',
+    value: '1,2,4',
+    help: 'request rates per second (--mode rate)',
+    default: DEFAULTS.load.rates.join(','),
+  },
+  {
+    name: 'arrival',
+    type: 'string',
+    value: 'constant|poisson|gamma',
+    help: 'arrival process of --mode rate',
+    default: DEFAULTS.load.arrival,
+  },
+  {
+    name: 'burstiness',
+    type: 'string',
+    value: 'K',
+    help: 'gamma shape: below 1 burstier than Poisson, above 1 smoother',
+    default: '1',
+  },
+  {
+    name: 'max-in-flight',
+    type: 'string',
+    value: 'N',
+    help: 'rate mode: most requests in flight; later arrivals wait, and it shows',
+    default: String(DEFAULTS.load.max_in_flight),
   },
   {
     name: 'requests',
@@ -40,6 +82,20 @@ export const LOAD_FLAGS: FlagSpec[] = [
     default: String(DEFAULTS.load.requests_per_level),
   },
   { name: 'duration', type: 'string', value: 'SECONDS', help: 'per level, instead of --requests' },
+  {
+    name: 'warmup-seconds',
+    type: 'string',
+    value: 'SECONDS',
+    help: 'timed levels: excluded window before the measured one',
+    default: '0',
+  },
+  {
+    name: 'cooldown-seconds',
+    type: 'string',
+    value: 'SECONDS',
+    help: 'timed levels: load kept on after the measured window, excluded',
+    default: '0',
+  },
   {
     name: 'warmup',
     type: 'string',
@@ -51,15 +107,45 @@ export const LOAD_FLAGS: FlagSpec[] = [
     name: 'input-tokens',
     type: 'string',
     value: 'N',
-    help: 'prompt length (tokens)',
+    help: 'prompt length: N, normal(MEAN,SD), uniform(MIN,MAX) or dataset',
     default: String(DEFAULTS.workload.input_tokens),
   },
   {
     name: 'output-tokens',
     type: 'string',
     value: 'N',
-    help: 'max_tokens per request',
+    help: 'max_tokens per request: N, normal(MEAN,SD), uniform(MIN,MAX) or dataset',
     default: String(DEFAULTS.workload.output_tokens),
+  },
+  {
+    name: 'profile',
+    type: 'string',
+    value: 'NAME|FILE',
+    help: 'workload preset: chat, rag, codegen, or a profile file',
+  },
+  { name: 'dataset', type: 'string', value: 'FILE', help: 'prompts from JSONL or ShareGPT JSON' },
+  {
+    name: 'tokenizer',
+    type: 'string',
+    value: 'NAME|FILE',
+    help: 'o200k, cl100k or a tokenizer.json',
+    default: DEFAULTS.workload.tokenizer,
+  },
+  {
+    name: 'shared-prefix',
+    type: 'string',
+    value: 'N',
+    help: 'tokens every prompt shares (prefix-cache test)',
+    default: '0',
+  },
+  { name: 'ignore-eos', type: 'boolean', help: 'send ignore_eos and min_tokens (vLLM, SGLang, TGI)' },
+  { name: 'no-calibrate', type: 'boolean', help: "skip sizing prompts by the server's prompt_tokens" },
+  { name: 'seed', type: 'string', value: 'N', help: 'seed of prompts, lengths and arrivals', default: '1' },
+  {
+    name: 'max-cost',
+    type: 'string',
+    value: 'AMOUNT',
+    help: 'refuse to start when the estimated cost is above it',
   },
   {
     name: 'timeout',
@@ -149,6 +235,26 @@ export const RUN_SPEC: CommandSpec = {
     },
     { name: 'no-stream', type: 'boolean', help: 'send stream:false (TTFT then has no meaning)' },
     ...LOAD_FLAGS,
+    {
+      name: 'shard',
+      type: 'string',
+      value: 'I/N',
+      help: 'run shard I (0-based) of N of every level',
+      default: '$JOB_COMPLETION_INDEX/$JOB_COMPLETIONS when set',
+    },
+    {
+      name: 'start-at',
+      type: 'string',
+      value: 'TIME',
+      help: 'wall-clock start of the first level: ISO time or epoch seconds',
+    },
+    {
+      name: 'level-span',
+      type: 'string',
+      value: 'SECONDS',
+      help: 'with --start-at: level k starts at start + k × span',
+      default: 'derived for timed levels',
+    },
   ],
 }
 
@@ -167,8 +273,24 @@ export function configFlags(flags: ParsedFlags): ConfigFlags {
   set('requests', numberFlag(flags, 'requests'))
   set('duration', numberFlag(flags, 'duration'))
   set('warmup', numberFlag(flags, 'warmup'))
-  set('input_tokens', numberFlag(flags, 'input-tokens'))
-  set('output_tokens', numberFlag(flags, 'output-tokens'))
+  set('input_tokens', lengthFlag(flags, 'input-tokens'))
+  set('output_tokens', lengthFlag(flags, 'output-tokens'))
+  set('mode', stringFlag(flags, 'mode'))
+  const rates = stringFlag(flags, 'rates')
+  set('rates', rates === undefined ? undefined : numberList(rates))
+  set('arrival', stringFlag(flags, 'arrival'))
+  set('burstiness', numberFlag(flags, 'burstiness'))
+  set('max_in_flight', numberFlag(flags, 'max-in-flight'))
+  set('warmup_seconds', numberFlag(flags, 'warmup-seconds'))
+  set('cooldown_seconds', numberFlag(flags, 'cooldown-seconds'))
+  set('profile', stringFlag(flags, 'profile'))
+  set('dataset', stringFlag(flags, 'dataset'))
+  set('tokenizer', stringFlag(flags, 'tokenizer'))
+  set('shared_prefix', numberFlag(flags, 'shared-prefix'))
+  if (flags['ignore-eos'] === true) result.ignore_eos = true
+  if (flags['no-calibrate'] === true) result.calibrate = false
+  set('seed', numberFlag(flags, 'seed'))
+  set('max_cost', numberFlag(flags, 'max-cost'))
   set('timeout', numberFlag(flags, 'timeout'))
   set('retry', numberFlag(flags, 'retry'))
   set('connect_timeout', numberFlag(flags, 'connect-timeout'))
@@ -185,6 +307,13 @@ export function configFlags(flags: ParsedFlags): ConfigFlags {
   if (flags['no-preflight'] === true) result.preflight = false
   if (flags['no-stream'] === true) result.stream = false
   return result
+}
+
+/** A length flag: a plain number stays a number (so "-5" is reported as a bad count), else the text. */
+function lengthFlag(flags: ParsedFlags, name: string): number | string | undefined {
+  const value = stringFlag(flags, name)
+  if (value === undefined) return undefined
+  return /^\s*-?\d+(\.\d+)?\s*$/.test(value) ? Number(value) : value
 }
 
 /** "ttft_p95_ms=800,e2e_p99_ms=5000" → { ttft_p95_ms: 800, ... }; a bad pair stays NaN so validation names it. */
@@ -235,8 +364,26 @@ export async function executeRun(
   if (apiKey === null && options.apiKey === undefined) {
     log(`note: $${config.target.api_key_env} is not set: sending no Authorization header`)
   }
-  const outDir = config.run.out_dir ?? defaultOutDir(config.target.model)
+  const shardSlot = resolveShard(flags, process.env)
+  const schedule = resolveSchedule(flags, config)
+  const outDir =
+    config.run.out_dir ??
+    `${defaultOutDir(config.target.model)}${shardSlot === null ? '' : `-shard-${shardSlot.index}-of-${shardSlot.count}`}`
   log(describePlan(config, outDir))
+  let shard: ShardInfo | undefined
+  if (shardSlot !== null) {
+    shard = {
+      ...shardSlot,
+      host: hostname(),
+      start_at: schedule === undefined ? null : new Date(schedule.start_at_ms).toISOString(),
+      clock_offset_ms: await estimateClockOffsetMs(config.target.base_url, apiKey),
+      config_digest: configDigest(config),
+    }
+    log(
+      `shard ${shard.index}/${shard.count} on ${shard.host}` +
+        (shard.clock_offset_ms === null ? '' : `, clock offset vs server ≈ ${shard.clock_offset_ms} ms`),
+    )
+  }
   const stop = new StopSignal()
   const onSignal = (): void => {
     if (stop.requested) {
@@ -254,17 +401,29 @@ export async function executeRun(
     const live = !quiet && process.stderr.isTTY === true
     const progress = live ? (p: LevelProgress) => io.err(`\r\x1b[K${formatProgress(p)}`) : undefined
     const logLine = live ? (line: string) => log(`\r\x1b[K${line}`) : log
-    const outcome = await runGradient({
-      config,
-      apiKey,
-      outDir,
-      log: logLine,
-      stop,
-      ...(progress ? { progress } : {}),
-    })
+    let outcome: Awaited<ReturnType<typeof runGradient>>
+    try {
+      outcome = await runGradient({
+        config,
+        apiKey,
+        outDir,
+        log: logLine,
+        stop,
+        ...(progress ? { progress } : {}),
+        ...(shard ? { shard } : {}),
+        ...(schedule ? { schedule } : {}),
+      })
+    } catch (error) {
+      if (error instanceof WorkloadError) throw new CliError(error.message, EXIT.usage)
+      throw error
+    }
     if (outcome.kind === 'preflight-failed') {
       io.err(`${outcome.preflight.summary}\n  (skip this check with --no-preflight)\n`)
       return EXIT.preflight
+    }
+    if (outcome.kind === 'over-budget') {
+      io.err(`llmbench: not started: ${outcome.reason}\n`)
+      return EXIT.usage
     }
     const { result } = outcome
     if (flags.json === true) io.out(`${JSON.stringify(result, null, 2)}\n`)
@@ -284,16 +443,89 @@ export async function executeRun(
 }
 
 function describePlan(config: RunConfig, outDir: string): string {
+  const { load, workload } = config
+  const window =
+    load.warmup_s > 0 || load.cooldown_s > 0
+      ? ` (+${load.warmup_s} s warm-up, +${load.cooldown_s} s cool-down)`
+      : ''
   const bound =
-    config.load.duration_per_level_s !== null
-      ? `${config.load.duration_per_level_s} s`
-      : `${config.load.requests_per_level} requests`
+    load.duration_per_level_s !== null
+      ? `${load.duration_per_level_s} s${window}`
+      : `${load.requests_per_level} requests`
+  const levels =
+    load.mode === 'request_rate'
+      ? `rates ${load.rates.join(',')}/s (${load.arrival}${load.arrival === 'gamma' ? ` k=${load.burstiness}` : ''})`
+      : `levels ${load.levels.join(',')}`
+  const input = workload.dataset === null ? formatLength(workload.input) : `dataset ${workload.dataset}`
   return (
     `llmbench: ${config.target.model} at ${displayUrl(joinUrl(config.target.base_url, config.target.endpoint))}: ` +
-    `levels ${config.load.levels.join(',')}, ${bound} per level (+${config.load.warmup_requests} warm-up), ` +
-    `input ${config.workload.input_tokens} / output ${config.workload.output_tokens} tokens, ` +
+    `${levels}, ${bound} per level (+${load.warmup_requests} warm-up), ` +
+    `input ${input} / output ${formatLength(workload.output)} tokens${workload.profile === null ? '' : ` (profile ${workload.profile})`}, ` +
     `${config.client.stream ? 'streaming' : 'not streaming'} -> ${outDir}`
   )
+}
+
+/** --shard I/N, else Kubernetes Indexed Job variables; null = the whole run. */
+export function resolveShard(
+  flags: ParsedFlags,
+  env: NodeJS.ProcessEnv,
+): { index: number; count: number } | null {
+  const text = stringFlag(flags, 'shard')
+  if (text !== undefined) {
+    const shard = parseShard(text)
+    if (shard === null)
+      throw new CliError(
+        `--shard: expected I/N with 0 ≤ I < N (e.g. 0/4), got ${JSON.stringify(text)}`,
+        EXIT.usage,
+      )
+    return shard
+  }
+  const index = env.JOB_COMPLETION_INDEX
+  const count = env.JOB_COMPLETIONS
+  if (index === undefined || count === undefined || index === '' || count === '') return null
+  const shard = parseShard(`${index}/${count}`)
+  if (shard === null)
+    throw new CliError(
+      `JOB_COMPLETION_INDEX=${index} and JOB_COMPLETIONS=${count}: expected 0 ≤ index < completions`,
+      EXIT.usage,
+    )
+  return shard
+}
+
+/** --start-at (and --level-span): when each level starts on the wall clock; undefined = now, back to back. */
+function resolveSchedule(flags: ParsedFlags, config: RunConfig): StartSchedule | undefined {
+  const text = stringFlag(flags, 'start-at')
+  const spanFlag = numberFlag(flags, 'level-span')
+  if (text === undefined) {
+    if (spanFlag !== undefined) throw new CliError('--level-span needs --start-at', EXIT.usage)
+    return undefined
+  }
+  const startAt = parseStartAt(text)
+  if (startAt === null)
+    throw new CliError(
+      `--start-at: expected an ISO time or epoch seconds, got ${JSON.stringify(text)}`,
+      EXIT.usage,
+    )
+  if (startAt - Date.now() > MAX_START_WAIT_MS)
+    throw new CliError(`--start-at ${text} is more than a day away: is the date right?`, EXIT.usage)
+  if (spanFlag !== undefined && !(spanFlag > 0))
+    throw new CliError(
+      `--level-span: expected a positive number of seconds, got ${stringFlag(flags, 'level-span')}`,
+      EXIT.usage,
+    )
+  return { start_at_ms: startAt, level_span_s: spanFlag ?? derivedLevelSpan(config) }
+}
+
+/**
+ * Timed levels have a known length: warm-up allowance + windows + the drain of the last requests.
+ * Counted levels do not, so only their first level is scheduled unless --level-span says.
+ */
+function derivedLevelSpan(config: RunConfig): number | null {
+  const { load, client } = config
+  if (load.duration_per_level_s === null) return null
+  const warmupAllowance = load.warmup_requests > 0 ? 10 : 0
+  const drain = Math.min(client.timeout_s, 30)
+  return warmupAllowance + load.warmup_s + load.duration_per_level_s + load.cooldown_s + drain
 }
 
 /** results/<UTC time>-<model>, with characters unsafe in a file name replaced. */

@@ -1,6 +1,6 @@
 import { resolveSimParams, SIM_DEFAULTS, type SimParams } from '../../sim/capacity.js'
 import { FAULT_KINDS, type FaultRate, parseFaults } from '../../sim/faults.js'
-import { SIM_MODEL, startSimulator } from '../../sim/server.js'
+import { SIM_MODEL, type SimulatorOptions, startSimulator } from '../../sim/server.js'
 import {
   type CommandSpec,
   type FlagSpec,
@@ -63,7 +63,50 @@ export const SIM_SPEC: CommandSpec = {
     { name: 'port', type: 'string', value: 'N', help: 'port (0 = a free one)', default: '8000' },
     { name: 'model', type: 'string', value: 'ID', help: 'the model id served', default: SIM_MODEL },
     ...SIM_PARAM_FLAGS,
+    {
+      name: 'prompt-counting',
+      type: 'string',
+      value: 'estimate|exact',
+      help: 'usage.prompt_tokens as chars/4, or exact o200k tokens',
+      default: 'estimate',
+    },
+    {
+      name: 'template-tokens',
+      type: 'string',
+      value: 'N',
+      help: "tokens a chat template adds to every chat prompt's count",
+      default: '0',
+    },
+    {
+      name: 'early-stop',
+      type: 'string',
+      value: 'SHARE',
+      help: 'share of requests ending before max_tokens (unless ignore_eos/min_tokens)',
+      default: '0',
+    },
   ],
+}
+
+/** The simulator's workload-shaping flags: prompt counting, template overhead, early stops. */
+function simWorkloadOptions(
+  flags: ParsedFlags,
+): Pick<SimulatorOptions, 'prompt_counting' | 'template_tokens' | 'early_stop'> {
+  const counting = stringFlag(flags, 'prompt-counting') ?? 'estimate'
+  if (counting !== 'estimate' && counting !== 'exact')
+    throw new CliError(`--prompt-counting: expected estimate or exact, got ${counting}`, EXIT.usage)
+  const template = numberFlag(flags, 'template-tokens') ?? 0
+  if (!(Number.isInteger(template) && template >= 0))
+    throw new CliError(
+      `--template-tokens: expected a non-negative integer, got ${stringFlag(flags, 'template-tokens')}`,
+      EXIT.usage,
+    )
+  const earlyStop = numberFlag(flags, 'early-stop') ?? 0
+  if (!(earlyStop >= 0 && earlyStop <= 1))
+    throw new CliError(
+      `--early-stop: expected a share from 0 to 1, got ${stringFlag(flags, 'early-stop')}`,
+      EXIT.usage,
+    )
+  return { prompt_counting: counting, template_tokens: template, early_stop: earlyStop }
 }
 
 /**
@@ -105,6 +148,7 @@ export async function simCommand(argv: string[], io: Io): Promise<number> {
   const sim = await startSimulator({
     ...simParams(flags),
     faults: simFaults(flags),
+    ...simWorkloadOptions(flags),
     host: stringFlag(flags, 'host') ?? '127.0.0.1',
     port,
     model: stringFlag(flags, 'model') ?? SIM_MODEL,

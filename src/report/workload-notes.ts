@@ -1,0 +1,66 @@
+import { STOPPED_EARLY_FLAG_SHARE } from '../metrics/workload-figures.js'
+import type { BenchResult, RunMeta } from './result-json.js'
+
+/** What a level is called in tables and lines: streams, or a request rate. */
+export function levelName(meta: RunMeta, value: number): string {
+  return meta.load?.mode === 'request_rate' ? `rate ${value}/s` : `c=${value}`
+}
+
+/** Axis and column title of the level values. */
+export function levelAxisTitle(meta: RunMeta): string {
+  return meta.load?.mode === 'request_rate' ? 'request rate (req/s)' : 'concurrency'
+}
+
+export function levelHeading(meta: RunMeta): string {
+  return meta.load?.mode === 'request_rate' ? 'rate/s' : 'conc.'
+}
+
+/**
+ * The workload's own lines under a result: calibration, requested vs counted input, outputs that
+ * stopped early, a schedule the client could not keep (request-rate mode), and cost. Shared by the
+ * terminal, summary.md and report.html so they say the same thing.
+ */
+export function workloadNotes(result: BenchResult): string[] {
+  const { meta } = result
+  const lines: string[] = []
+  const calibration = meta.workload.calibration
+  if (calibration != null) {
+    lines.push('slope' in calibration ? calibration.summary : `calibration skipped: ${calibration.skipped}`)
+  }
+  for (const level of result.levels) {
+    const name = levelName(meta, level.concurrency)
+    const { input, output, schedule } = level
+    if (input?.requested_mean != null && input.server_mean != null) {
+      const off = (100 * (input.server_mean - input.requested_mean)) / Math.max(1, input.requested_mean)
+      if (Math.abs(off) >= 2)
+        lines.push(
+          `${name}: input tokens requested ${input.requested_mean}, server counted ${input.server_mean} (${off > 0 ? '+' : ''}${off.toFixed(1)}%)`,
+        )
+    }
+    if (output !== undefined && output.stopped_early_share > STOPPED_EARLY_FLAG_SHARE) {
+      lines.push(
+        `${name}: ${output.stopped_early} of ${output.tokens.count} requests stopped before max_tokens ` +
+          `(mean output ${output.tokens.mean} of ${output.requested_mean} asked): TPOT and throughput describe shorter outputs than planned; ` +
+          'send --ignore-eos if the server accepts it (vLLM, SGLang, TGI)',
+      )
+    }
+    if (schedule?.fell_behind) {
+      const intended = level.ttft_ms_from_intended
+      const p99 = intended?.p99 ?? intended?.max ?? null
+      lines.push(
+        `${name}: FELL BEHIND its schedule: ${schedule.reason}` +
+          (p99 === null
+            ? ''
+            : ` (TTFT p99 from intended time ${p99.toFixed(0)} ms vs ${level.ttft_ms.p99?.toFixed(0) ?? '-'} ms from send)`),
+      )
+    }
+  }
+  const cost = result.cost
+  if (cost !== null && cost !== undefined) {
+    const parts = [`measured levels ${cost.measured.toFixed(4)} ${cost.currency}`]
+    if (cost.total !== null) parts.push(`all requests sent ${cost.total.toFixed(4)}`)
+    if (cost.estimated !== null) parts.push(`estimated before the run ${cost.estimated.toFixed(4)}`)
+    lines.push(`Cost: ${parts.join(', ')}`)
+  }
+  return lines
+}

@@ -1,0 +1,98 @@
+import type { RunConfig } from '../config/types.js'
+import type { RequestRecord } from '../records/types.js'
+import type { ExactPromptSource } from '../workload/exact-prompts.js'
+import { buildBody } from '../workload/request-body.js'
+import { sendOnce } from './preflight.js'
+
+/**
+ * Prompt-length calibration against the server. A chat template wraps every prompt in role markers
+ * and special tokens, and the server's tokenizer may not be ours, so a prompt of N local tokens is
+ * seldom N tokens to the server. Two probes of known local length, each answered with
+ * usage.prompt_tokens, give the line server = slope × local + offset; prompts are then sized so the
+ * server sees the requested length, and a third probe checks it.
+ */
+export interface Calibration {
+  slope: number
+  offset: number
+  probes: { local: number; server: number }[]
+  /** The check: a prompt sized for `requested` server tokens, and what the server counted. */
+  check: { requested: number; server: number } | null
+  /** One line for the terminal and the result. */
+  summary: string
+}
+
+export type CalibrationOutcome =
+  | { ok: true; calibration: Calibration; records: RequestRecord[] }
+  | { ok: false; reason: string; records: RequestRecord[] }
+
+const SHORT_PROBE = 16
+const LONG_PROBE = 256
+/** Probes need no output: one token keeps them cheap and fast. */
+const PROBE_OUTPUT_TOKENS = 1
+
+/** Local tokens to send for `serverTokens` server-counted ones (at least 1). */
+export function localLength(calibration: Calibration | null, serverTokens: number): number {
+  if (calibration === null || serverTokens <= 0) return serverTokens
+  return Math.max(1, Math.round((serverTokens - calibration.offset) / calibration.slope))
+}
+
+export async function calibrate(
+  config: RunConfig,
+  apiKey: string | null,
+  prompts: ExactPromptSource,
+  target: number,
+): Promise<CalibrationOutcome> {
+  const records: RequestRecord[] = []
+  const probe = async (local: number, id: number): Promise<number | null> => {
+    const body = buildBody(
+      { model: config.target.model, endpoint: config.target.endpoint, stream: config.client.stream },
+      prompts.prompt(id, local),
+      PROBE_OUTPUT_TOKENS,
+    )
+    const record = await sendOnce(config, apiKey, body, 'calibration')
+    records.push(record)
+    return record.error === null ? record.input_tokens : null
+  }
+  // Ids far from the run's own prompts, so the probes warm no prefix cache the run then hits.
+  const longLocal = Math.max(LONG_PROBE, Math.min(target, 2048))
+  const short = await probe(SHORT_PROBE, 1_000_001)
+  const long = await probe(longLocal, 1_000_002)
+  if (short === null || long === null) {
+    return {
+      ok: false,
+      reason:
+        "the server sent no usage.prompt_tokens (or a probe failed): prompt lengths are our tokenizer's count",
+      records,
+    }
+  }
+  const slope = (long - short) / (longLocal - SHORT_PROBE)
+  const offset = short - slope * SHORT_PROBE
+  if (!(slope > 0.25 && slope < 4)) {
+    return {
+      ok: false,
+      reason: `the server counted ${short} and ${long} tokens for ${SHORT_PROBE}- and ${longLocal}-token prompts; that is no tokenizer's line, so prompts are left at our count`,
+      records,
+    }
+  }
+  const calibration: Calibration = {
+    slope: Math.round(slope * 10000) / 10000,
+    offset: Math.round(offset * 100) / 100,
+    probes: [
+      { local: SHORT_PROBE, server: short },
+      { local: longLocal, server: long },
+    ],
+    check: null,
+    summary: '',
+  }
+  if (target > 0) {
+    const server = await probe(localLength(calibration, target), 1_000_003)
+    if (server !== null) calibration.check = { requested: target, server }
+  }
+  const overhead = calibration.offset >= 0 ? `+${calibration.offset}` : String(calibration.offset)
+  calibration.summary =
+    `calibration: server counts ${calibration.slope} × our tokens ${overhead} (template overhead); ` +
+    (calibration.check === null
+      ? 'prompts sized to match'
+      : `a prompt sized for ${target} tokens was counted as ${calibration.check.server}`)
+  return { ok: true, calibration, records }
+}

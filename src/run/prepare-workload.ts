@@ -1,0 +1,104 @@
+import type { RunConfig } from '../config/types.js'
+import type { RequestRecord } from '../records/types.js'
+import { type Dataset, DatasetError, loadDataset } from '../workload/dataset.js'
+import { ExactPromptSource } from '../workload/exact-prompts.js'
+import { meanLength } from '../workload/lengths.js'
+import { planWorkload, type WorkloadPlan } from '../workload/plan.js'
+import { promptText } from '../workload/request-body.js'
+import { loadTokenizer, type Tokenizer, TokenizerError } from '../workload/tokenizers.js'
+import { type Calibration, calibrate, localLength } from './calibrate.js'
+
+/** Distinct synthetic prompts at most; request i uses prompt i mod this. */
+export const DISTINCT_PROMPTS = 512
+/** Dataset entries read at most: more would only cost start-up time and memory. */
+const MAX_DATASET_ENTRIES = 10_000
+
+/** The workload cannot be built: a bad tokenizer or dataset file. Exit 2, like a config error. */
+export class WorkloadError extends Error {
+  override name = 'WorkloadError'
+}
+
+/** What the prompts are made from, loaded before anything is sent (so bad files fail first). */
+export interface WorkloadSources {
+  tokenizer: Tokenizer
+  dataset: Dataset | null
+  prompts: ExactPromptSource
+  /** Expected mean lengths per request: the plan's figures for the cost estimate. */
+  input_mean: number
+  output_mean: number
+}
+
+export interface PreparedWorkload {
+  plan: WorkloadPlan
+  calibration: Calibration | { skipped: string } | null
+  /** Calibration probes: written to requests.jsonl (they were sent and billed) but not measured. */
+  probeRecords: RequestRecord[]
+}
+
+export function loadWorkloadSources(config: RunConfig): WorkloadSources {
+  const { workload } = config
+  let tokenizer: Tokenizer
+  let dataset: Dataset | null = null
+  try {
+    tokenizer = loadTokenizer(workload.tokenizer)
+    if (workload.dataset !== null)
+      dataset = loadDataset(workload.dataset, (text) => tokenizer.count(text), {
+        maxEntries: MAX_DATASET_ENTRIES,
+      })
+  } catch (error) {
+    if (error instanceof TokenizerError || error instanceof DatasetError)
+      throw new WorkloadError(error.message)
+    throw error
+  }
+  const prompts = new ExactPromptSource(tokenizer, {
+    seed: workload.seed,
+    sharedPrefixTokens: workload.shared_prefix,
+  })
+  let inputMean = meanLength(workload.input, workload.input_tokens)
+  let outputMean = meanLength(workload.output, workload.output_tokens)
+  if (dataset !== null) {
+    const entries = dataset.entries
+    inputMean = entries.reduce((sum, e) => sum + tokenizer.count(promptText(e.messages)), 0) / entries.length
+    if (workload.output.kind === 'dataset')
+      outputMean =
+        entries.reduce((sum, e) => sum + (e.output_tokens ?? workload.output_tokens), 0) / entries.length
+  }
+  return {
+    tokenizer,
+    dataset,
+    prompts,
+    input_mean: Math.round(inputMean),
+    output_mean: Math.round(outputMean),
+  }
+}
+
+/**
+ * Calibration against the server (synthetic prompts only: a dataset's prompts are what they are),
+ * then every request body, before any clock starts. `plannedRequests` caps the distinct synthetic
+ * prompts for small runs.
+ */
+export async function prepareWorkload(
+  config: RunConfig,
+  apiKey: string | null,
+  sources: WorkloadSources,
+  plannedRequests: number,
+  log: (line: string) => void,
+): Promise<PreparedWorkload> {
+  let calibration: PreparedWorkload['calibration'] = null
+  const probeRecords: RequestRecord[] = []
+  if (sources.dataset === null && config.workload.calibrate) {
+    const outcome = await calibrate(config, apiKey, sources.prompts, sources.input_mean)
+    probeRecords.push(...outcome.records)
+    calibration = outcome.ok ? outcome.calibration : { skipped: outcome.reason }
+    log(outcome.ok ? outcome.calibration.summary : `calibration skipped: ${outcome.reason}`)
+  }
+  const fitted = calibration !== null && 'slope' in calibration ? calibration : null
+  const plan = planWorkload(config, {
+    tokenizer: sources.tokenizer,
+    prompts: sources.prompts,
+    dataset: sources.dataset,
+    localLength: (tokens) => localLength(fitted, tokens),
+    distinct: Math.max(1, Math.min(DISTINCT_PROMPTS, plannedRequests)),
+  })
+  return { plan, calibration, probeRecords }
+}

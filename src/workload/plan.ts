@@ -1,0 +1,81 @@
+import type { RunConfig } from '../config/types.js'
+import type { Dataset } from './dataset.js'
+import type { ExactPromptSource } from './exact-prompts.js'
+import { drawLength } from './lengths.js'
+import { seededRandom } from './prompts.js'
+import { buildBody, type Prompt, promptText } from './request-body.js'
+import type { Tokenizer } from './tokenizers.js'
+
+/**
+ * The run's prompts, built and serialized before any clock starts: request i uses prompt
+ * i mod prompts.length. Each one carries the lengths it asks for, so the report can set what was
+ * requested beside what the server counted and produced.
+ */
+export interface PlannedPrompt {
+  body: Buffer
+  /** Input tokens asked for: the drawn length (synthetic) or the conversation's own (dataset). */
+  input_tokens: number
+  /** max_tokens sent. */
+  output_tokens: number
+}
+
+export interface WorkloadPlan {
+  prompts: PlannedPrompt[]
+  input_mean: number
+  output_mean: number
+  /** What the prompts are, in words (result metadata). */
+  source: string
+  /** The tokenizer the lengths are counted with. */
+  tokenizer: string
+}
+
+export interface PlanSources {
+  tokenizer: Tokenizer
+  prompts: ExactPromptSource
+  dataset: Dataset | null
+  /** Local tokens to send for a requested server-side length (calibration); identity without it. */
+  localLength: (tokens: number) => number
+  /** Distinct synthetic prompts. */
+  distinct: number
+}
+
+export function planWorkload(config: RunConfig, sources: PlanSources): WorkloadPlan {
+  const { workload } = config
+  // Length draws get their own stream so changing a length does not change the prompts' words.
+  const random = seededRandom(workload.seed * 7919 + 17)
+  const options = {
+    model: config.target.model,
+    endpoint: config.target.endpoint,
+    stream: config.client.stream,
+    ignoreEos: workload.ignore_eos,
+  }
+  const prompts: PlannedPrompt[] = []
+  const make = (prompt: Prompt, input: number, fromDataset: number): void => {
+    const output = Math.max(1, drawLength(workload.output, random, fromDataset))
+    prompts.push({ body: buildBody(options, prompt, output), input_tokens: input, output_tokens: output })
+  }
+  const { dataset } = sources
+  if (dataset !== null) {
+    for (const entry of dataset.entries) {
+      const input = sources.tokenizer.count(promptText(entry.messages))
+      make(entry.messages, input, entry.output_tokens ?? config.workload.output_tokens)
+    }
+  } else {
+    for (let id = 0; id < sources.distinct; id++) {
+      const input = drawLength(workload.input, random, workload.input_tokens)
+      make(sources.prompts.prompt(id, sources.localLength(input)), input, workload.output_tokens)
+    }
+  }
+  const mean = (key: 'input_tokens' | 'output_tokens'): number =>
+    Math.round(prompts.reduce((sum, p) => sum + p[key], 0) / Math.max(1, prompts.length))
+  return {
+    prompts,
+    tokenizer: sources.tokenizer.name,
+    input_mean: mean('input_tokens'),
+    output_mean: mean('output_tokens'),
+    source:
+      dataset === null
+        ? `synthetic (seeded word prompts, seed ${workload.seed}${workload.shared_prefix > 0 ? `, ${workload.shared_prefix}-token shared prefix` : ''})`
+        : `${dataset.path} (${dataset.format}, ${dataset.entries.length} prompts${dataset.skipped > 0 ? `, ${dataset.skipped} skipped` : ''})`,
+  }
+}
