@@ -48,7 +48,8 @@ export function estimateRun(config: RunConfig, inputs: EstimateInputs): CostEsti
     requests = values.reduce((sum, streams) => sum + streams * perStream, 0)
     basis = `projected: streams × ${windowS} s / ${inputs.request_seconds.toFixed(2)} s per request (no queueing; an upper bound while the server keeps up)`
   }
-  requests = Math.ceil(requests * inputs.share) + values.length * load.warmup_requests
+  // A shard runs its share of both the measured requests and the warm-up.
+  requests = Math.ceil((requests + values.length * load.warmup_requests) * inputs.share)
   basis += ` + ${load.warmup_requests} warm-up per level`
   const inputTokens = requests * inputs.input_mean
   const outputTokens = requests * inputs.output_mean

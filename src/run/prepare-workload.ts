@@ -86,7 +86,8 @@ export async function prepareWorkload(
 ): Promise<PreparedWorkload> {
   let calibration: PreparedWorkload['calibration'] = null
   const probeRecords: RequestRecord[] = []
-  if (sources.dataset === null && config.workload.calibrate) {
+  // Calibration is part of the preflight: --no-preflight sends nothing before the load.
+  if (sources.dataset === null && config.workload.calibrate && config.run.preflight) {
     const outcome = await calibrate(config, apiKey, sources.prompts, sources.input_mean)
     probeRecords.push(...outcome.records)
     calibration = outcome.ok ? outcome.calibration : { skipped: outcome.reason }

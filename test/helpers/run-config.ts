@@ -21,6 +21,7 @@ export function testConfig(
     warmup?: number
     out_dir: string
     preflight?: boolean
+    calibrate?: boolean
   },
 ): RunConfig {
   const config = structuredClone(DEFAULTS) as RunConfig
@@ -32,6 +33,10 @@ export function testConfig(
   config.load.warmup_requests = overrides.warmup ?? 0
   config.workload.input_tokens = overrides.input_tokens ?? 32
   config.workload.output_tokens = overrides.output_tokens ?? 8
+  config.workload.input = { kind: 'fixed', value: config.workload.input_tokens }
+  config.workload.output = { kind: 'fixed', value: config.workload.output_tokens }
+  // Calibration probes are requests of their own; tests of it turn it on.
+  config.workload.calibrate = overrides.calibrate ?? false
   config.client.timeout_s = 30
   config.run.out_dir = overrides.out_dir
   config.run.preflight = overrides.preflight ?? true

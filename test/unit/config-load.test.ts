@@ -700,3 +700,107 @@ test('SLOs: [slo] in config.toml, bench.slo in settings.json, --slo; a bad key o
     JSON.stringify(issues),
   )
 })
+
+// ---------------------------------------------------------------------------------------------------
+// Workload, request-rate mode and pricing keys
+// ---------------------------------------------------------------------------------------------------
+
+test('config.toml [workload], [load] request_rate and [pricing] keys map onto the RunConfig', () => {
+  const toml = tempFile(
+    'workload.toml',
+    [
+      '[load]',
+      'mode = "request_rate"',
+      'rates = [0.5, 2]',
+      'arrival = "gamma"',
+      'burstiness = 0.25',
+      'duration_per_level = 20',
+      'warmup_seconds = 5',
+      'cooldown_seconds = 2',
+      '[workload]',
+      'input_tokens = "uniform(100, 300)"',
+      'output_tokens = "normal(256, 32)"',
+      'tokenizer = "cl100k"',
+      'shared_prefix = 50',
+      'ignore_eos = true',
+      '[pricing]',
+      'input_per_mtok = 0.15',
+      'output_per_mtok = 0.6',
+      'currency = "EUR"',
+      'max_cost = 3',
+    ].join('\n'),
+  )
+  const config = load([toml], TARGET)
+  assert.equal(config.load.mode, 'request_rate')
+  assert.deepEqual(config.load.rates, [0.5, 2])
+  assert.equal(config.load.arrival, 'gamma')
+  assert.equal(config.load.burstiness, 0.25)
+  assert.equal(config.load.warmup_s, 5)
+  assert.equal(config.load.cooldown_s, 2)
+  assert.deepEqual(config.workload.input, { kind: 'uniform', min: 100, max: 300 })
+  assert.deepEqual(config.workload.output, { kind: 'normal', mean: 256, sd: 32 })
+  assert.equal(config.workload.input_tokens, 200, 'the mean of the distribution')
+  assert.equal(config.workload.output_tokens, 256)
+  assert.equal(config.workload.tokenizer, 'cl100k')
+  assert.equal(config.workload.shared_prefix, 50)
+  assert.equal(config.workload.ignore_eos, true)
+  assert.deepEqual(config.pricing, { input_per_mtok: 0.15, output_per_mtok: 0.6, currency: 'EUR' })
+  assert.equal(config.run.max_cost, 3)
+  // A later source naming one price keeps the other and the currency.
+  const flagsOver = load([toml], { ...TARGET, mode: 'concurrency' })
+  assert.equal(flagsOver.load.mode, 'concurrency')
+})
+
+test('profiles: presets set the lengths below every file and flag; a profile file is read like a config', () => {
+  const rag = load([], { ...TARGET, profile: 'rag' })
+  assert.deepEqual(rag.workload.input, { kind: 'normal', mean: 3072, sd: 512 })
+  assert.deepEqual(rag.workload.output, { kind: 'normal', mean: 256, sd: 64 })
+  assert.equal(rag.workload.profile, 'rag')
+  const overridden = load([], { ...TARGET, profile: 'codegen', output_tokens: 900 })
+  assert.deepEqual(overridden.workload.input, { kind: 'normal', mean: 384, sd: 96 })
+  assert.deepEqual(overridden.workload.output, { kind: 'fixed', value: 900 })
+  const inToml = load([tempFile('chat.toml', '[workload]\nprofile = "chat"\n')], TARGET)
+  assert.equal(inToml.workload.output_tokens, 512)
+  const profileFile = tempFile(
+    'summarize.toml',
+    '[workload]\ninput_tokens = 2000\noutput_tokens = "uniform(50, 150)"\n',
+  )
+  const fromFile = load([tempFile('uses.toml', '[workload]\noutput_tokens = 99\n')], {
+    ...TARGET,
+    profile: profileFile,
+  })
+  assert.deepEqual(fromFile.workload.input, { kind: 'fixed', value: 2000 })
+  assert.deepEqual(
+    fromFile.workload.output,
+    { kind: 'fixed', value: 99 },
+    'the config file beats the profile',
+  )
+})
+
+test('workload mistakes: bad lengths, unknown profile, dataset lengths without a dataset, prefix too long', () => {
+  const lengths = issuesOf([], { ...TARGET, input_tokens: 'normal(512)', output_tokens: 0 })
+  assert.deepEqual(
+    lengths.map((issue) => issue.path),
+    ['--input-tokens', '--output-tokens'],
+  )
+  assert.match(lengths[0]?.message ?? '', /normal\(512, 64\)/)
+  assert.match(lengths[0]?.message ?? '', /got "normal\(512\)"/)
+  const profile = issuesOf([], { ...TARGET, profile: 'summarise' })
+  assert.equal(profile.length, 1)
+  assert.equal(profile[0]?.path, '--profile')
+  assert.match(profile[0]?.message ?? '', /"chat", "rag", "codegen" or a path to a profile file/)
+  const missingProfile = issuesOf([], { ...TARGET, profile: join(tmp, 'nope.toml') })
+  assert.match(missingProfile[0]?.message ?? '', /no such file/)
+  assert.equal(missingProfile[0]?.file, join(tmp, 'nope.toml'))
+  const dataset = issuesOf([], { ...TARGET, output_tokens: 'dataset' })
+  assert.match(dataset[0]?.message ?? '', /expected a dataset/)
+  const prefix = issuesOf([], { ...TARGET, input_tokens: 100, shared_prefix: 100 })
+  assert.equal(prefix[0]?.path, 'shared_prefix')
+  const rate = issuesOf([tempFile('bad-rate.toml', '[load]\nrates = [0, 2]\narrival = "bursty"\n')], TARGET)
+  assert.deepEqual(
+    rate.map((issue) => issue.path),
+    ['load.rates[0]', 'load.arrival'],
+  )
+  const price = issuesOf([tempFile('bad-price.json', '{"pricing": {"input_per_mtok": -1}}')], TARGET)
+  assert.equal(price[0]?.path, 'pricing.input_per_mtok')
+})

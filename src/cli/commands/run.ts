@@ -139,7 +139,11 @@ export const LOAD_FLAGS: FlagSpec[] = [
     default: '0',
   },
   { name: 'ignore-eos', type: 'boolean', help: 'send ignore_eos and min_tokens (vLLM, SGLang, TGI)' },
-  { name: 'no-calibrate', type: 'boolean', help: "skip sizing prompts by the server's prompt_tokens" },
+  {
+    name: 'no-calibrate',
+    type: 'boolean',
+    help: "skip sizing prompts by the server's prompt_tokens (part of the preflight)",
+  },
   { name: 'seed', type: 'string', value: 'N', help: 'seed of prompts, lengths and arrivals', default: '1' },
   {
     name: 'max-cost',

@@ -1,0 +1,136 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { DEFAULTS } from '../../src/config/load.js'
+import type { RunConfig } from '../../src/config/types.js'
+import { costOf, outputFigures, scheduleFigures, tokenTotals } from '../../src/metrics/workload-figures.js'
+import { estimateRun } from '../../src/run/estimate.js'
+import { drawLength, formatLength, parseLength } from '../../src/workload/lengths.js'
+import { seededRandom } from '../../src/workload/prompts.js'
+import { makeRecord } from '../helpers/records.js'
+
+test('lengths: the accepted spellings, and everything else refused', () => {
+  assert.deepEqual(parseLength(256), { kind: 'fixed', value: 256 })
+  assert.deepEqual(parseLength('300'), { kind: 'fixed', value: 300 })
+  assert.deepEqual(parseLength('normal(512, 64)'), { kind: 'normal', mean: 512, sd: 64 })
+  assert.deepEqual(parseLength(' Uniform(100,900) '), { kind: 'uniform', min: 100, max: 900 })
+  assert.deepEqual(parseLength('dataset'), { kind: 'dataset' })
+  for (const bad of [
+    -1,
+    1.5,
+    'normal(0, 5)',
+    'uniform(9, 3)',
+    'gauss(1,2)',
+    'normal(5)',
+    '',
+    'uniform(1.5, 3)',
+  ])
+    assert.equal(parseLength(bad), null, String(bad))
+  assert.equal(formatLength({ kind: 'normal', mean: 512, sd: 64 }), 'normal(512, 64)')
+})
+
+test('length draws: normal and uniform have the asked moments and bounds; whole tokens, at least 1', () => {
+  const random = seededRandom(4)
+  const normal = Array.from({ length: 20_000 }, () =>
+    drawLength({ kind: 'normal', mean: 512, sd: 64 }, random, 0),
+  )
+  const mean = normal.reduce((a, b) => a + b, 0) / normal.length
+  const sd = Math.sqrt(normal.reduce((a, b) => a + (b - mean) ** 2, 0) / normal.length)
+  assert.ok(Math.abs(mean - 512) < 2, `mean ${mean}`)
+  assert.ok(Math.abs(sd - 64) < 2, `sd ${sd}`)
+  assert.ok(normal.every(Number.isInteger))
+  const uniform = Array.from({ length: 5_000 }, () =>
+    drawLength({ kind: 'uniform', min: 10, max: 20 }, random, 0),
+  )
+  assert.equal(Math.min(...uniform), 10)
+  assert.equal(Math.max(...uniform), 20)
+  const wide = Array.from({ length: 2_000 }, () => drawLength({ kind: 'normal', mean: 5, sd: 50 }, random, 0))
+  assert.ok(wide.every((n) => n >= 1))
+  assert.equal(drawLength({ kind: 'dataset' }, random, 77), 77)
+})
+
+function config(patch: (c: RunConfig) => void): RunConfig {
+  const c = structuredClone(DEFAULTS) as RunConfig
+  patch(c)
+  return c
+}
+
+test('estimate: counted levels are exact; rates × windows; closed timed levels projected; cost from prices', () => {
+  const counted = config((c) => {
+    c.load.levels = [1, 4, 8]
+    c.load.requests_per_level = 100
+    c.load.warmup_requests = 5
+    c.pricing = { input_per_mtok: 2, output_per_mtok: 8, currency: 'USD' }
+  })
+  const inputs = { input_mean: 1000, output_mean: 500, request_seconds: null, share: 1 }
+  const a = estimateRun(counted, inputs)
+  assert.equal(a?.requests, 315)
+  assert.equal(a?.input_tokens, 315_000)
+  assert.equal(a?.output_tokens, 157_500)
+  // 315k × $2/M + 157.5k × $8/M = 0.63 + 1.26
+  assert.equal(a?.cost, 1.89)
+  const rates = config((c) => {
+    c.load.mode = 'request_rate'
+    c.load.rates = [2, 4]
+    c.load.requests_per_level = null
+    c.load.duration_per_level_s = 10
+    c.load.warmup_s = 2
+    c.load.cooldown_s = 3
+    c.load.warmup_requests = 0
+  })
+  assert.equal(estimateRun(rates, inputs)?.requests, 2 * 15 + 4 * 15)
+  assert.equal(estimateRun(rates, inputs)?.cost, null)
+  const timed = config((c) => {
+    c.load.levels = [2, 4]
+    c.load.requests_per_level = null
+    c.load.duration_per_level_s = 10
+    c.load.warmup_requests = 0
+  })
+  assert.equal(estimateRun(timed, inputs), null, 'no request time: no estimate')
+  assert.equal(estimateRun(timed, { ...inputs, request_seconds: 2 })?.requests, 2 * 5 + 4 * 5)
+  // A shard estimates its own share.
+  assert.equal(estimateRun(counted, { ...inputs, share: 1 / 3 })?.requests, 105)
+})
+
+test('workload figures: early stops, lateness and dropped arrivals, token totals and cost', () => {
+  const records = [
+    makeRecord({ output_tokens: 64, requested_output_tokens: 64, scheduled_at: 0, sent_at: 1 }),
+    makeRecord({
+      output_tokens: 20,
+      requested_output_tokens: 64,
+      scheduled_at: 0,
+      sent_at: 500,
+      finish_reason: 'stop',
+    }),
+    makeRecord({
+      output_tokens: 10,
+      requested_output_tokens: 64,
+      scheduled_at: 10,
+      sent_at: 400,
+      input_tokens: 300,
+    }),
+  ]
+  const output = outputFigures(records, [50])
+  assert.equal(output.stopped_early, 2)
+  assert.equal(output.requested_mean, 64)
+  const schedule = scheduleFigures(records, { planned: 5, sent: 3, dropped: 2 }, 2)
+  assert.equal(schedule.late, 2)
+  assert.equal(schedule.dropped, 2)
+  assert.equal(schedule.fell_behind, true)
+  assert.match(schedule.reason ?? '', /2 arrival\(s\) dropped/)
+  const onTime = scheduleFigures(records.slice(0, 1), null, null)
+  assert.equal(onTime.fell_behind, false)
+  const totals = tokenTotals(records)
+  assert.equal(totals.output_tokens, 94)
+  assert.deepEqual(
+    costOf(
+      { input_tokens: 1_000_000, output_tokens: 500_000 },
+      { input_per_mtok: 0.5, output_per_mtok: 1.5, currency: 'EUR' },
+    ),
+    {
+      input_tokens: 1_000_000,
+      output_tokens: 500_000,
+      amount: 1.25,
+      currency: 'EUR',
+    },
+  )
+})
