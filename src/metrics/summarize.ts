@@ -132,6 +132,7 @@ export function summarizeLevel(
     countTokenSource(record, counting)
   }
   const durationS = records.length === 0 ? 0 : (windowEnd - windowStart) / 1000
+  const rates = shardRates(records, durationS, outputTokens, ok)
   // Error-adjusted: every request counts, a failed one as the worst latency the client would wait.
   const failedAs = (value: number | null, record: RequestRecord): number | null =>
     isOk(record) ? value : options.timeout_ms
@@ -159,8 +160,8 @@ export function summarizeLevel(
     e2e_ms_error_adjusted: summarizeSamples(e2eAdjusted, percentiles),
     slo:
       options.slos.length === 0 ? null : evaluateSlos(records, options.slos, options.timeout_ms, durationS),
-    output_tokens_per_s: durationS > 0 ? round(outputTokens / durationS, 2) : 0,
-    requests_per_s: durationS > 0 ? round(ok / durationS, 3) : 0,
+    output_tokens_per_s: round(rates.tokensPerS, 2),
+    requests_per_s: round(rates.requestsPerS, 3),
     duration_s: round(durationS, 3),
     output_tokens: outputTokens,
     input: inputFigures(records),
@@ -183,6 +184,49 @@ export function summarizeLevel(
     },
     client: judgeClient(clientStats, options.mode === 'request_rate' ? null : dispatchFigures(lateness, e2e)),
   }
+}
+
+/**
+ * Throughput over the level's window. Records of a merged sharded run carry their shard, and each
+ * shard's throughput is taken over its own window (first send to last end) and summed: shards
+ * started a little apart must not dilute each other's rate over the union of their windows.
+ */
+function shardRates(
+  records: readonly RequestRecord[],
+  durationS: number,
+  outputTokens: number,
+  ok: number,
+): { tokensPerS: number; requestsPerS: number } {
+  if (!records.some((r) => r.shard !== undefined))
+    return durationS > 0
+      ? { tokensPerS: outputTokens / durationS, requestsPerS: ok / durationS }
+      : { tokensPerS: 0, requestsPerS: 0 }
+  const shards = new Map<number, { start: number; end: number; tokens: number; ok: number }>()
+  for (const r of records) {
+    const key = r.shard ?? -1
+    const shard = shards.get(key) ?? {
+      start: Number.POSITIVE_INFINITY,
+      end: Number.NEGATIVE_INFINITY,
+      tokens: 0,
+      ok: 0,
+    }
+    shard.start = Math.min(shard.start, r.sent_at)
+    shard.end = Math.max(shard.end, r.end_at)
+    if (isOk(r)) {
+      shard.tokens += r.output_tokens
+      shard.ok++
+    }
+    shards.set(key, shard)
+  }
+  let tokensPerS = 0
+  let requestsPerS = 0
+  for (const shard of shards.values()) {
+    const seconds = (shard.end - shard.start) / 1000
+    if (seconds <= 0) continue
+    tokensPerS += shard.tokens / seconds
+    requestsPerS += shard.ok / seconds
+  }
+  return { tokensPerS, requestsPerS }
 }
 
 function dispatchFigures(lateness: number[], e2e: number[]): Dispatch | null {

@@ -9,6 +9,7 @@ import { type Prices, priceTokens, tokenTotals } from '../metrics/workload-figur
 import type { RequestRecord } from '../records/types.js'
 import type { Calibration } from '../run/calibrate.js'
 import type { CostEstimate } from '../run/estimate.js'
+import type { MergeInfo } from '../run/merge.js'
 import type { ShardInfo } from '../run/shard.js'
 import { DEFINITIONS } from './definitions.js'
 
@@ -74,6 +75,8 @@ export interface RunMeta {
   levels_run: { concurrency: number; workers: number; client: LevelClientStats }[]
   /** performance.timeOrigin of the run's process: record times + this = wall-clock ms (for merging shards). */
   time_origin_ms?: number
+  /** Set on the result of `llmbench merge`: the shards and how well their levels overlapped. */
+  merged?: MergeInfo
   /** Set when this result is one shard of a run spread over several processes or machines. */
   shard?: ShardInfo
 }

@@ -1,0 +1,174 @@
+import assert from 'node:assert/strict'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { summarizeSamples } from '../../src/metrics/distribution.js'
+import { readRecords } from '../../src/records/jsonl-reader.js'
+import type { BenchResult } from '../../src/report/result-json.js'
+import { startSimulatorProcess } from '../../src/sim/child.js'
+import { SIM_MODEL } from '../../src/sim/server.js'
+import { runCli } from '../helpers/cli.js'
+import { tempDir } from '../helpers/run-config.js'
+
+const LEVELS = [2, 4]
+const REQUESTS = 40
+
+function runArgs(url: string, out: string, extra: string[] = []): string[] {
+  return [
+    'run',
+    '--base-url',
+    url,
+    '--model',
+    SIM_MODEL,
+    '--levels',
+    LEVELS.join(','),
+    '--requests',
+    String(REQUESTS),
+    '--warmup',
+    '2',
+    '--input-tokens',
+    '64',
+    '--output-tokens',
+    '16',
+    '--workers',
+    '1',
+    '--out',
+    out,
+    '--json',
+    ...extra,
+  ]
+}
+
+test('two shard processes started together, merged, match one process running the same load', {
+  timeout: 180_000,
+}, async (t) => {
+  // Enough slots that two shards of a level do not queue behind each other more than one run would.
+  const sim = await startSimulatorProcess({
+    slots: 32,
+    prefill_base_ms: 20,
+    decode_base_ms: 5,
+    decode_ms_per_seq: 0,
+  })
+  const dir = tempDir()
+  try {
+    const single = await runCli(runArgs(sim.url, join(dir, 'single')), { timeoutMs: 120_000 })
+    assert.equal(single.code, 0, single.stderr)
+    const whole = JSON.parse(single.stdout) as BenchResult
+
+    const startAt = new Date(Date.now() + 4_000).toISOString()
+    const schedule = ['--start-at', startAt, '--level-span', '5']
+    const [first, second] = await Promise.all([
+      runCli(runArgs(sim.url, join(dir, 's0'), ['--shard', '0/2', ...schedule]), { timeoutMs: 120_000 }),
+      // The second shard takes its identity from Kubernetes' Indexed Job variables.
+      runCli(runArgs(sim.url, join(dir, 's1'), schedule), {
+        timeoutMs: 120_000,
+        env: { JOB_COMPLETION_INDEX: '1', JOB_COMPLETIONS: '2' },
+      }),
+    ])
+    assert.equal(first.code, 0, first.stderr)
+    assert.equal(second.code, 0, second.stderr)
+    const shard0 = JSON.parse(first.stdout) as BenchResult
+    const shard1 = JSON.parse(second.stdout) as BenchResult
+    assert.deepEqual([shard0.meta.shard?.index, shard1.meta.shard?.index], [0, 1])
+    assert.equal(shard0.meta.shard?.count, 2)
+    assert.equal(shard0.meta.shard?.config_digest, shard1.meta.shard?.config_digest)
+    assert.equal(typeof shard0.meta.shard?.clock_offset_ms, 'number', 'estimated from the server Date header')
+    assert.equal(shard0.meta.shard?.start_at, startAt)
+    // Each shard ran half of every level: 1 + 1 and 2 + 2 streams, 20 + 20 requests.
+    for (const shard of [shard0, shard1])
+      assert.deepEqual(
+        shard.levels.map((l) => l.requests),
+        [20, 20],
+      )
+
+    const merge = await runCli([
+      'merge',
+      join(dir, 's0'),
+      join(dir, 's1'),
+      '--out',
+      join(dir, 'merged'),
+      '--json',
+    ])
+    assert.equal(merge.code, 0, merge.stderr)
+    const merged = JSON.parse(merge.stdout) as BenchResult
+    assert.deepEqual(
+      merged.levels.map((l) => l.concurrency),
+      LEVELS,
+    )
+    assert.deepEqual(
+      merged.levels.map((l) => l.requests),
+      whole.levels.map((l) => l.requests),
+    )
+    assert.equal(merged.meta.merged?.shards.length, 2)
+    const records = readRecords(join(dir, 'merged', 'requests.jsonl')).records
+    assert.equal(
+      records.length,
+      readRecords(join(dir, 's0', 'requests.jsonl')).records.length +
+        readRecords(join(dir, 's1', 'requests.jsonl')).records.length,
+    )
+    for (const level of merged.levels) {
+      // Exact: the merged percentiles are those of the concatenated records, not averages of the shards'.
+      const measured = records.filter((r) => r.phase === 'measure' && r.level === level.concurrency)
+      const ttft = summarizeSamples(
+        measured.map((r) => (r.first_token_at as number) - r.sent_at),
+        merged.meta.percentiles,
+      )
+      assert.deepEqual(level.ttft_ms, ttft)
+      assert.deepEqual(new Set(measured.map((r) => r.shard)), new Set([0, 1]))
+      // Throughput: the sum of each shard's own rate.
+      const own = [shard0, shard1].map(
+        (s) => s.levels.find((l) => l.concurrency === level.concurrency)?.output_tokens_per_s ?? 0,
+      )
+      assert.ok(Math.abs(level.output_tokens_per_s - (own[0] as number) - (own[1] as number)) < 0.05)
+      const single = whole.levels.find((l) => l.concurrency === level.concurrency)
+      assert.ok(single !== undefined)
+      // Same load, same server: within the noise of a shared 2-core machine.
+      const ratio = level.output_tokens_per_s / single.output_tokens_per_s
+      assert.ok(
+        ratio > 0.75 && ratio < 1.33,
+        `c=${level.concurrency}: merged ${level.output_tokens_per_s} vs single ${single.output_tokens_per_s} tok/s`,
+      )
+      t.diagnostic(
+        `c=${level.concurrency}: merged ${level.output_tokens_per_s} tok/s, TTFT p50 ${level.ttft_ms.p50} ms; ` +
+          `single ${single.output_tokens_per_s} tok/s, TTFT p50 ${single.ttft_ms.p50} ms`,
+      )
+      const ttftRatio = (level.ttft_ms.p50 as number) / (single.ttft_ms.p50 as number)
+      assert.ok(
+        ttftRatio > 0.7 && ttftRatio < 1.5,
+        `c=${level.concurrency}: TTFT p50 merged ${level.ttft_ms.p50} vs single ${single.ttft_ms.p50}`,
+      )
+    }
+    // Started together on a shared schedule: the level windows overlap.
+    for (const overlap of merged.meta.merged?.overlap ?? []) {
+      t.diagnostic(`c=${overlap.level}: shard windows overlap ${(overlap.ratio * 100).toFixed(0)}%`)
+      assert.ok(overlap.ratio > 0.6, JSON.stringify(overlap))
+    }
+
+    // Refusals: a missing shard, a shard twice, a shard of another run.
+    const missing = await runCli(['merge', join(dir, 's0'), '--out', join(dir, 'm2')])
+    assert.equal(missing.code, 2)
+    assert.match(missing.stderr, /shard\(s\) 1 of 2 missing/)
+    const twice = await runCli(['merge', join(dir, 's0'), join(dir, 's0'), '--out', join(dir, 'm3')])
+    assert.equal(twice.code, 2)
+    assert.match(twice.stderr, /shard 0 given twice/)
+    const other = await runCli(
+      [
+        ...runArgs(sim.url, join(dir, 'other'), ['--shard', '1/2']).filter((a) => a !== '--json'),
+        '--output-tokens',
+        '8',
+        '--requests',
+        '4',
+      ],
+      { timeoutMs: 60_000 },
+    )
+    assert.equal(other.code, 0, other.stderr)
+    const mismatch = await runCli(['merge', join(dir, 's0'), join(dir, 'other'), '--out', join(dir, 'm4')])
+    assert.equal(mismatch.code, 2)
+    assert.match(mismatch.stderr, /different runs \(config digests differ\)/)
+    assert.match(mismatch.stderr, /sha256:[0-9a-f]{32}/)
+    const notShard = await runCli(['merge', join(dir, 'single'), join(dir, 's1'), '--out', join(dir, 'm5')])
+    assert.equal(notShard.code, 2)
+    assert.match(notShard.stderr, /not a shard/)
+  } finally {
+    await sim.close()
+  }
+})
