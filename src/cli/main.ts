@@ -4,6 +4,8 @@ import { compareCommand } from './commands/compare.js'
 import { demoCommand } from './commands/demo.js'
 import { COMMANDS_HELP } from './commands/help.js'
 import { initCommand } from './commands/init.js'
+import { k8sManifestCommand } from './commands/k8s-manifest.js'
+import { mergeCommand } from './commands/merge.js'
 import { reportCommand } from './commands/report.js'
 import { runCommand } from './commands/run.js'
 import { simCommand } from './commands/sim.js'
@@ -19,6 +21,8 @@ const COMMANDS: Record<string, (argv: string[], io: Io) => Promise<number>> = {
   compare: compareCommand,
   check: checkCommand,
   models: modelsCommand,
+  merge: mergeCommand,
+  'k8s-manifest': k8sManifestCommand,
 }
 
 /** argv → command → exit code. The only place that calls process.exit (besides a second Ctrl-C). */
