@@ -52,13 +52,25 @@ model = "your-model-id"                 # model id as \`llmbench models\` lists 
 # api_key_env = "OPENAI_API_KEY"        # NAME of the env variable holding the key; never the key itself
 
 [load]
-mode = "concurrency_gradient"           # the only mode: run each concurrency level in turn
+mode = "concurrency_gradient"           # each concurrency level in turn; "request_rate": an open loop per rate
 levels = [1, 4, 8, 16, 32, 64]          # concurrent requests per level
 duration_per_level = 30                 # seconds per level (default: 40 requests per level instead)
 # requests_per_level = 40               # requests per level instead of a duration (set one, not both)
 max_tokens = 512                        # tokens to generate per request (default 512)
 # warmup_requests = 5                   # sent first, excluded from every figure (default 5)
 # input_tokens = 256                    # prompt length in tokens (default 256)
+# rates = [1, 2, 4, 8, 16]              # request_rate mode: requests per second per level
+# arrival = "poisson"                   # request_rate mode: constant, poisson or gamma (with burstiness)
+# warmup_seconds = 0                    # timed levels: excluded window before the measured one
+# cooldown_seconds = 0                  # timed levels: load kept on after it, excluded
+
+# [workload]
+# profile = "chat"                      # chat, rag, codegen or a profile file; lengths below override it
+# input_tokens = "normal(512, 64)"      # a count, normal(mean, sd), uniform(min, max) or "dataset"
+# output_tokens = 512                   # max_tokens, drawn the same way
+# dataset = "prompts.jsonl"             # JSONL or ShareGPT JSON prompts instead of synthetic ones
+# tokenizer = "o200k"                   # o200k, cl100k or a path to a tokenizer.json
+# ignore_eos = false                    # send ignore_eos/min_tokens so outputs reach max_tokens (vLLM, SGLang, TGI)
 
 [metrics]
 record_ttft = true                      # time to first token (default true)
@@ -75,6 +87,12 @@ retry = 0                               # retries per request; 0 so failures are
 # connect_timeout = 10                  # connection set-up timeout, seconds (default 10)
 # first_token_timeout = 60              # send-to-first-token timeout, seconds (default: the whole-request one)
 # idle_timeout = 60                     # longest silence between two reads, seconds (default 60)
+
+# [pricing]                             # prices for the cost estimate and the measured cost
+# input_per_mtok = 3.0                  # per million input tokens
+# output_per_mtok = 15.0                # per million output tokens
+# currency = "USD"
+# max_cost = 5                          # refuse to start a run estimated above this (exit 2)
 
 # [slo]                                 # objectives: per level, goodput and whether it meets them
 # ttft_p95_ms = 800                     # metric ttft, tpot or e2e; any percentile; milliseconds
