@@ -14,6 +14,8 @@ export function renderMarkdown(result: BenchResult): string {
   const { meta } = result
   const keys = meta.percentiles.map((p) => `p${p}`)
   const hasSlo = result.levels.some((level) => level.slo !== null)
+  const hasCost = result.levels.some((level) => level.cost != null)
+  const currency = result.cost?.currency ?? ''
   const lines = [
     `# llmbench: ${meta.target.model}`,
     '',
@@ -24,16 +26,20 @@ export function renderMarkdown(result: BenchResult): string {
     `**Saturation:** ${result.saturation_summary}`,
     ...(result.capacity_summary === null ? [] : ['', `**Capacity:** ${result.capacity_summary}`]),
     '',
-    `| ${meta.load.mode === 'request_rate' ? 'rate (req/s)' : 'concurrency'} | requests | success | TTFT ms ${keys.join('/')} | TPOT ms ${keys.join('/')} | ITL ms p50 | E2E ms p50 | output tok/s | req/s |${hasSlo ? ' SLO good % |' : ''} verdict |`,
-    `| --- | --- | --- | --- | --- | --- | --- | --- | --- |${hasSlo ? ' --- |' : ''} --- |`,
+    `| ${meta.load.mode === 'request_rate' ? 'rate (req/s)' : 'concurrency'} | requests | success | TTFT ms ${keys.join('/')} | TPOT ms ${keys.join('/')} | ITL ms p50 | E2E ms p50 | output tok/s | req/s |${hasSlo ? ' SLO good % |' : ''}${hasCost ? ` tokens in / out | cost ${currency} |` : ''} verdict |`,
+    `| --- | --- | --- | --- | --- | --- | --- | --- | --- |${hasSlo ? ' --- |' : ''}${hasCost ? ' --- | --- |' : ''} --- |`,
   ]
   for (const level of [...result.levels].sort((a, b) => a.concurrency - b.concurrency)) {
     const slo =
       level.slo === null ? '' : ` ${(level.slo.good_share * 100).toFixed(1)}${level.slo.meets ? '' : ' ✗'} |`
+    const cost =
+      level.cost == null
+        ? ''
+        : ` ${level.cost.input_tokens} / ${level.cost.output_tokens} | ${level.cost.amount.toFixed(4)} |`
     lines.push(
       `| ${level.concurrency} | ${level.requests} | ${(level.success_rate * 100).toFixed(1)}% | ` +
         `${percentiles(level.ttft_ms, keys)} | ${percentiles(level.tpot_ms, keys, 1)} | ${one(level.itl_ms.p50, 1)} | ` +
-        `${one(level.e2e_ms.p50)} | ${level.output_tokens_per_s.toFixed(1)} | ${level.requests_per_s.toFixed(2)} |${slo} ` +
+        `${one(level.e2e_ms.p50)} | ${level.output_tokens_per_s.toFixed(1)} | ${level.requests_per_s.toFixed(2)} |${slo}${cost} ` +
         `${level.verdict} |`,
     )
   }

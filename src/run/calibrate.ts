@@ -89,8 +89,13 @@ export async function calibrate(
     if (server !== null) calibration.check = { requested: target, server }
   }
   const overhead = calibration.offset >= 0 ? `+${calibration.offset}` : String(calibration.offset)
+  // Slope 1: the same tokenizer, and the offset is the chat template. Otherwise the tokenizers differ.
+  const line =
+    Math.abs(calibration.slope - 1) < 0.01
+      ? `server counts our tokens ${overhead} (chat template overhead)`
+      : `server counts ${calibration.slope} × our tokens ${overhead} (its tokenizer differs from ${config.workload.tokenizer})`
   calibration.summary =
-    `calibration: server counts ${calibration.slope} × our tokens ${overhead} (template overhead); ` +
+    `calibration: ${line}; ` +
     (calibration.check === null
       ? 'prompts sized to match'
       : `a prompt sized for ${target} tokens was counted as ${calibration.check.server}`)

@@ -17,11 +17,12 @@ export interface SimulatorProcess {
  */
 export function startSimulatorProcess(
   params: Partial<SimParams>,
-  options: { faults?: string; timeoutMs?: number } = {},
+  options: { faults?: string; timeoutMs?: number; args?: string[] } = {},
 ): Promise<SimulatorProcess> {
   const timeoutMs = options.timeoutMs ?? 15_000
   const args = ['sim', '--host', '127.0.0.1', '--port', '0']
   if (options.faults !== undefined) args.push('--fault', options.faults)
+  if (options.args !== undefined) args.push(...options.args)
   for (const [key, value] of Object.entries(params)) {
     if (value !== undefined) args.push(`--${key.replaceAll('_', '-')}`, String(value))
   }

@@ -120,6 +120,7 @@ test('--max-cost: the plan states the cost; above the limit the run does not sta
     )
     assert.ok((result.cost?.total ?? 0) > (result.cost?.measured ?? 0))
     const summary = readFileSync(join(dir, 'ran', 'summary.md'), 'utf8')
+    assert.match(summary, /\| tokens in \/ out \| cost USD \|/, 'tokens and cost per level in the table')
     assert.match(
       summary,
       /Cost: measured levels 0\.\d{4} USD, all requests sent 0\.\d{4}, estimated before the run 0\.0144/,

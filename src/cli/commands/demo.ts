@@ -37,6 +37,8 @@ export const DEMO_SPEC: CommandSpec = {
   flags: [...DEMO_LOAD_FLAGS, ...SIM_PARAM_FLAGS],
 }
 
+const DEMO_TEMPLATE_TOKENS = 12
+
 export async function demoCommand(argv: string[], io: Io): Promise<number> {
   const { flags } = parseFlags(DEMO_SPEC, argv)
   if (flags.help === true) {
@@ -45,7 +47,12 @@ export async function demoCommand(argv: string[], io: Io): Promise<number> {
   }
   simFaults(flags) // validated here: a bad value is a usage error, not a failed child process
   const faults = stringFlag(flags, 'fault')
-  const sim = await startSimulatorProcess(simParams(flags), faults === undefined ? {} : { faults })
+  // The demo's server counts prompts exactly and wraps chat prompts in a 12-token "template", as a
+  // real one does: the calibration line then shows the correction at work.
+  const sim = await startSimulatorProcess(simParams(flags), {
+    ...(faults === undefined ? {} : { faults }),
+    args: ['--prompt-counting', 'exact', '--template-tokens', String(DEMO_TEMPLATE_TOKENS)],
+  })
   try {
     const overrides = configFlags(flags)
     const config: RunConfig = loadConfigOrThrow([], {
