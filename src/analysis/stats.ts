@@ -1,5 +1,5 @@
 import { percentileOfSorted } from '../metrics/distribution.js'
-import { seededRandom } from '../workload/prompts.js'
+import { seededRandom } from '../random.js'
 
 /**
  * Two-sided Mann-Whitney U test (normal approximation with tie correction and continuity

@@ -1,4 +1,4 @@
-import { countTextTokens } from '../workload/tokenizer.js'
+import { loadTokenizer } from '../workload/tokenizers.js'
 import type { RequestRecord } from './types.js'
 
 /**
@@ -8,7 +8,7 @@ import type { RequestRecord } from './types.js'
  */
 export function completeTokenCounts(
   record: RequestRecord,
-  count: (text: string) => number = countTextTokens,
+  count: (text: string) => number = (text) => loadTokenizer('o200k').count(text),
 ): RequestRecord {
   const text = record.output_text ?? ''
   delete record.output_text

@@ -1,8 +1,8 @@
 import type { RunConfig } from '../config/types.js'
+import { seededRandom } from '../random.js'
 import { arrivalOffsets, dealArrivals } from '../schedule/arrivals.js'
 import { splitEvenly, splitProportionally } from '../schedule/split.js'
 import type { LevelRun } from '../worker/pool.js'
-import { seededRandom } from '../workload/prompts.js'
 
 /** This process's place in a sharded run; {0, 1} for a whole run. */
 export interface ShardSlot {

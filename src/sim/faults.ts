@@ -1,4 +1,4 @@
-import { seededRandom } from '../workload/prompts.js'
+import { seededRandom } from '../random.js'
 
 /**
  * Faults the simulator can inject, each with the share of requests it hits

@@ -12,7 +12,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { performance } from 'node:perf_hooks'
-import { seededRandom } from '../workload/prompts.js'
+import { seededRandom } from '../random.js'
 import { loadTokenizer } from '../workload/tokenizers.js'
 import {
   type JobSink,

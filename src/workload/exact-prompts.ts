@@ -1,4 +1,4 @@
-import { seededRandom } from './prompts.js'
+import { seededRandom } from '../random.js'
 import { type Tokenizer, TokenizerError } from './tokenizers.js'
 
 /**

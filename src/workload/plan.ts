@@ -1,8 +1,8 @@
 import type { RunConfig } from '../config/types.js'
+import { seededRandom } from '../random.js'
 import type { Dataset } from './dataset.js'
 import type { ExactPromptSource } from './exact-prompts.js'
 import { drawLength } from './lengths.js'
-import { seededRandom } from './prompts.js'
 import { buildBody, type Prompt, promptText } from './request-body.js'
 import type { Tokenizer } from './tokenizers.js'
 

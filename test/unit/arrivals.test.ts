@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { seededRandom } from '../../src/random.js'
 import { arrivalOffsets, dealArrivals, gammaDraw } from '../../src/schedule/arrivals.js'
-import { seededRandom } from '../../src/workload/prompts.js'
 
 /** Gaps between consecutive intended times, the first one measured from 0. */
 function gaps(offsets: Float64Array): number[] {

@@ -5,7 +5,9 @@ import { join } from 'node:path'
 import { after, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { type Dataset, DatasetError, loadDataset } from '../../src/workload/dataset.js'
-import { countTextTokens } from '../../src/workload/tokenizer.js'
+import { loadTokenizer } from '../../src/workload/tokenizers.js'
+
+const countTextTokens = (text: string): number => loadTokenizer('o200k').count(text)
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/datasets/', import.meta.url))
 const SHIPPED = fileURLToPath(new URL('../../datasets/', import.meta.url))

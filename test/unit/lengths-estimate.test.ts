@@ -3,9 +3,9 @@ import { test } from 'node:test'
 import { DEFAULTS } from '../../src/config/load.js'
 import type { RunConfig } from '../../src/config/types.js'
 import { costOf, outputFigures, scheduleFigures, tokenTotals } from '../../src/metrics/workload-figures.js'
+import { seededRandom } from '../../src/random.js'
 import { estimateRun } from '../../src/run/estimate.js'
 import { drawLength, formatLength, parseLength } from '../../src/workload/lengths.js'
-import { seededRandom } from '../../src/workload/prompts.js'
 import { makeRecord } from '../helpers/records.js'
 
 test('lengths: the accepted spellings, and everything else refused', () => {

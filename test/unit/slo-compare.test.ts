@@ -4,9 +4,9 @@ import { refinementLevel, runAdvice } from '../../src/analysis/advice.js'
 import { compareRuns } from '../../src/analysis/compare.js'
 import { findSaturation } from '../../src/analysis/saturation.js'
 import { evaluateSlos, findCapacity, parseSloKey, toSlos } from '../../src/analysis/slo.js'
+import { seededRandom } from '../../src/random.js'
 import type { RequestRecord } from '../../src/records/types.js'
 import type { RunMeta } from '../../src/report/result-json.js'
-import { seededRandom } from '../../src/workload/prompts.js'
 import { makeRecord } from '../helpers/records.js'
 
 const TIMEOUT_MS = 10_000

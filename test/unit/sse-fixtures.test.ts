@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { interpretChunk } from '../../src/client/chunk.js'
 import { type SseEvent, SseParser } from '../../src/client/sse.js'
-import { seededRandom } from '../../src/workload/prompts.js'
+import { seededRandom } from '../../src/random.js'
 import { readSseFixture, sseFixtureNames } from '../helpers/fixtures.js'
 
 /**

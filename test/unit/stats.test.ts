@@ -7,7 +7,7 @@ import {
   normalCdf,
   percentileStatistic,
 } from '../../src/analysis/stats.js'
-import { seededRandom } from '../../src/workload/prompts.js'
+import { seededRandom } from '../../src/random.js'
 
 /** Log-normal latencies (ms) around `median`: skewed, like real TTFTs. */
 function latencies(seed: number, n: number, median: number): number[] {

@@ -5,8 +5,8 @@ import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { Tokenizer as HfTokenizer } from '@huggingface/tokenizers'
+import { seededRandom } from '../../src/random.js'
 import { ExactPromptSource, PROMPT_WORDS } from '../../src/workload/exact-prompts.js'
-import { seededRandom } from '../../src/workload/prompts.js'
 import { loadTokenizer, type Tokenizer, TokenizerError } from '../../src/workload/tokenizers.js'
 
 const FIXTURE_DIR = fileURLToPath(new URL('../fixtures/tokenizer/', import.meta.url))
