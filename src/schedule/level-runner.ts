@@ -64,6 +64,9 @@ export interface RoundContext {
   stopRequested: () => boolean
 }
 
+/** Longest an idle open loop sleeps before looking at the stop flag again. */
+const STOP_POLL_MS = 250
+
 export async function runRound(plan: RoundPlan, context: RoundContext): Promise<RoundOutcome> {
   if (plan.load.kind === 'open') return runOpenLoop(plan, plan.load, context)
   await runClosedLoop(plan, plan.load, context)
@@ -198,8 +201,10 @@ function runOpenLoop(plan: RoundPlan, load: OpenLoad, context: RoundContext): Pr
       while (next < offsets.length && startAt + (offsets[next] as number) <= now) next++
       drainQueue()
       if (next < offsets.length) {
-        // setTimeout rounds to whole ms and may fire a little early; the loop above re-checks.
-        timer = setTimeout(release, Math.max(0, startAt + (offsets[next] as number) - performance.now()))
+        // setTimeout rounds to whole ms and may fire a little early; the loop above re-checks. At
+        // low rates the wait is capped, so a Ctrl-C is noticed within STOP_POLL_MS, not one gap later.
+        const due = startAt + (offsets[next] as number) - performance.now()
+        timer = setTimeout(release, Math.max(0, Math.min(due, STOP_POLL_MS)))
       }
       finishIfDone()
     }

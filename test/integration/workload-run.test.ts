@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import type { RunConfig } from '../../src/config/types.js'
@@ -184,6 +186,11 @@ test('request-rate mode: a server stall shows in latency from the intended send 
       `from intended ${JSON.stringify(level.ttft_ms_from_intended)}`,
     )
     assert.ok((level.ttft_ms.p50 as number) < 100, `send-time p50 ${level.ttft_ms.p50}`)
+    // The reports say so too: rate on the axis, the intended-time series, the flag.
+    const html = readFileSync(join(out, 'report.html'), 'utf8')
+    assert.match(html, /request rate \(req\/s\)/)
+    assert.match(html, /TTFT p99 from intended/)
+    assert.match(readFileSync(join(out, 'summary.md'), 'utf8'), /rate 40\/s: FELL BEHIND its schedule/)
     assert.ok((level.ttft_ms_from_intended.p95 as number) > (level.ttft_ms.p95 as number) + 200)
   } finally {
     await sim.close()
