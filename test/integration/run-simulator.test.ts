@@ -19,8 +19,9 @@ function done(outcome: RunOutcome): BenchResult {
  * The simulator is told: first token 60 ms after a request takes a slot, then one token every
  * 20 ms, whatever the batch (decode_ms_per_seq 0) and whatever the prompt (prefill_ms_per_token 0).
  * The simulator runs in its own process, as a real server would. Tolerance: Node timers fire late
- * by up to a few ms on a busy 2-core machine, and up to ~1 ms early against a fresh clock reading
- * (libuv compares with its cached loop time), so measured TTFT must lie in [59, 72] ms and TPOT
+ * by up to a few ms on a busy 2-core machine, and early against a fresh clock reading by as long as
+ * the loop turn that armed them had already run (libuv arms timers from its cached loop time; seen:
+ * 1.2 ms under a full CI run), so measured TTFT must lie in [58, 72] ms and TPOT
  * in [19.5, 23] ms.
  */
 test('a run against the simulator measures the TTFT and TPOT it was told to produce', {
@@ -57,7 +58,7 @@ test('a run against the simulator measures the TTFT and TPOT it was told to prod
       assert.equal(level.token_counting.from_usage, 8)
       assert.equal(level.token_counting.tokenizer_vs_usage_percent, 0, 'sim words are one o200k token each')
       const ttft = level.ttft_ms
-      assert.ok((ttft.min as number) >= 59 && (ttft.p50 as number) <= 72, `TTFT ${JSON.stringify(ttft)}`)
+      assert.ok((ttft.min as number) >= 58 && (ttft.p50 as number) <= 72, `TTFT ${JSON.stringify(ttft)}`)
       const tpot = level.tpot_ms
       assert.ok((tpot.mean as number) >= 19.5 && (tpot.mean as number) <= 23, `TPOT ${JSON.stringify(tpot)}`)
       assert.ok((level.itl_ms.p50 as number) >= 19 && (level.itl_ms.p50 as number) <= 23, 'ITL p50')

@@ -143,6 +143,15 @@ test('two shard processes started together, merged, match one process running th
       assert.ok(overlap.ratio > 0.6, JSON.stringify(overlap))
     }
 
+    // `report` on the merged folder recomputes the same figures from its records.
+    const again = await runCli(['report', join(dir, 'merged'), '--json'])
+    assert.equal(again.code, 0, again.stderr)
+    const reported = JSON.parse(again.stdout) as BenchResult
+    assert.deepEqual(
+      reported.levels.map((l) => [l.ttft_ms, l.output_tokens_per_s, l.requests]),
+      merged.levels.map((l) => [l.ttft_ms, l.output_tokens_per_s, l.requests]),
+    )
+
     // Refusals: a missing shard, a shard twice, a shard of another run.
     const missing = await runCli(['merge', join(dir, 's0'), '--out', join(dir, 'm2')])
     assert.equal(missing.code, 2)

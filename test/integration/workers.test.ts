@@ -34,7 +34,8 @@ test('worker threads share the main thread clock: a worker stamp falls inside th
  * The same level on 1 and on 3 workers: every request is issued exactly once, spread over the
  * workers, and the figures match what the simulator (in its own process) was told: first token
  * 50 ms after a slot is taken, then one every 15 ms (tolerance as in run-simulator.test.ts: timers
- * fire up to ~1 ms early against a fresh clock reading and a few ms late under load).
+ * fire up to ~2 ms early against a fresh clock reading — 1.2 ms seen in a full CI run — and a few
+ * ms late under load).
  */
 for (const workers of [1, 3]) {
   test(`workers=${workers}: exact request count, spread over the workers, figures as the simulator was told`, {
@@ -69,7 +70,7 @@ for (const workers of [1, 3]) {
       assert.equal(level.requests, 10)
       assert.equal(level.ok, 10)
       assert.ok(
-        (level.ttft_ms.min as number) >= 49 && (level.ttft_ms.p50 as number) <= 62,
+        (level.ttft_ms.min as number) >= 48 && (level.ttft_ms.p50 as number) <= 62,
         `TTFT ${JSON.stringify(level.ttft_ms)}`,
       )
       assert.ok(
