@@ -125,7 +125,7 @@ test('early stops are counted and flagged; ignore_eos makes every output reach m
 
 test('request-rate mode: a server stall shows in latency from the intended send time, not from the send', {
   timeout: 60_000,
-}, async () => {
+}, async (t) => {
   const sim = await startSimulator(FAST)
   const out = tempDir()
   try {
@@ -161,6 +161,11 @@ test('request-rate mode: a server stall shows in latency from the intended send 
     assert.ok(held, 'the stall happened')
     const level = result.levels[0]
     assert.ok(level !== undefined && level.ttft_ms_from_intended !== null && level.schedule !== null)
+    const show = (d: typeof level.ttft_ms) => `p50 ${d.p50} / p95 ${d.p95} / max ${d.max} ms`
+    t.diagnostic(
+      `TTFT from send: ${show(level.ttft_ms)}; from intended: ${show(level.ttft_ms_from_intended)}`,
+    )
+    t.diagnostic(`schedule: ${JSON.stringify(level.schedule)}`)
     assert.equal(level.requests, 60)
     assert.equal(level.schedule.planned, 60)
     assert.equal(level.schedule.sent, 60)
