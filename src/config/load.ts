@@ -533,6 +533,14 @@ FINAL_CHECKS.push(
   },
 )
 
+FINAL_CHECKS.push({
+  path: 'max_cost',
+  fails: (c) => c.run.max_cost !== null && c.pricing === null,
+  message:
+    'expected prices to estimate the cost with ([pricing] input_per_mtok and output_per_mtok) when max_cost is set, got none',
+  sources: [['pricing'], ['max_cost']],
+})
+
 /** The shortest prompt a length can draw (normal draws are clamped at 1). */
 function shortestInput(spec: LengthSpec): number {
   if (spec.kind === 'fixed') return spec.value

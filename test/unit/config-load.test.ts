@@ -159,7 +159,9 @@ test("SPEC files together plus flags: flags win, and --requests replaces the fil
 // ---------------------------------------------------------------------------------------------------
 
 test('every flag maps onto its RunConfig field', () => {
-  const config = load([SETTINGS, TOML], {
+  // --max-cost needs prices, which only files give.
+  const prices = tempFile('prices.toml', '[pricing]\ninput_per_mtok = 1\n')
+  const config = load([SETTINGS, TOML, prices], {
     base_url: 'https://other/v1/',
     endpoint: '/v1/completions',
     model: 'flag-model',
@@ -233,7 +235,7 @@ test('every flag maps onto its RunConfig field', () => {
       calibrate: false,
       seed: 9,
     },
-    pricing: null,
+    pricing: { input_per_mtok: 1, output_per_mtok: 0, currency: 'USD' },
     metrics: FROM_TOML.metrics,
     run: {
       out_dir: 'results/x',
@@ -803,4 +805,7 @@ test('workload mistakes: bad lengths, unknown profile, dataset lengths without a
   )
   const price = issuesOf([tempFile('bad-price.json', '{"pricing": {"input_per_mtok": -1}}')], TARGET)
   assert.equal(price[0]?.path, 'pricing.input_per_mtok')
+  const noPrices = issuesOf([], { ...TARGET, max_cost: 5 })
+  assert.equal(noPrices[0]?.path, 'max_cost')
+  assert.match(noPrices[0]?.message ?? '', /expected prices to estimate the cost with/)
 })

@@ -374,6 +374,7 @@ export async function executeRun(
     config.run.out_dir ??
     `${defaultOutDir(config.target.model)}${shardSlot === null ? '' : `-shard-${shardSlot.index}-of-${shardSlot.count}`}`
   log(describePlan(config, outDir))
+  for (const note of ignoredFlags(config, flags)) log(`note: ${note}`)
   let shard: ShardInfo | undefined
   if (shardSlot !== null) {
     shard = {
@@ -467,6 +468,18 @@ function describePlan(config: RunConfig, outDir: string): string {
     `input ${input} / output ${formatLength(workload.output)} tokens${workload.profile === null ? '' : ` (profile ${workload.profile})`}, ` +
     `${config.client.stream ? 'streaming' : 'not streaming'} -> ${outDir}`
   )
+}
+
+/** Flags that the chosen mode does not use: said, so a typo'd mode does not go unnoticed. */
+function ignoredFlags(config: RunConfig, flags: ParsedFlags): string[] {
+  const rateOnly = ['rates', 'arrival', 'burstiness', 'max-in-flight'].filter(
+    (name) => flags[name] !== undefined,
+  )
+  if (config.load.mode === 'concurrency' && rateOnly.length > 0)
+    return [`${rateOnly.map((name) => `--${name}`).join(', ')} only apply with --mode rate`]
+  if (config.load.mode === 'request_rate' && flags.levels !== undefined)
+    return ['--levels does not apply in request-rate mode: the levels are --rates']
+  return []
 }
 
 /** --shard I/N, else Kubernetes Indexed Job variables; null = the whole run. */
