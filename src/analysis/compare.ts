@@ -36,6 +36,8 @@ export interface LevelComparison {
 export interface Comparison {
   /** What differs between the runs' set-ups; compared only when allowed. */
   mismatches: string[]
+  /** What the level values are: streams, or requests per second. */
+  mode: 'concurrency' | 'request_rate'
   levels: LevelComparison[]
   regressions: { concurrency: number; metric: string; change: number }[]
 }
@@ -70,6 +72,19 @@ export function setupMismatches(base: RunMeta, next: RunMeta): string[] {
   differ('levels', base.load.levels, next.load.levels)
   differ('warm-up requests', base.load.warmup_requests, next.load.warmup_requests)
   differ('stream', base.workload.stream, next.workload.stream)
+  differ('load mode', base.load.mode ?? 'concurrency', next.load.mode ?? 'concurrency')
+  // Keys newer results carry: compared when both runs have them, so a baseline from an older
+  // version still compares on what it records.
+  const both = <T>(what: string, pick: (meta: RunMeta) => T | undefined): void => {
+    const a = pick(base)
+    const b = pick(next)
+    if (a !== undefined && b !== undefined) differ(what, a, b)
+  }
+  both('input lengths', (meta) => meta.workload.input)
+  both('output lengths', (meta) => meta.workload.output)
+  both('prompts', (meta) => (meta.workload.input === undefined ? undefined : meta.workload.dataset))
+  both('arrival process', (meta) => meta.load.arrival)
+  both('ignore_eos', (meta) => meta.workload.ignore_eos)
   return out
 }
 
@@ -256,6 +271,7 @@ export function compareRuns(
   const percentiles = base.meta.percentiles
   const result: Comparison = {
     mismatches: setupMismatches(base.meta, next.meta),
+    mode: base.meta.load.mode ?? 'concurrency',
     levels: [],
     regressions: [],
   }

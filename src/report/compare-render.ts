@@ -22,6 +22,7 @@ function verdict(metric: MetricComparison): string {
 /** Markdown (also readable in a terminal): mismatches first, then per level the gated metrics. */
 export function renderComparison(comparison: Comparison, all = false): string {
   const lines: string[] = []
+  const rateMode = comparison.mode === 'request_rate'
   if (comparison.mismatches.length > 0) {
     lines.push('**The runs differ in set-up:**', ...comparison.mismatches.map((m) => `- ${m}`), '')
   }
@@ -29,10 +30,13 @@ export function renderComparison(comparison: Comparison, all = false): string {
     comparison.regressions.length === 0
       ? '**No regression** beyond the thresholds that is statistically significant.'
       : `**${comparison.regressions.length} regression(s):** ${comparison.regressions
-          .map((r) => `c=${r.concurrency} ${r.metric} ${pct(r.change)}`)
+          .map(
+            (r) =>
+              `${rateMode ? `rate ${r.concurrency}/s` : `c=${r.concurrency}`} ${r.metric} ${pct(r.change)}`,
+          )
           .join(', ')}`,
     '',
-    '| concurrency | metric | base | new | change | p-value | 95% interval | threshold | verdict |',
+    `| ${rateMode ? 'rate (req/s)' : 'concurrency'} | metric | base | new | change | p-value | 95% interval | threshold | verdict |`,
     '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   )
   for (const level of comparison.levels) {

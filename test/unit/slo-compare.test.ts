@@ -164,4 +164,17 @@ test('compare says first when the runs differ in set-up', () => {
     'model: "m" vs "other"',
     'output tokens: 20 vs 64',
   ])
+  // Newer keys are compared when both runs have them: a rate sweep is not a gradient.
+  const rate = syntheticRun(3, 50, 100)
+  rate.meta = {
+    ...rate.meta,
+    load: { ...rate.meta.load, mode: 'request_rate', arrival: 'poisson' },
+    workload: { ...rate.meta.workload, input: 'normal(512, 64)' },
+  }
+  const withInput = { ...base, meta: { ...base.meta, workload: { ...base.meta.workload, input: '256' } } }
+  assert.deepEqual(compareRuns(withInput, rate, {}).mismatches, [
+    'load mode: "concurrency" vs "request_rate"',
+    'input lengths: "256" vs "normal(512, 64)"',
+  ])
+  assert.equal(compareRuns(withInput, rate, {}).mode, 'concurrency')
 })
