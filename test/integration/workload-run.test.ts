@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { performance } from 'node:perf_hooks'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import type { RunConfig } from '../../src/config/types.js'
@@ -257,6 +258,45 @@ test('timed levels: requests sent in the warm-up and cool-down windows are recor
     assert.ok(byPhase('warmup').every((r) => r.sent_at < firstMeasured))
     assert.ok(byPhase('cooldown').every((r) => r.sent_at > lastMeasured))
     assert.ok(lastMeasured - firstMeasured <= 1000 && lastMeasured - firstMeasured > 800)
+  } finally {
+    await sim.close()
+  }
+})
+
+test('request-rate mode stops on Ctrl-C: no new arrivals, the rest counted as dropped, a partial result', {
+  timeout: 60_000,
+}, async () => {
+  const sim = await startSimulator(FAST)
+  const out = tempDir()
+  try {
+    const config = testConfig(sim.url, SIM_MODEL, {
+      levels: [1],
+      duration_s: 20,
+      output_tokens: 10,
+      out_dir: out,
+      preflight: false,
+    })
+    config.load.mode = 'request_rate'
+    config.load.rates = [20, 40]
+    const stop = new StopSignal()
+    const started = performance.now()
+    setTimeout(() => stop.request(), 1_500)
+    const outcome = await runGradient({ config, apiKey: null, outDir: out, log: () => {}, stop })
+    const elapsed = performance.now() - started
+    assert.equal(outcome.kind, 'done')
+    const result = (outcome as Extract<RunOutcome, { kind: 'done' }>).result
+    assert.ok(elapsed < 5_000, `stopped after ${elapsed.toFixed(0)} ms, not after the 20 s level`)
+    assert.equal(result.meta.partial, true)
+    assert.deepEqual(
+      result.levels.map((l) => l.concurrency),
+      [20],
+      'the second rate never started',
+    )
+    const schedule = result.levels[0]?.schedule
+    assert.ok(schedule !== null && schedule !== undefined)
+    assert.ok(schedule.sent >= 15 && schedule.sent <= 45, `${schedule.sent} sent in ~1.5 s at 20/s`)
+    assert.equal(schedule.planned - schedule.sent, schedule.dropped, 'every arrival not sent is counted')
+    assert.ok(schedule.dropped > 300)
   } finally {
     await sim.close()
   }
