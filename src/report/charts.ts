@@ -113,7 +113,7 @@ async function distributionSvg(points: Point[], axisTitle: string): Promise<stri
     encoding: {
       x: { field: 'concurrency', type: 'ordinal', title: axisTitle },
       y: { field: 'value', type: 'quantitative', title: 'TTFT (ms)', scale: { type: 'symlog' } },
-      color: { field: 'series', type: 'nominal', title: null },
+      color: { field: 'series', type: 'nominal', title: null, legend: { labelLimit: 240 } },
       tooltip: [
         { field: 'series', type: 'nominal' },
         { field: 'concurrency', type: 'ordinal' },
@@ -149,7 +149,7 @@ async function toSvg(title: string, unit: string, points: Point[], axisTitle: st
         scale: { type: 'log', base: 2 },
       },
       y: { field: 'value', type: 'quantitative', title: unit },
-      color: { field: 'series', type: 'nominal', title: null },
+      color: { field: 'series', type: 'nominal', title: null, legend: { labelLimit: 240 } },
       tooltip: [
         { field: 'series', type: 'nominal' },
         { field: 'concurrency', type: 'quantitative' },

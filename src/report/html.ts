@@ -1,7 +1,7 @@
 import { joinUrl } from '../config/url.js'
 import type { Chart } from './charts.js'
 import type { BenchResult } from './result-json.js'
-import { levelAxisTitle, levelName, workloadNotes } from './workload-notes.js'
+import { lengthsLine, levelAxisTitle, levelName, workloadNotes } from './workload-notes.js'
 
 const escapeHtml = (text: string): string =>
   text.replace(
@@ -84,7 +84,7 @@ export function renderHtml(result: BenchResult, charts: readonly Chart[]): strin
 <html lang="en"><head><meta charset="utf-8"><title>llmbench: ${escapeHtml(meta.target.model)}</title><style>${STYLE}</style></head>
 <body>
 <h1>llmbench: ${escapeHtml(meta.target.model)}</h1>
-<p class="meta">${escapeHtml(`${joinUrl(meta.target.base_url, meta.target.endpoint)}`)} · input ${meta.workload.input_tokens} / output ${meta.workload.output_tokens} tokens ·
+<p class="meta">${escapeHtml(`${joinUrl(meta.target.base_url, meta.target.endpoint)}`)} · ${escapeHtml(lengthsLine(meta))} ·
 ${meta.load.mode === 'request_rate' ? `rates ${meta.load.levels.join(', ')} req/s (${escapeHtml(meta.load.arrival ?? 'poisson')})` : `levels ${meta.load.levels.join(', ')}`}${meta.workload.dataset === undefined ? '' : ` · ${escapeHtml(meta.workload.dataset)}`} · ${escapeHtml(meta.client.architecture)} · llmbench ${escapeHtml(meta.tool_version)} · ${escapeHtml(meta.started_at)}</p>
 <div class="verdict">${notes.map((line) => `<p>${escapeHtml(line)}</p>`).join('')}</div>
 <h2>Charts</h2>

@@ -1,7 +1,7 @@
 import { joinUrl } from '../config/url.js'
 import type { Distribution } from '../metrics/distribution.js'
 import type { BenchResult } from './result-json.js'
-import { levelName, workloadNotes } from './workload-notes.js'
+import { lengthsLine, levelName, workloadNotes } from './workload-notes.js'
 
 const one = (value: number | null | undefined, digits = 0): string =>
   value === null || value === undefined ? '–' : value.toFixed(digits)
@@ -19,8 +19,7 @@ export function renderMarkdown(result: BenchResult): string {
   const lines = [
     `# llmbench: ${meta.target.model}`,
     '',
-    `${joinUrl(meta.target.base_url, meta.target.endpoint)} · input ${meta.workload.input_tokens} / output ` +
-      `${meta.workload.output_tokens} tokens · ${meta.client.workers} worker(s) · llmbench ${meta.tool_version} · ${meta.started_at}` +
+    `${joinUrl(meta.target.base_url, meta.target.endpoint)} · ${lengthsLine(meta)} · ${meta.client.workers} worker(s) · llmbench ${meta.tool_version} · ${meta.started_at}` +
       (meta.partial ? ' · **partial (interrupted)**' : ''),
     '',
     `**Saturation:** ${result.saturation_summary}`,

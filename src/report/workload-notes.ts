@@ -7,6 +7,14 @@ export function levelName(meta: RunMeta, value: number): string {
 }
 
 /** Axis and column title of the level values. */
+/** The lengths as planned: "256", or "normal(300, 50), mean 302" when drawn from a distribution. */
+export function lengthsLine(meta: RunMeta): string {
+  const { workload } = meta
+  const one = (spec: string | undefined, mean: number): string =>
+    spec === undefined || spec === String(mean) ? String(mean) : `${spec}, mean ${mean}`
+  return `input ${one(workload.input, workload.input_tokens)} / output ${one(workload.output, workload.output_tokens)} tokens`
+}
+
 export function levelAxisTitle(meta: RunMeta): string {
   return meta.load?.mode === 'request_rate' ? 'request rate (req/s)' : 'concurrency'
 }
@@ -40,7 +48,7 @@ export function workloadNotes(result: BenchResult): string[] {
     if (output !== undefined && output.stopped_early_share > STOPPED_EARLY_FLAG_SHARE) {
       lines.push(
         `${name}: ${output.stopped_early} of ${output.tokens.count} requests stopped before max_tokens ` +
-          `(mean output ${output.tokens.mean} of ${output.requested_mean} asked): TPOT and throughput describe shorter outputs than planned; ` +
+          `(mean output ${output.tokens.mean?.toFixed(1)} of ${output.requested_mean?.toFixed(1)} asked): TPOT and throughput describe shorter outputs than planned; ` +
           'send --ignore-eos if the server accepts it (vLLM, SGLang, TGI)',
       )
     }
