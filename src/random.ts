@@ -11,3 +11,10 @@ export function seededRandom(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296
   }
 }
+
+/** Box-Muller: one standard normal draw from two uniform ones. */
+export function standardNormal(random: () => number): number {
+  const u = 1 - random() // (0, 1]: log(0) is not a number
+  const v = random()
+  return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v)
+}

@@ -467,6 +467,17 @@ interface FinalCheck {
   sources: string[][]
 }
 
+const DATASET_LENGTH_SOURCES = [
+  ['bench', 'input_tokens'],
+  ['bench', 'output_tokens'],
+  ['load', 'input_tokens'],
+  ['load', 'max_tokens'],
+  ['workload', 'input_tokens'],
+  ['workload', 'output_tokens'],
+  ['input_tokens'],
+  ['output_tokens'],
+]
+
 const FINAL_CHECKS: FinalCheck[] = [
   {
     path: 'base_url',
@@ -494,20 +505,6 @@ const FINAL_CHECKS: FinalCheck[] = [
     message: 'expected exactly one of requests_per_level or duration_per_level to be a positive number',
     sources: [],
   },
-]
-
-const DATASET_LENGTH_SOURCES = [
-  ['bench', 'input_tokens'],
-  ['bench', 'output_tokens'],
-  ['load', 'input_tokens'],
-  ['load', 'max_tokens'],
-  ['workload', 'input_tokens'],
-  ['workload', 'output_tokens'],
-  ['input_tokens'],
-  ['output_tokens'],
-]
-
-FINAL_CHECKS.push(
   {
     path: 'input_tokens',
     fails: (c) =>
@@ -531,15 +528,14 @@ FINAL_CHECKS.push(
       ...DATASET_LENGTH_SOURCES,
     ],
   },
-)
-
-FINAL_CHECKS.push({
-  path: 'max_cost',
-  fails: (c) => c.run.max_cost !== null && c.pricing === null,
-  message:
-    'expected prices to estimate the cost with ([pricing] input_per_mtok and output_per_mtok) when max_cost is set, got none',
-  sources: [['pricing'], ['max_cost']],
-})
+  {
+    path: 'max_cost',
+    fails: (c) => c.run.max_cost !== null && c.pricing === null,
+    message:
+      'expected prices to estimate the cost with ([pricing] input_per_mtok and output_per_mtok) when max_cost is set, got none',
+    sources: [['pricing'], ['max_cost']],
+  },
+]
 
 /** The shortest prompt a length can draw (normal draws are clamped at 1). */
 function shortestInput(spec: LengthSpec): number {

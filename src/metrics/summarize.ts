@@ -3,6 +3,7 @@ import { ERROR_CLASSES, type ErrorClass, type RequestRecord } from '../records/t
 import { type ClientHealth, type Dispatch, judgeClient, type LevelClientStats } from './client-health.js'
 import { e2eMs, isOk, pushItlMs, tpotMs, ttftMs } from './derive.js'
 import { type Distribution, percentileOfSorted, round, summarizeSamples } from './distribution.js'
+import { shardWindows } from './shard-windows.js'
 import {
   type CostFigures,
   costOf,
@@ -201,26 +202,9 @@ function shardRates(
     return durationS > 0
       ? { tokensPerS: outputTokens / durationS, requestsPerS: ok / durationS }
       : { tokensPerS: 0, requestsPerS: 0 }
-  const shards = new Map<number, { start: number; end: number; tokens: number; ok: number }>()
-  for (const r of records) {
-    const key = r.shard ?? -1
-    const shard = shards.get(key) ?? {
-      start: Number.POSITIVE_INFINITY,
-      end: Number.NEGATIVE_INFINITY,
-      tokens: 0,
-      ok: 0,
-    }
-    shard.start = Math.min(shard.start, r.sent_at)
-    shard.end = Math.max(shard.end, r.end_at)
-    if (isOk(r)) {
-      shard.tokens += r.output_tokens
-      shard.ok++
-    }
-    shards.set(key, shard)
-  }
   let tokensPerS = 0
   let requestsPerS = 0
-  for (const shard of shards.values()) {
+  for (const shard of shardWindows(records).values()) {
     const seconds = (shard.end - shard.start) / 1000
     if (seconds <= 0) continue
     tokensPerS += shard.tokens / seconds

@@ -139,7 +139,12 @@ export function scheduleFigures(
   }
 }
 
-/** Tokens billed: input as the server counted it (else as requested), output as received. */
+/** Input tokens billed for one request: as the server counted them, else as requested. */
+export function billedInputTokens(record: RequestRecord): number {
+  return record.input_tokens ?? record.requested_input_tokens ?? 0
+}
+
+/** Tokens billed: input as billedInputTokens, output as received. */
 export function tokenTotals(records: readonly RequestRecord[]): {
   input_tokens: number
   output_tokens: number
@@ -147,7 +152,7 @@ export function tokenTotals(records: readonly RequestRecord[]): {
   let input = 0
   let output = 0
   for (const r of records) {
-    input += r.input_tokens ?? r.requested_input_tokens ?? 0
+    input += billedInputTokens(r)
     output += r.output_tokens
   }
   return { input_tokens: input, output_tokens: output }

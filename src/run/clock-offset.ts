@@ -1,5 +1,6 @@
 import { request } from 'undici'
 import { joinUrl } from '../config/url.js'
+import { apiHeaders } from './target.js'
 
 /**
  * This host's clock against the server's, from the Date header of GET /v1/models: server time minus
@@ -8,8 +9,7 @@ import { joinUrl } from '../config/url.js'
  * load generators is what keeps them together. Null when there is no Date header or no answer.
  */
 export async function estimateClockOffsetMs(baseUrl: string, apiKey: string | null): Promise<number | null> {
-  const headers: Record<string, string> = { 'user-agent': 'llmbench' }
-  if (apiKey !== null) headers.authorization = `Bearer ${apiKey}`
+  const headers = apiHeaders(apiKey, 'application/json')
   try {
     const before = Date.now()
     const response = await request(joinUrl(baseUrl, '/v1/models'), {

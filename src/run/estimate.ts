@@ -1,5 +1,6 @@
 import type { RunConfig } from '../config/types.js'
 import { priceTokens } from '../metrics/workload-figures.js'
+import { levelValues, timedLevelSeconds } from './level-plan.js'
 
 /**
  * The run's size before it starts: requests, tokens and (with prices) cost. Real endpoints bill
@@ -32,10 +33,10 @@ export interface EstimateInputs {
 export function estimateRun(config: RunConfig, inputs: EstimateInputs): CostEstimate | null {
   const { load } = config
   const rateMode = load.mode === 'request_rate'
-  const values = rateMode ? load.rates : load.levels
+  const values = levelValues(config)
   let requests = 0
   let basis: string
-  const windowS = (load.duration_per_level_s ?? 0) + load.warmup_s + load.cooldown_s
+  const windowS = timedLevelSeconds(load)
   if (load.requests_per_level !== null) {
     requests = values.length * load.requests_per_level
     basis = `${values.length} levels × ${load.requests_per_level} requests`

@@ -17,6 +17,11 @@ export function levelValues(config: RunConfig): number[] {
   return config.load.mode === 'request_rate' ? config.load.rates : config.load.levels
 }
 
+/** A timed level's whole length, seconds: warm-up window + measured window + cool-down window. */
+export function timedLevelSeconds(load: RunConfig['load']): number {
+  return load.warmup_s + (load.duration_per_level_s ?? 0) + load.cooldown_s
+}
+
 /**
  * One level as this process runs it: its shard's share of the streams (or of the arrivals), the
  * requests and the warm-up, remainders spread over the first shards. Every shard derives the same
@@ -38,7 +43,7 @@ export function planLevel(config: RunConfig, value: number, shard: ShardSlot): L
       random,
       window === null
         ? { count: load.requests_per_level as number }
-        : { durationMs: (window.warmup_s + window.duration_s + window.cooldown_s) * 1000 },
+        : { durationMs: timedLevelSeconds(load) * 1000 },
     )
     const offsets = dealArrivals(all, shard.count)[shard.index] as Float64Array
     if (offsets.length === 0) return null

@@ -1,4 +1,5 @@
 import type { LevelClientStats } from '../metrics/client-health.js'
+import { shardWindows } from '../metrics/shard-windows.js'
 import type { RequestRecord } from '../records/types.js'
 import type { LoadedRun } from '../report/load-run.js'
 import { type BenchResult, buildResult, type RunMeta } from '../report/result-json.js'
@@ -217,15 +218,7 @@ function mergedMeta(shards: readonly ShardRun[]): RunMeta {
 
 function levelOverlaps(records: readonly RequestRecord[], levels: readonly number[]): LevelOverlap[] {
   return levels.map((level) => {
-    const windows = new Map<number, { start: number; end: number }>()
-    for (const r of records) {
-      if (r.phase !== 'measure' || r.level !== level) continue
-      const key = r.shard ?? 0
-      const window = windows.get(key) ?? { start: Number.POSITIVE_INFINITY, end: Number.NEGATIVE_INFINITY }
-      window.start = Math.min(window.start, r.sent_at)
-      window.end = Math.max(window.end, r.end_at)
-      windows.set(key, window)
-    }
+    const windows = shardWindows(records.filter((r) => r.phase === 'measure' && r.level === level))
     const list = [...windows.entries()].sort(([a], [b]) => a - b)
     const starts = list.map(([, w]) => w.start)
     const ends = list.map(([, w]) => w.end)

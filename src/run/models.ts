@@ -1,6 +1,7 @@
 import { request } from 'undici'
 import { redact } from '../client/redact.js'
 import { joinUrl } from '../config/url.js'
+import { apiHeaders } from './target.js'
 
 /** GET /v1/models: the served model ids, or an error message (redacted) when the list cannot be had. */
 export async function fetchModels(
@@ -8,8 +9,7 @@ export async function fetchModels(
   apiKey: string | null,
   timeoutMs = 10_000,
 ): Promise<{ ids: string[] } | { error: string; status: number | null }> {
-  const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'llmbench' }
-  if (apiKey !== null) headers.authorization = `Bearer ${apiKey}`
+  const headers = apiHeaders(apiKey, 'application/json')
   const secrets = apiKey === null ? [] : [apiKey]
   try {
     const response = await request(joinUrl(baseUrl, '/v1/models'), {

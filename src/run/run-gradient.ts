@@ -7,7 +7,7 @@ import { displayUrl } from '../client/redact.js'
 import type { RunConfig } from '../config/types.js'
 import { CpuMeter, type LevelClientStats, LoopMonitor } from '../metrics/client-health.js'
 import { type LevelSummary, summarizeLevel } from '../metrics/summarize.js'
-import { tokenTotals } from '../metrics/workload-figures.js'
+import { billedInputTokens } from '../metrics/workload-figures.js'
 import { JsonlWriter } from '../records/jsonl-writer.js'
 import { completeTokenCounts } from '../records/token-counts.js'
 import type { RequestRecord } from '../records/types.js'
@@ -91,10 +91,9 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
   const totals = { requests: 0, input_tokens: 0, output_tokens: 0 }
   const keep = (record: RequestRecord): void => {
     writer.append(record)
-    const tokens = tokenTotals([record])
     totals.requests++
-    totals.input_tokens += tokens.input_tokens
-    totals.output_tokens += tokens.output_tokens
+    totals.input_tokens += billedInputTokens(record)
+    totals.output_tokens += record.output_tokens
   }
   try {
     let preflight: PreflightResult | null = null

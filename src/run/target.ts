@@ -10,15 +10,18 @@ export function readApiKey(config: RunConfig, env: NodeJS.ProcessEnv = process.e
   return value === undefined || value === '' ? null : value
 }
 
+/** Headers of every request llmbench sends: who we are, what we accept, and the key if there is one. */
+export function apiHeaders(apiKey: string | null, accept: string): Record<string, string> {
+  const headers: Record<string, string> = { accept, 'user-agent': 'llmbench' }
+  if (apiKey !== null) headers.authorization = `Bearer ${apiKey}`
+  return headers
+}
+
 /** What every request of a run shares: URL, headers (key included), streaming, timeout. */
 export function targetSpec(config: RunConfig, apiKey: string | null): TargetSpec {
   const url = new URL(joinUrl(config.target.base_url, config.target.endpoint))
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    accept: config.client.stream ? 'text/event-stream' : 'application/json',
-    'user-agent': 'llmbench',
-  }
-  if (apiKey !== null) headers.authorization = `Bearer ${apiKey}`
+  const headers = apiHeaders(apiKey, config.client.stream ? 'text/event-stream' : 'application/json')
+  headers['content-type'] = 'application/json'
   return {
     origin: url.origin,
     path: `${url.pathname}${url.search}`,

@@ -1,4 +1,4 @@
-import { standardNormal } from '../workload/lengths.js'
+import { standardNormal } from '../random.js'
 
 /**
  * Open-loop arrival schedules: when each request of a request-rate level is meant to be sent,

@@ -11,8 +11,8 @@ import { type Tokenizer, TokenizerError } from './tokenizers.js'
  * prediction is nearly always exact, so a prompt costs about one count of its own text.
  */
 
-/** Common English words, one token each (with their leading space) in the GPT encodings. Kept the
- * same as prompts.ts, so the hand-made test tokenizer covers both. */
+/** Common English words, one token each (with their leading space) in the GPT encodings. The
+ * hand-made test tokenizer.json has every one of them in its vocabulary. */
 export const PROMPT_WORDS: readonly string[] = (
   'time person year way day thing man world life hand part child eye woman place work week case ' +
   'point government company number group problem fact system program question night water room ' +

@@ -4,6 +4,8 @@
  * one token (zero for inputs only when the fixed value is zero), so a run can be repeated exactly.
  */
 
+import { standardNormal } from '../random.js'
+
 export type LengthSpec =
   | { kind: 'fixed'; value: number }
   | { kind: 'normal'; mean: number; sd: number }
@@ -81,11 +83,4 @@ export function drawLength(spec: LengthSpec, random: () => number, fromDataset: 
     case 'dataset':
       return fromDataset
   }
-}
-
-/** Box-Muller: one standard normal draw from two uniform ones. */
-export function standardNormal(random: () => number): number {
-  const u = 1 - random() // (0, 1]: log(0) is not a number
-  const v = random()
-  return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v)
 }

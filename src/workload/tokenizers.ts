@@ -77,7 +77,7 @@ function createTokenizer(spec: string): Tokenizer {
 /**
  * cl100k's ranks take ~100 ms and some memory to load, and most runs never use them, so they are
  * required on first use rather than imported with the module (loadTokenizer is synchronous, hence
- * require rather than import()). o200k is imported statically: tokenizer.ts loads it anyway.
+ * require rather than import()). o200k is imported statically: it is the default, used to count tokens in every run.
  */
 function loadCl100k(): GptEncoding {
   const require = createRequire(import.meta.url)

@@ -17,7 +17,7 @@ import { TOOL_VERSION } from '../../version.js'
 import { type CommandSpec, parseFlags, renderHelp, stringFlag } from '../args.js'
 import { CliError, EXIT } from '../exit-codes.js'
 import type { Io } from '../io.js'
-import { configFlags, loadConfigOrThrow, RUN_SPEC } from './run.js'
+import { configFlags, loadConfigOrThrow, RUN_SPEC, utcStamp } from './run.js'
 
 /**
  * The image this version of the CLI was built into (`docker build -t llmbench:<version> .`). Pinned
@@ -247,12 +247,8 @@ function parseStartAt(text: string | undefined, now: Date): Date {
 
 /** "llmbench-20301201-120000": unique per render, so a second run never collides with the first Job. */
 function defaultName(now: Date): string {
-  const stamp = now
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d+Z$/, '')
-    .replace('T', '-')
-  return `llmbench-${stamp}`
+  // A DNS label: lower case, no "T" or "Z".
+  return `llmbench-${utcStamp(now).replace('T', '-').replace('Z', '')}`
 }
 
 /** Parses the run flags as `llmbench run` will, so a typo fails here with the flag named. */

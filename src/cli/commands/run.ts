@@ -10,6 +10,7 @@ import { formatProgress, type LevelProgress } from '../../report/progress.js'
 import { renderTable, renderVerdict } from '../../report/terminal.js'
 import { estimateClockOffsetMs } from '../../run/clock-offset.js'
 import { configDigest } from '../../run/config-digest.js'
+import { timedLevelSeconds } from '../../run/level-plan.js'
 import { WorkloadError } from '../../run/prepare-workload.js'
 import { runGradient } from '../../run/run-gradient.js'
 import { parseShard, type ShardInfo } from '../../run/shard.js'
@@ -542,14 +543,18 @@ function derivedLevelSpan(config: RunConfig): number | null {
   if (load.duration_per_level_s === null) return null
   const warmupAllowance = load.warmup_requests > 0 ? 10 : 0
   const drain = Math.min(client.timeout_s, 30)
-  return warmupAllowance + load.warmup_s + load.duration_per_level_s + load.cooldown_s + drain
+  return warmupAllowance + timedLevelSeconds(load) + drain
 }
 
 /** results/<UTC time>-<model>, with characters unsafe in a file name replaced. */
 export function defaultOutDir(model: string, now = new Date()): string {
-  const stamp = now
+  return join('results', `${utcStamp(now)}-${model.replace(/[^A-Za-z0-9._-]+/g, '_')}`)
+}
+
+/** 20261202T230455Z: the UTC time to the second, safe in file and resource names. */
+export function utcStamp(now: Date): string {
+  return now
     .toISOString()
     .replace(/[-:]/g, '')
     .replace(/\.\d+Z$/, 'Z')
-  return join('results', `${stamp}-${model.replace(/[^A-Za-z0-9._-]+/g, '_')}`)
 }
