@@ -1,5 +1,6 @@
+import type { Socket } from 'node:net'
 import { performance } from 'node:perf_hooks'
-import type { Dispatcher } from 'undici'
+import { Client, type Dispatcher } from 'undici'
 import type { ErrorClass, RequestRecord } from '../records/types.js'
 import { type ChunkInfo, interpretChunk, interpretObject } from './chunk.js'
 import {
@@ -11,6 +12,15 @@ import {
   type TimeoutKind,
   timeoutKindOf,
 } from './classify.js'
+import {
+  announceClose,
+  awaitSocket,
+  ConnectionWatch,
+  claimSocket,
+  releaseSocket,
+  type SocketState,
+  type SocketUser,
+} from './connections.js'
 import { redact } from './redact.js'
 import { type SseEvent, SseParser } from './sse.js'
 
@@ -36,6 +46,10 @@ export interface Target {
   onText?: ((text: string) => void) | undefined
   /** Aborted when a Ctrl-C's grace period ends: in-flight requests are then cut and recorded. */
   interrupt?: AbortSignal | undefined
+  /** The thread's keep-alive policy and connection counts; absent = keep-alive, counts unread. */
+  connections?: ConnectionWatch | undefined
+  /** TCP (and TLS) set-up bound of the one-off connection a resend opens, ms. */
+  connectTimeoutMs?: number | undefined
 }
 
 /** One request to send: identity plus its pre-serialized body. */
@@ -57,23 +71,64 @@ export const MAX_EVENT_BYTES = 8 * 1024 * 1024
 const MAX_ERROR_BODY_BYTES = 64 * 1024
 /** Non-streamed bodies are cut at this size rather than growing without bound. */
 const MAX_JSON_BODY_BYTES = 16 * 1024 * 1024
+/**
+ * After `[DONE]`, the response gets this long to end. A server that holds the connection open
+ * longer is cut (the record is settled at `[DONE]`, a success): it costs this, not a timeout.
+ */
+export const AFTER_DONE_GRACE_MS = 25
+
+let defaultWatch: ConnectionWatch | null = null
 
 /**
  * Sends one request and resolves with its record. Never rejects: every failure becomes a record
  * with an error class, so a load level can never be broken by one bad response.
+ *
+ * A request that dies on a reused connection before any byte of its response (the server closed
+ * the idle connection as the request went out: "other side closed") is resent at once, once, on
+ * a connection of its own, as browsers and curl do. Its record is the resend's, marked `resent`:
+ * the lost attempt never reached the server's work, so it is neither a server failure nor hidden.
  */
-export function sendRequest(target: Target, plan: RequestPlan): Promise<RequestRecord> {
-  return new Promise((resolve) => {
-    const exchange = new Exchange(target, plan, resolve)
-    exchange.start()
-  })
+export async function sendRequest(target: Target, plan: RequestPlan): Promise<RequestRecord> {
+  const first = await exchange(target, plan, target.dispatcher, false)
+  if (!diedUnanswered(first, target))
+    return first
+    // The server closed a connection after its last response (an RST shows no 'end' to watch).
+  ;(target.connections ?? defaultWatch)?.serverClosed()
+  // A one-off client guarantees a new connection: a pool might hand out another stale one.
+  const fresh = new Client(target.origin, { connectTimeout: target.connectTimeoutMs ?? 10_000 })
+  try {
+    const record = await exchange(target, { ...plan, scheduled_at: first.scheduled_at }, fresh, true)
+    record.resent = { reason: first.error?.message ?? '' }
+    return record
+  } finally {
+    fresh.destroy().catch(() => {})
+  }
+}
+
+function exchange(
+  target: Target,
+  plan: RequestPlan,
+  dispatcher: Dispatcher,
+  reset: boolean,
+): Promise<RequestRecord> {
+  return new Promise((resolve) => new Exchange(target, plan, resolve).start(dispatcher, reset))
+}
+
+/** Failed on a connection that had carried a request before, with no response byte. */
+function diedUnanswered(record: RequestRecord, target: Target): boolean {
+  return (
+    record.error?.class === 'connection' &&
+    record.connection === 'reused' &&
+    record.status === null &&
+    target.interrupt?.aborted !== true
+  )
 }
 
 /**
  * The state of one request/response exchange, as an undici dispatch handler. The first statement
  * of every data callback takes the timestamp: nothing (parsing, bookkeeping) runs before it.
  */
-class Exchange implements Dispatcher.DispatchHandler {
+class Exchange implements Dispatcher.DispatchHandler, SocketUser {
   private readonly record: RequestRecord
   private readonly parser: SseParser | null = null
   private controller: Dispatcher.DispatchController | null = null
@@ -88,6 +143,13 @@ class Exchange implements Dispatcher.DispatchHandler {
   private bodyBytes = 0
   private isEventStream = false
   private sawDone = false
+  /** Arrival of `[DONE]`: the request's end; whatever follows is ignored (and counted). */
+  private doneAt: number | null = null
+  private eventsAfterDone = 0
+  private afterDoneTimer: NodeJS.Timeout | null = null
+  private readonly watch: ConnectionWatch
+  private reset = false
+  private socket: SocketState | null = null
   private streamError: { class: ErrorClass; message: string } | null = null
   private usageCompletion: number | null = null
   /** Generated text, kept only to count tokens when the server sends no usage. */
@@ -121,10 +183,13 @@ class Exchange implements Dispatcher.DispatchHandler {
       attempt: plan.attempt,
     }
     if (target.stream) this.parser = new SseParser((event, at) => this.onEvent(event, at))
+    this.watch = target.connections ?? (defaultWatch ??= new ConnectionWatch(true))
   }
 
-  start(): void {
+  /** `reset`: ask for a connection of this request's own (`connection: close`), whatever the policy. */
+  start(dispatcher: Dispatcher, reset: boolean): void {
     const { target } = this
+    this.reset = reset || !this.watch.keepAlive
     target.interrupt?.addEventListener('abort', this.onInterrupt, { once: true })
     this.timer = setTimeout(
       () => this.abort(new RequestTimeoutError('total', target.timeoutMs)),
@@ -142,13 +207,16 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.record.sent_at = performance.now()
     this.record.scheduled_at = this.plan.scheduled_at ?? this.record.sent_at
     try {
-      target.dispatcher.dispatch(
+      dispatcher.dispatch(
         {
           origin: target.origin,
           path: target.path,
           method: 'POST',
           headers: target.headers,
           body: this.plan.body,
+          // Keep-alive off (by choice, or because the server closes after responses): undici sends
+          // `connection: close` and never reuses the socket.
+          reset: this.reset,
           // Our own timer bounds the whole request; undici's idle timers must not fire first.
           headersTimeout: target.timeoutMs + 1000,
           bodyTimeout: target.timeoutMs + 1000,
@@ -172,6 +240,14 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.controller = controller
     if (this.plan.scheduled_at === null) this.record.scheduled_at = at
     this.record.sent_at = at
+    awaitSocket(this)
+  }
+
+  /** undici names the socket right after onRequestStart (see connections.ts). */
+  onSocket(socket: Socket): void {
+    const state = this.watch.track(socket, this.reset)
+    this.socket = state
+    this.record.connection = claimSocket(state) ? 'reused' : 'new'
   }
 
   onResponseStart(
@@ -182,6 +258,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     const at = performance.now()
     this.record.headers_at = at
     this.record.status = statusCode
+    if (this.socket !== null && headers.connection === 'close') announceClose(this.socket)
     const contentType = String(headers['content-type'] ?? '')
     // A server may ignore stream:true and answer with one JSON body; some send no content type.
     this.isEventStream = this.parser !== null && !contentType.includes('application/json')
@@ -204,6 +281,8 @@ class Exchange implements Dispatcher.DispatchHandler {
     if (status >= 200 && status < 300 && this.isEventStream) {
       const parser = this.parser as SseParser
       parser.push(chunk, at)
+      // The body's end usually comes in the same read as [DONE]: look once this read is done.
+      if (this.doneAt !== null && this.afterDoneTimer === null) queueMicrotask(this.armAfterDone)
       if (parser.pendingBytes > MAX_EVENT_BYTES) {
         this.abort(
           new StreamLimitError(`an SSE event larger than ${MAX_EVENT_BYTES / 1048576} MiB`),
@@ -226,6 +305,8 @@ class Exchange implements Dispatcher.DispatchHandler {
 
   onResponseEnd(): void {
     const at = performance.now()
+    // The whole response arrived: a close by the server from here on is a close after a response.
+    if (this.socket !== null) releaseSocket(this.socket, at, true)
     if (this.settled) return
     const status = this.record.status ?? 0
     if (status < 200 || status >= 300) {
@@ -241,10 +322,21 @@ class Exchange implements Dispatcher.DispatchHandler {
       )
     } else if (this.isEventStream) {
       ;(this.parser as SseParser).end(at)
-      this.finishStream(at)
+      this.finishStream(this.doneAt ?? at)
     } else {
       this.finishJsonBody(at)
     }
+  }
+
+  /** [DONE] came and the response has not ended: give it a moment, then settle and cut it. */
+  private readonly armAfterDone = (): void => {
+    if (this.settled || this.afterDoneTimer !== null) return
+    this.afterDoneTimer = setTimeout(() => {
+      if (this.settled) return
+      this.finishStream(this.doneAt as number)
+      // The record is settled (a success): the abort only closes the held connection, never reused.
+      this.controller?.abort(new Error('[DONE] received; connection held open, closed'))
+    }, AFTER_DONE_GRACE_MS)
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
@@ -254,6 +346,10 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 
   private onEvent(event: SseEvent, at: number): void {
+    if (this.doneAt !== null) {
+      this.eventsAfterDone++
+      return
+    }
     if (event.error !== null || event.event === 'error') {
       this.streamError ??= { class: 'stream', message: `error event in stream: ${event.error ?? event.data}` }
       return
@@ -262,6 +358,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     const info = interpretChunk(event.data)
     if (info.done) {
       this.sawDone = true
+      this.doneAt = at
       return
     }
     this.take(info, at)
@@ -372,6 +469,9 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.target.interrupt?.removeEventListener('abort', this.onInterrupt)
     if (this.firstTokenTimer !== null) clearTimeout(this.firstTokenTimer)
     if (this.idleTimer !== null) clearTimeout(this.idleTimer)
+    if (this.afterDoneTimer !== null) clearTimeout(this.afterDoneTimer)
+    if (this.socket !== null) releaseSocket(this.socket, at, false)
+    if (this.eventsAfterDone > 0) this.record.events_after_done = this.eventsAfterDone
     this.record.end_at = at
     this.bodyParts = []
     this.resolve(this.record)

@@ -38,6 +38,7 @@ export const DEFAULTS: RunConfig = deepFreeze({
     first_token_timeout_s: null,
     idle_timeout_s: 60,
     retry: 0,
+    keepalive: true,
   },
   load: {
     mode: 'concurrency',
@@ -256,7 +257,7 @@ function settingsPatch({ llm = {}, bench = {}, pricing }: SettingsJson): Patch {
       model: llm.model,
       api_key_env: llm.api_key_env,
     },
-    client: { stream: llm.stream, timeout_s: llm.timeout_seconds },
+    client: { stream: llm.stream, timeout_s: llm.timeout_seconds, keepalive: llm.keepalive },
     load: {
       mode: bench.mode,
       levels: bench.concurrency_levels,
@@ -295,6 +296,7 @@ function tomlPatch({
       first_token_timeout_s: client.first_token_timeout,
       idle_timeout_s: client.idle_timeout,
       retry: client.retry,
+      keepalive: client.keepalive,
     },
     load: {
       mode:
@@ -339,6 +341,7 @@ function flagsPatch(flags: z.infer<typeof FlagsSchema>): Patch {
       first_token_timeout_s: flags.first_token_timeout,
       idle_timeout_s: flags.idle_timeout,
       retry: flags.retry,
+      keepalive: flags.keepalive,
     },
     load: {
       mode:

@@ -31,6 +31,7 @@ export const INIT_NOTES = `settings.json keys (all optional; config.toml and fla
   llm.model                 model id as the server lists it (\`llmbench models\`; no default: required)
   llm.timeout_seconds       whole-request timeout in seconds (default 120)
   llm.stream                stream responses; needed to measure TTFT and TPOT (default true)
+  llm.keepalive             reuse connections between requests (default true; false = one per request)
   llm.endpoint              optional, path of the API (default /v1/chat/completions)
   bench.concurrency_levels  concurrent requests per level, e.g. [1, 4, 8] (default [1, 4, 8, 16, 32, 64])
   bench.requests_per_level  requests measured at each level (default 40)
@@ -87,6 +88,7 @@ retry = 0                               # retries per request; 0 so failures are
 # connect_timeout = 10                  # connection set-up timeout, seconds (default 10)
 # first_token_timeout = 60              # send-to-first-token timeout, seconds (default: the whole-request one)
 # idle_timeout = 60                     # longest silence between two reads, seconds (default 60)
+# keepalive = true                      # reuse connections; false = a new one per request (default true)
 
 # [pricing]                             # prices for the cost estimate and the measured cost
 # input_per_mtok = 3.0                  # per million input tokens

@@ -27,6 +27,8 @@ export interface RunConfig {
     idle_timeout_s: number
     /** Retries per request; 0 by default so failures are counted, never hidden. */
     retry: number
+    /** Reuse connections between requests (HTTP keep-alive); false = a new connection per request. */
+    keepalive: boolean
   }
   load: {
     /** concurrency: a closed loop per level (levels). request_rate: an open loop per level (rates). */
@@ -136,6 +138,7 @@ export interface ConfigFlags {
   first_token_timeout?: number
   idle_timeout?: number
   retry?: number
+  keepalive?: boolean
   out?: string
   preflight?: boolean
   stream?: boolean

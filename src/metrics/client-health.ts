@@ -29,6 +29,8 @@ export interface LevelClientStats {
   arrivals?: { planned: number; sent: number; dropped: number }
   /** Request-rate mode: the in-flight bound. */
   max_in_flight?: number
+  /** Connections the server closed right after a response, as the load threads saw them. */
+  connections?: { closed_by_server: number }
 }
 
 /** What a report says about the client during one level. */

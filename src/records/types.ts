@@ -71,6 +71,23 @@ export interface RequestRecord {
   /** 1 for the first attempt; retries (off by default) are separate records with attempt > 1. */
   attempt: number
   /**
+   * The connection the request went out on: opened for it, or kept alive from an earlier request.
+   * Absent when it failed before reaching a connection (refused, or records of older versions).
+   */
+  connection?: 'new' | 'reused'
+  /**
+   * Set when the first try died on a reused connection before any response byte (the server had
+   * closed it): the request was resent at once on a new connection, and this record is the resend.
+   */
+  resent?: { reason: string }
+  /** SSE events that came after `[DONE]`: ignored (not tokens, not time), counted here. */
+  events_after_done?: number
+  /**
+   * The server's usage.completion_tokens when it was not believable (negative, not an integer, far
+   * above max_tokens or far from the text received): output_tokens is then the tokenizer's count.
+   */
+  rejected_usage?: { completion_tokens: number; reason: string }
+  /**
    * Transient, never written: the generated text, carried from the worker that received it to the
    * main thread, which counts its tokens (completeTokenCounts) so no load-generating thread ever
    * loads or runs the tokenizer.

@@ -8,6 +8,7 @@ import { type LevelSummary, type SummaryOptions, summarizeLevel } from '../metri
 import { type Prices, priceTokens, tokenTotals } from '../metrics/workload-figures.js'
 import type { RequestRecord } from '../records/types.js'
 import type { Calibration } from '../run/calibrate.js'
+import type { ConnectionPolicy } from '../run/connection-policy.js'
 import type { CostEstimate } from '../run/estimate.js'
 import type { MergeInfo } from '../run/merge.js'
 import type { ShardInfo } from '../run/shard.js'
@@ -67,6 +68,8 @@ export interface RunMeta {
     node_version: string
     cpus: number
     host: string
+    /** Connection reuse, and whether the server was seen closing after responses; absent in older results. */
+    connections?: ConnectionPolicy
   }
   percentiles: number[]
   /** Service-level objectives the run was judged against ({} = none). */

@@ -4,6 +4,7 @@ import { tpotMs, ttftMs } from '../metrics/derive.js'
 import { completeTokenCounts } from '../records/token-counts.js'
 import type { RequestRecord } from '../records/types.js'
 import { buildBody } from '../workload/request-body.js'
+import { PROBE_CLOSE_WAIT_MS, probeWatchFor } from './connection-policy.js'
 import { type Diagnosis, diagnose } from './diagnose.js'
 import { fetchModels } from './models.js'
 import { closeTarget, openTarget, targetSpec } from './target.js'
@@ -61,7 +62,11 @@ export async function runPreflight(
   }
 }
 
-/** One request outside the load (preflight, calibration), on its own connection, counted on this thread. */
+/**
+ * One request outside the load (preflight, calibration), on its own connection, counted on this
+ * thread. After a good response it waits a moment for the server to close the connection: a
+ * server that does (llama.cpp) is known before the load starts, whose threads then never reuse one.
+ */
 export async function sendOnce(
   config: RunConfig,
   apiKey: string | null,
@@ -69,9 +74,10 @@ export async function sendOnce(
   phase: RequestRecord['phase'],
   onText?: (text: string) => void,
 ): Promise<RequestRecord> {
-  const target = { ...openTarget(targetSpec(config, apiKey), 1), onText }
+  const watch = probeWatchFor(config)
+  const target = { ...openTarget(targetSpec(config, apiKey), 1, watch), onText }
   try {
-    return completeTokenCounts(
+    const record = completeTokenCounts(
       await sendRequest(target, {
         seq: -1,
         worker: 0,
@@ -83,6 +89,9 @@ export async function sendOnce(
         body,
       }),
     )
+    if (record.error === null && record.connection !== undefined)
+      await watch.closeSeenWithin(PROBE_CLOSE_WAIT_MS)
+    return record
   } finally {
     await closeTarget(target)
   }

@@ -20,6 +20,13 @@ import { TOOL_VERSION } from '../version.js'
 import { WorkerPool } from '../worker/pool.js'
 import { formatLength } from '../workload/lengths.js'
 import type { PlannedPrompt } from '../workload/plan.js'
+import {
+  type ConnectionPolicy,
+  closedByServer,
+  connectionWords,
+  noticeFromLoad,
+  policyAfterProbes,
+} from './connection-policy.js'
 import { type CostEstimate, describeEstimate, estimateRun } from './estimate.js'
 import { levelValues, planLevel, type ShardSlot, WHOLE_RUN } from './level-plan.js'
 import { type PreflightResult, runPreflight } from './preflight.js'
@@ -125,9 +132,12 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
     for (const record of prepared.probeRecords) keep(tagShard(record, options.shard))
     const values = levelValues(config)
     const workerCount = resolveWorkers(config.run.workers, values, availableParallelism(), config.load.mode)
+    const connections = policyAfterProbes(config, log)
+    const spec = targetSpec(config, apiKey)
+    spec.keepAlive = spec.keepAlive && connections.server_closes_after_response === null
     pool = await WorkerPool.start(
       workerCount,
-      targetSpec(config, apiKey),
+      spec,
       prepared.plan.prompts.map((prompt) => prompt.body),
       slot,
     )
@@ -135,7 +145,7 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
     const unregisterStop = stop.onRequest(() =>
       activePool.stop(Math.min(INTERRUPT_GRACE_MS, config.client.timeout_s * 1000)),
     )
-    const meta = describeRun(config, workerCount, prepared, estimate, options.shard)
+    const meta = describeRun(config, workerCount, prepared, estimate, options.shard, connections)
     meta.totals = totals
     // Written before the first level, so even a crash leaves a folder `report` can rebuild.
     writeJsonAtomic(resultPath, finishResult([], meta))
@@ -175,8 +185,9 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
         level,
         (records) => {
           for (const record of records) {
-            completeTokenCounts(record, (text) => sources.tokenizer.count(text))
+            // Stamped first: the usage check weighs the server's count against the max_tokens sent.
             stampRequested(record, planned)
+            completeTokenCounts(record, (text) => sources.tokenizer.count(text))
             keep(tagShard(record, options.shard))
             if (record.phase === 'measure') measured.push(record)
           }
@@ -195,6 +206,10 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
         loops,
         ...openLoopStats(level.load, outcomes),
       }
+      const closed = closedByServer(outcomes)
+      if (closed !== undefined) client.connections = { closed_by_server: closed }
+      if (noticeFromLoad(connections, outcomes, log)) activePool.stopReuse()
+      meta.client.architecture = architecture(workerCount, connections, config.load.mode)
       writer.flush()
       summaries.push(summarizeLevel(value, measured, summaryOptions(meta), client))
       meta.levels_run.push({ concurrency: value, workers: outcomes.length, client })
@@ -293,12 +308,21 @@ function progressLine(level: LevelSummary, mode: RunConfig['load']['mode']): str
   )
 }
 
+function architecture(
+  workers: number,
+  connections: ConnectionPolicy,
+  mode: RunConfig['load']['mode'],
+): string {
+  return `${workers} worker thread(s), each with its own event loop and undici Pool (${connectionWords(connections, mode === 'request_rate')}); main thread writes records`
+}
+
 function describeRun(
   config: RunConfig,
   workers: number,
   prepared: PreparedWorkload,
   estimate: CostEstimate | null,
   shard: ShardInfo | undefined,
+  connections: ConnectionPolicy,
 ): RunMeta {
   const { load, workload } = config
   const rateMode = load.mode === 'request_rate'
@@ -347,7 +371,8 @@ function describeRun(
     load: metaLoad,
     client: {
       workers,
-      architecture: `${workers} worker thread(s), each with its own event loop and undici Pool (${rateMode ? 'open loop: requests sent at their intended times' : 'one keep-alive connection per stream'}); main thread writes records`,
+      architecture: architecture(workers, connections, load.mode),
+      connections,
       node_version: process.version,
       cpus: availableParallelism(),
       host: hostname(),

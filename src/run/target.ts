@@ -1,4 +1,5 @@
 import { Pool } from 'undici'
+import type { ConnectionWatch } from '../client/connections.js'
 import type { Target } from '../client/stream-client.js'
 import type { RunConfig } from '../config/types.js'
 import { joinUrl } from '../config/url.js'
@@ -33,16 +34,19 @@ export function targetSpec(config: RunConfig, apiKey: string | null): TargetSpec
       config.client.first_token_timeout_s === null ? null : config.client.first_token_timeout_s * 1000,
     idleTimeoutMs: Math.min(config.client.idle_timeout_s, config.client.timeout_s) * 1000,
     secrets: apiKey === null ? [] : [apiKey],
+    keepAlive: config.client.keepalive,
   }
 }
 
 /**
  * A keep-alive connection pool sized to the streams it will carry, so every in-flight request has
- * its own connection and none waits for a socket (which would count as server time).
+ * its own connection and none waits for a socket (which would count as server time). `watch`
+ * decides whether connections are reused at all (see client/connections.ts).
  */
-export function openTarget(spec: TargetSpec, connections: number): Target {
+export function openTarget(spec: TargetSpec, connections: number, watch?: ConnectionWatch): Target {
   return {
     ...spec,
+    connections: watch,
     dispatcher: new Pool(spec.origin, {
       connections,
       pipelining: 1,

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks'
+import type { ConnectionCounts } from '../client/connections.js'
 import { type RequestPlan, sendRequest, type Target } from '../client/stream-client.js'
 import type { RequestRecord } from '../records/types.js'
 
@@ -50,6 +51,8 @@ export interface OpenLoad {
 export interface RoundOutcome {
   /** Open loop: arrivals planned, sent, and dropped (never sent: waited too long, or stopped). */
   arrivals: { planned: number; sent: number; dropped: number } | null
+  /** What the thread's connections did in the round (set by the worker). */
+  connections?: ConnectionCounts
 }
 
 export interface RoundContext {

@@ -30,6 +30,13 @@ import {
   FaultPicker,
   type FaultRate,
 } from './faults.js'
+import {
+  checkQuirks,
+  closeAfterResponse,
+  droppedOnClosing,
+  KEEP_ALIVE_HEADERS,
+  type SimQuirks,
+} from './quirks.js'
 
 export interface SimulatorOptions extends Partial<SimParams> {
   /** Faults to inject and the share of generation requests each hits. */
@@ -52,6 +59,8 @@ export interface SimulatorOptions extends Partial<SimParams> {
    * point with finish_reason "stop", unless the request sends ignore_eos or min_tokens. Default 0.
    */
   early_stop?: number
+  /** Misbehaviours of real servers (llama.cpp's close after each response, ...): see quirks.ts. */
+  quirks?: SimQuirks
 }
 
 export interface RunningSimulator {
@@ -69,6 +78,9 @@ export interface RunningSimulator {
 }
 
 export const SIM_MODEL = 'llmbench-sim'
+
+/** quirks.events_after_done: the gap between those events, ms. */
+const AFTER_DONE_EVENT_GAP_MS = 2
 
 /** Request bodies above this are refused with 413, bytes. */
 const MAX_BODY_BYTES = 8 * 1024 * 1024
@@ -121,6 +133,7 @@ interface SimContext {
   readonly earlyStop: number
   /** performance.now() until which new generation requests wait (hold()). */
   heldUntil: number
+  readonly quirks: SimQuirks
 }
 
 interface PromptCounting {
@@ -137,6 +150,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
     prompt_counting = 'estimate',
     template_tokens = 0,
     early_stop = 0,
+    quirks = {},
     ...overrides
   } = opts
   if (!(Number.isInteger(template_tokens) && template_tokens >= 0))
@@ -156,6 +170,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
     counting: { exact: prompt_counting === 'exact', templateTokens: template_tokens },
     earlyStop: early_stop,
     heldUntil: 0,
+    quirks: checkQuirks(quirks),
   }
   // keepAlive: TCP keep-alive probes; HTTP keep-alive (connection reuse) is on by default.
   const server = createServer({ keepAlive: true, noDelay: true }, (req, res) => onRequest(ctx, req, res))
@@ -218,6 +233,7 @@ interface GenerationRequest {
 function onRequest(ctx: SimContext, req: IncomingMessage, res: ServerResponse): void {
   // A write racing a client disconnect must not crash the process; 'close' cancels the job.
   res.on('error', () => {})
+  if (ctx.quirks.close_after_response === true && droppedOnClosing(req)) return
   route(ctx, req, res).catch(() => {
     if (!res.headersSent)
       sendError(res, { status: 500, message: 'simulator error', type: 'server_error', code: null })
@@ -443,7 +459,7 @@ function generate(ctx: SimContext, r: GenerationRequest, res: ServerResponse, fa
   const finishReason = outputTokens < r.maxTokens ? 'stop' : 'length'
   const usage = {
     prompt_tokens: r.promptTokens,
-    completion_tokens: outputTokens,
+    completion_tokens: ctx.quirks.usage_completion_tokens ?? outputTokens,
     total_tokens: r.promptTokens + outputTokens,
   }
   const sink = r.stream
@@ -455,6 +471,7 @@ function generate(ctx: SimContext, r: GenerationRequest, res: ServerResponse, fa
         fault,
         outputTokens,
         finishReason,
+        ctx.quirks,
       )
     : new JsonSink(res, r.kind, frames, next, usage, finishReason)
   const handle = ctx.engine.submit({ inputTokens: r.promptTokens, outputTokens }, sink)
@@ -523,6 +540,8 @@ class StreamSink implements JobSink {
   /** While a `stall` fault holds the stream: when it lets go, and what it held back. */
   private stalledUntil = 0
   private held: string[] = []
+  /** Words generated but not yet sent (quirks.tokens_per_event > 1). */
+  private batched = ''
 
   constructor(
     private readonly res: ServerResponse,
@@ -533,21 +552,30 @@ class StreamSink implements JobSink {
     private readonly fault: FaultKind | null = null,
     private readonly maxTokens = 0,
     private readonly finishReason = 'length',
+    private readonly quirks: SimQuirks = {},
   ) {}
 
   open(): void {
+    const closing = this.quirks.close_after_response === true
     this.res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
-      connection: 'keep-alive',
+      ...(closing ? KEEP_ALIVE_HEADERS : { connection: 'keep-alive' }),
     })
+    if (closing) closeAfterResponse(this.res)
     this.res.socket?.setNoDelay(true)
     this.res.flushHeaders()
     if (this.frames.open !== null) this.res.write(this.frames.open)
   }
 
   onToken(index: number): void {
-    const event = this.frames.tokenPrefix + this.next() + this.frames.tokenSuffix
+    const perEvent = this.quirks.tokens_per_event ?? 1
+    if (perEvent > 1) {
+      this.batched += this.next()
+      if ((index + 1) % perEvent !== 0) return
+    }
+    const event =
+      this.frames.tokenPrefix + (perEvent > 1 ? this.takeBatch() : this.next()) + this.frames.tokenSuffix
     if (this.fault !== null && index === Math.floor(this.maxTokens / 2) && this.injectMidStream()) return
     if (Date.now() < this.stalledUntil) {
       this.held.push(event)
@@ -568,9 +596,38 @@ class StreamSink implements JobSink {
       return
     }
     if (this.held.length > 0) this.res.write(this.held.join(''))
+    if (this.batched !== '')
+      this.res.write(this.frames.tokenPrefix + this.takeBatch() + this.frames.tokenSuffix)
     this.res.write(this.frames.finish(this.finishReason))
     if (this.usageEvent !== null) this.res.write(this.usageEvent)
-    this.res.end('data: [DONE]\n\n')
+    if (this.quirks.hold_after_done === true) {
+      this.res.write('data: [DONE]\n\n') // and the response never ends
+      return
+    }
+    const after = this.quirks.events_after_done ?? 0
+    if (after === 0) {
+      this.res.end('data: [DONE]\n\n')
+      return
+    }
+    this.res.write('data: [DONE]\n\n')
+    this.eventsAfterDone(after)
+  }
+
+  /** Token events after [DONE], a little apart (so counting them would stretch the request), then the end. */
+  private eventsAfterDone(left: number): void {
+    if (this.res.destroyed) return
+    if (left === 0) {
+      this.res.end()
+      return
+    }
+    this.res.write(this.frames.tokenPrefix + this.next() + this.frames.tokenSuffix)
+    setTimeout(() => this.eventsAfterDone(left - 1), AFTER_DONE_EVENT_GAP_MS)
+  }
+
+  private takeBatch(): string {
+    const words = this.batched
+    this.batched = ''
+    return words
   }
 
   /** The mid-stream faults; true when the stream ends here. */

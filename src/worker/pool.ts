@@ -50,6 +50,8 @@ function spawnWorker(): Worker {
  */
 export class WorkerPool {
   private onRecords: (records: RequestRecord[]) => void = () => {}
+  /** Turned off for every later level once any thread saw the server close after responses. */
+  private keepAlive = true
   private waiting = new Map<number, { resolve: (done: RoundDone) => void; reject: (error: Error) => void }>()
 
   private constructor(private readonly workers: Worker[]) {
@@ -126,6 +128,7 @@ export class WorkerPool {
       measure,
       window,
       retry: level.retry,
+      keepAlive: this.keepAlive,
     })
     const open: MeasureWindow = { from: null, until: null }
     if (level.warmup > 0) {
@@ -163,6 +166,11 @@ export class WorkerPool {
       ),
     )
     return { loops: results.map((r) => r.loop), outcomes: results.map((r) => r.outcome) }
+  }
+
+  /** No thread reuses connections from the next level on. */
+  stopReuse(): void {
+    this.keepAlive = false
   }
 
   /** First Ctrl-C: no new requests anywhere; in-flight ones get `graceMs` to finish, then are cut. */

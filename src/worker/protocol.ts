@@ -17,6 +17,11 @@ export interface TargetSpec {
   /** Longest silence between two reads of the response. */
   idleTimeoutMs: number
   secrets: string[]
+  /**
+   * Reuse connections. False when the user said --no-keepalive or the probes before the run saw
+   * the server close connections right after responses.
+   */
+  keepAlive: boolean
 }
 
 /** A worker's share of one level. */
@@ -30,6 +35,8 @@ export interface LevelShare {
   measure: ClosedLoad | OpenLoad
   window: MeasureWindow
   retry: number
+  /** False once any thread saw the server close after responses: no thread reuses connections then. */
+  keepAlive: boolean
 }
 
 export type ToWorker =

@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events'
 import { parentPort } from 'node:worker_threads'
 import { InterruptedError } from '../client/classify.js'
+import { ConnectionWatch } from '../client/connections.js'
 import type { Target } from '../client/stream-client.js'
 import { LoopMonitor } from '../metrics/client-health.js'
 import type { RequestRecord } from '../records/types.js'
@@ -31,6 +32,8 @@ const interrupt = new AbortController()
 // One listener per in-flight request, each removed when it settles: many is normal, not a leak.
 setMaxListeners(0, interrupt.signal)
 let batch: RequestRecord[] = []
+/** This thread's keep-alive policy: once the server is seen closing after responses, for good. */
+let watch = new ConnectionWatch(true)
 const monitor = new LoopMonitor('worker')
 
 function post(message: FromWorker): void {
@@ -55,11 +58,13 @@ async function runShare(share: LevelShare, phase: 'warmup' | 'measure'): Promise
   levelPool ??= {
     level: share.level,
     target: {
-      ...openTarget(target as TargetSpec, Math.max(1, share.connections)),
+      ...openTarget(target as TargetSpec, Math.max(1, share.connections), watch),
       interrupt: interrupt.signal,
     },
   }
   const connection = levelPool.target
+  if (!share.keepAlive) watch.keepAlive = false
+  watch.take() // counts start with the round
   const flusher = setInterval(flush, BATCH_INTERVAL_MS)
   if (phase === 'measure') monitor.start()
   let outcome: RoundOutcome = { arrivals: null }
@@ -102,6 +107,7 @@ async function runShare(share: LevelShare, phase: 'warmup' | 'measure'): Promise
   }
   const loop =
     phase === 'measure' ? monitor.stop() : { thread: '', utilization: 0, delay_p99_ms: 0, delay_max_ms: 0 }
+  outcome.connections = watch.take()
   post({ type: 'level-done', loop: { ...loop, thread: `worker-${workerIndex}` }, outcome })
 }
 
@@ -112,6 +118,7 @@ port.on('message', (message: ToWorker) => {
       workerCount = message.workers
       shardSlot = message.shard
       target = message.target
+      watch = new ConnectionWatch(message.target.keepAlive)
       bodies = message.bodies.map((body) => Buffer.from(body.buffer, body.byteOffset, body.byteLength))
       post({ type: 'ready' })
       break

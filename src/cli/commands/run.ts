@@ -205,6 +205,7 @@ export const LOAD_FLAGS: FlagSpec[] = [
   { name: 'refine', type: 'boolean', help: 'bisect around the knee with up to 3 extra levels' },
   { name: 'history', type: 'string', value: 'DIR', help: "append this run's summary to DIR/history.jsonl" },
   { name: 'no-preflight', type: 'boolean', help: 'skip the one-request check before the first level' },
+  { name: 'no-keepalive', type: 'boolean', help: 'open a new connection for every request' },
   { name: 'quiet', type: 'boolean', help: 'no progress lines on stderr' },
   { name: 'json', type: 'boolean', help: 'print bench_result.json to stdout instead of the table' },
 ]
@@ -310,6 +311,7 @@ export function configFlags(flags: ParsedFlags): ConfigFlags {
   if (flags.refine === true) result.refine = true
   set('history', stringFlag(flags, 'history'))
   if (flags['no-preflight'] === true) result.preflight = false
+  if (flags['no-keepalive'] === true) result.keepalive = false
   if (flags['no-stream'] === true) result.stream = false
   return result
 }

@@ -1,5 +1,6 @@
 import { resolveSimParams, SIM_DEFAULTS, type SimParams } from '../../sim/capacity.js'
 import { FAULT_KINDS, type FaultRate, parseFaults } from '../../sim/faults.js'
+import type { SimQuirks } from '../../sim/quirks.js'
 import { SIM_MODEL, type SimulatorOptions, startSimulator } from '../../sim/server.js'
 import {
   type CommandSpec,
@@ -78,6 +79,18 @@ export const SIM_SPEC: CommandSpec = {
       default: '0',
     },
     {
+      name: 'close-after-response',
+      type: 'boolean',
+      help: "close the connection 1 ms after each streamed response, despite Keep-Alive headers (llama.cpp's habit)",
+    },
+    {
+      name: 'tokens-per-event',
+      type: 'string',
+      value: 'N',
+      help: 'output tokens per streamed event (speculative decoding, batching proxies)',
+      default: '1',
+    },
+    {
       name: 'early-stop',
       type: 'string',
       value: 'SHARE',
@@ -85,6 +98,17 @@ export const SIM_SPEC: CommandSpec = {
       default: '0',
     },
   ],
+}
+
+/** The quirk flags: --close-after-response, --tokens-per-event. */
+function simQuirks(flags: ParsedFlags): SimQuirks {
+  const perEvent = numberFlag(flags, 'tokens-per-event') ?? 1
+  if (!(Number.isInteger(perEvent) && perEvent >= 1))
+    throw new CliError(
+      `--tokens-per-event: expected an integer >= 1, got ${stringFlag(flags, 'tokens-per-event')}`,
+      EXIT.usage,
+    )
+  return { close_after_response: flags['close-after-response'] === true, tokens_per_event: perEvent }
 }
 
 /** The simulator's workload-shaping flags: prompt counting, template overhead, early stops. */
@@ -149,6 +173,7 @@ export async function simCommand(argv: string[], io: Io): Promise<number> {
     ...simParams(flags),
     faults: simFaults(flags),
     ...simWorkloadOptions(flags),
+    quirks: simQuirks(flags),
     host: stringFlag(flags, 'host') ?? '127.0.0.1',
     port,
     model: stringFlag(flags, 'model') ?? SIM_MODEL,
