@@ -79,6 +79,13 @@ export const AFTER_DONE_GRACE_MS = 25
 
 let defaultWatch: ConnectionWatch | null = null
 
+/** Targets built without a watch (tests, `check`) share one that keeps connections alive. */
+function watchOf(target: Target): ConnectionWatch {
+  if (target.connections !== undefined) return target.connections
+  defaultWatch ??= new ConnectionWatch(true)
+  return defaultWatch
+}
+
 /**
  * Sends one request and resolves with its record. Never rejects: every failure becomes a record
  * with an error class, so a load level can never be broken by one bad response.
@@ -90,10 +97,9 @@ let defaultWatch: ConnectionWatch | null = null
  */
 export async function sendRequest(target: Target, plan: RequestPlan): Promise<RequestRecord> {
   const first = await exchange(target, plan, target.dispatcher, false)
-  if (!diedUnanswered(first, target))
-    return first
-    // The server closed a connection after its last response (an RST shows no 'end' to watch).
-  ;(target.connections ?? defaultWatch)?.serverClosed()
+  if (!diedUnanswered(first, target)) return first
+  // The server closed a connection after its last response (an RST shows no 'end' to watch).
+  watchOf(target).serverClosed()
   // A one-off client guarantees a new connection: a pool might hand out another stale one.
   const fresh = new Client(target.origin, { connectTimeout: target.connectTimeoutMs ?? 10_000 })
   try {
@@ -183,7 +189,7 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
       attempt: plan.attempt,
     }
     if (target.stream) this.parser = new SseParser((event, at) => this.onEvent(event, at))
-    this.watch = target.connections ?? (defaultWatch ??= new ConnectionWatch(true))
+    this.watch = watchOf(target)
   }
 
   /** `reset`: ask for a connection of this request's own (`connection: close`), whatever the policy. */

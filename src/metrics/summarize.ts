@@ -3,6 +3,8 @@ import { ERROR_CLASSES, type ErrorClass, type RequestRecord } from '../records/t
 import { type ClientHealth, type Dispatch, judgeClient, type LevelClientStats } from './client-health.js'
 import { e2eMs, isOk, pushItlMs, tpotMs, ttftMs } from './derive.js'
 import { type Distribution, percentileOfSorted, round, summarizeSamples } from './distribution.js'
+import { type ConnectionFigures, connectionFigures, connectionNotes } from './connection-figures.js'
+import { type EventFigures, eventFigures, eventNotes } from './event-figures.js'
 import { shardWindows } from './shard-windows.js'
 import {
   type CostFigures,
@@ -27,6 +29,8 @@ export interface TokenCounting {
   from_tokenizer: number
   /** Mean of (tokenizer - usage) / usage over requests that had both, in percent; null if none. */
   tokenizer_vs_usage_percent: number | null
+  /** Requests whose usage was impossible (see records/usage-check.ts): counted by the tokenizer instead. */
+  usage_rejected?: number
 }
 
 export interface LevelSummary {
@@ -66,6 +70,10 @@ export interface LevelSummary {
   /** Measured requests' tokens priced; null without prices. */
   cost: CostFigures | null
   token_counting: TokenCounting
+  /** New and reused connections, resends, and the server's closes after responses. */
+  connections?: ConnectionFigures
+  /** Tokens per event, ITL per token, events after [DONE]. */
+  events?: EventFigures
   client: ClientHealth
   verdict: Verdict
   advice: string
@@ -133,6 +141,13 @@ export function summarizeLevel(
     countTokenSource(record, counting)
   }
   const durationS = records.length === 0 ? 0 : (windowEnd - windowStart) / 1000
+  const connections = connectionFigures(records, clientStats.connections?.closed_by_server)
+  const events = eventFigures(records, percentiles)
+  const usageRejected = records.filter((r) => r.rejected_usage !== undefined).length
+  const client = judgeClient(
+    clientStats,
+    options.mode === 'request_rate' ? null : dispatchFigures(lateness, e2e),
+  )
   const rates = shardRates(records, durationS, outputTokens, ok)
   // Error-adjusted: every request counts, a failed one as the worst latency the client would wait.
   const failedAs = (value: number | null, record: RequestRecord): number | null =>
@@ -182,8 +197,14 @@ export function summarizeLevel(
         counting.discrepancyCount === 0
           ? null
           : round((100 * counting.discrepancySum) / counting.discrepancyCount, 2),
+      usage_rejected: usageRejected,
     },
-    client: judgeClient(clientStats, options.mode === 'request_rate' ? null : dispatchFigures(lateness, e2e)),
+    connections,
+    events,
+    client: {
+      ...client,
+      notes: [...client.notes, ...connectionNotes(connections), ...eventNotes(events, usageRejected)],
+    },
   }
 }
 

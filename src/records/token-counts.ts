@@ -1,5 +1,6 @@
 import { loadTokenizer } from '../workload/tokenizers.js'
 import type { RequestRecord } from './types.js'
+import { implausibleUsage } from './usage-check.js'
 
 /**
  * Completes a record's token counts on the main thread and drops its transient text: output_tokens
@@ -13,7 +14,14 @@ export function completeTokenCounts(
   const text = record.output_text ?? ''
   delete record.output_text
   const counted = text === '' ? 0 : count(text)
-  if (record.token_source === 'usage') record.tokenizer_output_tokens = counted
-  else record.output_tokens = counted
+  if (record.token_source === 'usage') {
+    record.tokenizer_output_tokens = counted
+    // Checked before trusted: an impossible count falls back to the tokenizer, both kept.
+    const reason = implausibleUsage(record, record.output_tokens, counted)
+    if (reason === null) return record
+    record.rejected_usage = { completion_tokens: record.output_tokens, reason }
+    record.token_source = 'tokenizer'
+  }
+  record.output_tokens = counted
   return record
 }

@@ -13,14 +13,30 @@ export const DEFINITIONS = {
   itl_ms:
     'Inter-token latency: every gap between consecutive token-bearing events of a request, pooled over requests. ' +
     'Same as vLLM per-gap ITL. One event may carry several tokens, so ITL >= TPOT when servers batch tokens per chunk.',
-  e2e_ms: 'End-to-end latency: from sending the request to the end of the response body.',
+  itl_per_token_ms:
+    "Inter-token latency per token: each gap between token-bearing events divided by its request's tokens per " +
+    'event (output_tokens / events). Equals itl_ms when every event carries one token.',
+  tokens_per_event:
+    'Output tokens / token-bearing SSE events over successful streamed requests. Above 1.2 (speculative decoding, ' +
+    'batching proxies) the level notes that ITL is per event, not per token.',
+  e2e_ms:
+    'End-to-end latency: from sending the request to the end of the response body, or to the arrival of ' +
+    '`data: [DONE]` when it came: anything after [DONE] is ignored and counted as events_after_done, and a ' +
+    'connection held open after it is closed by the client.',
   output_tokens_per_s:
     'Sum of output tokens of successful requests / level wall window (first send to last response end), seconds.',
   requests_per_s: 'Successful requests / level wall window, seconds.',
   success_rate: 'ok / requests; failed requests are kept in the records with their error class.',
   output_tokens:
     'From the server usage (stream_options.include_usage) when sent, else counted with the offline tokenizer ' +
-    '(o200k_base); token_counting says how many requests used each, and the mean tokenizer-vs-usage discrepancy.',
+    '(o200k_base); token_counting says how many requests used each, and the mean tokenizer-vs-usage discrepancy. ' +
+    'Usage is checked first: negative, fractional, far above max_tokens or far from the events and text received, ' +
+    'it falls back to the tokenizer (token_counting.usage_rejected; the record keeps both).',
+  connections:
+    'opened / reused: requests sent on a connection opened for them / kept alive. resent: requests whose first try ' +
+    'died on a reused connection before any response byte (the server had closed it) and were resent at once on a ' +
+    'new connection; the record is the resend. closed_by_server: connections the server closed right after a ' +
+    'response without saying `connection: close`; once seen, connections are no longer reused.',
   percentiles:
     'Exact over the raw samples of successful requests, linear interpolation between closest ranks (numpy default).',
   timestamps: 'performance.now() (monotonic), taken when the bytes arrive, before parsing.',

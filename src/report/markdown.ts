@@ -48,6 +48,9 @@ export function renderMarkdown(result: BenchResult): string {
       (level) =>
         `- ${levelName(meta, level.concurrency)}: **${level.verdict}**: ${level.advice}${level.client.bound ? ` (${level.client.reasons.join('; ')})` : ''}`,
     )
+  for (const level of result.levels)
+    for (const note of level.client.notes ?? [])
+      notes.push(`- ${levelName(meta, level.concurrency)}: note: ${note}`)
   if (notes.length > 0) lines.push('', ...notes)
   if (result.advice.length > 0) lines.push('', ...result.advice.map((line) => `- ${line}`))
   const workload = workloadNotes(result)

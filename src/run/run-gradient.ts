@@ -302,9 +302,14 @@ function progressLine(level: LevelSummary, mode: RunConfig['load']['mode']): str
   const bound = level.client.bound ? ` — CLIENT-BOUND: ${level.client.reasons.join('; ')}` : ''
   const behind = level.schedule?.fell_behind ? ` — FELL BEHIND: ${level.schedule.reason}` : ''
   const name = mode === 'request_rate' ? `rate ${level.concurrency}/s` : `level ${level.concurrency}`
+  const c = level.connections
+  const connections =
+    c === undefined
+      ? ''
+      : `; connections ${c.opened} new, ${c.reused} reused${c.resent > 0 ? `, ${c.resent} resent` : ''}`
   return (
     `${name}: ${level.requests} requests, ${level.failed} failed, ` +
-    `TTFT p50 ${ttft}, ${level.output_tokens_per_s.toFixed(1)} tok/s in ${level.duration_s.toFixed(1)} s${bound}${behind}`
+    `TTFT p50 ${ttft}, ${level.output_tokens_per_s.toFixed(1)} tok/s in ${level.duration_s.toFixed(1)} s${connections}${bound}${behind}`
   )
 }
 

@@ -1,0 +1,68 @@
+import type { RequestRecord } from '../records/types.js'
+import { type Distribution, round, summarizeSamples } from './distribution.js'
+
+/**
+ * What a level's streamed events carried. An SSE event is not a token: speculative decoding and
+ * batching proxies send several tokens per event, and per-event ITL is then not per-token.
+ */
+export interface EventFigures {
+  /** Output tokens per token-bearing event, over successful streamed requests; null without events. */
+  tokens_per_event: number | null
+  /** Each gap between events divided by its request's tokens per event. */
+  itl_per_token_ms: Distribution
+  /** Requests that got events after `[DONE]` (ignored), and how many such events in all. */
+  requests_with_events_after_done: number
+  events_after_done: number
+}
+
+/** Above this many tokens per event on average, the level gets a note. */
+export const MULTI_TOKEN_EVENTS = 1.2
+
+export function eventFigures(
+  records: readonly RequestRecord[],
+  percentiles: readonly number[],
+): EventFigures {
+  let tokens = 0
+  let events = 0
+  let afterDoneRequests = 0
+  let afterDone = 0
+  const perToken: number[] = []
+  for (const record of records) {
+    if (record.events_after_done !== undefined) {
+      afterDoneRequests++
+      afterDone += record.events_after_done
+    }
+    if (record.error !== null || record.chunks === 0 || record.output_tokens <= 0) continue
+    tokens += record.output_tokens
+    events += record.chunks
+    const scale = record.chunks / record.output_tokens
+    const times = record.token_times
+    for (let i = 1; i < times.length; i++)
+      perToken.push(((times[i] as number) - (times[i - 1] as number)) * scale)
+  }
+  return {
+    tokens_per_event: events === 0 ? null : round(tokens / events, 3),
+    itl_per_token_ms: summarizeSamples(perToken, percentiles),
+    requests_with_events_after_done: afterDoneRequests,
+    events_after_done: afterDone,
+  }
+}
+
+/** Notes a reader needs: multi-token events, events after [DONE], usage that was not believed. */
+export function eventNotes(figures: EventFigures, usageRejected: number): string[] {
+  const notes: string[] = []
+  const perEvent = figures.tokens_per_event
+  if (perEvent !== null && perEvent > MULTI_TOKEN_EVENTS)
+    notes.push(
+      `events carry ${perEvent.toFixed(2)} tokens on average (speculative decoding or a batching proxy): ITL is per event, not per token; see ITL per token`,
+    )
+  if (figures.requests_with_events_after_done > 0)
+    notes.push(
+      `${figures.requests_with_events_after_done} request(s) got ${figures.events_after_done} event(s) after [DONE]: ignored (not tokens, not time)`,
+    )
+  if (usageRejected > 0)
+    notes.push(
+      `${usageRejected} request(s) reported impossible usage (negative, fractional, or far from max_tokens or the text): their output tokens are the tokenizer's count`,
+    )
+  return notes
+}
