@@ -1,9 +1,9 @@
 import { evaluateSlos, type LevelSlo, type Slo } from '../analysis/slo.js'
 import { ERROR_CLASSES, type ErrorClass, type RequestRecord } from '../records/types.js'
 import { type ClientHealth, type Dispatch, judgeClient, type LevelClientStats } from './client-health.js'
+import { type ConnectionFigures, connectionFigures, connectionNotes } from './connection-figures.js'
 import { e2eMs, isOk, pushItlMs, tpotMs, ttftMs } from './derive.js'
 import { type Distribution, percentileOfSorted, round, summarizeSamples } from './distribution.js'
-import { type ConnectionFigures, connectionFigures, connectionNotes } from './connection-figures.js'
 import { type EventFigures, eventFigures, eventNotes } from './event-figures.js'
 import { shardWindows } from './shard-windows.js'
 import {
