@@ -67,6 +67,7 @@ const FROM_SETTINGS: RunConfig = {
     first_token_timeout_s: null,
     idle_timeout_s: 60,
     retry: 0,
+    keepalive: true,
   },
   load: {
     mode: 'concurrency',
@@ -207,6 +208,7 @@ test('every flag maps onto its RunConfig field', () => {
       first_token_timeout_s: null,
       idle_timeout_s: 60,
       retry: 2,
+      keepalive: true,
     },
     load: {
       mode: 'request_rate',
@@ -326,6 +328,7 @@ test('DEFAULTS: the documented values, empty base_url and model, frozen', () => 
       first_token_timeout_s: null,
       idle_timeout_s: 60,
       retry: 0,
+      keepalive: true,
     },
     load: FROM_SETTINGS.load,
     workload: FROM_SETTINGS.workload,
@@ -360,6 +363,15 @@ test('flags alone (no files) give the defaults plus the flags', () => {
     ...DEFAULTS,
     target: { ...DEFAULTS.target, base_url: 'https://flag-host/v1', model: 'flag-model' },
   })
+})
+
+test('keep-alive: on by default; off from [client] keepalive, settings.json llm.keepalive or --no-keepalive', () => {
+  assert.equal(load([], TARGET).client.keepalive, true)
+  assert.equal(load([tempFile('k.toml', '[client]\nkeepalive = false\n')], TARGET).client.keepalive, false)
+  assert.equal(load([tempFile('k.json', '{"llm": {"keepalive": false}}')], TARGET).client.keepalive, false)
+  assert.equal(load([], { ...TARGET, keepalive: false }).client.keepalive, false)
+  const issue = issueAt(issuesOf([tempFile('bad.toml', '[client]\nkeepalive = "no"\n')]), 'client.keepalive')
+  assert.match(issue.message, /true or false|boolean/i)
 })
 
 // ---------------------------------------------------------------------------------------------------
