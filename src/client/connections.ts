@@ -29,6 +29,8 @@ interface SocketState {
   requests: number
   /** A request is in flight on it. */
   busy: boolean
+  /** The request in flight has had its response headers (a close now is a drop, not a race). */
+  answered: boolean
   /** When its last response ended normally (performance.now()); null before any. */
   lastResponseEndAt: number | null
   /** Someone said this connection ends: the server's `connection: close`, or our own `reset`. */
@@ -63,8 +65,10 @@ export function awaitSocket(user: SocketUser): void {
 function onServerEnd(this: Socket): void {
   const state = sockets.get(this)
   if (state === undefined || state.announcedClose || state.lastResponseEndAt === null) return
-  // Busy: a request written after the last response crossed the server's FIN (the race itself).
-  if (state.busy || performance.now() - state.lastResponseEndAt <= PROMPT_CLOSE_MS) state.watch.serverClosed()
+  // Busy and unanswered: a request written after the last response crossed the server's FIN (the
+  // race itself). Busy and answered: the server dropped a response midway, a failure of its own.
+  if (state.busy ? !state.answered : performance.now() - state.lastResponseEndAt <= PROMPT_CLOSE_MS)
+    state.watch.serverClosed()
 }
 
 /** Connection counters of one round (warm-up or a measured level) on one thread. */
@@ -94,7 +98,14 @@ export class ConnectionWatch {
   track(socket: Socket, reset: boolean): SocketState {
     let state = sockets.get(socket)
     if (state === undefined) {
-      state = { watch: this, requests: 0, busy: false, lastResponseEndAt: null, announcedClose: false }
+      state = {
+        watch: this,
+        requests: 0,
+        busy: false,
+        answered: false,
+        lastResponseEndAt: null,
+        announcedClose: false,
+      }
       sockets.set(socket, state)
       socket.once('end', onServerEnd)
     }
@@ -145,12 +156,14 @@ export function releaseSocket(state: SocketState, at: number, normally: boolean)
 /** Marks a socket busy with one more request; returns whether it had carried one before. */
 export function claimSocket(state: SocketState): boolean {
   state.busy = true
+  state.answered = false
   return state.requests++ > 0
 }
 
-/** The server announced the connection's end (`connection: close`): its close is no surprise. */
-export function announceClose(state: SocketState): void {
-  state.announcedClose = true
+/** Response headers arrived; `closing`: the server announced the connection's end (`connection: close`). */
+export function answered(state: SocketState, closing: boolean): void {
+  state.answered = true
+  if (closing) state.announcedClose = true
 }
 
 export type { SocketState }

@@ -13,7 +13,7 @@ import {
   timeoutKindOf,
 } from './classify.js'
 import {
-  announceClose,
+  answered,
   awaitSocket,
   ConnectionWatch,
   claimSocket,
@@ -264,7 +264,7 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
     const at = performance.now()
     this.record.headers_at = at
     this.record.status = statusCode
-    if (this.socket !== null && headers.connection === 'close') announceClose(this.socket)
+    if (this.socket !== null) answered(this.socket, headers.connection === 'close')
     const contentType = String(headers['content-type'] ?? '')
     // A server may ignore stream:true and answer with one JSON body; some send no content type.
     this.isEventStream = this.parser !== null && !contentType.includes('application/json')
