@@ -5,32 +5,11 @@ import { eventFigures, eventNotes } from '../../src/metrics/event-figures.js'
 import { completeTokenCounts } from '../../src/records/token-counts.js'
 import type { RequestRecord } from '../../src/records/types.js'
 import { implausibleUsage } from '../../src/records/usage-check.js'
+import { makeRecord } from '../helpers/records.js'
 
+/** Four one-token events 10 ms apart, max_tokens 4. */
 function record(overrides: Partial<RequestRecord> = {}): RequestRecord {
-  return {
-    seq: 0,
-    worker: 0,
-    level: 1,
-    phase: 'measure',
-    prompt_id: 0,
-    scheduled_at: 0,
-    sent_at: 0,
-    headers_at: 1,
-    first_token_at: 10,
-    end_at: 40,
-    token_times: [10, 20, 30, 40],
-    status: 200,
-    error: null,
-    input_tokens: 5,
-    output_tokens: 4,
-    token_source: 'usage',
-    tokenizer_output_tokens: null,
-    chunks: 4,
-    finish_reason: 'length',
-    attempt: 1,
-    requested_output_tokens: 4,
-    ...overrides,
-  }
+  return makeRecord({ token_times: [10, 20, 30, 40], requested_output_tokens: 4, ...overrides })
 }
 
 test('usage is believed when sane, refused when negative, fractional, far above max_tokens or far from the events', () => {
