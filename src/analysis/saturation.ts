@@ -29,8 +29,8 @@ const HELD_SUCCESS_RATE = 0.99
  * climbs at least MIN_TTFT_RATIO over k (the added streams wait). Judged against every higher level,
  * not only the next one, so a weak step that later levels make up for (CPU engines scale
  * sub-linearly from c=1, and prefill interference makes steps uneven) is not a knee, and a slightly
- * lower throughput after the peak does not move it. Only levels before the success rate first falls
- * (below 99%) are searched; when none of them is a knee, the last level that held is. Returns null
+ * lower throughput after the peak does not move it. Only levels up to the first one whose success
+ * rate falls (below 99%) are searched; when none of them is a knee, the last level that held is. Returns null
  * when throughput still grows meaningfully at the top level tried: not saturated.
  */
 export function findSaturation(
@@ -45,7 +45,8 @@ export function findSaturation(
       b.success_rate < (sorted[i - 1] as ScalingFigures).success_rate &&
       b.success_rate < HELD_SUCCESS_RATE,
   )
-  const held = fall > 0 ? sorted.slice(0, fall) : sorted
+  // The first level whose success rate fell still shows whether throughput grew up to it; none beyond.
+  const held = fall > 0 ? sorted.slice(0, fall + 1) : sorted
   for (let k = 0; k < held.length - 1; k++) {
     const knee = held[k] as ScalingFigures
     const steps = held.slice(k + 1).map((higher) => scalingStep(knee, higher, ttftKey, rateMode))
