@@ -259,7 +259,7 @@ test(
       r.map((x) => ({
         concurrency: x.concurrency,
         output_tokens_per_s: x.output_tokens_per_s,
-        ttft_ms: { count: 1, mean: x.mean_ttft_ms },
+        ttft_ms: { count: 1, mean: x.mean_ttft_ms, min: x.mean_ttft_ms, max: x.mean_ttft_ms },
         success_rate: 1,
       })),
     )
