@@ -7,15 +7,18 @@ export const MIN_THROUGHPUT_OUTPUT_TOKENS = 64
 type Level = Pick<LevelSummary, 'concurrency' | 'verdict'>
 
 /**
- * The level to run next to place the knee more precisely: the integer midpoint between the knee
- * and the next level tried (bisection), or between the last healthy level and the first overloaded
- * one; null when the two are adjacent or there is no knee to place.
+ * The level to run next to place the knee more precisely: the integer midpoint of the knee's bracket
+ * (the knee and the next level tried, or the level below and the knee when it is uncertain), or
+ * between the last healthy level and the first overloaded one; null when the two are adjacent or
+ * there is no knee to place.
  */
 export function refinementLevel(levels: readonly Level[], saturation: Saturation | null): number | null {
   const sorted = [...levels].sort((a, b) => a.concurrency - b.concurrency)
   let low: number | null = null
   let high: number | null = null
-  if (saturation !== null) {
+  if (saturation?.bracket) {
+    ;[low, high] = saturation.bracket
+  } else if (saturation !== null) {
     const knee = saturation.concurrency
     low = knee
     high = sorted.find((level) => level.concurrency > knee)?.concurrency ?? null

@@ -1,55 +1,109 @@
-import type { LevelSummary } from '../metrics/summarize.js'
+import {
+  isMeaningfulGain,
+  type ScalingFigures,
+  type ScalingStep,
+  scalingStep,
+  signedPercent,
+} from './scaling-step.js'
 
 export interface Saturation {
   concurrency: number
   reason: string
+  /**
+   * The two levels tried between which the true knee lies: the knee and the next level up, or the
+   * level below and the knee when throughput had already stalled going into it. Where to add a
+   * level (or bisect with --refine) to place it. Absent in results of older versions.
+   */
+  bracket?: [number, number] | null
 }
 
-/** Below this share of linear scaling, more streams no longer buy meaningful throughput. */
-export const MIN_SCALING_EFFICIENCY = 0.25
-/** TTFT must climb at least this much over the same step for the flat throughput to be a knee. */
+/** TTFT must climb at least this much beyond the knee: the extra streams queue instead of adding work. */
 export const MIN_TTFT_RATIO = 1.5
-
-type LevelFigures = Pick<LevelSummary, 'concurrency' | 'output_tokens_per_s' | 'ttft_ms' | 'success_rate'>
+/** Below this success rate, a falling success rate ends the levels the knee is looked for in. */
+const HELD_SUCCESS_RATE = 0.99
 
 /**
- * The knee of the gradient: the highest level before which adding concurrency still paid. Walks
- * consecutive levels a → b and stops at the first step where throughput grew by less than a
- * quarter of what linear scaling would give ((T_b/T_a - 1) / (b/a - 1) < 0.25) while TTFT p95
- * rose by at least 1.5x, or where the success rate fell. Returns null when no step qualifies: the
- * server is not saturated within the levels tried.
+ * The knee of the gradient: where throughput stops growing for good. It is the lowest level k after
+ * which no higher level adds a meaningful throughput gain over k (see isMeaningfulGain: at least 10%,
+ * and 20% per doubling of the concurrency achieved or 25% in all) while TTFT at some higher level
+ * climbs at least MIN_TTFT_RATIO over k (the added streams wait). Judged against every higher level,
+ * not only the next one, so a weak step that later levels make up for (CPU engines scale
+ * sub-linearly from c=1, and prefill interference makes steps uneven) is not a knee, and a slightly
+ * lower throughput after the peak does not move it. Only levels up to the first one whose success
+ * rate falls (below 99%) are searched; when none of them is a knee, the last level that held is. Returns null
+ * when throughput still grows meaningfully at the top level tried: not saturated.
  */
-export function findSaturation(levels: readonly LevelFigures[], ttftKey = 'p95'): Saturation | null {
+export function findSaturation(
+  levels: readonly ScalingFigures[],
+  ttftKey = 'p95',
+  rateMode = false,
+): Saturation | null {
   const sorted = [...levels].sort((x, y) => x.concurrency - y.concurrency)
-  for (let i = 1; i < sorted.length; i++) {
-    const a = sorted[i - 1] as LevelFigures
-    const b = sorted[i] as LevelFigures
-    if (a.output_tokens_per_s <= 0) continue
-    const gain = b.output_tokens_per_s / a.output_tokens_per_s - 1
-    const ideal = b.concurrency / a.concurrency - 1
-    const ttftA = a.ttft_ms[ttftKey] ?? a.ttft_ms.mean
-    const ttftB = b.ttft_ms[ttftKey] ?? b.ttft_ms.mean
-    const ttftRatio = ttftA && ttftB ? ttftB / ttftA : 1
-    const throughputWords = `throughput ${signedPercent(gain)} from ${a.concurrency} to ${b.concurrency}`
-    if (b.success_rate < a.success_rate && b.success_rate < 0.99) {
-      return {
-        concurrency: a.concurrency,
-        reason: `${throughputWords} while success rate fell from ${percent(a.success_rate)} to ${percent(b.success_rate)}`,
-      }
+  const fall = sorted.findIndex(
+    (b, i) =>
+      i > 0 &&
+      b.success_rate < (sorted[i - 1] as ScalingFigures).success_rate &&
+      b.success_rate < HELD_SUCCESS_RATE,
+  )
+  // The first level whose success rate fell still shows whether throughput grew up to it; none beyond.
+  const held = fall > 0 ? sorted.slice(0, fall + 1) : sorted
+  for (let k = 0; k < held.length - 1; k++) {
+    const knee = held[k] as ScalingFigures
+    const steps = held.slice(k + 1).map((higher) => scalingStep(knee, higher, ttftKey, rateMode))
+    if (steps.some((step) => step === null || isMeaningfulGain(step))) continue
+    const ratios = steps.map((step) => step?.ttft_ratio ?? 0)
+    const climb = Math.max(...ratios)
+    if (climb < MIN_TTFT_RATIO) continue
+    const below = k > 0 ? scalingStep(held[k - 1] as ScalingFigures, knee, ttftKey, rateMode) : null
+    const next = steps[0] as ScalingStep
+    const uncertain = below !== null && !isMeaningfulGain(below)
+    return {
+      concurrency: knee.concurrency,
+      reason: kneeReason(next, steps as ScalingStep[], climb, ratios.indexOf(climb), below, ttftKey),
+      bracket: uncertain ? [below.from, knee.concurrency] : [knee.concurrency, next.to],
     }
-    if (gain / ideal < MIN_SCALING_EFFICIENCY && ttftRatio >= MIN_TTFT_RATIO) {
-      return {
-        concurrency: a.concurrency,
-        reason: `${throughputWords} while TTFT ${ttftKey} x${ttftRatio.toFixed(1)}`,
-      }
+  }
+  if (fall > 0) {
+    const a = sorted[fall - 1] as ScalingFigures
+    const b = sorted[fall] as ScalingFigures
+    const step = scalingStep(a, b, ttftKey, rateMode)
+    const throughput =
+      step === null ? '' : `throughput ${signedPercent(step.gain)} from ${a.concurrency} to ${b.concurrency} `
+    return {
+      concurrency: a.concurrency,
+      reason: `${throughput}while success rate fell from ${percent(a.success_rate)} to ${percent(b.success_rate)}`,
+      bracket: [a.concurrency, b.concurrency],
     }
   }
   return null
 }
 
-function signedPercent(fraction: number): string {
-  const value = Math.round(fraction * 100)
-  return `${value >= 0 ? '+' : ''}${value}%`
+/** "throughput +3% from 32 to 64 while TTFT p95 x4.1 (up to 32: +93% per doubling from 8)" */
+function kneeReason(
+  next: ScalingStep,
+  steps: readonly ScalingStep[],
+  climb: number,
+  climbAt: number,
+  below: ScalingStep | null,
+  ttftKey: string,
+): string {
+  const perDoubling =
+    Math.abs(next.gain_per_doubling - next.gain) >= 0.005
+      ? ` (${signedPercent(next.gain_per_doubling)} per doubling)`
+      : ''
+  const ttftTo = (steps[climbAt] as ScalingStep).to
+  const ttft =
+    ttftTo === next.to
+      ? `TTFT ${ttftKey} x${climb.toFixed(1)}`
+      : `TTFT ${ttftKey} x${climb.toFixed(1)} by ${ttftTo}`
+  const best = steps.reduce((top, step) => (step.gain > top.gain ? step : top), next)
+  const peak =
+    best.to === next.to ? '' : `; no higher level gains more than ${signedPercent(best.gain)} (at ${best.to})`
+  const before =
+    below === null
+      ? ''
+      : ` (up to ${next.from}: ${signedPercent(below.gain_per_doubling)} per doubling from ${below.from})`
+  return `throughput ${signedPercent(next.gain)} from ${next.from} to ${next.to}${perDoubling} while ${ttft}${peak}${before}`
 }
 
 function percent(fraction: number): string {

@@ -1,32 +1,52 @@
 import type { LevelSummary, Verdict } from '../metrics/summarize.js'
 import type { Saturation } from './saturation.js'
+import { describeStep, isMeaningfulGain, type ScalingStep } from './scaling-step.js'
 
 /** A level whose success rate is below this, or that saw a timeout, is overloaded. */
 export const MIN_HEALTHY_SUCCESS_RATE = 0.99
 
 export const ADVICE: Record<Verdict, string> = {
   healthy: 'not saturated: keep adding concurrency',
-  saturated: 'throughput flat while TTFT climbs: the previous knee level is the capacity',
+  saturated:
+    'past the knee: more streams add little throughput and wait instead; the knee level is the capacity',
   overloaded: 'success rate falls or timeouts appear: back off to the previous level',
   'client-bound': 'the client was the bottleneck: use more workers or machines, then re-run',
 }
 
-/** The source article's diagnosis of one level, given the whole gradient's saturation point. */
+/**
+ * The source article's diagnosis of one level, given the whole gradient's saturation point and the
+ * step from the level below (a level whose throughput rose meaningfully is never "saturated").
+ */
 export function levelVerdict(
   level: Pick<LevelSummary, 'concurrency' | 'success_rate' | 'errors' | 'client' | 'requests'>,
   saturation: Saturation | null,
+  step: ScalingStep | null = null,
 ): Verdict {
   if (level.client.bound) return 'client-bound'
   if (level.requests > 0 && (level.success_rate < MIN_HEALTHY_SUCCESS_RATE || level.errors.timeout > 0)) {
     return 'overloaded'
   }
-  if (saturation !== null && level.concurrency > saturation.concurrency) return 'saturated'
+  const rose = step !== null && isMeaningfulGain(step)
+  if (saturation !== null && level.concurrency > saturation.concurrency && !rose) return 'saturated'
   return 'healthy'
 }
 
-export function adviceFor(verdict: Verdict, concurrency: number, saturation: Saturation | null): string {
-  if (verdict === 'healthy' && saturation?.concurrency === concurrency) {
-    return 'saturation point: record this level as capacity'
-  }
-  return ADVICE[verdict]
+/** The level's advice, after its own figures (throughput change from the level below, TTFT ratio). */
+export function adviceFor(
+  verdict: Verdict,
+  concurrency: number,
+  saturation: Saturation | null,
+  step: ScalingStep | null = null,
+  ttftKey = 'p95',
+): string {
+  const figures = step === null ? '' : `${describeStep(step, ttftKey)}: `
+  return figures + adviceText(verdict, concurrency, saturation)
+}
+
+function adviceText(verdict: Verdict, concurrency: number, saturation: Saturation | null): string {
+  if (verdict !== 'healthy' || saturation === null) return ADVICE[verdict]
+  if (saturation.concurrency === concurrency) return 'saturation point: record this level as capacity'
+  if (concurrency < saturation.concurrency)
+    return `below the knee at ${saturation.concurrency}: throughput still grows`
+  return `above the knee at ${saturation.concurrency} but rose from the level below: noisy figures, re-run to confirm`
 }

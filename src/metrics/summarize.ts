@@ -5,6 +5,7 @@ import { type ConnectionFigures, connectionFigures, connectionNotes } from './co
 import { e2eMs, isOk, pushItlMs, tpotMs, ttftMs } from './derive.js'
 import { type Distribution, percentileOfSorted, round, summarizeSamples } from './distribution.js'
 import { type EventFigures, eventFigures, eventNotes } from './event-figures.js'
+import { type AchievedConcurrency, inFlightFigures, type SteadyWindow } from './in-flight.js'
 import { shardWindows } from './shard-windows.js'
 import {
   type CostFigures,
@@ -54,6 +55,12 @@ export interface LevelSummary {
   /** SLO accounting when objectives were set, else null. */
   slo: LevelSlo | null
   output_tokens_per_s: number
+  /** Output tokens/s over the steady window when the level has one, else the same as output_tokens_per_s. */
+  output_tokens_per_s_steady: number
+  /** Where the level held its streams (see in-flight.ts); null = it never did for long enough. */
+  steady_window: SteadyWindow | null
+  /** Requests really in flight over the measured window, from the records. */
+  achieved_concurrency: AchievedConcurrency
   requests_per_s: number
   /** Measured window of the level: first send to last response end, seconds. */
   duration_s: number
@@ -149,6 +156,7 @@ export function summarizeLevel(
     options.mode === 'request_rate' ? null : dispatchFigures(lateness, e2e),
   )
   const rates = shardRates(records, durationS, outputTokens, ok)
+  const inFlight = inFlightFigures(records, options.mode === 'request_rate' ? null : concurrency)
   // Error-adjusted: every request counts, a failed one as the worst latency the client would wait.
   const failedAs = (value: number | null, record: RequestRecord): number | null =>
     isOk(record) ? value : options.timeout_ms
@@ -177,6 +185,9 @@ export function summarizeLevel(
     slo:
       options.slos.length === 0 ? null : evaluateSlos(records, options.slos, options.timeout_ms, durationS),
     output_tokens_per_s: round(rates.tokensPerS, 2),
+    output_tokens_per_s_steady: inFlight.steady?.output_tokens_per_s ?? round(rates.tokensPerS, 2),
+    steady_window: inFlight.steady,
+    achieved_concurrency: inFlight.achieved,
     requests_per_s: round(rates.requestsPerS, 3),
     duration_s: round(durationS, 3),
     output_tokens: outputTokens,

@@ -24,7 +24,21 @@ export const DEFINITIONS = {
     '`data: [DONE]` when it came: anything after [DONE] is ignored and counted as events_after_done, and a ' +
     'connection held open after it is closed by the client.',
   output_tokens_per_s:
-    'Sum of output tokens of successful requests / level wall window (first send to last response end), seconds.',
+    'Sum of output tokens of successful requests / level wall window (first send to last response end), seconds: ' +
+    'the whole window, ramp-up and drain included.',
+  output_tokens_per_s_steady:
+    'Output tokens that arrived within the steady window / its length, seconds (a request straddling an edge counts ' +
+    'the share of its token events inside); the same as output_tokens_per_s when the level has no steady window. ' +
+    'The knee is judged on this figure.',
+  steady_window:
+    'The part of a level where it held its streams: from the first moment at least 90% of its nominal concurrency ' +
+    'was in flight to the last moment it fell below that (brief dips between one request and the next are inside), ' +
+    "seconds after the level's first send, with the mean requests in flight over it. Null when the level never " +
+    'held 90% of its streams, or held them for under a quarter of its window (then the whole window is used).',
+  achieved_concurrency:
+    'Requests in flight (sent, not yet ended) over the level wall window, from the records: time-averaged mean and ' +
+    'maximum. Below the nominal concurrency when the level ramps up and drains, or had fewer requests than streams; ' +
+    'the knee and verdicts scale by what was achieved.',
   requests_per_s: 'Successful requests / level wall window, seconds.',
   success_rate: 'ok / requests; failed requests are kept in the records with their error class.',
   output_tokens:

@@ -1,4 +1,5 @@
 import { joinUrl } from '../config/url.js'
+import { achievedNotes, concurrencyCell, throughputCell } from './achieved-cells.js'
 import type { Chart } from './charts.js'
 import type { BenchResult } from './result-json.js'
 import { lengthsLine, levelAxisTitle, levelName, workloadNotes } from './workload-notes.js'
@@ -58,9 +59,9 @@ export function renderHtml(result: BenchResult, charts: readonly Chart[]): strin
     .sort((a, b) => a.concurrency - b.concurrency)
     .map(
       (level) =>
-        `<tr><td>${level.concurrency}</td><td>${level.requests}</td><td>${(level.success_rate * 100).toFixed(1)}%</td>` +
+        `<tr><td>${concurrencyCell(level, meta.load.mode === 'request_rate')}</td><td>${level.requests}</td><td>${(level.success_rate * 100).toFixed(1)}%</td>` +
         `<td>${keys.map((k) => one(level.ttft_ms[k])).join(' / ')}</td><td>${keys.map((k) => one(level.tpot_ms[k], 1)).join(' / ')}</td>` +
-        `<td>${one(level.itl_ms.p50, 1)}</td><td>${one(level.e2e_ms.p50)}</td><td>${level.output_tokens_per_s.toFixed(1)}</td>` +
+        `<td>${one(level.itl_ms.p50, 1)}</td><td>${one(level.e2e_ms.p50)}</td><td>${throughputCell(level)}</td>` +
         `<td>${level.requests_per_s.toFixed(2)}</td><td class="verdict-${level.verdict}" title="${escapeHtml(level.advice)}">${level.verdict}</td></tr>`,
     )
     .join('\n')
@@ -71,6 +72,7 @@ export function renderHtml(result: BenchResult, charts: readonly Chart[]): strin
       .filter((level) => level.verdict !== 'healthy')
       .map((level) => `${levelName(meta, level.concurrency)}: ${level.verdict}: ${level.advice}`),
     ...result.advice.map((line) => `Advice: ${line}`),
+    ...achievedNotes(result),
     ...workloadNotes(result),
     ...(meta.partial ? ['Partial result: the run was interrupted.'] : []),
   ]

@@ -1,5 +1,6 @@
 import { joinUrl } from '../config/url.js'
 import type { Distribution } from '../metrics/distribution.js'
+import { achievedNotes, concurrencyCell, throughputCell } from './achieved-cells.js'
 import type { BenchResult } from './result-json.js'
 import { lengthsLine, levelName, workloadNotes } from './workload-notes.js'
 
@@ -36,9 +37,9 @@ export function renderMarkdown(result: BenchResult): string {
         ? ''
         : ` ${level.cost.input_tokens} / ${level.cost.output_tokens} | ${level.cost.amount.toFixed(4)} |`
     lines.push(
-      `| ${level.concurrency} | ${level.requests} | ${(level.success_rate * 100).toFixed(1)}% | ` +
+      `| ${concurrencyCell(level, meta.load.mode === 'request_rate')} | ${level.requests} | ${(level.success_rate * 100).toFixed(1)}% | ` +
         `${percentiles(level.ttft_ms, keys)} | ${percentiles(level.tpot_ms, keys, 1)} | ${one(level.itl_ms.p50, 1)} | ` +
-        `${one(level.e2e_ms.p50)} | ${level.output_tokens_per_s.toFixed(1)} | ${level.requests_per_s.toFixed(2)} |${slo}${cost} ` +
+        `${one(level.e2e_ms.p50)} | ${throughputCell(level)} | ${level.requests_per_s.toFixed(2)} |${slo}${cost} ` +
         `${level.verdict} |`,
     )
   }
@@ -53,7 +54,7 @@ export function renderMarkdown(result: BenchResult): string {
       notes.push(`- ${levelName(meta, level.concurrency)}: note: ${note}`)
   if (notes.length > 0) lines.push('', ...notes)
   if (result.advice.length > 0) lines.push('', ...result.advice.map((line) => `- ${line}`))
-  const workload = workloadNotes(result)
+  const workload = [...achievedNotes(result), ...workloadNotes(result)]
   if (workload.length > 0) lines.push('', ...workload.map((line) => `- ${line}`))
   return `${lines.join('\n')}\n`
 }

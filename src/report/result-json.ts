@@ -1,5 +1,6 @@
 import { runAdvice } from '../analysis/advice.js'
 import { findSaturation, type Saturation } from '../analysis/saturation.js'
+import { stepsFromBelow } from '../analysis/scaling-step.js'
 import { findCapacity, toSlos } from '../analysis/slo.js'
 import { adviceFor, levelVerdict } from '../analysis/verdict.js'
 import type { LevelClientStats } from '../metrics/client-health.js'
@@ -149,10 +150,13 @@ export function summaryOptions(meta: RunMeta): SummaryOptions {
  */
 export function finishResult(summaries: readonly LevelFigures[], meta: RunMeta): BenchResult {
   const ttftKey = meta.percentiles.includes(95) ? 'p95' : 'mean'
-  const saturation = findSaturation(summaries, ttftKey)
+  const rateMode = meta.load?.mode === 'request_rate'
+  const saturation = findSaturation(summaries, ttftKey, rateMode)
+  const steps = stepsFromBelow(summaries, ttftKey, rateMode)
   const levels: LevelSummary[] = summaries.map((summary) => {
-    const verdict = levelVerdict(summary, saturation)
-    return { ...summary, verdict, advice: adviceFor(verdict, summary.concurrency, saturation) }
+    const step = steps.get(summary.concurrency) ?? null
+    const verdict = levelVerdict(summary, saturation, step)
+    return { ...summary, verdict, advice: adviceFor(verdict, summary.concurrency, saturation, step, ttftKey) }
   })
   const hasSlos = Object.keys(meta.slo ?? {}).length > 0
   return {

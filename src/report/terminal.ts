@@ -1,6 +1,7 @@
 import Table from 'cli-table3'
 import type { Distribution } from '../metrics/distribution.js'
 import type { LevelSummary } from '../metrics/summarize.js'
+import { achievedNotes, concurrencyCell, throughputCell } from './achieved-cells.js'
 import type { BenchResult } from './result-json.js'
 import { levelHeading, levelName, workloadNotes } from './workload-notes.js'
 
@@ -35,7 +36,7 @@ export function renderTable(result: BenchResult): string {
 
 function levelRow(level: LevelSummary, keys: string[], rateMode: boolean): string[] {
   return [
-    String(level.concurrency),
+    concurrencyCell(level, rateMode),
     String(level.requests),
     `${(level.success_rate * 100).toFixed(1)}%`,
     figures(level.ttft_ms, keys),
@@ -45,7 +46,7 @@ function levelRow(level: LevelSummary, keys: string[], rateMode: boolean): strin
     figures(level.tpot_ms, keys, 1),
     one(level.itl_ms.p50, 1),
     one(level.e2e_ms.p50),
-    level.output_tokens_per_s.toFixed(1),
+    throughputCell(level),
     level.requests_per_s.toFixed(2),
     `${Math.round(level.client.event_loop_utilization * 100)}% / ${level.client.event_loop_delay_p99_ms.toFixed(1)} ms`,
     level.verdict,
@@ -84,6 +85,7 @@ export function renderVerdict(result: BenchResult): string {
     }
     for (const note of level.client.notes ?? []) lines.push(`  ${name(level.concurrency)}: note: ${note}`)
   }
+  for (const note of achievedNotes(result)) lines.push(`  ${note}`)
   for (const note of workloadNotes(result)) lines.push(note.startsWith('Cost') ? note : `  ${note}`)
   for (const advice of result.advice) lines.push(`Advice: ${advice}`)
   if (result.meta.partial)

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { findSaturation } from '../../src/analysis/saturation.js'
-import { levelVerdict } from '../../src/analysis/verdict.js'
+import { stepsFromBelow } from '../../src/analysis/scaling-step.js'
+import { adviceFor, levelVerdict } from '../../src/analysis/verdict.js'
 import type { Distribution } from '../../src/metrics/distribution.js'
 
 function level(concurrency: number, tokensPerS: number, ttftP95: number, successRate = 1) {
@@ -17,7 +18,11 @@ test('a clear knee: throughput flat and TTFT up 4x from 32 to 64 → saturation 
     level(64, 2990, 330),
   ])
   assert.equal(saturation?.concurrency, 32)
-  assert.equal(saturation?.reason, 'throughput +3% from 32 to 64 while TTFT p95 x4.1')
+  assert.equal(
+    saturation?.reason,
+    'throughput +3% from 32 to 64 while TTFT p95 x4.1 (up to 32: +93% per doubling from 8)',
+  )
+  assert.deepEqual(saturation?.bracket, [32, 64])
 })
 
 test('no knee in range: throughput still scaling → null', () => {
@@ -64,3 +69,145 @@ test('verdicts: client-bound beats overloaded beats saturated', () => {
     'client-bound',
   )
 })
+
+/**
+ * The issue's three gradients against llama.cpp on CPU (8 slots): output tok/s at 1, 2, 4, 8, 16 and
+ * the TTFT p50 measured at 8 and 16; the lower levels' TTFTs are made up to rise gently, as a CPU
+ * engine's do (prefill competes with decode). The knee is 8 in each.
+ */
+const CPU_SERIES: Record<string, [number, number][]> = {
+  A: [
+    [77.4, 140],
+    [83.9, 190],
+    [124.1, 300],
+    [164.1, 554],
+    [167.3, 3037],
+  ],
+  B: [
+    [72.7, 150],
+    [87.2, 210],
+    [126.8, 340],
+    [189.0, 881],
+    [177.3, 3105],
+  ],
+  C: [
+    [73.5, 160],
+    [80.6, 240],
+    [95.7, 430],
+    [132.8, 1288],
+    [149.0, 3649],
+  ],
+}
+
+for (const [run, series] of Object.entries(CPU_SERIES)) {
+  test(`CPU engine run ${run}: sub-linear from c=1, the knee is the slot count 8`, () => {
+    const levels = series.map(([tokensPerS, ttft], i) => level(2 ** i, tokensPerS, ttft))
+    const saturation = findSaturation(levels)
+    assert.equal(saturation?.concurrency, 8, saturation?.reason)
+    assert.deepEqual(saturation?.bracket, [8, 16])
+    assert.match(saturation?.reason ?? '', /from 8 to 16 while TTFT p95 x[2-6]\.\d/)
+  })
+}
+
+test('CPU run C: verdicts quote their own figures and no rising level is "saturated"', () => {
+  const levels = (CPU_SERIES.C as [number, number][]).map(([t, ttft], i) => level(2 ** i, t, ttft))
+  const saturation = findSaturation(levels)
+  const steps = stepsFromBelow(levels, 'p95')
+  const verdicts = levels.map((l) =>
+    levelVerdict(withHealth(l), saturation, steps.get(l.concurrency) ?? null),
+  )
+  assert.deepEqual(verdicts, ['healthy', 'healthy', 'healthy', 'healthy', 'saturated'])
+  const advice = levels.map((l, i) =>
+    adviceFor(verdicts[i] ?? 'healthy', l.concurrency, saturation, steps.get(l.concurrency) ?? null),
+  )
+  assert.match(advice[3] ?? '', /^throughput \+39% from 4, TTFT p95 x3\.0: saturation point/)
+  assert.match(advice[4] ?? '', /^throughput \+12% from 8, TTFT p95 x2\.8: past the knee/)
+  assert.match(advice[1] ?? '', /^throughput \+10% from 1, TTFT p95 x1\.5: below the knee at 8/)
+  assert.doesNotMatch(advice.join('\n'), /flat/)
+})
+
+test('a level above the knee whose throughput rose meaningfully from the one below is not "saturated"', () => {
+  // 32 dipped (noise), 64 recovered: 64 rose +23% over 32, yet stays within reach of the knee at 16.
+  const levels = [level(8, 780, 52), level(16, 1500, 60), level(32, 1300, 200), level(64, 1600, 700)]
+  const saturation = findSaturation(levels)
+  assert.equal(saturation?.concurrency, 16)
+  const steps = stepsFromBelow(levels, 'p95')
+  assert.equal(
+    levelVerdict(withHealth(levels[2] as ReturnType<typeof level>), saturation, steps.get(32) ?? null),
+    'saturated',
+  )
+  assert.equal(
+    levelVerdict(withHealth(levels[3] as ReturnType<typeof level>), saturation, steps.get(64) ?? null),
+    'healthy',
+  )
+})
+
+test('a gain spread over several doublings still counts once it adds 25% in all', () => {
+  // +40% from 8 to 64 is 12% per doubling, but 40% more throughput is worth having: 8 is not the knee.
+  // From 16, 64 adds +24% (11% per doubling): not enough, so 16 is the knee.
+  const levels = [
+    level(4, 400, 50),
+    level(8, 780, 60),
+    level(16, 850, 200),
+    level(32, 950, 400),
+    level(64, 1050, 900),
+  ]
+  const saturation = findSaturation(levels)
+  assert.equal(saturation?.concurrency, 16, saturation?.reason)
+  assert.match(saturation?.reason ?? '', /no higher level gains more than \+24% \(at 64\)/)
+})
+
+test('achieved concurrency: an under-driven level counts as what it had in flight', () => {
+  // Nominally 16 → 64 is two doublings for +18%: not worth it, knee 16. But "64" only ever had 24
+  // requests in flight (too few requests for its streams): +18% for 1.5x the streams is still scaling.
+  const levels = [level(8, 780, 52), level(16, 1500, 60), level(64, 1770, 300)]
+  assert.equal(findSaturation(levels)?.concurrency, 16)
+  const underDriven = { ...level(64, 1770, 300), achieved_concurrency: { mean: 24, max: 40 } }
+  assert.equal(findSaturation([...levels.slice(0, 2), underDriven]), null)
+})
+
+test('a knee whose own step was weak is uncertain: the bracket is the level below and the knee', () => {
+  // 8 → 16 +8% (weak), but 8 is no knee because 32 adds +30% over it; 16 → 32 +20% total at d=1
+  // is not "meaningful" (< 20% per doubling): knee 16, placed between 8 and 16.
+  const levels = [level(4, 500, 50), level(8, 1000, 55), level(16, 1080, 120), level(32, 1290, 500)]
+  const saturation = findSaturation(levels)
+  assert.equal(saturation?.concurrency, 16, saturation?.reason)
+  assert.deepEqual(saturation?.bracket, [8, 16])
+})
+
+test('steady throughput and achieved concurrency are used when present', () => {
+  // Whole-window figures dragged down by a drain tail would show a knee at 4; the steady ones do not.
+  const ramped = (c: number, whole: number, steady: number, ttft: number) => ({
+    ...level(c, whole, ttft),
+    output_tokens_per_s_steady: steady,
+    steady_window: { start_s: 0, end_s: 1, mean_in_flight: c, output_tokens_per_s: steady },
+    achieved_concurrency: { mean: c * 0.8, max: c },
+  })
+  const levels = [
+    ramped(2, 200, 210, 50),
+    ramped(4, 380, 420, 55),
+    ramped(8, 400, 830, 80),
+    ramped(16, 420, 850, 400),
+  ]
+  assert.equal(
+    findSaturation(levels.map((l) => ({ ...l, output_tokens_per_s_steady: undefined })))?.concurrency,
+    4,
+  )
+  assert.equal(findSaturation(levels)?.concurrency, 8)
+})
+
+function withHealth(l: ReturnType<typeof level>) {
+  const errors = { timeout: 0, http_4xx: 0, http_429: 0, http_5xx: 0, connection: 0, stream: 0, other: 0 }
+  const client = {
+    cpu_percent: 10,
+    notes: [],
+    rss_mib: 100,
+    event_loop_delay_p99_ms: 1,
+    event_loop_utilization: 0.1,
+    dispatch_lateness_p99_ms: 0.2,
+    effective_concurrency_ratio: 1,
+    bound: false,
+    reasons: [],
+  }
+  return { ...l, errors, requests: 10, client }
+}

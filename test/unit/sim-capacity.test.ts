@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { findSaturation } from '../../src/analysis/saturation.js'
 import {
   AdmissionControl,
   decodeStepMs,
   type JobSink,
   prefillMs,
   resolveSimParams,
+  SIM_CPU_LIKE,
   SIM_DEFAULTS,
   SimEngine,
   type SimParams,
@@ -24,6 +26,7 @@ const P: SimParams = {
   decode_base_ms: 10,
   decode_ms_per_seq: 2,
   seed: 1,
+  prefill_blocks_decode: 0,
 }
 
 function at(xs: number[], i: number): number {
@@ -213,3 +216,53 @@ test('SIM_DEFAULTS show a knee at 16: throughput flattens, TTFT jumps', opts, ()
   assert.ok(at(ttft, 5) > 2 * at(ttft, 4), `and keeps climbing: ${ttft}`)
   assert.ok(r.every((x) => x.max_running <= 16))
 })
+
+test('CPU-like mode: a prefill waits for the one before it and stalls decoding meanwhile', opts, () => {
+  const clock = new VirtualClock()
+  const engine = new SimEngine({ ...P, prefill_blocks_decode: 1 }, clock)
+  const a = recorder(clock)
+  const b = recorder(clock)
+  engine.submit({ inputTokens: 0, outputTokens: 4 }, a) // prefill 0..50, then steps of 12 alone
+  clock.advanceBy(55)
+  engine.submit({ inputTokens: 0, outputTokens: 2 }, b) // prefill 55..105: a's token due at 62 waits
+  clock.runAll()
+  // a: first token at 50; the next was due at 62 but the prefill ran until 105; then 14-ms steps
+  // (two decoding) until b finishes, 12 ms alone again.
+  assert.deepEqual(a.tokens, [50, 105, 119, 131])
+  assert.deepEqual(b.tokens, [105, 119])
+  const both = new SimEngine({ ...P, prefill_blocks_decode: 1 }, new VirtualClock())
+  assert.equal(both.params.prefill_blocks_decode, 1)
+  assert.throws(() => resolveSimParams({ prefill_blocks_decode: 2 }), RangeError)
+})
+
+test(
+  'CPU-like preset: sub-linear from c=1 up to the slots, flat beyond; the knee lands on the slots',
+  opts,
+  () => {
+    const params = resolveSimParams(SIM_CPU_LIKE)
+    const levels = [1, 2, 4, 8, 16, 32]
+    const r = levels.map((concurrency) =>
+      simulateClosedLoop(params, {
+        concurrency,
+        requests: concurrency * 6,
+        inputTokens: 128,
+        outputTokens: 64,
+      }),
+    )
+    const tput = r.map((x) => x.output_tokens_per_s)
+    for (let i = 1; i <= 3; i++) {
+      const gain = at(tput, i) / at(tput, i - 1)
+      assert.ok(gain > 1.2 && gain < 1.8, `sub-linear but growing up to 8: ${tput}`)
+    }
+    assert.ok(Math.abs(at(tput, 4) / at(tput, 3) - 1) < 0.03, `flat beyond the 8 slots: ${tput}`)
+    const knee = findSaturation(
+      r.map((x) => ({
+        concurrency: x.concurrency,
+        output_tokens_per_s: x.output_tokens_per_s,
+        ttft_ms: { count: 1, mean: x.mean_ttft_ms, min: x.mean_ttft_ms, max: x.mean_ttft_ms },
+        success_rate: 1,
+      })),
+    )
+    assert.equal(knee?.concurrency, params.slots, knee?.reason)
+  },
+)

@@ -11,6 +11,7 @@ import { renderTable, renderVerdict } from '../../report/terminal.js'
 import { estimateClockOffsetMs } from '../../run/clock-offset.js'
 import { configDigest } from '../../run/config-digest.js'
 import { timedLevelSeconds } from '../../run/level-plan.js'
+import { underDrivenWarning } from '../../run/plan-warnings.js'
 import { WorkloadError } from '../../run/prepare-workload.js'
 import { runGradient } from '../../run/run-gradient.js'
 import { parseShard, type ShardInfo } from '../../run/shard.js'
@@ -377,6 +378,8 @@ export async function executeRun(
     config.run.out_dir ??
     `${defaultOutDir(config.target.model)}${shardSlot === null ? '' : `-shard-${shardSlot.index}-of-${shardSlot.count}`}`
   log(describePlan(config, outDir))
+  const underDriven = underDrivenWarning(config.load)
+  if (underDriven !== null) log(underDriven)
   for (const note of ignoredFlags(config, flags)) log(`note: ${note}`)
   let shard: ShardInfo | undefined
   if (shardSlot !== null) {

@@ -1,4 +1,4 @@
-import { resolveSimParams, SIM_DEFAULTS, type SimParams } from '../../sim/capacity.js'
+import { resolveSimParams, SIM_CPU_LIKE, SIM_DEFAULTS, type SimParams } from '../../sim/capacity.js'
 import { FAULT_KINDS, type FaultRate, parseFaults } from '../../sim/faults.js'
 import type { SimQuirks } from '../../sim/quirks.js'
 import { SIM_MODEL, type SimulatorOptions, startSimulator } from '../../sim/server.js'
@@ -23,6 +23,7 @@ const PARAM_FLAGS: { key: keyof SimParams; help: string }[] = [
   { key: 'decode_base_ms', help: 'decode step time, ms' },
   { key: 'decode_ms_per_seq', help: 'extra decode step time per running sequence, ms' },
   { key: 'seed', help: 'seed of the generated text' },
+  { key: 'prefill_blocks_decode', help: '1 = prefills run one at a time and stall decoding (CPU engine)' },
 ]
 
 const flagName = (key: string): string => key.replaceAll('_', '-')
@@ -37,6 +38,15 @@ export const SIM_PARAM_FLAGS: FlagSpec[] = [
       default: String(SIM_DEFAULTS[key]),
     }),
   ),
+  {
+    name: 'cpu-like',
+    type: 'boolean',
+    help: `scale like llama.cpp on a CPU (sub-linear up to the slots, then flat): ${Object.entries(
+      SIM_CPU_LIKE,
+    )
+      .map(([key, value]) => `--${flagName(key)} ${value}`)
+      .join(' ')}, each overridable`,
+  },
   {
     name: 'fault',
     type: 'string',
@@ -138,7 +148,7 @@ function simWorkloadOptions(
  * flag (also for `demo`, whose simulator is a child process).
  */
 export function simParams(flags: ParsedFlags): Partial<SimParams> {
-  const params: Partial<SimParams> = {}
+  const params: Partial<SimParams> = flags['cpu-like'] === true ? { ...SIM_CPU_LIKE } : {}
   for (const { key } of PARAM_FLAGS) {
     const value = numberFlag(flags, flagName(key))
     if (value === undefined) continue

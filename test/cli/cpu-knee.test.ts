@@ -1,0 +1,51 @@
+import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { runCli } from '../helpers/cli.js'
+import { tempDir } from '../helpers/run-config.js'
+
+/**
+ * The gradient of issue 12 against the simulator in CPU-like mode (8 slots): throughput grows
+ * sub-linearly from c=1 (+60% for the first doubling, ~+25% for the last), then stays flat while
+ * TTFT climbs. The old "first weak step" rule would have said 1 or 2; the knee is the slot count.
+ */
+test('demo --cpu-like: a sub-linear gradient has its knee at the 8 slots', { timeout: 180_000 }, async () => {
+  const out = join(tempDir(), 'cpu')
+  const run = await runCli(
+    [
+      'demo',
+      '--cpu-like',
+      '--levels',
+      '1,2,4,8,16',
+      '--duration',
+      '3',
+      '--warmup',
+      '2',
+      '--input-tokens',
+      '32',
+      '--output-tokens',
+      '32',
+      '--quiet',
+      '--out',
+      out,
+    ],
+    { timeoutMs: 170_000 },
+  )
+  assert.equal(run.code, 0, run.stderr)
+  const result = JSON.parse(readFileSync(join(out, 'bench_result.json'), 'utf8'))
+  const figures = result.levels.map(
+    (level: { concurrency: number; output_tokens_per_s_steady: number; ttft_ms: { p95: number } }) =>
+      `${level.concurrency}: ${level.output_tokens_per_s_steady} tok/s, TTFT p95 ${level.ttft_ms.p95} ms`,
+  )
+  assert.equal(result.saturation?.concurrency, 8, `${result.saturation_summary}\n${figures.join('\n')}`)
+  const verdicts = result.levels.map((level: { verdict: string }) => level.verdict)
+  assert.deepEqual(verdicts, ['healthy', 'healthy', 'healthy', 'healthy', 'saturated'])
+  // Every level quotes its own step; none that rose is called flat.
+  assert.match(result.levels[1].advice, /^throughput \+\d+% from 1, TTFT p95 x\d/)
+  assert.ok(
+    result.levels.every(
+      (level: { achieved_concurrency: { max: number } }) => level.achieved_concurrency.max > 0,
+    ),
+  )
+})
