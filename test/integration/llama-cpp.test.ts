@@ -32,7 +32,9 @@ function startLlamaServer(port: number): Promise<number> {
 }
 
 test('llama.cpp: no request fails that the server did not fail, tokens equal usage, the knee is at the slots', {
-  skip: existsSync(KIT) ? false : `no llama.cpp kit at ${KIT} (the team's ../shared is not beside this clone)`,
+  skip: existsSync(KIT)
+    ? false
+    : `no llama.cpp kit at ${KIT} (the team's ../shared is not beside this clone)`,
   timeout: 600_000,
 }, async () => {
   const port = await freePort()
@@ -70,7 +72,10 @@ test('llama.cpp: no request fails that the server did not fail, tokens equal usa
       .split('\n')
       .map((line) => JSON.parse(line) as RequestRecord)
     const table = result.levels
-      .map((level) => `c=${level.concurrency}: ${level.output_tokens_per_s} tok/s, TTFT p95 ${level.ttft_ms.p95} ms`)
+      .map(
+        (level) =>
+          `c=${level.concurrency}: ${level.output_tokens_per_s} tok/s, TTFT p95 ${level.ttft_ms.p95} ms`,
+      )
       .join('; ')
     // The server failed nothing: any failure would be the client's (the keep-alive race).
     const failed = records.filter((record) => record.error !== null)
