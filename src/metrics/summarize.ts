@@ -3,6 +3,7 @@ import { ERROR_CLASSES, type ErrorClass, type RequestRecord } from '../records/t
 import { type ClientHealth, type Dispatch, judgeClient, type LevelClientStats } from './client-health.js'
 import { e2eMs, isOk, pushItlMs, tpotMs, ttftMs } from './derive.js'
 import { type Distribution, percentileOfSorted, round, summarizeSamples } from './distribution.js'
+import { type LevelFailures, levelFailures } from './failure-causes.js'
 import { shardWindows } from './shard-windows.js'
 import {
   type CostFigures,
@@ -20,7 +21,7 @@ import {
 
 export type { ClientHealth }
 
-export type Verdict = 'healthy' | 'saturated' | 'overloaded' | 'client-bound'
+export type Verdict = 'healthy' | 'saturated' | 'overloaded' | 'client-bound' | 'misconfigured'
 
 export interface TokenCounting {
   from_usage: number
@@ -29,7 +30,7 @@ export interface TokenCounting {
   tokenizer_vs_usage_percent: number | null
 }
 
-export interface LevelSummary {
+export interface LevelSummary extends LevelFailures {
   concurrency: number
   requests: number
   ok: number
@@ -152,6 +153,7 @@ export function summarizeLevel(
     success_rate: records.length === 0 ? 0 : round(ok / records.length, 4),
     errors,
     error_samples: samples,
+    ...levelFailures(records, ok, outputTokens),
     timeouts,
     ttft_ms: summarizeSamples(ttft, percentiles),
     tpot_ms: summarizeSamples(tpot, percentiles),

@@ -1,5 +1,6 @@
 import { joinUrl } from '../config/url.js'
 import type { Distribution } from '../metrics/distribution.js'
+import { errorMessageLines } from './failure-notes.js'
 import type { BenchResult } from './result-json.js'
 import { lengthsLine, levelName, workloadNotes } from './workload-notes.js'
 
@@ -46,7 +47,10 @@ export function renderMarkdown(result: BenchResult): string {
     .filter((level) => level.verdict !== 'healthy' || result.saturation?.concurrency === level.concurrency)
     .map(
       (level) =>
-        `- ${levelName(meta, level.concurrency)}: **${level.verdict}**: ${level.advice}${level.client.bound ? ` (${level.client.reasons.join('; ')})` : ''}`,
+        `- ${levelName(meta, level.concurrency)}: **${level.verdict}**: ${level.advice}${level.client.bound ? ` (${level.client.reasons.join('; ')})` : ''}` +
+        errorMessageLines(level)
+          .map((line) => `\n  - ${line}`)
+          .join(''),
     )
   if (notes.length > 0) lines.push('', ...notes)
   if (result.advice.length > 0) lines.push('', ...result.advice.map((line) => `- ${line}`))

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os'
 import { join } from 'node:path'
+import { runFailures } from '../../analysis/run-gate.js'
 import { displayUrl } from '../../client/redact.js'
 import { ConfigError } from '../../config/errors.js'
 import { DEFAULTS, loadRunConfig } from '../../config/load.js'
@@ -8,6 +9,7 @@ import { joinUrl } from '../../config/url.js'
 import { appendHistory } from '../../report/history.js'
 import { formatProgress, type LevelProgress } from '../../report/progress.js'
 import { renderTable, renderVerdict } from '../../report/terminal.js'
+import { levelName } from '../../report/workload-notes.js'
 import { estimateClockOffsetMs } from '../../run/clock-offset.js'
 import { configDigest } from '../../run/config-digest.js'
 import { timedLevelSeconds } from '../../run/level-plan.js'
@@ -202,6 +204,13 @@ export const LOAD_FLAGS: FlagSpec[] = [
     help: 'objectives, e.g. ttft_p95_ms=800,tpot_p95_ms=50 (metrics ttft, tpot, e2e)',
   },
   { name: 'fail-on-slo', type: 'boolean', help: 'exit 1 when no level meets every SLO' },
+  {
+    name: 'min-success-rate',
+    type: 'string',
+    value: 'PERCENT',
+    help: "exit 1 when the lowest level's success rate is below it (0 = off)",
+    default: String(DEFAULTS.metrics.min_success_rate),
+  },
   { name: 'refine', type: 'boolean', help: 'bisect around the knee with up to 3 extra levels' },
   { name: 'history', type: 'string', value: 'DIR', help: "append this run's summary to DIR/history.jsonl" },
   { name: 'no-preflight', type: 'boolean', help: 'skip the one-request check before the first level' },
@@ -307,6 +316,7 @@ export function configFlags(flags: ParsedFlags): ConfigFlags {
   const slo = stringFlag(flags, 'slo')
   set('slo', slo === undefined ? undefined : sloPairs(slo))
   if (flags['fail-on-slo'] === true) result.fail_on_slo = true
+  set('min_success_rate', numberFlag(flags, 'min-success-rate'))
   if (flags.refine === true) result.refine = true
   set('history', stringFlag(flags, 'history'))
   if (flags['no-preflight'] === true) result.preflight = false
@@ -437,6 +447,15 @@ export async function executeRun(
     if (config.run.history_dir !== null)
       log(`history: appended to ${appendHistory(config.run.history_dir, result)}`)
     if (stop.requested) return EXIT.interrupted
+    const failures = runFailures(result.levels, config.metrics.min_success_rate, (value) =>
+      levelName(result.meta, value),
+    )
+    if (failures.length > 0) {
+      io.err(
+        `Run failed (exit 1): it measured nothing to trust:\n${failures.map((f) => `  ${f}`).join('\n')}\n`,
+      )
+      return EXIT.gateFailed
+    }
     if (config.run.fail_on_slo && result.capacity === null) {
       io.err(`SLO gate failed: ${result.capacity_summary}\n`)
       return EXIT.gateFailed
