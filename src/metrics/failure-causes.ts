@@ -3,8 +3,11 @@ import type { RequestRecord } from '../records/types.js'
 
 /** One failure message of a level and how many of its requests ended with it. */
 export interface ErrorMessageCount {
+  /** The first of them, verbatim. */
   message: string
   count: number
+  /** True when the messages counted differ in their numbers (token counts, ids), as vLLM's do. */
+  numbers_vary: boolean
 }
 
 /** A level whose requests failed (or came back empty) for a reason that is not load. */
@@ -25,6 +28,15 @@ export interface LevelFailures {
   misconfiguration: Misconfiguration | null
 }
 
+interface MessageGroup {
+  /** The first message of the group, verbatim. */
+  message: string
+  count: number
+  numbersVary: boolean
+  nonLoad: boolean
+  first: RequestRecord
+}
+
 /** How many distinct failure messages a level keeps, with their counts. */
 export const TOP_ERROR_MESSAGES = 3
 
@@ -39,7 +51,7 @@ export function levelFailures(
   ok: number,
   outputTokens: number,
 ): LevelFailures {
-  const byMessage = new Map<string, { count: number; nonLoad: boolean; first: RequestRecord }>()
+  const groups = new Map<string, MessageGroup>()
   let failed = 0
   let nonLoad = 0
   for (const record of records) {
@@ -47,20 +59,27 @@ export function levelFailures(
     failed++
     const isNonLoad = isNonLoadFailure(record)
     if (isNonLoad) nonLoad++
-    const entry = byMessage.get(record.error.message)
-    if (entry === undefined)
-      byMessage.set(record.error.message, { count: 1, nonLoad: isNonLoad, first: record })
-    else entry.count++
+    const message = record.error.message
+    // Servers put the request's own figures in the sentence ("you requested 4200 tokens"): one group.
+    const shape = message.replace(/\d+/g, '#')
+    const group = groups.get(shape)
+    if (group === undefined)
+      groups.set(shape, { message, count: 1, numbersVary: false, nonLoad: isNonLoad, first: record })
+    else {
+      group.count++
+      if (group.message !== message) group.numbersVary = true
+    }
   }
   // Map order is first appearance, and sort is stable: ties keep it.
-  const ranked = [...byMessage.entries()].sort((a, b) => b[1].count - a[1].count)
+  const ranked = [...groups.values()].sort((a, b) => b.count - a.count)
   const error_messages = ranked
     .slice(0, TOP_ERROR_MESSAGES)
-    .map(([message, { count }]) => ({ message, count }))
-  if (nonLoad > 0 && 2 * nonLoad >= failed) {
-    const [message, top] = ranked.find(([, entry]) => entry.nonLoad) as [string, { first: RequestRecord }]
+    .map((group) => ({ message: group.message, count: group.count, numbers_vary: group.numbersVary }))
+  const top = ranked.find((group) => group.nonLoad)
+  if (top !== undefined && 2 * nonLoad >= failed) {
     const found = failureCause(top.first)
-    if (found !== null) return { error_messages, misconfiguration: { requests: nonLoad, message, ...found } }
+    if (found !== null)
+      return { error_messages, misconfiguration: { requests: nonLoad, message: top.message, ...found } }
   }
   if (ok > 0 && outputTokens === 0) {
     return {
