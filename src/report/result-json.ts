@@ -20,6 +20,8 @@ export const RESULT_SCHEMA = 'llmbench.result/1'
 /** What a run was: everything besides the records that a report needs. */
 export interface RunMeta {
   tool_version: string
+  /** This run's id, also on each of its records; absent in results written before ids existed. */
+  run_id?: string
   started_at: string
   finished_at: string | null
   /** True when the run was interrupted or is still going: levels may be missing. */

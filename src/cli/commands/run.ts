@@ -14,6 +14,7 @@ import { estimateClockOffsetMs } from '../../run/clock-offset.js'
 import { configDigest } from '../../run/config-digest.js'
 import { timedLevelSeconds } from '../../run/level-plan.js'
 import { WorkloadError } from '../../run/prepare-workload.js'
+import { FolderInUseError, freeFolderName, prepareResultFolder } from '../../run/result-folder.js'
 import { runGradient } from '../../run/run-gradient.js'
 import { parseShard, type ShardInfo } from '../../run/shard.js'
 import { MAX_START_WAIT_MS, parseStartAt, type StartSchedule } from '../../run/start-schedule.js'
@@ -197,6 +198,7 @@ export const LOAD_FLAGS: FlagSpec[] = [
     help: 'the result folder itself',
     default: 'results/<time>-<model>',
   },
+  { name: 'force', type: 'boolean', help: "replace the run already in --out (that run's files only)" },
   {
     name: 'slo',
     type: 'string',
@@ -383,8 +385,12 @@ export async function executeRun(
   const schedule = resolveSchedule(flags, config)
   const outDir =
     config.run.out_dir ??
-    `${defaultOutDir(config.target.model)}${shardSlot === null ? '' : `-shard-${shardSlot.index}-of-${shardSlot.count}`}`
+    freeFolderName(
+      `${defaultOutDir(config.target.model)}${shardSlot === null ? '' : `-shard-${shardSlot.index}-of-${shardSlot.count}`}`,
+    )
+  const replaced = readyOutDir(outDir, config, flags.force === true)
   log(describePlan(config, outDir))
+  if (replaced !== null) log(`note: ${replaced}`)
   for (const note of ignoredFlags(config, flags)) log(`note: ${note}`)
   let shard: ShardInfo | undefined
   if (shardSlot !== null) {
@@ -464,6 +470,16 @@ export async function executeRun(
   } finally {
     process.off('SIGINT', onSignal)
     process.off('SIGTERM', onSignal)
+  }
+}
+
+/** One result folder, one run: refuses a folder holding a run unless --force (before anything is sent). */
+function readyOutDir(outDir: string, config: RunConfig, force: boolean): string | null {
+  try {
+    return prepareResultFolder(outDir, config.metrics.output_json, force)
+  } catch (error) {
+    if (error instanceof FolderInUseError) throw new CliError(error.message, EXIT.usage)
+    throw error
   }
 }
 
