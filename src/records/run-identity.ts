@@ -32,8 +32,8 @@ export function recordsOfOneRun(records: RequestRecord[], runId: string | undefi
   const idsByShard = new Map<number, Set<string | undefined>>()
   for (const record of records) {
     const shard = record.shard ?? -1
-    let ids = idsByShard.get(shard)
-    if (ids === undefined) idsByShard.set(shard, (ids = new Set()))
+    const ids = idsByShard.get(shard) ?? new Set<string | undefined>()
+    if (ids.size === 0) idsByShard.set(shard, ids)
     ids.add(record.run)
   }
   const mixed = [...idsByShard.values()].find((ids) => ids.size > 1)
