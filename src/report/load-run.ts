@@ -13,7 +13,7 @@ export interface LoadedRun {
   records: RequestRecord[] | null
   tornLastLine: boolean
   /** Records of other runs in the same requests.jsonl, left out (0 when there were none). */
-  otherRunRecords: number
+  otherRunRecords?: number
 }
 
 /** A result folder, or its bench_result.json (any name): the summary plus the raw records beside it. */
