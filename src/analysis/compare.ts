@@ -1,13 +1,11 @@
 import { e2eMs, isOk, pushItlMs, tpotMs, ttftMs } from '../metrics/derive.js'
 import { percentileOfSorted, round } from '../metrics/distribution.js'
+import type { LevelSummary } from '../metrics/summarize.js'
 import type { RequestRecord } from '../records/types.js'
 import type { RunMeta } from '../report/result-json.js'
-import {
-  bootstrapPercentileDifference,
-  bootstrapRelativeDifference,
-  mannWhitney,
-  normalCdf,
-} from './stats.js'
+import { inconclusiveReason } from './client-trust.js'
+import { bootstrapPercentileDifference, mannWhitney, normalCdf } from './stats.js'
+import { throughputChange } from './throughput-change.js'
 
 /** A compared figure: latency percentiles (ttft_p95 ...), throughput or success_rate. */
 export interface MetricComparison {
@@ -31,6 +29,8 @@ export interface MetricComparison {
 export interface LevelComparison {
   concurrency: number
   metrics: MetricComparison[]
+  /** Why the level's changes may be the client's (either run's), or null: it then gates only with strictClient. */
+  inconclusive: string | null
 }
 
 export interface Comparison {
@@ -40,11 +40,20 @@ export interface Comparison {
   mode: 'concurrency' | 'request_rate'
   levels: LevelComparison[]
   regressions: { concurrency: number; metric: string; change: number }[]
+  /** Regressions at inconclusive levels: shown, not gated (unless strictClient). */
+  inconclusive: { concurrency: number; metric: string; change: number; reason: string }[]
 }
 
 export interface RunRecords {
   meta: RunMeta
   records: readonly RequestRecord[]
+  /** The run's own level summaries, for how its client fared; absent = the client is not judged. */
+  levels?: readonly Pick<LevelSummary, 'concurrency' | 'client'>[]
+}
+
+export interface CompareOptions {
+  /** Gate on levels where either run's client was not trustworthy too. Default false. */
+  strictClient?: boolean
 }
 
 /** Default gates: relative worsening allowed per metric; success_rate in points (0.01 = 1 point). */
@@ -85,7 +94,26 @@ export function setupMismatches(base: RunMeta, next: RunMeta): string[] {
   both('prompts', (meta) => (meta.workload.input === undefined ? undefined : meta.workload.dataset))
   both('arrival process', (meta) => meta.load.arrival)
   both('ignore_eos', (meta) => meta.workload.ignore_eos)
+  both('stop rule', stopRule)
   return out
+}
+
+/**
+ * How each level ended: after a count of requests, or after a duration (with its warm-up and
+ * cool-down). 40 requests and 30 s per level measure different windows (ramp-up and drain weigh
+ * differently), so they are a set-up difference like the lengths. Undefined in results without it.
+ */
+function stopRule(meta: RunMeta): string | undefined {
+  const { load } = meta
+  if (load.duration_per_level !== undefined) {
+    const extra =
+      (load.warmup_s ?? 0) > 0 || (load.cooldown_s ?? 0) > 0
+        ? ` (+${load.warmup_s ?? 0} s warm-up, +${load.cooldown_s ?? 0} s cool-down)`
+        : ''
+    return `${load.duration_per_level} s per level${extra}`
+  }
+  if (load.requests_per_level !== undefined) return `${load.requests_per_level} requests per level`
+  return undefined
 }
 
 interface LevelSamples {
@@ -94,8 +122,8 @@ interface LevelSamples {
   itl: number[]
   e2e: number[]
   tokens: number[]
-  /** Per successful request: output tokens / E2E seconds. */
-  tokenRates: number[]
+  /** Every measured request, failed ones included (0 tokens): what the level throughput is made of. */
+  throughput: { tokens: number[]; seconds: number[] }
   windowS: number
   ok: number
   total: number
@@ -108,7 +136,7 @@ function samplesOf(records: readonly RequestRecord[], concurrency: number): Leve
     itl: [],
     e2e: [],
     tokens: [],
-    tokenRates: [],
+    throughput: { tokens: [], seconds: [] },
     windowS: 0,
     ok: 0,
     total: 0,
@@ -120,6 +148,8 @@ function samplesOf(records: readonly RequestRecord[], concurrency: number): Leve
     samples.total++
     start = Math.min(start, record.sent_at)
     end = Math.max(end, record.end_at)
+    samples.throughput.seconds.push((record.end_at - record.sent_at) / 1000)
+    samples.throughput.tokens.push(isOk(record) ? record.output_tokens : 0)
     if (!isOk(record)) continue
     samples.ok++
     samples.tokens.push(record.output_tokens)
@@ -129,7 +159,6 @@ function samplesOf(records: readonly RequestRecord[], concurrency: number): Leve
     if (perToken !== null) samples.tpot.push(perToken)
     pushItlMs(record, samples.itl)
     samples.e2e.push(e2eMs(record))
-    if (e2eMs(record) > 0) samples.tokenRates.push(record.output_tokens / (e2eMs(record) / 1000))
   }
   samples.windowS = samples.total === 0 ? 0 : (end - start) / 1000
   return samples
@@ -196,32 +225,39 @@ function comparison(
 }
 
 /**
- * Throughput: the figure is Σ tokens / window, one number per run, so the test is on what makes it
- * up in a closed loop: each request's own token rate (tokens / E2E). Level throughput is about
- * concurrency × the mean rate, so a significant fall of the mean rate is a throughput regression.
+ * Throughput: the figure is Σ tokens / window, one number per run; its change, interval and
+ * p-value all come from one bootstrap of that figure (see throughputChange).
  */
 function throughputComparison(
   base: LevelSamples,
   next: LevelSamples,
   threshold: number | null,
+  closedLoop: boolean,
 ): MetricComparison {
   const rate = (s: LevelSamples): number | null =>
     s.windowS > 0 ? s.tokens.reduce((a, b) => a + b, 0) / s.windowS : null
   const b = rate(base)
   const n = rate(next)
   const change = b !== null && n !== null && b !== 0 ? (n - b) / b : null
-  const mean = (sorted: number[]): number => sorted.reduce((x, y) => x + y, 0) / sorted.length
-  const test = threshold === null ? null : mannWhitney(base.tokenRates, next.tokenRates)
-  const interval =
-    threshold === null ? null : bootstrapRelativeDifference(base.tokenRates, next.tokenRates, mean, 500)
-  const significant = test !== null && test.p_value < SIGNIFICANCE && interval !== null && interval.high < 0
+  const tested =
+    threshold === null || b === null || n === null
+      ? null
+      : throughputChange(
+          { ...base.throughput, figure: b },
+          { ...next.throughput, figure: n },
+          closedLoop,
+          500,
+        )
+  const interval = tested?.interval ?? null
+  const p = tested?.p_value ?? null
+  const significant = p !== null && p < SIGNIFICANCE && interval !== null && interval.high < 0
   const beyond = threshold !== null && change !== null && -change > threshold
   return comparison('throughput', {
     b,
     n,
     digits: 2,
     change,
-    p: test?.p_value ?? null,
+    p,
     interval,
     threshold,
     beyond,
@@ -264,6 +300,7 @@ export function compareRuns(
   base: RunRecords,
   next: RunRecords,
   maxRegression: Record<string, number>,
+  options: CompareOptions = {},
 ): Comparison {
   const levels = base.meta.levels_run
     .map((level) => level.concurrency)
@@ -274,6 +311,7 @@ export function compareRuns(
     mode: base.meta.load.mode ?? 'concurrency',
     levels: [],
     regressions: [],
+    inconclusive: [],
   }
   for (const concurrency of levels) {
     const a = samplesOf(base.records, concurrency)
@@ -285,13 +323,18 @@ export function compareRuns(
         metrics.push(latencyComparison(name, a[metric], b[metric], percentile, maxRegression[name] ?? null))
       }
     }
-    metrics.push(throughputComparison(a, b, maxRegression.throughput ?? null))
+    metrics.push(throughputComparison(a, b, maxRegression.throughput ?? null, result.mode === 'concurrency'))
     metrics.push(successComparison(a, b, maxRegression.success_rate ?? null))
+    const clientOf = (run: RunRecords) =>
+      run.levels?.find((level) => level.concurrency === concurrency)?.client
+    const inconclusive = inconclusiveReason(clientOf(base), clientOf(next))
     for (const metric of metrics) {
-      if (metric.regressed)
-        result.regressions.push({ concurrency, metric: metric.metric, change: metric.change ?? 0 })
+      if (!metric.regressed) continue
+      const found = { concurrency, metric: metric.metric, change: metric.change ?? 0 }
+      if (inconclusive === null || options.strictClient === true) result.regressions.push(found)
+      else result.inconclusive.push({ ...found, reason: inconclusive })
     }
-    result.levels.push({ concurrency, metrics })
+    result.levels.push({ concurrency, metrics, inconclusive })
   }
   return result
 }

@@ -11,6 +11,7 @@ export const ADVICE: Record<Verdict, string> = {
     'past the knee: more streams add little throughput and wait instead; the knee level is the capacity',
   overloaded: 'success rate falls or timeouts appear: back off to the previous level',
   'client-bound': 'the client was the bottleneck: use more workers or machines, then re-run',
+  misconfigured: 'the requests failed for reasons that are not load: fix the set-up and re-run',
 }
 
 /**
@@ -18,10 +19,13 @@ export const ADVICE: Record<Verdict, string> = {
  * step from the level below (a level whose throughput rose meaningfully is never "saturated").
  */
 export function levelVerdict(
-  level: Pick<LevelSummary, 'concurrency' | 'success_rate' | 'errors' | 'client' | 'requests'>,
+  level: Pick<LevelSummary, 'concurrency' | 'success_rate' | 'errors' | 'client' | 'requests'> &
+    Partial<Pick<LevelSummary, 'misconfiguration'>>,
   saturation: Saturation | null,
   step: ScalingStep | null = null,
 ): Verdict {
+  // Before the rest: a level the server refused says nothing about the client or the load.
+  if (level.misconfiguration != null) return 'misconfigured'
   if (level.client.bound) return 'client-bound'
   if (level.requests > 0 && (level.success_rate < MIN_HEALTHY_SUCCESS_RATE || level.errors.timeout > 0)) {
     return 'overloaded'

@@ -74,6 +74,7 @@ export const DEFAULTS: RunConfig = deepFreeze({
     record_throughput: true,
     output_json: 'bench_result.json',
     slo: {},
+    min_success_rate: 90,
   },
   run: {
     out_dir: null,
@@ -317,6 +318,7 @@ function tomlPatch({
     pricing: pricesPatch(pricing),
     metrics: {
       percentiles: metrics.percentiles,
+      min_success_rate: metrics.min_success_rate,
       record_ttft: metrics.record_ttft,
       record_tpot: metrics.record_tpot,
       record_throughput: metrics.record_throughput,
@@ -353,7 +355,7 @@ function flagsPatch(flags: z.infer<typeof FlagsSchema>): Patch {
       ...loadPatch(flags),
     },
     workload: workloadPatch(flags, flags.input_tokens, flags.output_tokens),
-    metrics: { slo: flags.slo },
+    metrics: { slo: flags.slo, min_success_rate: flags.min_success_rate },
     run: {
       out_dir: flags.out,
       preflight: flags.preflight,

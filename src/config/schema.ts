@@ -92,6 +92,12 @@ function positiveNumber(what: string) {
   return z.number(e).gt(0, e)
 }
 
+/** A success rate in percent: 90 means 90%, 0 turns the check off. */
+function successRatePercent() {
+  const e = expect('a percentage from 0 to 100, such as 90')
+  return z.number(e).min(0, e).max(100, e)
+}
+
 function nonNegativeSeconds() {
   const e = expect('a number of seconds, 0 or more')
   return z.number(e).min(0, e)
@@ -295,6 +301,7 @@ export const ConfigTomlSchema = z.strictObject(
         record_throughput: bool().optional(),
         output_json: plainFileName().optional(),
         percentiles: percentiles().optional(),
+        min_success_rate: successRatePercent().optional(),
       },
       'a table ([metrics])',
     ),
@@ -350,6 +357,7 @@ export const FlagsSchema = z.object({
   workers: workers().optional(),
   slo: sloTable().optional(),
   fail_on_slo: bool().optional(),
+  min_success_rate: successRatePercent().optional(),
   refine: bool().optional(),
   history: z.string(expect('a folder path')).min(1, expect('a folder path')).optional(),
 })

@@ -79,6 +79,7 @@ record_tpot = true                      # time per output token after the first 
 record_throughput = true                # output tokens/s and requests/s (default true)
 output_json = "bench_result.json"       # summary file name inside the result folder (default bench_result.json)
 # percentiles = [50, 95, 99]            # percentiles for every latency, each in (0, 100] (default [50, 95, 99])
+# min_success_rate = 90                 # exit 1 when the lowest level succeeds on fewer, percent; 0 = off (default 90)
 
 [client]
 stream = true                           # stream responses; needed for TTFT/TPOT (default true)

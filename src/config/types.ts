@@ -86,6 +86,8 @@ export interface RunConfig {
     record_throughput: boolean
     /** File name of the summary inside the result folder. */
     output_json: string
+    /** Exit 1 when the lowest level's success rate is below this, percent (0 = never). */
+    min_success_rate: number
     /** Service-level objectives, e.g. { ttft_p95_ms: 800, tpot_p95_ms: 50 }; empty = none. */
     slo: Record<string, number>
   }
@@ -145,6 +147,7 @@ export interface ConfigFlags {
   workers?: number | 'auto'
   slo?: Record<string, number>
   fail_on_slo?: boolean
+  min_success_rate?: number
   refine?: boolean
   history?: string
 }

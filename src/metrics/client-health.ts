@@ -54,6 +54,8 @@ export interface ClientHealth {
   reasons: string[]
   /** What was seen but does not make the level client-bound (e.g. a noisy machine). */
   notes: string[]
+  /** Timers fired late while the client was idle: the machine's jitter is in the figures (absent in older results). */
+  noisy?: boolean
 }
 
 /**
@@ -87,6 +89,7 @@ export function judgeClient(stats: LevelClientStats, dispatch: Dispatch | null):
   const utilization = Math.max(0, ...loops.map((loop) => loop.utilization))
   const notes: string[] = []
   const reasons: string[] = []
+  let noisy = false
   if (utilization > CLIENT_LIMITS.max_utilization) {
     reasons.push(
       `event loop ${Math.round(utilization * 100)}% busy (limit ${CLIENT_LIMITS.max_utilization * 100}%)`,
@@ -99,6 +102,7 @@ export function judgeClient(stats: LevelClientStats, dispatch: Dispatch | null):
       .map((loop) => loop.delay_p99_ms),
   )
   if (delay > CLIENT_LIMITS.max_delay_p99_ms && busyLoopDelay <= CLIENT_LIMITS.max_delay_p99_ms) {
+    noisy = true
     notes.push(
       `timers fired ${delay.toFixed(1)} ms late at p99 while the client was mostly idle: the machine is noisy ` +
         '(other processes or a virtual machine); figures may carry that much jitter',
@@ -127,6 +131,7 @@ export function judgeClient(stats: LevelClientStats, dispatch: Dispatch | null):
     bound: reasons.length > 0,
     reasons,
     notes,
+    noisy,
   }
 }
 

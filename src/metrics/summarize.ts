@@ -5,6 +5,7 @@ import { type ConnectionFigures, connectionFigures, connectionNotes } from './co
 import { e2eMs, isOk, pushItlMs, tpotMs, ttftMs } from './derive.js'
 import { type Distribution, percentileOfSorted, round, summarizeSamples } from './distribution.js'
 import { type EventFigures, eventFigures, eventNotes } from './event-figures.js'
+import { type LevelFailures, levelFailures } from './failure-causes.js'
 import { type AchievedConcurrency, inFlightFigures, type SteadyWindow } from './in-flight.js'
 import { shardWindows } from './shard-windows.js'
 import {
@@ -23,7 +24,7 @@ import {
 
 export type { ClientHealth }
 
-export type Verdict = 'healthy' | 'saturated' | 'overloaded' | 'client-bound'
+export type Verdict = 'healthy' | 'saturated' | 'overloaded' | 'client-bound' | 'misconfigured'
 
 export interface TokenCounting {
   from_usage: number
@@ -34,7 +35,7 @@ export interface TokenCounting {
   usage_rejected?: number
 }
 
-export interface LevelSummary {
+export interface LevelSummary extends LevelFailures {
   concurrency: number
   requests: number
   ok: number
@@ -175,6 +176,7 @@ export function summarizeLevel(
     success_rate: records.length === 0 ? 0 : round(ok / records.length, 4),
     errors,
     error_samples: samples,
+    ...levelFailures(records, ok, outputTokens),
     timeouts,
     ttft_ms: summarizeSamples(ttft, percentiles),
     tpot_ms: summarizeSamples(tpot, percentiles),

@@ -68,6 +68,8 @@ export interface RequestRecord {
   finish_reason: string | null
   /** Sharded runs: the shard that sent it (records of a merged run keep it). */
   shard?: number
+  /** The id of the run that wrote it (RunMeta.run_id): a file holding two runs is caught. Absent before ids existed. */
+  run?: string
   /** 1 for the first attempt; retries (off by default) are separate records with attempt > 1. */
   attempt: number
   /**

@@ -1,4 +1,4 @@
-import type { Comparison, MetricComparison } from '../analysis/compare.js'
+import type { Comparison, LevelComparison, MetricComparison } from '../analysis/compare.js'
 
 const pct = (value: number | null): string =>
   value === null ? '–' : `${value >= 0 ? '+' : ''}${(value * 100).toFixed(1)}%`
@@ -12,8 +12,12 @@ function change(metric: MetricComparison): string {
   return pct(metric.change)
 }
 
-function verdict(metric: MetricComparison): string {
-  if (metric.regressed) return 'REGRESSION'
+function verdict(metric: MetricComparison, level: LevelComparison, comparison: Comparison): string {
+  // A regression at an inconclusive level is gated only with --strict-client: then it is listed.
+  const gated = comparison.regressions.some(
+    (r) => r.concurrency === level.concurrency && r.metric === metric.metric,
+  )
+  if (metric.regressed) return gated ? 'REGRESSION' : 'inconclusive'
   if (metric.beyond_threshold) return 'worse, not significant'
   if (metric.threshold === null) return ''
   return 'ok'
@@ -35,6 +39,7 @@ export function renderComparison(comparison: Comparison, all = false): string {
               `${rateMode ? `rate ${r.concurrency}/s` : `c=${r.concurrency}`} ${r.metric} ${pct(r.change)}`,
           )
           .join(', ')}`,
+    ...inconclusiveLines(comparison, rateMode),
     '',
     `| ${rateMode ? 'rate (req/s)' : 'concurrency'} | metric | base | new | change | p-value | 95% interval | threshold | verdict |`,
     '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
@@ -48,9 +53,26 @@ export function renderComparison(comparison: Comparison, all = false): string {
       lines.push(
         `| ${level.concurrency} | ${metric.metric} | ${num(metric.base, digits)} | ${num(metric.new, digits)} | ${change(metric)} | ` +
           `${metric.p_value === null ? '–' : metric.p_value.toPrecision(2)} | ${interval} | ` +
-          `${metric.threshold === null ? '–' : metric.metric === 'success_rate' ? `${(metric.threshold * 100).toFixed(1)} pts` : pct(metric.threshold)} | ${verdict(metric)} |`,
+          `${metric.threshold === null ? '–' : metric.metric === 'success_rate' ? `${(metric.threshold * 100).toFixed(1)} pts` : pct(metric.threshold)} | ${verdict(metric, level, comparison)} |`,
       )
     }
   }
   return `${lines.join('\n')}\n`
+}
+
+/** Levels where a client was not trustworthy: named, with what they would have flagged. */
+function inconclusiveLines(comparison: Comparison, rateMode: boolean): string[] {
+  const levels = comparison.levels.filter((level) => level.inconclusive !== null)
+  if (levels.length === 0) return []
+  const name = (value: number): string => (rateMode ? `rate ${value}/s` : `c=${value}`)
+  return [
+    '',
+    `**Inconclusive** (a run's client was not trustworthy there, so a difference may be the client's; not gated unless --strict-client):`,
+    ...levels.map((level) => {
+      const flagged = comparison.inconclusive
+        .filter((entry) => entry.concurrency === level.concurrency)
+        .map((entry) => `${entry.metric} ${pct(entry.change)}`)
+      return `- ${name(level.concurrency)}: ${level.inconclusive}${flagged.length > 0 ? `; would have flagged ${flagged.join(', ')}` : ''}`
+    }),
+  ]
 }

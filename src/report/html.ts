@@ -1,6 +1,7 @@
 import { joinUrl } from '../config/url.js'
 import { achievedNotes, concurrencyCell, throughputCell } from './achieved-cells.js'
 import type { Chart } from './charts.js'
+import { errorMessageLines } from './failure-notes.js'
 import type { BenchResult } from './result-json.js'
 import { lengthsLine, levelAxisTitle, levelName, workloadNotes } from './workload-notes.js'
 
@@ -30,7 +31,7 @@ h1 { font-size: 1.5rem; } h2 { font-size: 1.15rem; margin-top: 2rem; }
 .charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(560px, 1fr)); gap: 1rem; }
 figure { margin: 0; } figure svg { max-width: 100%; height: auto; } table { border-collapse: collapse; font-size: .9rem; }
 th, td { border: 1px solid #ddd; padding: .3rem .6rem; text-align: right; } th { background: #f4f4f4; }
-td.verdict-saturated, td.verdict-overloaded, td.verdict-client-bound { font-weight: bold; color: #b03030; }
+td.verdict-saturated, td.verdict-overloaded, td.verdict-client-bound, td.verdict-misconfigured { font-weight: bold; color: #b03030; }
 #tip { position: absolute; background: #222; color: #fff; padding: .25rem .5rem; border-radius: 4px; font-size: .8rem; pointer-events: none; }`
 
 /** Failures per level and class, with sample messages (already redacted and truncated). */
@@ -70,7 +71,10 @@ export function renderHtml(result: BenchResult, charts: readonly Chart[]): strin
     ...(result.capacity_summary === null ? [] : [`Capacity: ${result.capacity_summary}`]),
     ...result.levels
       .filter((level) => level.verdict !== 'healthy')
-      .map((level) => `${levelName(meta, level.concurrency)}: ${level.verdict}: ${level.advice}`),
+      .flatMap((level) => [
+        `${levelName(meta, level.concurrency)}: ${level.verdict}: ${level.advice}`,
+        ...errorMessageLines(level),
+      ]),
     ...result.advice.map((line) => `Advice: ${line}`),
     ...achievedNotes(result),
     ...workloadNotes(result),

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { readRecords } from '../records/jsonl-reader.js'
+import { recordsOfOneRun } from '../records/run-identity.js'
 import type { RequestRecord } from '../records/types.js'
 import { type BenchResult, RESULT_SCHEMA } from './result-json.js'
 
@@ -11,6 +12,8 @@ export interface LoadedRun {
   /** null when the folder has no requests.jsonl (an old or copied summary). */
   records: RequestRecord[] | null
   tornLastLine: boolean
+  /** Records of other runs in the same requests.jsonl, left out (0 when there were none). */
+  otherRunRecords?: number
 }
 
 /** A result folder, or its bench_result.json (any name): the summary plus the raw records beside it. */
@@ -30,13 +33,10 @@ export function loadRun(path: string): LoadedRun {
   if (result.schema !== RESULT_SCHEMA)
     throw new Error(`${resultFile}: schema ${JSON.stringify(result.schema)}, expected ${RESULT_SCHEMA}`)
   const recordsFile = join(dir, 'requests.jsonl')
-  if (!existsSync(recordsFile)) return { dir, resultFile, result, records: null, tornLastLine: false }
-  const { records, tornLastLine } = readRecords(recordsFile)
-  return {
-    dir,
-    resultFile,
-    result,
-    records,
-    tornLastLine,
-  }
+  if (!existsSync(recordsFile))
+    return { dir, resultFile, result, records: null, tornLastLine: false, otherRunRecords: 0 }
+  const read = readRecords(recordsFile)
+  // Never mix runs: keep the one the summary describes, or refuse (MixedRunsError) when unsure.
+  const { records, ignored } = recordsOfOneRun(read.records, result.meta.run_id, recordsFile)
+  return { dir, resultFile, result, records, tornLastLine: read.tornLastLine, otherRunRecords: ignored }
 }

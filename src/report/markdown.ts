@@ -1,6 +1,7 @@
 import { joinUrl } from '../config/url.js'
 import type { Distribution } from '../metrics/distribution.js'
 import { achievedNotes, concurrencyCell, throughputCell } from './achieved-cells.js'
+import { errorMessageLines } from './failure-notes.js'
 import type { BenchResult } from './result-json.js'
 import { lengthsLine, levelName, workloadNotes } from './workload-notes.js'
 
@@ -47,7 +48,10 @@ export function renderMarkdown(result: BenchResult): string {
     .filter((level) => level.verdict !== 'healthy' || result.saturation?.concurrency === level.concurrency)
     .map(
       (level) =>
-        `- ${levelName(meta, level.concurrency)}: **${level.verdict}**: ${level.advice}${level.client.bound ? ` (${level.client.reasons.join('; ')})` : ''}`,
+        `- ${levelName(meta, level.concurrency)}: **${level.verdict}**: ${level.advice}${level.client.bound ? ` (${level.client.reasons.join('; ')})` : ''}` +
+        errorMessageLines(level)
+          .map((line) => `\n  - ${line}`)
+          .join(''),
     )
   for (const level of result.levels)
     for (const note of level.client.notes ?? [])

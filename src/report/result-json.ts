@@ -1,4 +1,5 @@
 import { runAdvice } from '../analysis/advice.js'
+import { misconfiguredAdvice, misconfiguredSummary } from '../analysis/run-gate.js'
 import { findSaturation, type Saturation } from '../analysis/saturation.js'
 import { stepsFromBelow } from '../analysis/scaling-step.js'
 import { findCapacity, toSlos } from '../analysis/slo.js'
@@ -14,12 +15,15 @@ import type { CostEstimate } from '../run/estimate.js'
 import type { MergeInfo } from '../run/merge.js'
 import type { ShardInfo } from '../run/shard.js'
 import { DEFINITIONS } from './definitions.js'
+import { levelName } from './workload-notes.js'
 
 export const RESULT_SCHEMA = 'llmbench.result/1'
 
 /** What a run was: everything besides the records that a report needs. */
 export interface RunMeta {
   tool_version: string
+  /** This run's id, also on each of its records; absent in results written before ids existed. */
+  run_id?: string
   started_at: string
   finished_at: string | null
   /** True when the run was interrupted or is still going: levels may be missing. */
@@ -156,19 +160,24 @@ export function finishResult(summaries: readonly LevelFigures[], meta: RunMeta):
   const levels: LevelSummary[] = summaries.map((summary) => {
     const step = steps.get(summary.concurrency) ?? null
     const verdict = levelVerdict(summary, saturation, step)
-    return { ...summary, verdict, advice: adviceFor(verdict, summary.concurrency, saturation, step, ttftKey) }
+    const advice =
+      misconfiguredAdvice({ ...summary, verdict }) ??
+      adviceFor(verdict, summary.concurrency, saturation, step, ttftKey)
+    return { ...summary, verdict, advice }
   })
   const hasSlos = Object.keys(meta.slo ?? {}).length > 0
+  const misconfigured = misconfiguredSummary(levels, (value) => levelName(meta, value))
   return {
     schema: RESULT_SCHEMA,
     meta,
     definitions: DEFINITIONS,
     levels,
-    saturation,
-    saturation_summary: describeSaturation(saturation, levels, meta.load?.mode === 'request_rate'),
+    saturation: misconfigured === null ? saturation : null,
+    saturation_summary:
+      misconfigured ?? describeSaturation(saturation, levels, meta.load?.mode === 'request_rate'),
     capacity: hasSlos ? findCapacity(levels) : null,
     capacity_summary: hasSlos ? describeCapacity(findCapacity(levels), meta.slo) : null,
-    advice: runAdvice(levels, saturation, meta.workload.output_tokens),
+    advice: runAdvice(levels, misconfigured === null ? saturation : null, meta.workload.output_tokens),
     cost: runCost(levels, meta),
   }
 }

@@ -2,6 +2,7 @@ import Table from 'cli-table3'
 import type { Distribution } from '../metrics/distribution.js'
 import type { LevelSummary } from '../metrics/summarize.js'
 import { achievedNotes, concurrencyCell, throughputCell } from './achieved-cells.js'
+import { errorMessageLines } from './failure-notes.js'
 import type { BenchResult } from './result-json.js'
 import { levelHeading, levelName, workloadNotes } from './workload-notes.js'
 
@@ -73,6 +74,7 @@ export function renderVerdict(result: BenchResult): string {
         .map(([name, count]) => `${name} ${count}`)
         .join(', ')
       lines.push(`  ${name(level.concurrency)}: ${level.failed} failed (${classes})`)
+      for (const line of errorMessageLines(level)) lines.push(`      ${line}`)
     }
     if (level.verdict !== 'healthy' || result.saturation?.concurrency === level.concurrency) {
       lines.push(`  ${name(level.concurrency)}: ${level.verdict}: ${level.advice}`)

@@ -9,6 +9,7 @@ import { CpuMeter, type LevelClientStats, LoopMonitor } from '../metrics/client-
 import { type LevelSummary, summarizeLevel } from '../metrics/summarize.js'
 import { billedInputTokens } from '../metrics/workload-figures.js'
 import { JsonlWriter } from '../records/jsonl-writer.js'
+import { newRunId } from '../records/run-identity.js'
 import { completeTokenCounts } from '../records/token-counts.js'
 import type { RequestRecord } from '../records/types.js'
 import { type LevelProgress, levelProgress } from '../report/progress.js'
@@ -96,7 +97,9 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
   const unregisterFlush = stop.onFlush(() => writer.flush())
   let pool: WorkerPool | null = null
   const totals = { requests: 0, input_tokens: 0, output_tokens: 0 }
+  const runId = newRunId()
   const keep = (record: RequestRecord): void => {
+    record.run = runId
     writer.append(record)
     totals.requests++
     totals.input_tokens += billedInputTokens(record)
@@ -146,6 +149,7 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
       activePool.stop(Math.min(INTERRUPT_GRACE_MS, config.client.timeout_s * 1000)),
     )
     const meta = describeRun(config, workerCount, prepared, estimate, options.shard, connections)
+    meta.run_id = runId
     meta.totals = totals
     // Written before the first level, so even a crash leaves a folder `report` can rebuild.
     writeJsonAtomic(resultPath, finishResult([], meta))

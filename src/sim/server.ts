@@ -61,6 +61,11 @@ export interface SimulatorOptions extends Partial<SimParams> {
   early_stop?: number
   /** Misbehaviours of real servers (llama.cpp's close after each response, ...): see quirks.ts. */
   quirks?: SimQuirks
+  /**
+   * Tokens of context per request: a request whose prompt + max_tokens exceeds it gets HTTP 400 with
+   * llama.cpp's sentence, as a server started with too small a context does. Default: no limit.
+   */
+  context_size?: number
 }
 
 export interface RunningSimulator {
@@ -131,6 +136,7 @@ interface SimContext {
   readonly faults: FaultPicker
   readonly counting: PromptCounting
   readonly earlyStop: number
+  readonly contextSize: number
   /** performance.now() until which new generation requests wait (hold()). */
   heldUntil: number
   readonly quirks: SimQuirks
@@ -151,6 +157,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
     template_tokens = 0,
     early_stop = 0,
     quirks = {},
+    context_size = Number.POSITIVE_INFINITY,
     ...overrides
   } = opts
   if (!(Number.isInteger(template_tokens) && template_tokens >= 0))
@@ -169,6 +176,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
     faults: new FaultPicker(faults, params.seed),
     counting: { exact: prompt_counting === 'exact', templateTokens: template_tokens },
     earlyStop: early_stop,
+    contextSize: context_size,
     heldUntil: 0,
     quirks: checkQuirks(quirks),
   }
@@ -257,6 +265,10 @@ async function route(ctx: SimContext, req: IncomingMessage, res: ServerResponse)
   }
   const parsed = parseGeneration(kind, body, ctx.model, ctx.counting)
   if ('status' in parsed) return sendError(res, parsed)
+  if (parsed.promptTokens + parsed.maxTokens > ctx.contextSize) {
+    const message = `the request exceeds the available context size (${parsed.promptTokens} prompt + ${parsed.maxTokens} max_tokens > ${ctx.contextSize}), try increasing it`
+    return sendError(res, badRequest(message, 'exceed_context_size_error'))
+  }
   const held = ctx.heldUntil - performance.now()
   if (held > 0) await new Promise((resolve) => setTimeout(resolve, held))
   const fault = ctx.faults.next()

@@ -103,6 +103,7 @@ const FROM_SETTINGS: RunConfig = {
     record_throughput: true,
     output_json: 'bench_result.json',
     slo: {},
+    min_success_rate: 90,
   },
   run: {
     out_dir: null,
@@ -193,6 +194,7 @@ test('every flag maps onto its RunConfig field', () => {
     calibrate: false,
     seed: 9,
     max_cost: 5,
+    min_success_rate: 75,
   })
   assert.deepEqual(config, {
     target: {
@@ -238,7 +240,7 @@ test('every flag maps onto its RunConfig field', () => {
       seed: 9,
     },
     pricing: { input_per_mtok: 1, output_per_mtok: 0, currency: 'USD' },
-    metrics: FROM_TOML.metrics,
+    metrics: { ...FROM_TOML.metrics, min_success_rate: 75 },
     run: {
       out_dir: 'results/x',
       preflight: false,
@@ -249,6 +251,18 @@ test('every flag maps onto its RunConfig field', () => {
       max_cost: 5,
     },
   })
+})
+
+test('min_success_rate: a percentage from [metrics] or --min-success-rate, the flag winning', () => {
+  const toml = tempFile('gate.toml', '[metrics]\nmin_success_rate = 50\n')
+  assert.equal(load([toml], TARGET).metrics.min_success_rate, 50)
+  assert.equal(load([toml], { ...TARGET, min_success_rate: 0 }).metrics.min_success_rate, 0)
+  const bad = tempFile('bad-gate.toml', '[metrics]\nmin_success_rate = 0.9e3\n')
+  assert.ok(
+    issuesOf([bad], TARGET).some(
+      (issue) => issue.path === 'metrics.min_success_rate' && /percentage from 0 to 100/.test(issue.message),
+    ),
+  )
 })
 
 test('workers: a positive integer or "auto", from [client] workers or --workers', () => {
@@ -340,6 +354,7 @@ test('DEFAULTS: the documented values, empty base_url and model, frozen', () => 
       record_throughput: true,
       output_json: 'bench_result.json',
       slo: {},
+      min_success_rate: 90,
     },
     run: {
       out_dir: null,

@@ -26,13 +26,18 @@ export const COMPARE_SPEC: CommandSpec = {
     {
       name: 'allow-mismatch',
       type: 'boolean',
-      help: 'compare even when model, lengths, levels or warm-up differ',
+      help: 'compare even when model, lengths, levels, stop rule or warm-up differ',
     },
     {
       name: 'markdown',
       type: 'string',
       value: 'FILE',
       help: 'also write the comparison as Markdown (CI job summary)',
+    },
+    {
+      name: 'strict-client',
+      type: 'boolean',
+      help: "also fail on levels where either run's client was client-bound or noisy (inconclusive)",
     },
     { name: 'all', type: 'boolean', help: 'show every metric, not only the gated ones' },
     { name: 'json', type: 'boolean', help: 'print the comparison as JSON' },
@@ -85,9 +90,10 @@ export async function compareCommand(argv: string[], io: Io): Promise<number> {
   const base = load(positionals[0] as string)
   const next = load(positionals[1] as string)
   const comparison = compareRuns(
-    { meta: base.result.meta, records: base.records },
-    { meta: next.result.meta, records: next.records },
+    { meta: base.result.meta, records: base.records, levels: base.result.levels },
+    { meta: next.result.meta, records: next.records, levels: next.result.levels },
     gates,
+    { strictClient: flags['strict-client'] === true },
   )
   if (comparison.mismatches.length > 0 && flags['allow-mismatch'] !== true) {
     io.err(

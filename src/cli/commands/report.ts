@@ -52,6 +52,11 @@ export async function reportCommand(argv: string[], io: Io): Promise<number> {
   const result = run.records === null ? run.result : buildResult(run.records, run.result.meta)
   if (run.records === null)
     io.err(`note: ${run.dir} has no requests.jsonl: showing the saved summary as it is\n`)
+  if ((run.otherRunRecords ?? 0) > 0)
+    io.err(
+      `note: requests.jsonl also holds ${run.otherRunRecords} record(s) of another run: left out; ` +
+        `showing run ${run.result.meta.run_id} only\n`,
+    )
   if (run.tornLastLine)
     io.err('note: the last line of requests.jsonl was cut short (a crash?) and was skipped\n')
   if (run.records !== null) writeJsonAtomic(run.resultFile, result)

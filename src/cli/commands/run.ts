@@ -1,5 +1,6 @@
 import { hostname } from 'node:os'
 import { join } from 'node:path'
+import { runFailures } from '../../analysis/run-gate.js'
 import { displayUrl } from '../../client/redact.js'
 import { ConfigError } from '../../config/errors.js'
 import { DEFAULTS, loadRunConfig } from '../../config/load.js'
@@ -8,11 +9,13 @@ import { joinUrl } from '../../config/url.js'
 import { appendHistory } from '../../report/history.js'
 import { formatProgress, type LevelProgress } from '../../report/progress.js'
 import { renderTable, renderVerdict } from '../../report/terminal.js'
+import { levelName } from '../../report/workload-notes.js'
 import { estimateClockOffsetMs } from '../../run/clock-offset.js'
 import { configDigest } from '../../run/config-digest.js'
 import { timedLevelSeconds } from '../../run/level-plan.js'
 import { underDrivenWarning } from '../../run/plan-warnings.js'
 import { WorkloadError } from '../../run/prepare-workload.js'
+import { FolderInUseError, freeFolderName, prepareResultFolder } from '../../run/result-folder.js'
 import { runGradient } from '../../run/run-gradient.js'
 import { parseShard, type ShardInfo } from '../../run/shard.js'
 import { MAX_START_WAIT_MS, parseStartAt, type StartSchedule } from '../../run/start-schedule.js'
@@ -196,6 +199,7 @@ export const LOAD_FLAGS: FlagSpec[] = [
     help: 'the result folder itself',
     default: 'results/<time>-<model>',
   },
+  { name: 'force', type: 'boolean', help: "replace the run already in --out (that run's files only)" },
   {
     name: 'slo',
     type: 'string',
@@ -203,6 +207,13 @@ export const LOAD_FLAGS: FlagSpec[] = [
     help: 'objectives, e.g. ttft_p95_ms=800,tpot_p95_ms=50 (metrics ttft, tpot, e2e)',
   },
   { name: 'fail-on-slo', type: 'boolean', help: 'exit 1 when no level meets every SLO' },
+  {
+    name: 'min-success-rate',
+    type: 'string',
+    value: 'PERCENT',
+    help: "exit 1 when the lowest level's success rate is below it (0 = off)",
+    default: String(DEFAULTS.metrics.min_success_rate),
+  },
   { name: 'refine', type: 'boolean', help: 'bisect around the knee with up to 3 extra levels' },
   { name: 'history', type: 'string', value: 'DIR', help: "append this run's summary to DIR/history.jsonl" },
   { name: 'no-preflight', type: 'boolean', help: 'skip the one-request check before the first level' },
@@ -309,6 +320,7 @@ export function configFlags(flags: ParsedFlags): ConfigFlags {
   const slo = stringFlag(flags, 'slo')
   set('slo', slo === undefined ? undefined : sloPairs(slo))
   if (flags['fail-on-slo'] === true) result.fail_on_slo = true
+  set('min_success_rate', numberFlag(flags, 'min-success-rate'))
   if (flags.refine === true) result.refine = true
   set('history', stringFlag(flags, 'history'))
   if (flags['no-preflight'] === true) result.preflight = false
@@ -376,10 +388,14 @@ export async function executeRun(
   const schedule = resolveSchedule(flags, config)
   const outDir =
     config.run.out_dir ??
-    `${defaultOutDir(config.target.model)}${shardSlot === null ? '' : `-shard-${shardSlot.index}-of-${shardSlot.count}`}`
+    freeFolderName(
+      `${defaultOutDir(config.target.model)}${shardSlot === null ? '' : `-shard-${shardSlot.index}-of-${shardSlot.count}`}`,
+    )
+  const replaced = readyOutDir(outDir, config, flags.force === true)
   log(describePlan(config, outDir))
   const underDriven = underDrivenWarning(config.load)
   if (underDriven !== null) log(underDriven)
+  if (replaced !== null) log(`note: ${replaced}`)
   for (const note of ignoredFlags(config, flags)) log(`note: ${note}`)
   let shard: ShardInfo | undefined
   if (shardSlot !== null) {
@@ -442,6 +458,15 @@ export async function executeRun(
     if (config.run.history_dir !== null)
       log(`history: appended to ${appendHistory(config.run.history_dir, result)}`)
     if (stop.requested) return EXIT.interrupted
+    const failures = runFailures(result.levels, config.metrics.min_success_rate, (value) =>
+      levelName(result.meta, value),
+    )
+    if (failures.length > 0) {
+      io.err(
+        `Run failed (exit 1): it measured nothing to trust:\n${failures.map((f) => `  ${f}`).join('\n')}\n`,
+      )
+      return EXIT.gateFailed
+    }
     if (config.run.fail_on_slo && result.capacity === null) {
       io.err(`SLO gate failed: ${result.capacity_summary}\n`)
       return EXIT.gateFailed
@@ -450,6 +475,16 @@ export async function executeRun(
   } finally {
     process.off('SIGINT', onSignal)
     process.off('SIGTERM', onSignal)
+  }
+}
+
+/** One result folder, one run: refuses a folder holding a run unless --force (before anything is sent). */
+function readyOutDir(outDir: string, config: RunConfig, force: boolean): string | null {
+  try {
+    return prepareResultFolder(outDir, config.metrics.output_json, force)
+  } catch (error) {
+    if (error instanceof FolderInUseError) throw new CliError(error.message, EXIT.usage)
+    throw error
   }
 }
 

@@ -1,0 +1,25 @@
+import type { ClientHealth } from '../metrics/client-health.js'
+
+type Client = Pick<ClientHealth, 'bound' | 'reasons' | 'notes' | 'noisy'>
+
+/**
+ * Why a level's figures may carry the client's own distortion, in words; null when the client held
+ * up. Client-bound levels queue inside the client; on a noisy machine timers fire late while the
+ * client idles. Either way a difference between two runs may be the client's, not the server's.
+ */
+export function untrustedClient(client: Client | undefined): string | null {
+  if (client === undefined) return null
+  if (client.bound) return `client-bound (${client.reasons.join('; ')})`
+  // Results from before `noisy` existed had only the noisy-machine note.
+  if (client.noisy ?? client.notes.length > 0) return `noisy client (${client.notes.join('; ')})`
+  return null
+}
+
+/** A compared level's client health in both runs: why it is inconclusive, or null when both held up. */
+export function inconclusiveReason(base: Client | undefined, next: Client | undefined): string | null {
+  const reasons = [
+    ...(untrustedClient(base) === null ? [] : [`base run: ${untrustedClient(base)}`]),
+    ...(untrustedClient(next) === null ? [] : [`new run: ${untrustedClient(next)}`]),
+  ]
+  return reasons.length === 0 ? null : reasons.join('; ')
+}

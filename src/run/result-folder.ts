@@ -1,0 +1,53 @@
+import { existsSync, readFileSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { HTML_FILE, SUMMARY_FILE } from '../report/render-folder.js'
+import { RECORDS_FILE } from './run-gradient.js'
+
+/** The files and folders a run writes into its result folder (and `--force` removes): nothing else. */
+export function runFiles(resultFile: string): string[] {
+  return [RECORDS_FILE, resultFile, SUMMARY_FILE, HTML_FILE, 'charts']
+}
+
+/** `run --out DIR` where DIR holds a run, without --force. */
+export class FolderInUseError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'FolderInUseError'
+  }
+}
+
+/**
+ * Makes `dir` ready for a new run: a folder that holds a run is refused (its records would be
+ * appended to and the reports would mix two runs) unless `force`, which removes that run's files
+ * and leaves any other file alone. A folder holding only a failed preflight's probe is not a run:
+ * its files are replaced. Returns a note for the user when something was removed.
+ */
+export function prepareResultFolder(dir: string, resultFile: string, force: boolean): string | null {
+  const present = runFiles(resultFile).filter((name) => existsSync(join(dir, name)))
+  if (present.length === 0) return null
+  if (holdsRun(dir, resultFile) && !force)
+    throw new FolderInUseError(
+      `${dir} already holds a run (${present.join(', ')}): a second run would mix with it. ` +
+        'Choose another --out, or pass --force to replace that run (its files only)',
+    )
+  for (const name of present) rmSync(join(dir, name), { recursive: true, force: true })
+  return `${dir}: replaced the previous ${force ? 'run' : 'failed preflight'} (${present.join(', ')})`
+}
+
+/** A run got past its preflight: it wrote its summary, or records beyond the probes. */
+function holdsRun(dir: string, resultFile: string): boolean {
+  if (existsSync(join(dir, resultFile))) return true
+  const records = join(dir, RECORDS_FILE)
+  if (!existsSync(records)) return false
+  // Without a summary the file is a failed preflight's few lines, or a crashed run's: read it.
+  return readFileSync(records, 'utf8')
+    .split('\n')
+    .some((line) => line.trim() !== '' && !/"phase":"(preflight|calibration)"/.test(line))
+}
+
+/** A default folder name that is already taken (two runs in the same second) gets -2, -3, ... */
+export function freeFolderName(dir: string): string {
+  if (!existsSync(dir)) return dir
+  for (let n = 2; n < 1000; n++) if (!existsSync(`${dir}-${n}`)) return `${dir}-${n}`
+  return `${dir}-${Date.now()}`
+}

@@ -1,0 +1,122 @@
+import assert from 'node:assert/strict'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { readRecords } from '../../src/records/jsonl-reader.js'
+import type { BenchResult } from '../../src/report/result-json.js'
+import { SIM_MODEL, startSimulator } from '../../src/sim/server.js'
+import { runCli } from '../helpers/cli.js'
+import { tempDir } from '../helpers/run-config.js'
+
+function runArgs(url: string, out: string, extra: string[] = []): string[] {
+  return [
+    'run',
+    '--base-url',
+    url,
+    '--model',
+    SIM_MODEL,
+    '--levels',
+    '1,2',
+    '--requests',
+    '6',
+    '--warmup',
+    '0',
+    '--input-tokens',
+    '32',
+    '--output-tokens',
+    '16',
+    '--no-calibrate',
+    '--workers',
+    '1',
+    '--quiet',
+    '--out',
+    out,
+    ...extra,
+  ]
+}
+
+const readResult = (dir: string): BenchResult =>
+  JSON.parse(readFileSync(join(dir, 'bench_result.json'), 'utf8')) as BenchResult
+
+test('run --out DIR holding a run is refused (exit 2, nothing sent) unless --force, which replaces only that run', {
+  timeout: 120_000,
+}, async () => {
+  const sim = await startSimulator({ prefill_base_ms: 1, decode_base_ms: 1 })
+  const out = join(tempDir(), 'one-run')
+  try {
+    const first = await runCli(runArgs(sim.url, out))
+    assert.equal(first.code, 0, first.stderr)
+    const firstId = readResult(out).meta.run_id
+    assert.match(firstId ?? '', /^[0-9a-f]{12}$/)
+    writeFileSync(join(out, 'notes.txt'), 'mine')
+    const sentBefore = sim.stats().admitted
+
+    const again = await runCli(runArgs(sim.url, out))
+    assert.equal(again.code, 2, again.stderr)
+    assert.match(again.stderr, /already holds a run \(requests\.jsonl, bench_result\.json.*--force/)
+    assert.equal(sim.stats().admitted, sentBefore, 'nothing was sent')
+    assert.equal(readResult(out).meta.run_id, firstId, 'the first run is untouched')
+
+    const forced = await runCli(runArgs(sim.url, out, ['--force']))
+    assert.equal(forced.code, 0, forced.stderr)
+    const { records } = readRecords(join(out, 'requests.jsonl'))
+    const secondId = readResult(out).meta.run_id
+    assert.notEqual(secondId, firstId)
+    assert.deepEqual([...new Set(records.map((record) => record.run))], [secondId], 'one run in the file')
+    assert.equal(records.filter((record) => record.phase === 'measure').length, 12)
+    assert.equal(readFileSync(join(out, 'notes.txt'), 'utf8'), 'mine', 'unrelated files are kept')
+  } finally {
+    await sim.close()
+  }
+})
+
+test('report never mixes runs: a records file with two runs is separated by run id, or refused when ids are missing', {
+  timeout: 120_000,
+}, async () => {
+  const sim = await startSimulator({ prefill_base_ms: 1, decode_base_ms: 1 })
+  const dir = tempDir()
+  const a = join(dir, 'a')
+  const b = join(dir, 'b')
+  try {
+    assert.equal((await runCli(runArgs(sim.url, a))).code, 0)
+    assert.equal((await runCli(runArgs(sim.url, b))).code, 0)
+  } finally {
+    await sim.close()
+  }
+  const alone = await runCli(['report', a, '--json'])
+  assert.equal(alone.code, 0, alone.stderr)
+  const aloneResult = JSON.parse(alone.stdout) as BenchResult
+
+  // What an older version did with a reused --out: b's records appended to a's.
+  const recordsA = readFileSync(join(a, 'requests.jsonl'), 'utf8')
+  const recordsB = readFileSync(join(b, 'requests.jsonl'), 'utf8')
+  writeFileSync(join(a, 'requests.jsonl'), recordsA + recordsB)
+  const mixed = await runCli(['report', a, '--json'])
+  assert.equal(mixed.code, 0, mixed.stderr)
+  assert.match(mixed.stderr, /also holds \d+ record\(s\) of another run: left out/)
+  const mixedResult = JSON.parse(mixed.stdout) as BenchResult
+  assert.deepEqual(
+    mixedResult.levels.map((level) => [level.requests, level.output_tokens_per_s]),
+    aloneResult.levels.map((level) => [level.requests, level.output_tokens_per_s]),
+    'the figures are the first run alone',
+  )
+
+  // The same two runs written by a version without ids: refused, with what to do.
+  const withoutIds = (text: string): string => text.replace(/,"run":"[0-9a-f]+"/g, '')
+  writeFileSync(join(a, 'requests.jsonl'), withoutIds(recordsA) + withoutIds(recordsB))
+  const result = readResult(a)
+  delete result.meta.run_id
+  writeFileSync(join(a, 'bench_result.json'), JSON.stringify(result))
+  const refused = await runCli(['report', a])
+  assert.equal(refused.code, 2, refused.stderr)
+  assert.match(
+    refused.stderr,
+    /holds more than one run: request 0 of worker 0 appears again .*re-run into an empty folder/,
+  )
+
+  // One run without ids (an older folder) still loads.
+  writeFileSync(join(a, 'requests.jsonl'), withoutIds(recordsA))
+  const old = await runCli(['report', a, '--json'])
+  assert.equal(old.code, 0, old.stderr)
+  assert.equal(existsSync(join(a, 'summary.md')), true)
+})

@@ -1,0 +1,189 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { compareRuns, type RunRecords } from '../../src/analysis/compare.js'
+import { throughputChange } from '../../src/analysis/throughput-change.js'
+import type { ClientHealth } from '../../src/metrics/client-health.js'
+import { seededRandom } from '../../src/random.js'
+import type { RequestRecord } from '../../src/records/types.js'
+import { renderComparison } from '../../src/report/compare-render.js'
+import type { RunMeta } from '../../src/report/result-json.js'
+import { makeRecord } from '../helpers/records.js'
+
+const STREAMS = 2
+const TOKENS = 20
+
+/**
+ * A closed loop of STREAMS streams at one level: each request takes about `e2eMs` (jittered) for
+ * TOKENS tokens, and the next one on its stream is sent `gapMs` after it ends.
+ */
+function closedLoop(seed: number, perStream: number, e2eMs: number, gapMs: number): RequestRecord[] {
+  const random = seededRandom(seed)
+  const records: RequestRecord[] = []
+  for (let stream = 0; stream < STREAMS; stream++) {
+    let clock = stream
+    for (let i = 0; i < perStream; i++) {
+      const e2e = e2eMs * (0.8 + 0.4 * random())
+      const times = Array.from({ length: TOKENS }, (_, k) => clock + (e2e * (k + 1)) / TOKENS)
+      records.push(
+        makeRecord({
+          seq: i,
+          worker: stream,
+          level: STREAMS,
+          sent_at: clock,
+          token_times: times,
+          output_tokens: TOKENS,
+        }),
+      )
+      clock += e2e + gapMs
+    }
+  }
+  return records
+}
+
+function meta(overrides: Partial<RunMeta['load']> = {}): RunMeta {
+  return {
+    target: { model: 'm', base_url: 'http://x', endpoint: '/v1/chat/completions' },
+    workload: { input_tokens: 8, output_tokens: TOKENS, stream: true },
+    load: {
+      mode: 'concurrency',
+      levels: [STREAMS],
+      warmup_requests: 0,
+      requests_per_level: 200,
+      ...overrides,
+    },
+    percentiles: [50, 95],
+    levels_run: [{ concurrency: STREAMS }],
+  } as unknown as RunMeta
+}
+
+const throughputOf = (runs: ReturnType<typeof compareRuns>) =>
+  runs.levels[0]?.metrics.find((metric) => metric.metric === 'throughput')
+
+test('compare: the throughput change and its interval are on the same quantity (never opposite signs)', () => {
+  // The new run's requests are 10% slower each, but its client sends without the old 40 ms gaps:
+  // the level throughput rises by ~20% while every request's own token rate falls by ~10%.
+  const base: RunRecords = { meta: meta(), records: closedLoop(1, 100, 100, 40) }
+  const next: RunRecords = { meta: meta(), records: closedLoop(2, 100, 110, 0) }
+  const throughput = throughputOf(compareRuns(base, next, { throughput: 0.05 }))
+  assert.ok(throughput?.change !== null && throughput?.change !== undefined && throughput.interval !== null)
+  assert.ok(throughput.change > 0.1, `the level figure rose: ${throughput.change}`)
+  assert.ok(
+    throughput.interval.low > 0 &&
+      throughput.interval.low <= throughput.change &&
+      throughput.change <= throughput.interval.high,
+    `interval ${JSON.stringify(throughput.interval)} holds the change ${throughput.change}`,
+  )
+  assert.equal(throughput.regressed, false)
+
+  // Reversed, it is a significant fall, and a regression.
+  const reversed = throughputOf(compareRuns(next, base, { throughput: 0.05 }))
+  assert.ok(reversed !== undefined && reversed.interval !== null && reversed.change !== null)
+  assert.ok(reversed.interval.high < 0 && reversed.change < 0)
+  assert.ok((reversed.p_value ?? 1) < 0.05)
+  assert.equal(reversed.regressed, true)
+
+  // Over many seeds and shapes, the change lies within its own interval.
+  for (let seed = 1; seed <= 30; seed++) {
+    const random = seededRandom(seed * 31)
+    const a = closedLoop(seed, 30, 80 + 40 * random(), 40 * random())
+    const b = closedLoop(seed + 100, 30, 80 + 40 * random(), 40 * random())
+    const metric = throughputOf(
+      compareRuns({ meta: meta(), records: a }, { meta: meta(), records: b }, { throughput: 0.05 }),
+    )
+    const { change, interval } = metric ?? {}
+    assert.ok(change != null && interval != null)
+    assert.ok(
+      interval.low <= change && change <= interval.high,
+      `seed ${seed}: ${change} in ${JSON.stringify(interval)}`,
+    )
+  }
+})
+
+test("throughputChange: the unresampled change is the figures' own; an open loop varies only the tokens", () => {
+  const sample = { tokens: [10, 10, 10], seconds: [1, 1, 1], figure: 30 }
+  const same = throughputChange(sample, { ...sample, figure: 33 }, false)
+  // Equal token counts: nothing to resample in an open loop, the interval is the change itself.
+  assert.ok(same !== null)
+  assert.ok(Math.abs(same.change - 0.1) < 1e-12)
+  assert.ok(Math.abs(same.interval.low - 0.1) < 1e-12 && Math.abs(same.interval.high - 0.1) < 1e-12)
+  assert.equal(throughputChange({ ...sample, figure: 0 }, sample, true), null)
+})
+
+test('compare: different stop rules are a set-up difference', () => {
+  const records = closedLoop(1, 20, 100, 0)
+  const byCount = { meta: meta({ requests_per_level: 40 }), records }
+  const byTime = { meta: meta({ requests_per_level: undefined, duration_per_level: 30 }), records }
+  assert.deepEqual(compareRuns(byCount, byTime, {}).mismatches, [
+    'stop rule: "40 requests per level" vs "30 s per level"',
+  ])
+  assert.deepEqual(compareRuns(byCount, { meta: meta({ requests_per_level: 60 }), records }, {}).mismatches, [
+    'stop rule: "40 requests per level" vs "60 requests per level"',
+  ])
+  const warm = { meta: meta({ requests_per_level: undefined, duration_per_level: 30, warmup_s: 5 }), records }
+  assert.deepEqual(compareRuns(byTime, warm, {}).mismatches, [
+    'stop rule: "30 s per level" vs "30 s per level (+5 s warm-up, +0 s cool-down)"',
+  ])
+  // Results from before the keys were recorded still compare on what they have.
+  const unknown = { meta: meta({ requests_per_level: undefined }), records }
+  assert.deepEqual(compareRuns(unknown, byTime, {}).mismatches, [])
+})
+
+const HEALTHY: ClientHealth = {
+  cpu_percent: 10,
+  rss_mib: 100,
+  event_loop_delay_p99_ms: 1,
+  event_loop_utilization: 0.1,
+  dispatch_lateness_p99_ms: 0,
+  effective_concurrency_ratio: 1,
+  bound: false,
+  reasons: [],
+  notes: [],
+  noisy: false,
+}
+
+test('compare: a level where either client was not trustworthy is inconclusive and does not fail the gate unless strict', () => {
+  const base = { meta: meta(), records: closedLoop(1, 100, 100, 0) }
+  const slower = closedLoop(2, 100, 150, 0)
+  const bound = { ...HEALTHY, bound: true, reasons: ['event loop 85% busy (limit 70%)'] }
+  const next = { meta: meta(), records: slower, levels: [{ concurrency: STREAMS, client: bound }] }
+  const gates = { ttft_p95: 0.1 }
+  const lenient = compareRuns({ ...base, levels: [{ concurrency: STREAMS, client: HEALTHY }] }, next, gates)
+  assert.deepEqual(lenient.regressions, [])
+  assert.equal(lenient.inconclusive.length, 1)
+  assert.equal(lenient.inconclusive[0]?.metric, 'ttft_p95')
+  assert.match(lenient.levels[0]?.inconclusive ?? '', /^new run: client-bound \(event loop 85% busy/)
+  const text = renderComparison(lenient)
+  assert.match(text, /\*\*Inconclusive\*\*.*--strict-client/)
+  assert.match(text, /- c=2: new run: client-bound .*would have flagged ttft_p95 \+\d+\.\d%/)
+  assert.match(text, /\| 2 \| ttft_p95 \|.*\| inconclusive \|/)
+  assert.doesNotMatch(text, /REGRESSION/)
+
+  const strict = compareRuns(base, next, gates, { strictClient: true })
+  assert.deepEqual(
+    strict.regressions.map((r) => r.metric),
+    ['ttft_p95'],
+  )
+  assert.match(renderComparison(strict), /\| 2 \| ttft_p95 \|.*\| REGRESSION \|/)
+
+  // A noisy base run makes the level inconclusive too; older results (no `noisy`) go by their notes.
+  const { noisy: _, ...older } = HEALTHY
+  const noisy = { ...older, notes: ['timers fired 12.0 ms late at p99 while the client was mostly idle'] }
+  const fromNoisyBase = compareRuns(
+    { ...base, levels: [{ concurrency: STREAMS, client: noisy }] },
+    { meta: meta(), records: slower },
+    gates,
+  )
+  assert.match(fromNoisyBase.levels[0]?.inconclusive ?? '', /^base run: noisy client/)
+  assert.deepEqual(fromNoisyBase.regressions, [])
+  // Healthy clients on both sides: the same slowdown is a regression.
+  const judged = compareRuns(
+    { ...base, levels: [{ concurrency: STREAMS, client: HEALTHY }] },
+    { meta: meta(), records: slower, levels: [{ concurrency: STREAMS, client: HEALTHY }] },
+    gates,
+  )
+  assert.equal(judged.levels[0]?.inconclusive, null)
+  assert.deepEqual(
+    judged.regressions.map((r) => r.metric),
+    ['ttft_p95'],
+  )
+})

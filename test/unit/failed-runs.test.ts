@@ -1,0 +1,219 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { runFailures } from '../../src/analysis/run-gate.js'
+import { levelVerdict } from '../../src/analysis/verdict.js'
+import { levelFailures } from '../../src/metrics/failure-causes.js'
+import { explainFailure, isNonLoadFailure } from '../../src/records/failure-cause.js'
+import type { RequestError, RequestRecord } from '../../src/records/types.js'
+import { renderMarkdown } from '../../src/report/markdown.js'
+import { buildResult, type RunMeta } from '../../src/report/result-json.js'
+import { renderVerdict } from '../../src/report/terminal.js'
+import { makeRecord } from '../helpers/records.js'
+
+const CONTEXT_400 =
+  'HTTP 400: the request exceeds the available context size (900 prompt + 512 max_tokens > 1024), try increasing it'
+
+function failed(status: number | null, error: RequestError, level = 1, seq = 0): RequestRecord {
+  return makeRecord({ seq, level, sent_at: seq * 10, status, error, output_tokens: 0, token_times: [] })
+}
+
+function succeeded(level: number, seq: number, tokens = 8): RequestRecord {
+  const start = seq * 10
+  return makeRecord({
+    seq,
+    level,
+    sent_at: start,
+    token_times: Array.from({ length: tokens }, (_, k) => start + 5 + k),
+  })
+}
+
+const http = (status: number, message: string, level = 1, seq = 0): RequestRecord =>
+  failed(
+    status,
+    { class: status === 429 ? 'http_429' : status >= 500 ? 'http_5xx' : 'http_4xx', message },
+    level,
+    seq,
+  )
+const timeout = (level = 1, seq = 0): RequestRecord =>
+  failed(
+    null,
+    { class: 'timeout', timeout: 'first_token', message: 'no first token within 60 s' },
+    level,
+    seq,
+  )
+
+test('failures that are not load: 4xx other than 408/429, unreadable streams, an unreachable host', () => {
+  assert.equal(isNonLoadFailure(http(400, CONTEXT_400)), true)
+  assert.equal(isNonLoadFailure(http(401, 'HTTP 401: bad key')), true)
+  assert.equal(isNonLoadFailure(http(408, 'HTTP 408: request timeout')), false)
+  assert.equal(isNonLoadFailure(http(429, 'HTTP 429: slow down')), false)
+  assert.equal(isNonLoadFailure(http(503, 'HTTP 503: busy')), false)
+  assert.equal(isNonLoadFailure(timeout()), false)
+  assert.equal(isNonLoadFailure(failed(200, { class: 'stream', message: 'malformed chunk: not JSON' })), true)
+  assert.equal(
+    isNonLoadFailure(failed(null, { class: 'connection', message: 'ECONNREFUSED connect ECONNREFUSED' })),
+    true,
+  )
+  assert.equal(
+    isNonLoadFailure(failed(null, { class: 'connection', message: 'UND_ERR_SOCKET other side closed' })),
+    false,
+  )
+  assert.equal(isNonLoadFailure(succeeded(1, 0)), false)
+})
+
+test('explainFailure names what to change: lengths, key, model, endpoint', () => {
+  assert.match(explainFailure(http(400, CONTEXT_400))?.hint ?? '', /--input-tokens.*--output-tokens/)
+  // llama.cpp builds that report it as an error event inside a 200 stream.
+  const kv = failed(200, {
+    class: 'stream',
+    message:
+      'error event in stream: {"code":500,"message":"Input prompt is too big compared to KV size.","type":"server_error"}',
+  })
+  assert.match(
+    explainFailure(kv)?.problem ?? '',
+    /^prompt \+ max_tokens over the model's context: error event/,
+  )
+  assert.match(explainFailure(http(401, 'HTTP 401: Incorrect API key'))?.hint ?? '', /--api-key-env/)
+  assert.match(
+    explainFailure(http(404, 'HTTP 404: The model `x` does not exist'), { model: 'x', models: ['y'] })
+      ?.hint ?? '',
+    /--model.*Models served: y/,
+  )
+  assert.match(explainFailure(http(404, 'HTTP 404: Unknown request URL'))?.hint ?? '', /--endpoint/)
+  assert.equal(explainFailure(succeeded(1, 0)), null)
+})
+
+test('a level refused for its context is misconfigured, with the server message and its count', () => {
+  const records = [0, 1, 2, 3].map((seq) => http(400, CONTEXT_400, 1, seq))
+  const { error_messages, misconfiguration } = levelFailures(records, 0, 0)
+  assert.deepEqual(error_messages, [{ message: CONTEXT_400, count: 4, numbers_vary: false }])
+  // Messages that differ only in the request's own figures are one message.
+  const varied = [0, 1, 2].map((seq) =>
+    http(400, `HTTP 400: you requested ${4100 + seq} tokens, the maximum context length is 4096`, 1, seq),
+  )
+  assert.deepEqual(levelFailures(varied, 0, 0).error_messages, [
+    {
+      message: 'HTTP 400: you requested 4100 tokens, the maximum context length is 4096',
+      count: 3,
+      numbers_vary: true,
+    },
+  ])
+  assert.equal(misconfiguration?.cause, "prompt + max_tokens over the model's context")
+  assert.equal(misconfiguration?.requests, 4)
+  assert.equal(misconfiguration?.message, CONTEXT_400)
+})
+
+test('load failures (timeouts, 429, 503) are not misconfiguration; messages are ranked by count', () => {
+  const records = [
+    timeout(1, 0),
+    http(429, 'HTTP 429: slow down', 1, 1),
+    timeout(1, 2),
+    http(503, 'HTTP 503: busy', 1, 3),
+    timeout(1, 4),
+    succeeded(1, 5),
+  ]
+  const { error_messages, misconfiguration } = levelFailures(records, 1, 8)
+  assert.equal(misconfiguration, null)
+  assert.deepEqual(
+    error_messages.map((entry) => [entry.count, entry.message]),
+    [
+      [3, 'no first token within 60 s'],
+      [1, 'HTTP 429: slow down'],
+      [1, 'HTTP 503: busy'],
+    ],
+  )
+  // A 400 among mostly load failures is not the level's story; half of them is.
+  assert.equal(levelFailures([...records, http(400, CONTEXT_400, 1, 6)], 1, 8).misconfiguration, null)
+  assert.notEqual(levelFailures([timeout(1, 0), http(400, CONTEXT_400, 1, 1)], 0, 0).misconfiguration, null)
+})
+
+test('a level whose successful requests carried no output token is misconfigured, not healthy', () => {
+  const empty = [0, 1, 2].map((seq) => makeRecord({ seq, sent_at: seq, output_tokens: 0, token_times: [] }))
+  const { misconfiguration } = levelFailures(empty, 3, 0)
+  assert.equal(misconfiguration?.cause, 'no output tokens')
+  assert.match(
+    misconfiguration?.message ?? '',
+    /3 request\(s\) succeeded but the server sent no output token/,
+  )
+  assert.equal(levelFailures([succeeded(1, 0)], 1, 8).misconfiguration, null)
+})
+
+test('levelVerdict: misconfigured comes before every other verdict', () => {
+  const level = {
+    concurrency: 1,
+    requests: 4,
+    success_rate: 0,
+    errors: { timeout: 0, http_4xx: 4, http_429: 0, http_5xx: 0, connection: 0, stream: 0, other: 0 },
+    client: { bound: true } as never,
+    misconfiguration: { requests: 4, cause: 'x', message: 'y', hint: 'z' },
+  }
+  assert.equal(levelVerdict(level, null), 'misconfigured')
+  assert.equal(levelVerdict({ ...level, misconfiguration: null }, null), 'client-bound')
+})
+
+function meta(levels: number[]): RunMeta {
+  return {
+    target: { model: 'm', base_url: 'http://x', endpoint: '/v1/chat/completions' },
+    workload: { input_tokens: 900, output_tokens: 512, stream: true },
+    load: { mode: 'concurrency', levels, warmup_requests: 0, timeout_s: 60 },
+    percentiles: [50, 95],
+    client: { workers: 1, architecture: 'x64', node_version: 'v20', cpus: 2, host: 'h' },
+    tool_version: '0',
+    started_at: '2026-01-01T00:00:00Z',
+    slo: {},
+    partial: false,
+    levels_run: levels.map((concurrency) => ({
+      concurrency,
+      workers: 1,
+      client: { cpu_percent: 0, loops: [] },
+    })),
+  } as unknown as RunMeta
+}
+
+test('a run refused for its context: misconfigured levels, the server sentence, no "back off", no "keep adding"', () => {
+  const records = [1, 2].flatMap((level) => [0, 1, 2, 3].map((seq) => http(400, CONTEXT_400, level, seq)))
+  const result = buildResult(records, meta([1, 2]))
+  assert.deepEqual(
+    result.levels.map((level) => level.verdict),
+    ['misconfigured', 'misconfigured'],
+  )
+  assert.equal(result.saturation, null)
+  const terminal = renderVerdict(result)
+  const markdown = renderMarkdown(result)
+  for (const text of [terminal, markdown]) {
+    assert.doesNotMatch(text, /back off|keep adding concurrency/)
+    assert.ok(text.includes(`4× ${CONTEXT_400}`), text)
+    assert.match(text, /lower --input-tokens/)
+  }
+  assert.match(result.saturation_summary, /c=1, c=2 failed for reasons that are not load/)
+  const reasons = runFailures(result.levels, 90, (value) => `c=${value}`)
+  assert.equal(reasons.length, 3, reasons.join('\n'))
+  assert.match(
+    reasons[0] ?? '',
+    /^c=1 is misconfigured: prompt \+ max_tokens over the model's context: HTTP 400/,
+  )
+  assert.match(reasons[2] ?? '', /lowest level \(c=1\) succeeded on 0\.0% .*below --min-success-rate 90%/)
+})
+
+test('an honest overload at the top of the ladder passes the run gate; failures at the lowest level do not', () => {
+  const healthy = (level: number) => [0, 1, 2, 3].map((seq) => succeeded(level, seq))
+  const top = [
+    timeout(4, 0),
+    http(503, 'HTTP 503: busy', 4, 1),
+    http(429, 'HTTP 429: slow', 4, 2),
+    succeeded(4, 3),
+  ]
+  const overloaded = buildResult([...healthy(1), ...healthy(2), ...top], meta([1, 2, 4]))
+  assert.equal(overloaded.levels.at(-1)?.verdict, 'overloaded')
+  assert.deepEqual(runFailures(overloaded.levels, 90, String), [])
+
+  // The same failures at the lowest level: the run measured mostly failures.
+  const low = buildResult(
+    top.map((record) => ({ ...record, level: 1 })),
+    meta([1]),
+  )
+  assert.equal(low.levels[0]?.verdict, 'overloaded')
+  assert.equal(runFailures(low.levels, 90, String).length, 1)
+  assert.deepEqual(runFailures(low.levels, 20, String), [], 'a lower threshold lets it pass')
+  assert.deepEqual(runFailures(low.levels, 0, String), [], '0 turns the check off')
+})
