@@ -3,31 +3,13 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import type { BenchResult } from '../../src/report/result-json.js'
-import { SIM_MODEL, startSimulator } from '../../src/sim/server.js'
-import { runCli } from '../helpers/cli.js'
+import { startSimulator } from '../../src/sim/server.js'
+import { runCli, simRunArgs } from '../helpers/cli.js'
 import { tempDir } from '../helpers/run-config.js'
 
 /** A short gradient with no preflight-sized surprises: no calibration probes, no warm-up. */
 function runArgs(url: string, out: string, extra: string[]): string[] {
-  return [
-    'run',
-    '--base-url',
-    url,
-    '--model',
-    SIM_MODEL,
-    '--levels',
-    '1,2',
-    '--requests',
-    '4',
-    '--warmup',
-    '0',
-    '--no-calibrate',
-    '--workers',
-    '1',
-    '--out',
-    out,
-    ...extra,
-  ]
+  return simRunArgs(url, out, { levels: '1,2', requests: 4, warmup: 0, 'no-calibrate': true }, extra)
 }
 
 test('prompt + max_tokens over the context: the preflight passes, every request gets HTTP 400, the run exits 1 with the server sentence', {

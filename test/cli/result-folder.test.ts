@@ -4,35 +4,13 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { readRecords } from '../../src/records/jsonl-reader.js'
 import type { BenchResult } from '../../src/report/result-json.js'
-import { SIM_MODEL, startSimulator } from '../../src/sim/server.js'
-import { runCli } from '../helpers/cli.js'
+import { startSimulator } from '../../src/sim/server.js'
+import { runCli, simRunArgs } from '../helpers/cli.js'
 import { tempDir } from '../helpers/run-config.js'
 
 function runArgs(url: string, out: string, extra: string[] = []): string[] {
-  return [
-    'run',
-    '--base-url',
-    url,
-    '--model',
-    SIM_MODEL,
-    '--levels',
-    '1,2',
-    '--requests',
-    '6',
-    '--warmup',
-    '0',
-    '--input-tokens',
-    '32',
-    '--output-tokens',
-    '16',
-    '--no-calibrate',
-    '--workers',
-    '1',
-    '--quiet',
-    '--out',
-    out,
-    ...extra,
-  ]
+  const flags = { levels: '1,2', requests: 6, warmup: 0, 'input-tokens': 32, 'output-tokens': 16 }
+  return simRunArgs(url, out, { ...flags, 'no-calibrate': true, quiet: true }, extra)
 }
 
 const readResult = (dir: string): BenchResult =>

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
+import { SIM_MODEL } from '../../src/sim/server.js'
 
 export const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url))
 
@@ -52,4 +53,22 @@ export function spawnCli(args: string[]): {
   })
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
   return { child, exited, stderr: () => stderr }
+}
+
+/**
+ * Arguments of `llmbench run` against the simulator: its model, one worker, the given flags
+ * (`true` = a flag without a value), then `extra` (a later flag overrides an earlier one).
+ */
+export function simRunArgs(
+  url: string,
+  out: string,
+  flags: Record<string, string | number | true>,
+  extra: string[] = [],
+): string[] {
+  const args = ['run', '--base-url', url, '--model', SIM_MODEL, '--workers', '1', '--out', out]
+  for (const [name, value] of Object.entries(flags)) {
+    args.push(`--${name}`)
+    if (value !== true) args.push(String(value))
+  }
+  return [...args, ...extra]
 }

@@ -5,37 +5,15 @@ import { summarizeSamples } from '../../src/metrics/distribution.js'
 import { readRecords } from '../../src/records/jsonl-reader.js'
 import type { BenchResult } from '../../src/report/result-json.js'
 import { startSimulatorProcess } from '../../src/sim/child.js'
-import { SIM_MODEL } from '../../src/sim/server.js'
-import { runCli } from '../helpers/cli.js'
+import { runCli, simRunArgs } from '../helpers/cli.js'
 import { tempDir } from '../helpers/run-config.js'
 
 const LEVELS = [2, 4]
 const REQUESTS = 40
 
 function runArgs(url: string, out: string, extra: string[] = []): string[] {
-  return [
-    'run',
-    '--base-url',
-    url,
-    '--model',
-    SIM_MODEL,
-    '--levels',
-    LEVELS.join(','),
-    '--requests',
-    String(REQUESTS),
-    '--warmup',
-    '2',
-    '--input-tokens',
-    '64',
-    '--output-tokens',
-    '16',
-    '--workers',
-    '1',
-    '--out',
-    out,
-    '--json',
-    ...extra,
-  ]
+  const flags = { levels: LEVELS.join(','), requests: REQUESTS, warmup: 2, 'input-tokens': 64 }
+  return simRunArgs(url, out, { ...flags, 'output-tokens': 16, json: true }, extra)
 }
 
 test('two shard processes started together, merged, match one process running the same load', {
