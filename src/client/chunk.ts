@@ -134,6 +134,23 @@ function readError(obj: Json): string | null {
   return null
 }
 
+/**
+ * The words of an SSE error event (`event: error`, or llama.cpp's `error:` field), whose payload is
+ * often JSON such as `{"code":500,"message":"Input prompt is too big ..."}`: its message when it
+ * has one, else the text as it came.
+ */
+export function errorEventMessage(text: string): string {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    return text
+  }
+  if (!isObject(parsed)) return text
+  if (typeof parsed.message === 'string') return parsed.message
+  return readError(parsed) ?? text
+}
+
 function isObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }

@@ -2,7 +2,7 @@ import type { Socket } from 'node:net'
 import { performance } from 'node:perf_hooks'
 import { Client, type Dispatcher } from 'undici'
 import type { ErrorClass, RequestRecord } from '../records/types.js'
-import { type ChunkInfo, interpretChunk, interpretObject } from './chunk.js'
+import { type ChunkInfo, errorEventMessage, interpretChunk, interpretObject } from './chunk.js'
 import {
   classifyStatus,
   classifyTransportError,
@@ -357,7 +357,10 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
       return
     }
     if (event.error !== null || event.event === 'error') {
-      this.streamError ??= { class: 'stream', message: `error event in stream: ${event.error ?? event.data}` }
+      this.streamError ??= {
+        class: 'stream',
+        message: `error event in stream: ${errorEventMessage(event.error ?? event.data)}`,
+      }
       return
     }
     if (event.data === '') return

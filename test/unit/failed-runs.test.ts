@@ -67,7 +67,7 @@ test('explainFailure names what to change: lengths, key, model, endpoint', () =>
   const kv = failed(200, {
     class: 'stream',
     message:
-      'error event in stream: {"code":500,"message":"Input prompt is too big compared to KV size.","type":"server_error"}',
+      'error event in stream: Input prompt is too big compared to KV size. Please try increasing KV size.',
   })
   assert.match(
     explainFailure(kv)?.problem ?? '',

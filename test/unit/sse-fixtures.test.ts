@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { interpretChunk } from '../../src/client/chunk.js'
+import { errorEventMessage, interpretChunk } from '../../src/client/chunk.js'
 import { type SseEvent, SseParser } from '../../src/client/sse.js'
 import { seededRandom } from '../../src/random.js'
 import { readSseFixture, sseFixtureNames } from '../helpers/fixtures.js'
@@ -156,4 +156,14 @@ test('CR-only line ends, multi-line data, event types, BOM and field without a s
     { event: '', data: '{"x":1}', error: null },
   ])
   assert.equal(comments, 1)
+})
+
+test("an error event's JSON payload gives its message; anything else is kept as it came", () => {
+  const llamaCpp =
+    '{"code":500,"message":"Input prompt is too big compared to KV size.","type":"server_error"}'
+  assert.equal(errorEventMessage(llamaCpp), 'Input prompt is too big compared to KV size.')
+  assert.equal(errorEventMessage('{"error":{"message":"overloaded"}}'), 'overloaded')
+  assert.equal(errorEventMessage('{"code":500}'), '{"code":500}')
+  assert.equal(errorEventMessage('upstream reset'), 'upstream reset')
+  assert.equal(errorEventMessage('[1,2]'), '[1,2]')
 })
