@@ -34,19 +34,30 @@ export const MIN_GAIN_PER_DOUBLING = 0.2
 export const MIN_TOTAL_GAIN = 0.25
 export const NOISE_GAIN = 0.1
 
-/** The throughput the knee is judged on: over the steady window when the level had one. */
-export function kneeThroughput(level: ScalingFigures): number {
-  return level.output_tokens_per_s_steady ?? level.output_tokens_per_s
+/**
+ * Whether a step between two levels is judged on their steady windows: only when both had one. A
+ * step is judged on one quantity at both ends: a level with fewer requests than streams never holds
+ * them and has no steady window, and its whole-window rate (which a saturated server's drain keeps
+ * high) must not be set against another level's steady rate (which the start-up burst keeps low).
+ */
+function bothSteady(a: ScalingFigures, b: ScalingFigures): boolean {
+  return a.steady_window != null && b.steady_window != null
+}
+
+/** The throughput a step is judged on: over the steady windows when both levels had one. */
+function stepThroughput(level: ScalingFigures, steady: boolean): number {
+  return steady ? (level.steady_window?.output_tokens_per_s ?? 0) : level.output_tokens_per_s
 }
 
 /**
  * The concurrency the scaling math uses: the streams really in flight (a "64" level that only ever
- * had 40 requests in flight counts as 40), never more than the nominal value. In request-rate mode
- * the level value is a rate, the load offered, and is used as it is.
+ * had 40 requests in flight counts as 40), never more than the nominal value; within the steady
+ * window when the step is judged on it. In request-rate mode the level value is a rate, the load
+ * offered, and is used as it is.
  */
-export function kneeConcurrency(level: ScalingFigures, rateMode: boolean): number {
+function stepConcurrency(level: ScalingFigures, steady: boolean, rateMode: boolean): number {
   if (rateMode) return level.concurrency
-  const achieved = level.steady_window?.mean_in_flight ?? level.achieved_concurrency?.mean
+  const achieved = steady ? level.steady_window?.mean_in_flight : level.achieved_concurrency?.mean
   return achieved === undefined || achieved <= 0 ? level.concurrency : Math.min(level.concurrency, achieved)
 }
 
@@ -61,11 +72,12 @@ export function scalingStep(
   ttftKey: string,
   rateMode = false,
 ): ScalingStep | null {
-  const ta = kneeThroughput(a)
-  const tb = kneeThroughput(b)
+  const steady = bothSteady(a, b)
+  const ta = stepThroughput(a, steady)
+  const tb = stepThroughput(b, steady)
   if (ta <= 0) return null
   const gain = tb / ta - 1
-  const doublings = Math.log2(kneeConcurrency(b, rateMode) / kneeConcurrency(a, rateMode))
+  const doublings = Math.log2(stepConcurrency(b, steady, rateMode) / stepConcurrency(a, steady, rateMode))
   // Levels that achieved the same concurrency: any gain is noise, treated as one full doubling.
   const perDoubling = doublings > 0.05 ? (tb / ta) ** (1 / doublings) - 1 : gain
   const ttftA = ttftOf(a, ttftKey)

@@ -190,10 +190,33 @@ test('steady throughput and achieved concurrency are used when present', () => {
     ramped(16, 420, 850, 400),
   ]
   assert.equal(
-    findSaturation(levels.map((l) => ({ ...l, output_tokens_per_s_steady: undefined })))?.concurrency,
+    findSaturation(levels.map((l) => ({ ...l, output_tokens_per_s_steady: undefined, steady_window: null })))
+      ?.concurrency,
     4,
   )
   assert.equal(findSaturation(levels)?.concurrency, 8)
+})
+
+test('a level without a steady window is judged against whole-window figures at both ends of its step', () => {
+  // llama.cpp, 8 slots, --levels 16,64 --requests 40: the 64 level never held its streams (23.8 in
+  // flight on average). Its whole-window rate, kept high by a saturated server's drain, set against
+  // 16's steady rate (kept low by the start-up burst) looked like +12% for +0.57 doublings: "keep
+  // adding concurrency". Like against like, it is +6%: past the knee.
+  const sixteen = {
+    ...level(16, 184.4, 5315),
+    output_tokens_per_s_steady: 174.3,
+    steady_window: { start_s: 0.2, end_s: 9.1, mean_in_flight: 15.8, output_tokens_per_s: 174.3 },
+    achieved_concurrency: { mean: 14.0, max: 16 },
+  }
+  const sixtyFour = {
+    ...level(64, 195.2, 10532),
+    output_tokens_per_s_steady: 195.2,
+    steady_window: null,
+    achieved_concurrency: { mean: 23.8, max: 40 },
+  }
+  const saturation = findSaturation([sixteen, sixtyFour])
+  assert.equal(saturation?.concurrency, 16)
+  assert.match(saturation?.reason ?? '', /^throughput \+6% from 16 to 64/)
 })
 
 function withHealth(l: ReturnType<typeof level>) {
