@@ -78,7 +78,11 @@ export function findSaturation(
   return null
 }
 
-/** "throughput +3% from 32 to 64 while TTFT p95 x4.1 (up to 32: +93% per doubling from 8)" */
+/**
+ * "throughput +0% from 16 to 32, at most +0% up to 64, while TTFT p95 x32.5 (x95.5 by 64); up to 16:
+ * +56% per doubling from 8": the step past the knee, the best any higher level did, what TTFT paid,
+ * and how the gradient climbed into the knee.
+ */
 function kneeReason(
   next: ScalingStep,
   steps: readonly ScalingStep[],
@@ -91,19 +95,19 @@ function kneeReason(
     Math.abs(next.gain_per_doubling - next.gain) >= 0.005
       ? ` (${signedPercent(next.gain_per_doubling)} per doubling)`
       : ''
+  const last = steps.at(-1) as ScalingStep
+  const best = Math.max(...steps.map((step) => step.gain))
+  const beyond = last.to === next.to ? '' : `, at most ${signedPercent(best)} up to ${last.to},`
   const ttftTo = (steps[climbAt] as ScalingStep).to
   const ttft =
-    ttftTo === next.to
-      ? `TTFT ${ttftKey} x${climb.toFixed(1)}`
-      : `TTFT ${ttftKey} x${climb.toFixed(1)} by ${ttftTo}`
-  const best = steps.reduce((top, step) => (step.gain > top.gain ? step : top), next)
-  const peak =
-    best.to === next.to ? '' : `; no higher level gains more than ${signedPercent(best.gain)} (at ${best.to})`
+    next.ttft_ratio === null
+      ? `TTFT ${ttftKey} x${climb.toFixed(1)} by ${ttftTo}`
+      : `TTFT ${ttftKey} x${next.ttft_ratio.toFixed(1)}${ttftTo === next.to ? '' : ` (x${climb.toFixed(1)} by ${ttftTo})`}`
   const before =
     below === null
       ? ''
-      : ` (up to ${next.from}: ${signedPercent(below.gain_per_doubling)} per doubling from ${below.from})`
-  return `throughput ${signedPercent(next.gain)} from ${next.from} to ${next.to}${perDoubling} while ${ttft}${peak}${before}`
+      : `; up to ${next.from}: ${signedPercent(below.gain_per_doubling)} per doubling from ${below.from}`
+  return `throughput ${signedPercent(next.gain)} from ${next.from} to ${next.to}${perDoubling}${beyond} while ${ttft}${before}`
 }
 
 function percent(fraction: number): string {

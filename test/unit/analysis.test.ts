@@ -20,7 +20,7 @@ test('a clear knee: throughput flat and TTFT up 4x from 32 to 64 → saturation 
   assert.equal(saturation?.concurrency, 32)
   assert.equal(
     saturation?.reason,
-    'throughput +3% from 32 to 64 while TTFT p95 x4.1 (up to 32: +93% per doubling from 8)',
+    'throughput +3% from 32 to 64 while TTFT p95 x4.1; up to 32: +93% per doubling from 8',
   )
   assert.deepEqual(saturation?.bracket, [32, 64])
 })
@@ -154,7 +154,7 @@ test('a gain spread over several doublings still counts once it adds 25% in all'
   ]
   const saturation = findSaturation(levels)
   assert.equal(saturation?.concurrency, 16, saturation?.reason)
-  assert.match(saturation?.reason ?? '', /no higher level gains more than \+24% \(at 64\)/)
+  assert.match(saturation?.reason ?? '', /at most \+24% up to 64, while TTFT p95 x2\.0 \(x4\.5 by 64\)/)
 })
 
 test('achieved concurrency: an under-driven level counts as what it had in flight', () => {
