@@ -29,12 +29,16 @@ interface SocketState {
   requests: number
   /** A request is in flight on it. */
   busy: boolean
+  /** When the request in flight (or the last one) was written on it. */
+  claimedAt: number
   /** The request in flight has had its response headers (a close now is a drop, not a race). */
   answered: boolean
   /** When its last response ended normally (performance.now()); null before any. */
   lastResponseEndAt: number | null
   /** Someone said this connection ends: the server's `connection: close`, or our own `reset`. */
   announcedClose: boolean
+  /** Its close by the server was counted (the FIN and a request dying on it are one close). */
+  closeCounted: boolean
 }
 
 /** The side of a request that needs its socket: the Exchange of stream-client.ts. */
@@ -65,10 +69,31 @@ export function awaitSocket(user: SocketUser): void {
 function onServerEnd(this: Socket): void {
   const state = sockets.get(this)
   if (state === undefined || state.announcedClose || state.lastResponseEndAt === null) return
-  // Busy and unanswered: a request written after the last response crossed the server's FIN (the
-  // race itself). Busy and answered: the server dropped a response midway, a failure of its own.
-  if (state.busy ? !state.answered : performance.now() - state.lastResponseEndAt <= PROMPT_CLOSE_MS)
-    state.watch.serverClosed()
+  // Busy and answered: the server dropped a response midway, a failure of its own. Busy and
+  // unanswered: a request written after the last response crossed the server's FIN (the race
+  // itself). Idle: a close after the last response. Either is a habit only when it came right after
+  // that response; later, it is an idle timeout.
+  if (state.busy && state.answered) return
+  const at = state.busy ? state.claimedAt : performance.now()
+  if (at - state.lastResponseEndAt <= PROMPT_CLOSE_MS) noteServerClose(state)
+}
+
+/** The server closed this connection right after a response: counted once per connection. */
+function noteServerClose(state: SocketState): void {
+  if (state.closeCounted) return
+  state.closeCounted = true
+  state.watch.serverClosed()
+}
+
+/**
+ * A request written on this reused connection died before any byte of its response. When the
+ * connection's last response had ended just before, the server closed it after that response (an
+ * RST shows no 'end' to watch). Longer ago, it is an idle timeout of the server's, not a habit: the
+ * request is resent all the same, but keep-alive stays on.
+ */
+export function diedUnanswered(state: SocketState): void {
+  if (state.announcedClose || state.lastResponseEndAt === null) return
+  if (state.claimedAt - state.lastResponseEndAt <= PROMPT_CLOSE_MS) noteServerClose(state)
 }
 
 /** Connection counters of one round (warm-up or a measured level) on one thread. */
@@ -102,9 +127,11 @@ export class ConnectionWatch {
         watch: this,
         requests: 0,
         busy: false,
+        claimedAt: 0,
         answered: false,
         lastResponseEndAt: null,
         announcedClose: false,
+        closeCounted: false,
       }
       sockets.set(socket, state)
       socket.once('end', onServerEnd)
@@ -153,9 +180,10 @@ export function releaseSocket(state: SocketState, at: number, normally: boolean)
   if (normally) state.lastResponseEndAt = at
 }
 
-/** Marks a socket busy with one more request; returns whether it had carried one before. */
-export function claimSocket(state: SocketState): boolean {
+/** Marks a socket busy with one more request, written at `at`; returns whether it had carried one before. */
+export function claimSocket(state: SocketState, at: number): boolean {
   state.busy = true
+  state.claimedAt = at
   state.answered = false
   return state.requests++ > 0
 }

@@ -20,6 +20,7 @@ import {
   releaseSocket,
   type SocketState,
   type SocketUser,
+  diedUnanswered as socketDiedUnanswered,
 } from './connections.js'
 import { redact } from './redact.js'
 import { type SseEvent, SseParser } from './sse.js'
@@ -73,9 +74,11 @@ const MAX_ERROR_BODY_BYTES = 64 * 1024
 const MAX_JSON_BODY_BYTES = 16 * 1024 * 1024
 /**
  * After `[DONE]`, the response gets this long to end. A server that holds the connection open
- * longer is cut (the record is settled at `[DONE]`, a success): it costs this, not a timeout.
+ * longer is cut (the record is settled at `[DONE]`, a success): it costs this, not a timeout. Not
+ * shorter: on a busy event loop the timer can run before the read that carries the body's end, and
+ * a healthy connection would be cut.
  */
-export const AFTER_DONE_GRACE_MS = 25
+export const AFTER_DONE_GRACE_MS = 100
 
 let defaultWatch: ConnectionWatch | null = null
 
@@ -98,8 +101,6 @@ function watchOf(target: Target): ConnectionWatch {
 export async function sendRequest(target: Target, plan: RequestPlan): Promise<RequestRecord> {
   const first = await exchange(target, plan, target.dispatcher, false)
   if (!diedUnanswered(first, target)) return first
-  // The server closed a connection after its last response (an RST shows no 'end' to watch).
-  watchOf(target).serverClosed()
   // A one-off client guarantees a new connection: a pool might hand out another stale one.
   const fresh = new Client(target.origin, { connectTimeout: target.connectTimeoutMs ?? 10_000 })
   try {
@@ -253,7 +254,7 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
   onSocket(socket: Socket): void {
     const state = this.watch.track(socket, this.reset)
     this.socket = state
-    this.record.connection = claimSocket(state) ? 'reused' : 'new'
+    this.record.connection = claimSocket(state, this.record.sent_at) ? 'reused' : 'new'
   }
 
   onResponseStart(
@@ -264,7 +265,7 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
     const at = performance.now()
     this.record.headers_at = at
     this.record.status = statusCode
-    if (this.socket !== null) answered(this.socket, headers.connection === 'close')
+    if (this.socket !== null) answered(this.socket, announcesClose(headers.connection))
     const contentType = String(headers['content-type'] ?? '')
     // A server may ignore stream:true and answer with one JSON body; some send no content type.
     this.isEventStream = this.parser !== null && !contentType.includes('application/json')
@@ -449,6 +450,8 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
     timeout: TimeoutKind | null = null,
   ): void {
     this.record.error = { class: errorClass, message: redact(message, this.target.secrets) }
+    if (errorClass === 'connection' && this.record.status === null && this.record.connection === 'reused')
+      socketDiedUnanswered(this.socket as SocketState)
     if (timeout !== null) this.record.error.timeout = timeout
     // A failed request's partial output is counted the same way, so it stays visible.
     this.countOutput()
@@ -501,6 +504,12 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
   private bodyText(): string {
     return Buffer.concat(this.bodyParts).toString('utf8')
   }
+}
+
+/** `Connection: close` (any case, possibly among other tokens): the server says the connection ends. */
+function announcesClose(value: string | string[] | undefined): boolean {
+  const text = Array.isArray(value) ? value.join(',') : (value ?? '')
+  return text.split(',').some((token) => token.trim().toLowerCase() === 'close')
 }
 
 /** The server's own words for an error status: OpenAI's error.message when present. */
