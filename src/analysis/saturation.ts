@@ -30,7 +30,7 @@ const HELD_SUCCESS_RATE = 0.99
  * not only the next one, so a weak step that later levels make up for (CPU engines scale
  * sub-linearly from c=1, and prefill interference makes steps uneven) is not a knee, and a slightly
  * lower throughput after the peak does not move it. Only levels up to the first one whose success
- * rate falls (below 99%) are searched; when none of them is a knee, the last level that held is. Returns null
+ * rate falls (below 99%, and stays below at every higher level) are searched; when none of them is a knee, the last level that held is. Returns null
  * when throughput still grows meaningfully at the top level tried: not saturated.
  */
 export function findSaturation(
@@ -39,11 +39,13 @@ export function findSaturation(
   rateMode = false,
 ): Saturation | null {
   const sorted = [...levels].sort((x, y) => x.concurrency - y.concurrency)
+  // A fall counts when it lasts: from it on, no level holds again. One failed request at a low level
+  // of a healthy server (a blip) must not end the search for the knee there.
   const fall = sorted.findIndex(
     (b, i) =>
       i > 0 &&
       b.success_rate < (sorted[i - 1] as ScalingFigures).success_rate &&
-      b.success_rate < HELD_SUCCESS_RATE,
+      sorted.slice(i).every((later) => later.success_rate < HELD_SUCCESS_RATE),
   )
   // The first level whose success rate fell still shows whether throughput grew up to it; none beyond.
   const held = fall > 0 ? sorted.slice(0, fall + 1) : sorted

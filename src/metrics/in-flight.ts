@@ -15,11 +15,16 @@ export interface AchievedConcurrency {
   /** Time-averaged over the window. */
   mean: number
   max: number
+  /**
+   * The streams these records were meant to hold: the level's concurrency, or one shard's share of
+   * it. Absent in request-rate mode and in results of older versions.
+   */
+  streams?: number
 }
 
 /**
  * The steady part of a level: from the first moment it had at least STEADY_SHARE of its nominal
- * streams in flight to the last moment it fell below that share (brief dips between one request's
+ * streams in flight and one request had completed, to the last moment it fell below that share (brief dips between one request's
  * end and the next one's send are inside). Times in seconds after the level's first send.
  */
 export interface SteadyWindow {
@@ -47,7 +52,11 @@ export const MIN_STEADY_SHARE_OF_WINDOW = 0.25
  * rate mode): then only the achieved figures are computed.
  */
 export function inFlightFigures(records: readonly RequestRecord[], nominal: number | null): InFlightFigures {
-  if (records.length === 0) return { achieved: { mean: 0, max: 0 }, steady: null }
+  if (records.length === 0)
+    return {
+      achieved: nominal === null ? { mean: 0, max: 0 } : { mean: 0, max: 0, streams: nominal },
+      steady: null,
+    }
   // +1 at each send, -1 at each end; at equal times ends go first, so a stream that sends its next
   // request the moment the previous one ends is not counted twice.
   const events: { at: number; delta: number }[] = []
@@ -74,10 +83,26 @@ export function inFlightFigures(records: readonly RequestRecord[], nominal: numb
     if (wasHolding && current < threshold) steadyEnd = event.at
   }
   const span = last - first
-  const achieved = { mean: span > 0 ? round(area / span, 2) : max, max }
+  const achieved: AchievedConcurrency = { mean: span > 0 ? round(area / span, 2) : max, max }
+  if (nominal !== null) achieved.streams = nominal
   if (steadyStart === null || steadyEnd === null || span <= 0) return { achieved, steady: null }
+  // The server is in its steady state once one request has gone all the way through: before that,
+  // a closed loop's synchronized start has it prefilling the whole first wave at once (few tokens
+  // out), which would make a level look slower than it runs.
+  steadyStart = Math.max(steadyStart, firstCompletion(records))
   if (steadyEnd - steadyStart < MIN_STEADY_SHARE_OF_WINDOW * span) return { achieved, steady: null }
   return { achieved, steady: steadyFigures(records, events, first, steadyStart, steadyEnd) }
+}
+
+/** When the level's first successful request ended (its first failed one if none succeeded). */
+function firstCompletion(records: readonly RequestRecord[]): number {
+  let first = Number.POSITIVE_INFINITY
+  let firstAny = Number.POSITIVE_INFINITY
+  for (const r of records) {
+    firstAny = Math.min(firstAny, r.end_at)
+    if (isOk(r)) first = Math.min(first, r.end_at)
+  }
+  return Number.isFinite(first) ? first : firstAny
 }
 
 function steadyFigures(

@@ -1,5 +1,6 @@
 import { evaluateSlos, type LevelSlo, type Slo } from '../analysis/slo.js'
 import { ERROR_CLASSES, type ErrorClass, type RequestRecord } from '../records/types.js'
+import { splitEvenly } from '../schedule/split.js'
 import { type ClientHealth, type Dispatch, judgeClient, type LevelClientStats } from './client-health.js'
 import { type ConnectionFigures, connectionFigures, connectionNotes } from './connection-figures.js'
 import { e2eMs, isOk, pushItlMs, tpotMs, ttftMs } from './derive.js'
@@ -101,6 +102,11 @@ export interface SummaryOptions {
   mode?: 'concurrency' | 'request_rate'
   /** Default none: no cost figures. */
   pricing?: Prices | null
+  /**
+   * One shard of a run spread over processes: its records hold its own share of each level's streams
+   * (split as the plan splits them), and its achieved concurrency is judged against that share.
+   */
+  shard?: { index: number; count: number } | null
 }
 
 export function summarizeLevel(
@@ -157,7 +163,11 @@ export function summarizeLevel(
     options.mode === 'request_rate' ? null : dispatchFigures(lateness, e2e),
   )
   const rates = shardRates(records, durationS, outputTokens, ok)
-  const inFlight = inFlightFigures(records, options.mode === 'request_rate' ? null : concurrency)
+  const streams =
+    options.shard == null
+      ? concurrency
+      : (splitEvenly(concurrency, options.shard.count)[options.shard.index] ?? 0)
+  const inFlight = inFlightFigures(records, options.mode === 'request_rate' ? null : streams)
   // Error-adjusted: every request counts, a failed one as the worst latency the client would wait.
   const failedAs = (value: number | null, record: RequestRecord): number | null =>
     isOk(record) ? value : options.timeout_ms

@@ -16,17 +16,26 @@ const STEADY_SHOWN_BEYOND = 0.02
 type Level = Pick<LevelSummary, 'concurrency' | 'output_tokens_per_s'> &
   Partial<Pick<LevelSummary, 'achieved_concurrency' | 'output_tokens_per_s_steady' | 'steady_window'>>
 
-function underDriven(level: Level, rateMode: boolean): boolean {
-  const achieved = level.achieved_concurrency
-  if (rateMode || achieved === undefined || level.concurrency <= 0) return false
-  return Math.abs(achieved.mean - level.concurrency) / level.concurrency > ACHIEVED_SHOWN_BEYOND
+/** The streams the level's records were meant to hold: a shard holds its share of the level. */
+function streamsOf(level: Level): number {
+  return level.achieved_concurrency?.streams ?? level.concurrency
 }
 
-/** "64" or "64 (avg 31.2, max 40)" */
+function underDriven(level: Level, rateMode: boolean): boolean {
+  const achieved = level.achieved_concurrency
+  const streams = streamsOf(level)
+  if (rateMode || achieved === undefined || streams <= 0) return false
+  return Math.abs(achieved.mean - streams) / streams > ACHIEVED_SHOWN_BEYOND
+}
+
+/** "64" or "64 (avg 31.2, max 40)"; a shard's share is named: "64 (this shard: 32, avg 20.1, max 32)" */
 export function concurrencyCell(level: Level, rateMode: boolean): string {
-  if (!underDriven(level, rateMode)) return String(level.concurrency)
+  const streams = streamsOf(level)
+  const share = streams === level.concurrency ? '' : `this shard: ${streams}, `
+  if (!underDriven(level, rateMode))
+    return share === '' ? String(level.concurrency) : `${level.concurrency} (${share.slice(0, -2)})`
   const achieved = level.achieved_concurrency as NonNullable<Level['achieved_concurrency']>
-  return `${level.concurrency} (avg ${achieved.mean.toFixed(1)}, max ${achieved.max})`
+  return `${level.concurrency} (${share}avg ${achieved.mean.toFixed(1)}, max ${achieved.max})`
 }
 
 /** "164.1" or "158.3 (steady 170.2)" */
@@ -45,15 +54,15 @@ export function throughputCell(level: Level): string {
 export function achievedNotes(result: BenchResult): string[] {
   const rateMode = result.meta.load?.mode === 'request_rate'
   const requests = result.meta.load?.requests_per_level ?? null
-  return result.levels
-    .filter((level) => level.steady_window == null && underDriven(level, rateMode))
-    .map((level) => {
-      const { mean, max } = level.achieved_concurrency
-      const enough = Math.max(UNDER_DRIVEN_FACTOR * level.concurrency, 2 * (requests ?? 0))
-      const fix = requests === null ? '' : `: set --requests ${enough} or more (or --duration)`
-      return (
-        `${levelName(result.meta, level.concurrency)}: ${mean.toFixed(1)} requests in flight on average ` +
-        `(max ${max}), never holding its streams for long; the knee and verdicts count it as that concurrency${fix}`
-      )
-    })
+  const short = result.levels.filter((level) => level.steady_window == null && underDriven(level, rateMode))
+  // As the plan's warning says it: enough requests per stream for the widest level concerned.
+  const enough = UNDER_DRIVEN_FACTOR * Math.max(0, ...short.map((level) => level.concurrency))
+  return short.map((level) => {
+    const { mean, max } = level.achieved_concurrency
+    const fix = requests === null ? '' : `: set --requests ${enough} or more (or --duration)`
+    return (
+      `${levelName(result.meta, level.concurrency)}: ${mean.toFixed(1)} requests in flight on average ` +
+      `(max ${max}), never holding its streams for long; the knee and verdicts count it as that concurrency${fix}`
+    )
+  })
 }

@@ -145,6 +145,7 @@ export function summaryOptions(meta: RunMeta): SummaryOptions {
     // Results written before request-rate mode and pricing existed have neither key.
     mode: meta.load.mode ?? 'concurrency',
     pricing: meta.pricing ?? null,
+    shard: meta.shard ?? null,
   }
 }
 

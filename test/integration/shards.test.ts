@@ -52,11 +52,18 @@ test('two shard processes started together, merged, match one process running th
     assert.equal(typeof shard0.meta.shard?.clock_offset_ms, 'number', 'estimated from the server Date header')
     assert.equal(shard0.meta.shard?.start_at, startAt)
     // Each shard ran half of every level: 1 + 1 and 2 + 2 streams, 20 + 20 requests.
-    for (const shard of [shard0, shard1])
+    for (const shard of [shard0, shard1]) {
       assert.deepEqual(
         shard.levels.map((l) => l.requests),
         [20, 20],
       )
+      // Its achieved concurrency is judged against its own share of the streams, not the level's.
+      assert.deepEqual(
+        shard.levels.map((l) => l.achieved_concurrency.streams),
+        [1, 2],
+      )
+      for (const level of shard.levels) assert.ok(level.achieved_concurrency.max <= level.concurrency / 2)
+    }
 
     const merge = await runCli([
       'merge',
@@ -77,6 +84,10 @@ test('two shard processes started together, merged, match one process running th
       whole.levels.map((l) => l.requests),
     )
     assert.equal(merged.meta.merged?.shards.length, 2)
+    assert.deepEqual(
+      merged.levels.map((l) => l.achieved_concurrency.streams),
+      LEVELS,
+    )
     const records = readRecords(join(dir, 'merged', 'requests.jsonl')).records
     assert.equal(
       records.length,

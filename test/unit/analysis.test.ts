@@ -234,3 +234,18 @@ function withHealth(l: ReturnType<typeof level>) {
   }
   return { ...l, errors, requests: 10, client }
 }
+
+test('a success-rate blip that later levels recover from does not end the search for the knee', () => {
+  // One failed request of 40 at c=2 on a server that then scales to 8 and flattens at 16.
+  const levels = [
+    level(1, 100, 50),
+    level(2, 200, 52, 0.975),
+    level(4, 400, 55),
+    level(8, 800, 60),
+    level(16, 820, 240),
+  ]
+  assert.equal(findSaturation(levels)?.concurrency, 8)
+  // A fall that lasts still ends it: the last level that held is the knee.
+  const collapse = [level(1, 100, 50), level(2, 200, 52), level(4, 300, 55, 0.9), level(8, 320, 400, 0.6)]
+  assert.equal(findSaturation(collapse)?.concurrency, 2)
+})

@@ -30,29 +30,31 @@ function closedLoop(streams: number, total: number, ms: number): RequestRecord[]
 }
 
 test('achieved concurrency: time-averaged and maximum requests in flight', () => {
-  // 4 streams, 12 requests of 100 ms: 4 in flight for the whole 300 ms.
+  // 4 streams, 12 requests of 100 ms: 4 in flight for the whole 300 ms; steady once the first
+  // wave has gone through (100 ms).
   const held = inFlightFigures(closedLoop(4, 12, 100), 4)
-  assert.deepEqual(held.achieved, { mean: 4, max: 4 })
-  assert.deepEqual(held.steady, { start_s: 0, end_s: 0.3, mean_in_flight: 4, output_tokens_per_s: 400 })
+  assert.deepEqual(held.achieved, { mean: 4, max: 4, streams: 4 })
+  assert.deepEqual(held.steady, { start_s: 0.1, end_s: 0.3, mean_in_flight: 4, output_tokens_per_s: 400 })
   // 64 streams, 40 requests: never more than 40 in flight; no steady window.
   const under = inFlightFigures(closedLoop(64, 40, 100), 64)
-  assert.deepEqual(under.achieved, { mean: 40, max: 40 })
+  assert.deepEqual(under.achieved, { mean: 40, max: 40, streams: 64 })
   assert.equal(under.steady, null)
-  assert.deepEqual(inFlightFigures([], 4), { achieved: { mean: 0, max: 0 }, steady: null })
+  assert.deepEqual(inFlightFigures([], 4), { achieved: { mean: 0, max: 0, streams: 4 }, steady: null })
 })
 
-test('steady window: the drain tail is outside, and throughput over it is the held rate', () => {
+test('steady window: the first wave and the drain tail are outside, and throughput over it is the held rate', () => {
   // Stream 0 runs three 100-ms requests and runs dry at 300; stream 1 runs 0-150 then 150-600.
   const records = [request(0, 100), request(100, 200), request(200, 300), request(0, 150), request(150, 600)]
   const figures = inFlightFigures(records, 2)
   // 2 in flight from 0 to 300, 1 from 300 to 600: mean 1.5.
-  assert.deepEqual(figures.achieved, { mean: 1.5, max: 2 })
-  assert.equal(figures.steady?.start_s, 0)
+  assert.deepEqual(figures.achieved, { mean: 1.5, max: 2, streams: 2 })
+  // From the first completion (100 ms) to stream 0 running dry (300 ms).
+  assert.equal(figures.steady?.start_s, 0.1)
   assert.equal(figures.steady?.end_s, 0.3)
   assert.equal(figures.steady?.mean_in_flight, 2)
-  // Inside (0, 300]: the first three requests' 30 tokens, 10 of the 4th, and the 5th's events up to 300.
-  const fifth = (records[4] as RequestRecord).token_times.filter((t) => t <= 300).length
-  assert.equal(figures.steady?.output_tokens_per_s, Math.round(((40 + fifth) / 0.3) * 100) / 100)
+  // Inside (100, 300]: the 2nd and 3rd requests' 20 tokens, the 4th's 4 events after 100 (103.3,
+  // 118.9, 134.4, 150) and the 5th's 3 up to 300 (160, 208.9, 257.8): 27 tokens in 0.2 s.
+  assert.equal(figures.steady?.output_tokens_per_s, 135)
 })
 
 test('a steady part under a quarter of the window is too short: none', () => {
