@@ -1,4 +1,4 @@
-import type { ClientHealth } from '../metrics/client-health.js'
+import { type ClientHealth, isClientHealthNote } from '../metrics/client-health.js'
 
 type Client = Pick<ClientHealth, 'bound' | 'reasons' | 'notes' | 'noisy'>
 
@@ -10,8 +10,12 @@ type Client = Pick<ClientHealth, 'bound' | 'reasons' | 'notes' | 'noisy'>
 export function untrustedClient(client: Client | undefined): string | null {
   if (client === undefined) return null
   if (client.bound) return `client-bound (${client.reasons.join('; ')})`
-  // Results from before `noisy` existed had only the noisy-machine note.
-  if (client.noisy ?? client.notes.length > 0) return `noisy client (${client.notes.join('; ')})`
+  // client.notes also carries the level's connection, event and usage notes: they are about the
+  // server, not the client, so they neither make a level noisy (results from before `noisy`) nor
+  // belong in the reason.
+  const health = client.notes.filter(isClientHealthNote)
+  if (client.noisy ?? health.length > 0)
+    return `noisy client${health.length > 0 ? ` (${health.join('; ')})` : ''}`
   return null
 }
 

@@ -2,7 +2,10 @@ import type { LevelSummary, Verdict } from '../metrics/summarize.js'
 import type { Saturation } from './saturation.js'
 import { describeStep, isMeaningfulGain, type ScalingStep } from './scaling-step.js'
 
-/** A level whose success rate is below this, or that saw a timeout, is overloaded. */
+/**
+ * A level whose success rate is below this, or that saw a timeout, is overloaded. Failures that are
+ * not load (a few over-long prompts refused with HTTP 400) do not count against it.
+ */
 export const MIN_HEALTHY_SUCCESS_RATE = 0.99
 
 export const ADVICE: Record<Verdict, string> = {
@@ -20,14 +23,18 @@ export const ADVICE: Record<Verdict, string> = {
  */
 export function levelVerdict(
   level: Pick<LevelSummary, 'concurrency' | 'success_rate' | 'errors' | 'client' | 'requests'> &
-    Partial<Pick<LevelSummary, 'misconfiguration'>>,
+    Partial<Pick<LevelSummary, 'misconfiguration' | 'non_load_failures'>>,
   saturation: Saturation | null,
   step: ScalingStep | null = null,
 ): Verdict {
   // Before the rest: a level the server refused says nothing about the client or the load.
   if (level.misconfiguration != null) return 'misconfigured'
   if (level.client.bound) return 'client-bound'
-  if (level.requests > 0 && (level.success_rate < MIN_HEALTHY_SUCCESS_RATE || level.errors.timeout > 0)) {
+  const notLoad = (level.non_load_failures?.requests ?? 0) / Math.max(1, level.requests)
+  if (
+    level.requests > 0 &&
+    (level.success_rate + notLoad < MIN_HEALTHY_SUCCESS_RATE || level.errors.timeout > 0)
+  ) {
     return 'overloaded'
   }
   const rose = step !== null && isMeaningfulGain(step)

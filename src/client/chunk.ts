@@ -124,20 +124,32 @@ function readUsage(value: unknown): Usage | null {
 /**
  * Errors inside a 200 stream come in several shapes: OpenAI-style `{"error": {...}}` (mock-llm,
  * newer vLLM), TGI's `{"error": "...", "error_type": ...}`, older vLLM's top-level
- * `{"object": "error", "message": ...}`.
+ * `{"object": "error", "message": ...}`. Their code and type stay in front of the message (see
+ * withCode): they tell an overloaded server (500 server_error) from a refused request (400).
  */
 function readError(obj: Json): string | null {
   const error = obj.error
-  if (typeof error === 'string') return error
-  if (isObject(error)) return typeof error.message === 'string' ? error.message : JSON.stringify(error)
-  if (obj.object === 'error') return typeof obj.message === 'string' ? obj.message : 'error object in stream'
+  if (typeof error === 'string') return withCode(error, null, obj.error_type)
+  if (isObject(error))
+    return withCode(
+      typeof error.message === 'string' ? error.message : JSON.stringify(error),
+      error.code,
+      error.type,
+    )
+  if (obj.object === 'error')
+    return withCode(
+      typeof obj.message === 'string' ? obj.message : 'error object in stream',
+      obj.code,
+      obj.type,
+    )
   return null
 }
 
 /**
  * The words of an SSE error event (`event: error`, or llama.cpp's `error:` field), whose payload is
- * often JSON such as `{"code":500,"message":"Input prompt is too big ..."}`: its message when it
- * has one, else the text as it came.
+ * often JSON such as `{"code":500,"message":"Input prompt is too big ...","type":"server_error"}`:
+ * its message after its code and type ("500 server_error: Input prompt is too big ...") when it
+ * has a message, else the text as it came.
  */
 export function errorEventMessage(text: string): string {
   let parsed: unknown
@@ -147,8 +159,22 @@ export function errorEventMessage(text: string): string {
     return text
   }
   if (!isObject(parsed)) return text
-  if (typeof parsed.message === 'string') return parsed.message
+  if (typeof parsed.message === 'string') return withCode(parsed.message, parsed.code, parsed.type)
   return readError(parsed) ?? text
+}
+
+/**
+ * "500 server_error: message": the code when it is a number, the type, then a code that is a word
+ * (OpenAI's "rate_limit_exceeded"), each when present.
+ */
+function withCode(message: string, code: unknown, type: unknown): string {
+  const numeric = typeof code === 'number' || (typeof code === 'string' && /^\d+$/.test(code))
+  const words = [
+    numeric ? String(code) : null,
+    typeof type === 'string' && type !== '' ? type : null,
+    !numeric && typeof code === 'string' && code !== '' && code !== type ? code : null,
+  ].filter((word) => word !== null)
+  return words.length === 0 ? message : `${words.join(' ')}: ${message}`
 }
 
 function isObject(value: unknown): value is Json {

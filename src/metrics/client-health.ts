@@ -81,6 +81,17 @@ export interface Dispatch {
   e2e_mean_ms: number
 }
 
+/** How the noisy-machine note begins: the one note of client.notes that is about the client's health. */
+const NOISY_MACHINE_NOTE = 'timers fired '
+
+/**
+ * Whether a level note is the client's own (the noisy machine) rather than one about the server's
+ * connections, events or usage, which summarize.ts appends to the same list.
+ */
+export function isClientHealthNote(note: string): boolean {
+  return note.startsWith(NOISY_MACHINE_NOTE)
+}
+
 export function judgeClient(stats: LevelClientStats, dispatch: Dispatch | null): ClientHealth {
   // Only the threads that stamp arrivals matter for fidelity; the main thread writes records.
   const stamping = stats.loops.filter((loop) => loop.thread !== 'main')
@@ -104,7 +115,7 @@ export function judgeClient(stats: LevelClientStats, dispatch: Dispatch | null):
   if (delay > CLIENT_LIMITS.max_delay_p99_ms && busyLoopDelay <= CLIENT_LIMITS.max_delay_p99_ms) {
     noisy = true
     notes.push(
-      `timers fired ${delay.toFixed(1)} ms late at p99 while the client was mostly idle: the machine is noisy ` +
+      `${NOISY_MACHINE_NOTE}${delay.toFixed(1)} ms late at p99 while the client was mostly idle: the machine is noisy ` +
         '(other processes or a virtual machine); figures may carry that much jitter',
     )
   }

@@ -1,4 +1,4 @@
-import { failureCause, isNonLoadFailure } from '../records/failure-cause.js'
+import { failureCause, isNonLoadFailure, UNREACHABLE_HOST } from '../records/failure-cause.js'
 import type { RequestRecord } from '../records/types.js'
 
 /** One failure message of a level and how many of its requests ended with it. */
@@ -10,8 +10,8 @@ export interface ErrorMessageCount {
   numbers_vary: boolean
 }
 
-/** A level whose requests failed (or came back empty) for a reason that is not load. */
-export interface Misconfiguration {
+/** Requests of a level that failed (or came back empty) for a reason that is not load. */
+export interface NonLoadCause {
   /** Requests that show it: non-load failures, or the successful requests that carried no token. */
   requests: number
   /** What went wrong, in a few words; the server's own words are in error_messages. */
@@ -22,9 +22,18 @@ export interface Misconfiguration {
   hint: string
 }
 
+/** A level that measured nothing about capacity: non-load failures on half its requests or more, or no output. */
+export type Misconfiguration = NonLoadCause
+
 export interface LevelFailures {
   /** The most frequent failure messages, most frequent first (the server's own words for HTTP errors). */
   error_messages: ErrorMessageCount[]
+  /**
+   * Every failure of the level that is not load, with the most frequent one's cause; null when
+   * none. They do not count against the level's health (a few over-long prompts of a dataset do
+   * not make a server overloaded) and are said beside its verdict.
+   */
+  non_load_failures: NonLoadCause | null
   misconfiguration: Misconfiguration | null
 }
 
@@ -42,9 +51,10 @@ export const TOP_ERROR_MESSAGES = 3
 
 /**
  * Why a level's requests failed, from its measured records: the top messages with counts, and
- * whether the failures are the set-up's fault rather than load. A level is misconfigured when at
- * least half of its failures are not load (see isNonLoadFailure), or when requests succeeded but
- * not one output token came back: either way the level measured nothing about capacity.
+ * which failures are the set-up's fault rather than load. A level is misconfigured when failures
+ * that are not load (see isNonLoadFailure) are at least half of its requests, or when requests
+ * succeeded but not one output token came back: either way the level measured nothing about
+ * capacity. Fewer non-load failures are reported, not a verdict.
  */
 export function levelFailures(
   records: readonly RequestRecord[],
@@ -52,11 +62,9 @@ export function levelFailures(
   outputTokens: number,
 ): LevelFailures {
   const groups = new Map<string, MessageGroup>()
-  let failed = 0
   let nonLoad = 0
   for (const record of records) {
     if (record.error === null) continue
-    failed++
     const isNonLoad = isNonLoadFailure(record)
     if (isNonLoad) nonLoad++
     const message = record.error.message
@@ -76,14 +84,15 @@ export function levelFailures(
     .slice(0, TOP_ERROR_MESSAGES)
     .map((group) => ({ message: group.message, count: group.count, numbers_vary: group.numbersVary }))
   const top = ranked.find((group) => group.nonLoad)
-  if (top !== undefined && 2 * nonLoad >= failed) {
-    const found = failureCause(top.first)
-    if (found !== null)
-      return { error_messages, misconfiguration: { requests: nonLoad, message: top.message, ...found } }
-  }
+  const found = top === undefined ? null : failureCause(top.first)
+  const non_load_failures =
+    top === undefined || found === null ? null : { requests: nonLoad, message: top.message, ...found }
+  if (non_load_failures !== null && 2 * nonLoad >= records.length)
+    return { error_messages, non_load_failures, misconfiguration: non_load_failures }
   if (ok > 0 && outputTokens === 0) {
     return {
       error_messages,
+      non_load_failures,
       misconfiguration: {
         requests: ok,
         cause: 'no output tokens',
@@ -92,5 +101,25 @@ export function levelFailures(
       },
     }
   }
-  return { error_messages, misconfiguration: null }
+  return { error_messages, non_load_failures, misconfiguration: null }
+}
+
+type Judged = { concurrency: number; ok: number } & Partial<LevelFailures>
+
+/**
+ * A refused connection is the set-up's fault (wrong port, server not started) only until the
+ * server has answered: once a request at this level or a lower one succeeded, the server was
+ * there, so connections refused afterwards mean it went away under load (crashed, OOM-killed).
+ * Such a level's unreachable failures are load, like a 5xx: it is overloaded, not misconfigured,
+ * and does not fail the run by itself. Only levels whose most frequent non-load failure is the
+ * unreachable host change; levels are judged from their summaries, in concurrency order.
+ */
+export function unreachableAfterAnswers<Level extends Judged>(levels: readonly Level[]): Level[] {
+  const answeredAt = Math.min(...levels.filter((level) => level.ok > 0).map((level) => level.concurrency))
+  return levels.map((level) => {
+    if (level.concurrency < answeredAt || level.non_load_failures?.cause !== UNREACHABLE_HOST) return level
+    const misconfiguration =
+      level.misconfiguration?.cause === UNREACHABLE_HOST ? null : (level.misconfiguration ?? null)
+    return { ...level, non_load_failures: null, misconfiguration }
+  })
 }

@@ -17,6 +17,9 @@ export interface FailureContext {
   models?: string[] | null
 }
 
+/** The cause failureCause gives a connection that could not be made. */
+export const UNREACHABLE_HOST = 'unreachable host'
+
 const UNREACHABLE = /ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|UND_ERR_CONNECT_TIMEOUT/
 const TLS = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS|SSL|certificate/i
 /**
@@ -56,14 +59,14 @@ export function failureCause(record: RequestRecord, context: FailureContext = {}
       hint: "the server's certificate is not trusted: point NODE_EXTRA_CA_CERTS at its CA file, or fix the certificate",
     }
   }
-  if (error.class === 'connection' && UNREACHABLE.test(message)) {
+  if (isUnreachable(record)) {
     return {
-      cause: 'unreachable host',
+      cause: UNREACHABLE_HOST,
       hint: 'check --base-url and that the server is running and reachable',
     }
   }
   if (error.class === 'timeout' && error.timeout === 'connect') {
-    return { cause: 'unreachable host', hint: 'check --base-url, the port and any firewall' }
+    return { cause: UNREACHABLE_HOST, hint: 'check --base-url, the port and any firewall' }
   }
   if (record.status === 401 || record.status === 403) {
     const variable = context.keyVariable === undefined ? 'the API key variable' : `$${context.keyVariable}`
@@ -101,6 +104,12 @@ export function failureCause(record: RequestRecord, context: FailureContext = {}
       hint: 'is this an OpenAI-compatible endpoint? check --base-url and --endpoint',
     }
   }
+  if (error.class === 'stream' && streamErrorIsLoad(message)) {
+    return {
+      cause: 'the server failed the request mid-stream',
+      hint: "read the server's message: an error under load (server_error, overloaded, 5xx) means back off; see its logs",
+    }
+  }
   if (error.class === 'stream') {
     return {
       cause: 'the stream cannot be read',
@@ -127,9 +136,11 @@ export function failureCause(record: RequestRecord, context: FailureContext = {}
 
 /**
  * True when a failure says nothing about load: the server refused the request itself (a 4xx other
- * than 408 Request Timeout and 429 Too Many Requests), the stream could not be read, or the host
- * is unreachable or its certificate not trusted. Timeouts, 429, 408, 5xx and dropped connections
- * are what an overloaded server does, so they are load.
+ * than 408 Request Timeout and 429 Too Many Requests), the stream could not be read, the server
+ * reported in the stream that the request does not fit (see streamErrorIsLoad), or the host is
+ * unreachable or its certificate not trusted. Timeouts, 429, 408, 5xx and dropped connections are
+ * what an overloaded server does, so they are load. An unreachable host counts here as the set-up's
+ * fault; the level summaries count it as load once the server has answered (see failure-causes.ts).
  */
 export function isNonLoadFailure(record: RequestRecord): boolean {
   const error = record.error
@@ -138,10 +149,45 @@ export function isNonLoadFailure(record: RequestRecord): boolean {
     case 'http_4xx':
       return record.status !== 408
     case 'stream':
-      return true
+      return !streamErrorIsLoad(error.message)
     case 'connection':
-      return UNREACHABLE.test(error.message) || TLS.test(error.message)
+      return isUnreachable(record) || TLS.test(error.message)
     default:
       return false
   }
+}
+
+/** A connection that could not be made at all (refused, unknown host, no route). */
+export function isUnreachable(record: RequestRecord): boolean {
+  return record.error?.class === 'connection' && UNREACHABLE.test(record.error.message)
+}
+
+/** What the client prefixes to an error the server reported inside a 200 stream (stream-client.ts). */
+const REPORTED_IN_STREAM = /^error (event )?in stream: /
+/** The HTTP-like code an error payload carried, as errorEventMessage writes it ("500 server_error: ..."). */
+const LEADING_CODE = /^(\d{3})\b/
+/** Error types and words that say the request itself is wrong, whatever the load. */
+const REQUEST_AT_FAULT =
+  /invalid_request|invalid request|validation|authentication|unauthori[sz]ed|permission|not_found|not found|does not exist/i
+
+/**
+ * Whether a failed stream is load. A stream that ended without [DONE] was cut off, and an error the
+ * server reported mid-stream (OpenAI's `server_error`, "overloaded", rate limits, code 429 or 5xx,
+ * TGI's generation errors) is what a server under load does, so both are load. Not load: lengths
+ * over the context (llama.cpp reports them as a code-500 error event, so the words win over the
+ * code), a reported error with a 4xx code or words saying the request is wrong, and a stream the
+ * client cannot read at all (not SSE, not JSON, oversized).
+ */
+export function streamErrorIsLoad(message: string): boolean {
+  if (CONTEXT_LENGTH.test(message)) return false
+  if (message.startsWith('stream ended without [DONE]')) return true
+  const reported = REPORTED_IN_STREAM.exec(message)
+  if (reported === null) return false
+  const payload = message.slice(reported[0].length)
+  const code = LEADING_CODE.exec(payload)
+  if (code !== null) {
+    const status = Number(code[1])
+    return status === 408 || status === 429 || status >= 500 || status < 400
+  }
+  return !REQUEST_AT_FAULT.test(payload)
 }

@@ -70,7 +70,7 @@ export function renderHtml(result: BenchResult, charts: readonly Chart[]): strin
     `Saturation: ${result.saturation_summary}`,
     ...(result.capacity_summary === null ? [] : [`Capacity: ${result.capacity_summary}`]),
     ...result.levels
-      .filter((level) => level.verdict !== 'healthy')
+      .filter((level) => level.verdict !== 'healthy' || level.failed > 0)
       .flatMap((level) => [
         `${levelName(meta, level.concurrency)}: ${level.verdict}: ${level.advice}`,
         ...errorMessageLines(level),

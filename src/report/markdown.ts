@@ -45,7 +45,12 @@ export function renderMarkdown(result: BenchResult): string {
     )
   }
   const notes = result.levels
-    .filter((level) => level.verdict !== 'healthy' || result.saturation?.concurrency === level.concurrency)
+    .filter(
+      (level) =>
+        level.verdict !== 'healthy' ||
+        level.failed > 0 ||
+        result.saturation?.concurrency === level.concurrency,
+    )
     .map(
       (level) =>
         `- ${levelName(meta, level.concurrency)}: **${level.verdict}**: ${level.advice}${level.client.bound ? ` (${level.client.reasons.join('; ')})` : ''}` +

@@ -6,6 +6,7 @@ import { findCapacity, toSlos } from '../analysis/slo.js'
 import { adviceFor, levelVerdict } from '../analysis/verdict.js'
 import type { LevelClientStats } from '../metrics/client-health.js'
 import { round } from '../metrics/distribution.js'
+import { unreachableAfterAnswers } from '../metrics/failure-causes.js'
 import { type LevelSummary, type SummaryOptions, summarizeLevel } from '../metrics/summarize.js'
 import { type Prices, priceTokens, tokenTotals } from '../metrics/workload-figures.js'
 import type { RequestRecord } from '../records/types.js'
@@ -153,7 +154,8 @@ export function summaryOptions(meta: RunMeta): SummaryOptions {
  * The same, from per-level summaries: a run summarizes each level when it ends and drops its records
  * (they are on disk), so memory stays flat over long runs.
  */
-export function finishResult(summaries: readonly LevelFigures[], meta: RunMeta): BenchResult {
+export function finishResult(figures: readonly LevelFigures[], meta: RunMeta): BenchResult {
+  const summaries = unreachableAfterAnswers(figures)
   const ttftKey = meta.percentiles.includes(95) ? 'p95' : 'mean'
   const rateMode = meta.load?.mode === 'request_rate'
   const saturation = findSaturation(summaries, ttftKey, rateMode)

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { untrustedClient } from '../../src/analysis/client-trust.js'
 import { compareRuns, type RunRecords } from '../../src/analysis/compare.js'
 import { throughputChange } from '../../src/analysis/throughput-change.js'
 import type { ClientHealth } from '../../src/metrics/client-health.js'
@@ -180,6 +181,36 @@ test('compare: a level where either client was not trustworthy is inconclusive a
     { ...base, levels: [{ concurrency: STREAMS, client: HEALTHY }] },
     { meta: meta(), records: slower, levels: [{ concurrency: STREAMS, client: HEALTHY }] },
     gates,
+  )
+  assert.equal(judged.levels[0]?.inconclusive, null)
+  assert.deepEqual(
+    judged.regressions.map((r) => r.metric),
+    ['ttft_p95'],
+  )
+})
+
+test("compare: a noisy client's reason names the client only, not the level's connection or event notes", () => {
+  const noisyNote = 'timers fired 12.0 ms late at p99 while the client was mostly idle: the machine is noisy'
+  const serverNotes = [
+    'the server closed 40 of 40 connections after a response: they were not reused',
+    'events carried 1.9 tokens each',
+  ]
+  const reason = untrustedClient({
+    ...HEALTHY,
+    noisy: true,
+    notes: [serverNotes[0] ?? '', noisyNote, ...serverNotes.slice(1)],
+  })
+  assert.equal(reason, `noisy client (${noisyNote})`)
+  // Server notes alone make no client untrustworthy, with or without the `noisy` flag (older results).
+  assert.equal(untrustedClient({ ...HEALTHY, notes: serverNotes }), null)
+  const { noisy: _, ...older } = HEALTHY
+  assert.equal(untrustedClient({ ...older, notes: serverNotes }), null)
+  const base = { meta: meta(), records: closedLoop(1, 100, 100, 0) }
+  const next = { meta: meta(), records: closedLoop(2, 100, 150, 0) }
+  const judged = compareRuns(
+    { ...base, levels: [{ concurrency: STREAMS, client: { ...older, notes: serverNotes } }] },
+    next,
+    { ttft_p95: 0.1 },
   )
   assert.equal(judged.levels[0]?.inconclusive, null)
   assert.deepEqual(

@@ -217,3 +217,129 @@ test('an honest overload at the top of the ladder passes the run gate; failures 
   assert.deepEqual(runFailures(low.levels, 20, String), [], 'a lower threshold lets it pass')
   assert.deepEqual(runFailures(low.levels, 0, String), [], '0 turns the check off')
 })
+
+const KV_EVENT = 'error event in stream: 500 server_error: Input prompt is too big compared to KV size.'
+const stream = (message: string, level = 1, seq = 0): RequestRecord =>
+  failed(200, { class: 'stream', message }, level, seq)
+const refused = (level = 1, seq = 0): RequestRecord =>
+  failed(null, { class: 'connection', message: 'ECONNREFUSED connect ECONNREFUSED 127.0.0.1:9' }, level, seq)
+const healthyLevel = (level: number, count = 40, from = 0): RequestRecord[] =>
+  Array.from({ length: count }, (_, k) => succeeded(level, from + k))
+
+test('one context-length 400 among 40 requests: reported, not misconfigured, not overloaded, the run passes', () => {
+  const records = [...healthyLevel(1, 39), http(400, CONTEXT_400, 1, 39), ...healthyLevel(2)]
+  const failures = levelFailures(records.slice(0, 40), 39, 39 * 8)
+  assert.equal(failures.misconfiguration, null)
+  assert.equal(failures.non_load_failures?.requests, 1)
+  assert.equal(failures.non_load_failures?.cause, "prompt + max_tokens over the model's context")
+  const result = buildResult(records, meta([1, 2]))
+  assert.deepEqual(
+    result.levels.map((level) => level.verdict),
+    ['healthy', 'healthy'],
+  )
+  assert.doesNotMatch(result.saturation_summary, /not load|says nothing about capacity/)
+  assert.deepEqual(runFailures(result.levels, 90, String), [])
+  const terminal = renderVerdict(result)
+  assert.ok(terminal.includes(`1× ${CONTEXT_400}`), terminal)
+  assert.match(terminal, /1 request\(s\) failed for reasons that are not load.*lower --input-tokens/)
+  assert.match(
+    renderMarkdown(result),
+    /c=1: \*\*healthy\*\*.*\n {2}- 1× HTTP 400.*\n {2}- 1 request\(s\) failed for reasons that are not load/,
+  )
+  // Half of the level's requests refused: the level measured nothing about capacity.
+  const half = healthyLevel(1, 20)
+  for (let seq = 20; seq < 40; seq++) half.push(http(400, CONTEXT_400, 1, seq))
+  assert.equal(levelFailures(half, 20, 160).misconfiguration?.requests, 20)
+  assert.equal(buildResult(half, meta([1])).levels[0]?.verdict, 'misconfigured')
+})
+
+test('an honest overload is still overloaded when a few requests also failed for reasons that are not load', () => {
+  const level = (failures: RequestRecord[]) => {
+    const ok = healthyLevel(1, 40 - failures.length)
+    const records = [...ok, ...failures.map((record, k) => ({ ...record, seq: ok.length + k }))]
+    return buildResult(records, meta([1])).levels[0]
+  }
+  assert.equal(level([timeout()])?.verdict, 'overloaded')
+  assert.equal(level([http(503, 'HTTP 503: busy'), http(503, 'HTTP 503: busy')])?.verdict, 'overloaded')
+  assert.equal(level([http(429, 'HTTP 429: slow'), http(429, 'HTTP 429: slow')])?.verdict, 'overloaded')
+  // Three over-long prompts alone: healthy; with one 503 beside them, 2.5% load failures: overloaded.
+  const contexts = [0, 1, 2].map(() => http(400, CONTEXT_400))
+  assert.equal(level(contexts)?.verdict, 'healthy')
+  assert.equal(level([...contexts, http(503, 'HTTP 503: busy')])?.verdict, 'overloaded')
+  const cut = [0, 1].map(() => stream('stream ended without [DONE] or a finish_reason'))
+  assert.equal(level(cut)?.verdict, 'overloaded')
+})
+
+test('errors inside a 200 stream: load when the server says so, not load when the request does not fit', () => {
+  const load = [
+    'error in stream: 500 server_error: injected failure',
+    'error event in stream: server_error overloaded: the engine is overloaded',
+    'error in stream: 429 rate_limit_exceeded: slow down',
+    'error event in stream: 503: try again later',
+    'error in stream: generation: Request failed during generation: CUDA out of memory',
+    'stream ended without [DONE] or a finish_reason',
+  ]
+  for (const message of load) assert.equal(isNonLoadFailure(stream(message)), false, message)
+  const notLoad = [
+    KV_EVENT,
+    "error in stream: invalid_request_error context_length_exceeded: This model's maximum context length is 4096 tokens",
+    'error in stream: 400 BadRequestError: temperature must be positive',
+    'error in stream: validation: Input validation error: `top_p` must be > 0.0',
+    'malformed chunk: not JSON',
+    'HTTP 200 with content-type text/html, not an event stream: <html>',
+    'response body is not JSON',
+    'response body is not a JSON object',
+  ]
+  for (const message of notLoad) assert.equal(isNonLoadFailure(stream(message)), true, message)
+  assert.match(
+    explainFailure(stream(KV_EVENT))?.problem ?? '',
+    /^prompt \+ max_tokens over the model's context/,
+  )
+  assert.match(
+    explainFailure(stream('error in stream: 500 server_error: injected failure'))?.problem ?? '',
+    /^the server failed the request mid-stream: error in stream: 500 server_error/,
+  )
+  // A top level whose streams the server cut or failed is overloaded, not misconfigured.
+  const top = Array.from({ length: 40 }, (_, seq) =>
+    stream(
+      seq % 2 === 0
+        ? 'error in stream: 500 server_error: boom'
+        : 'stream ended without [DONE] or a finish_reason',
+      2,
+      seq,
+    ),
+  )
+  const result = buildResult([...healthyLevel(1), ...top], meta([1, 2]))
+  assert.deepEqual(
+    result.levels.map((level) => level.verdict),
+    ['healthy', 'overloaded'],
+  )
+  assert.deepEqual(runFailures(result.levels, 90, String), [])
+})
+
+test('a connection refused after the server answered is load (it went away); before, the set-up is wrong', () => {
+  const crashed = buildResult(
+    [...healthyLevel(1), ...healthyLevel(2), ...Array.from({ length: 40 }, (_, seq) => refused(4, seq))],
+    meta([1, 2, 4]),
+  )
+  assert.deepEqual(
+    crashed.levels.map((level) => level.verdict),
+    ['healthy', 'healthy', 'overloaded'],
+  )
+  assert.equal(crashed.levels[2]?.non_load_failures, null)
+  assert.deepEqual(runFailures(crashed.levels, 90, String), [])
+  // Half of a level refused after its own first answers: the server died during it.
+  const during = buildResult(
+    [...healthyLevel(1, 20), ...Array.from({ length: 20 }, (_, k) => refused(1, 20 + k))],
+    meta([1]),
+  )
+  assert.equal(during.levels[0]?.verdict, 'overloaded')
+
+  const never = buildResult(
+    Array.from({ length: 8 }, (_, seq) => refused(1, seq)),
+    meta([1]),
+  )
+  assert.equal(never.levels[0]?.verdict, 'misconfigured')
+  assert.equal(never.levels[0]?.misconfiguration?.cause, 'unreachable host')
+  assert.match(runFailures(never.levels, 90, String)[0] ?? '', /misconfigured: unreachable host/)
+})

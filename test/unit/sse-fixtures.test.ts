@@ -158,12 +158,33 @@ test('CR-only line ends, multi-line data, event types, BOM and field without a s
   assert.equal(comments, 1)
 })
 
-test("an error event's JSON payload gives its message; anything else is kept as it came", () => {
+test("an error event's JSON payload gives its message after its code and type; anything else is kept as it came", () => {
   const llamaCpp =
     '{"code":500,"message":"Input prompt is too big compared to KV size.","type":"server_error"}'
-  assert.equal(errorEventMessage(llamaCpp), 'Input prompt is too big compared to KV size.')
+  assert.equal(errorEventMessage(llamaCpp), '500 server_error: Input prompt is too big compared to KV size.')
   assert.equal(errorEventMessage('{"error":{"message":"overloaded"}}'), 'overloaded')
+  assert.equal(
+    errorEventMessage('{"error":{"message":"busy","type":"server_error","code":"overloaded"}}'),
+    'server_error overloaded: busy',
+  )
   assert.equal(errorEventMessage('{"code":500}'), '{"code":500}')
   assert.equal(errorEventMessage('upstream reset'), 'upstream reset')
   assert.equal(errorEventMessage('[1,2]'), '[1,2]')
+})
+
+test('an error in a data chunk keeps its code and type: they tell load (5xx) from a refused request', () => {
+  assert.equal(
+    interpretChunk('{"error":{"message":"injected failure","type":"server_error","code":500}}').error,
+    '500 server_error: injected failure',
+  )
+  assert.equal(
+    interpretChunk('{"object":"error","message":"bad top_p","type":"BadRequestError","code":400}').error,
+    '400 BadRequestError: bad top_p',
+  )
+  assert.equal(
+    interpretChunk('{"error":"Request failed during generation","error_type":"generation"}').error,
+    'generation: Request failed during generation',
+  )
+  assert.equal(interpretChunk('{"error":"plain words"}').error, 'plain words')
+  assert.equal(interpretChunk('{"error":{"code":503}}').error, '503: {"code":503}')
 })
