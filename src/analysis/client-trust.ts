@@ -10,9 +10,8 @@ type Client = Pick<ClientHealth, 'bound' | 'reasons' | 'notes' | 'noisy'>
 export function untrustedClient(client: Client | undefined): string | null {
   if (client === undefined) return null
   if (client.bound) return `client-bound (${client.reasons.join('; ')})`
-  // client.notes also carries the level's connection, event and usage notes: they are about the
-  // server, not the client, so they neither make a level noisy (results from before `noisy`) nor
-  // belong in the reason.
+  // Only notes about the client's health make a level noisy (results from before `noisy`) or belong
+  // in the reason; notes about the server (connections, events) live in the level's own `notes`.
   const health = client.notes.filter(isClientHealthNote)
   if (client.noisy ?? health.length > 0)
     return `noisy client${health.length > 0 ? ` (${health.join('; ')})` : ''}`

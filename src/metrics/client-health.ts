@@ -84,10 +84,7 @@ export interface Dispatch {
 /** How the noisy-machine note begins: the one note of client.notes that is about the client's health. */
 const NOISY_MACHINE_NOTE = 'timers fired '
 
-/**
- * Whether a level note is the client's own (the noisy machine) rather than one about the server's
- * connections, events or usage, which summarize.ts appends to the same list.
- */
+/** Whether a note is about the client's own health (the noisy machine), not about the server. */
 export function isClientHealthNote(note: string): boolean {
   return note.startsWith(NOISY_MACHINE_NOTE)
 }

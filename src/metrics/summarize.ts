@@ -83,6 +83,12 @@ export interface LevelSummary extends LevelFailures {
   connections?: ConnectionFigures
   /** Tokens per event, ITL per token, events after [DONE]. */
   events?: EventFigures
+  /**
+   * What the level's own records say about the server's stream and connections, in words: resends,
+   * closes after responses, tokens per event, events after [DONE], usage not trusted. The client's
+   * own health is in client.notes.
+   */
+  notes?: string[]
   client: ClientHealth
   verdict: Verdict
   advice: string
@@ -224,10 +230,8 @@ export function summarizeLevel(
     },
     connections,
     events,
-    client: {
-      ...client,
-      notes: [...client.notes, ...connectionNotes(connections), ...eventNotes(events, usageRejected)],
-    },
+    notes: [...connectionNotes(connections), ...eventNotes(events, usageRejected)],
+    client,
   }
 }
 

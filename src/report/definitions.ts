@@ -29,16 +29,19 @@ export const DEFINITIONS = {
   output_tokens_per_s_steady:
     'Output tokens that arrived within the steady window / its length, seconds (a request straddling an edge counts ' +
     'the share of its token events inside); the same as output_tokens_per_s when the level has no steady window. ' +
-    'The knee is judged on this figure.',
+    'The knee judges a step between two levels on this figure when both have a steady window, on ' +
+    'output_tokens_per_s when either has none (never one against the other).',
   steady_window:
     'The part of a level where it held its streams: from the first moment at least 90% of its nominal concurrency ' +
-    'was in flight to the last moment it fell below that (brief dips between one request and the next are inside), ' +
+    'was in flight and one request had completed (the synchronized first wave is start-up) to the last moment it ' +
+    'fell below that (brief dips between one request and the next are inside), ' +
     "seconds after the level's first send, with the mean requests in flight over it. Null when the level never " +
     'held 90% of its streams, or held them for under a quarter of its window (then the whole window is used).',
   achieved_concurrency:
     'Requests in flight (sent, not yet ended) over the level wall window, from the records: time-averaged mean and ' +
-    'maximum. Below the nominal concurrency when the level ramps up and drains, or had fewer requests than streams; ' +
-    'the knee and verdicts scale by what was achieved.',
+    "maximum, and streams: what they were meant to hold (the level, or one shard's share of it). Below the nominal " +
+    'concurrency when the level ramps up and drains, or had fewer requests than streams; the knee and verdicts ' +
+    'scale by what was achieved.',
   requests_per_s: 'Successful requests / level wall window, seconds.',
   success_rate: 'ok / requests; failed requests are kept in the records with their error class.',
   output_tokens:
@@ -51,6 +54,14 @@ export const DEFINITIONS = {
     'died on a reused connection before any response byte (the server had closed it) and were resent at once on a ' +
     'new connection; the record is the resend. closed_by_server: connections the server closed right after a ' +
     'response without saying `connection: close`; once seen, connections are no longer reused.',
+  non_load_failures:
+    'Failed requests of the level whose cause is not load (a 4xx other than 408/429, an unreadable stream, a ' +
+    'context-length error, an unreachable host before any answer): their count, cause, top message and what to ' +
+    'change. At least half of the requests: the level is misconfigured; fewer: a note, not counted against the ' +
+    'level (success_rate still counts them).',
+  notes:
+    "What a level's records say about the server's stream and connections, in words (resends, closes after " +
+    'responses, tokens per event, events after [DONE], usage not trusted); client.notes is about the client.',
   percentiles:
     'Exact over the raw samples of successful requests, linear interpolation between closest ranks (numpy default).',
   timestamps: 'performance.now() (monotonic), taken when the bytes arrive, before parsing.',

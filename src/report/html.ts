@@ -75,6 +75,11 @@ export function renderHtml(result: BenchResult, charts: readonly Chart[]): strin
         `${levelName(meta, level.concurrency)}: ${level.verdict}: ${level.advice}`,
         ...errorMessageLines(level),
       ]),
+    ...result.levels.flatMap((level) =>
+      [...(level.notes ?? []), ...(level.client.notes ?? [])].map(
+        (note) => `${levelName(meta, level.concurrency)}: note: ${note}`,
+      ),
+    ),
     ...result.advice.map((line) => `Advice: ${line}`),
     ...achievedNotes(result),
     ...workloadNotes(result),

@@ -59,7 +59,7 @@ export function renderMarkdown(result: BenchResult): string {
           .join(''),
     )
   for (const level of result.levels)
-    for (const note of level.client.notes ?? [])
+    for (const note of [...(level.notes ?? []), ...(level.client.notes ?? [])])
       notes.push(`- ${levelName(meta, level.concurrency)}: note: ${note}`)
   if (notes.length > 0) lines.push('', ...notes)
   if (result.advice.length > 0) lines.push('', ...result.advice.map((line) => `- ${line}`))

@@ -85,7 +85,8 @@ export function renderVerdict(result: BenchResult): string {
           'these figures include our own queueing, not only the server',
       )
     }
-    for (const note of level.client.notes ?? []) lines.push(`  ${name(level.concurrency)}: note: ${note}`)
+    for (const note of [...(level.notes ?? []), ...(level.client.notes ?? [])])
+      lines.push(`  ${name(level.concurrency)}: note: ${note}`)
   }
   for (const note of achievedNotes(result)) lines.push(`  ${note}`)
   for (const note of workloadNotes(result)) lines.push(note.startsWith('Cost') ? note : `  ${note}`)

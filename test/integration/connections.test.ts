@@ -204,7 +204,7 @@ test('[DONE] ends the request: later events are not tokens, and are counted', {
       assert.equal(record.token_times.length, 8)
     }
     assert.ok((level?.events?.requests_with_events_after_done ?? 0) > 0)
-    assert.ok(level?.client.notes.some((note) => note.includes('after [DONE]')))
+    assert.ok(level?.notes?.some((note) => note.includes('after [DONE]')))
   } finally {
     await sim.close()
   }
@@ -310,7 +310,7 @@ for (const bad of [-5, 1e15]) {
       assert.equal(level?.token_counting.usage_rejected, 5)
       assert.equal(level?.output_tokens, 40)
       assert.ok((level?.output_tokens_per_s ?? 0) > 0 && (level?.output_tokens_per_s ?? 0) < 1e5)
-      assert.ok(level?.client.notes.some((note) => note.includes('impossible usage')))
+      assert.ok(level?.notes?.some((note) => note.includes('impossible usage')))
     } finally {
       await sim.close()
     }
@@ -330,7 +330,7 @@ test('several tokens per event: tokens per event is measured and the level notes
     })
     const level = result.levels[0]
     assert.equal(level?.events?.tokens_per_event, 3)
-    assert.ok(level?.client.notes.some((note) => note.includes('3.00 tokens on average')))
+    assert.ok(level?.notes?.some((note) => note.includes('3.00 tokens on average')))
     const perEvent = level?.itl_ms.mean ?? 0
     const perToken = level?.events?.itl_per_token_ms.mean ?? 0
     assert.ok(Math.abs(perToken * 3 - perEvent) < 0.01 * perEvent + 1e-9, `${perToken} × 3 vs ${perEvent}`)
