@@ -1,8 +1,11 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
-/** The shared SSE recordings (../shared/fixtures/sse from the repo root), read in place. */
-export const SSE_FIXTURE_DIR = fileURLToPath(new URL('../../../shared/fixtures/sse/', import.meta.url))
+/**
+ * The team's SSE recordings, copied from ../shared/fixtures/sse with their README (each file's source
+ * and changes) and SHA256SUMS, so the tests run on a clone that has no ../shared beside it.
+ */
+export const SSE_FIXTURE_DIR = fileURLToPath(new URL('../fixtures/sse/', import.meta.url))
 
 export function sseFixtureNames(): string[] {
   return readdirSync(SSE_FIXTURE_DIR)
