@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { HTML_FILE, SUMMARY_FILE } from '../report/render-folder.js'
 import { RECORDS_FILE } from './run-gradient.js'
@@ -16,13 +16,43 @@ export class FolderInUseError extends Error {
   }
 }
 
+/** `run --out DIR` where DIR cannot be created or written. */
+export class FolderUnwritableError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'FolderUnwritableError'
+  }
+}
+
+/**
+ * The folder exists and takes a file, found out by writing one: permission bits say nothing to root,
+ * and a read-only file system or a path below a regular file shows only on the write. Before any
+ * request is sent, so a run never bills tokens it cannot record.
+ */
+function ensureWritable(dir: string): void {
+  const probe = join(dir, `.llmbench-write-check-${process.pid}`)
+  try {
+    mkdirSync(dir, { recursive: true })
+    writeFileSync(probe, '')
+    rmSync(probe, { force: true })
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? ''
+    const why = (error as Error).message.replace(/^[A-Z]+: /, '')
+    throw new FolderUnwritableError(
+      `--out ${dir}: cannot write the result folder (${code === '' ? why : `${code}: ${why}`}); choose a writable folder`,
+    )
+  }
+}
+
 /**
  * Makes `dir` ready for a new run: a folder that holds a run is refused (its records would be
  * appended to and the reports would mix two runs) unless `force`, which removes that run's files
  * and leaves any other file alone. A folder holding only a failed preflight's probe is not a run:
- * its files are replaced. Returns a note for the user when something was removed.
+ * its files are replaced. A folder that cannot be created or written is refused (FolderUnwritableError).
+ * Returns a note for the user when something was removed.
  */
 export function prepareResultFolder(dir: string, resultFile: string, force: boolean): string | null {
+  ensureWritable(dir)
   const present = runFiles(resultFile).filter((name) => existsSync(join(dir, name)))
   if (present.length === 0) return null
   if (holdsRun(dir, resultFile) && !force)

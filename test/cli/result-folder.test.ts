@@ -98,3 +98,21 @@ test('report never mixes runs: a records file with two runs is separated by run 
   assert.equal(old.code, 0, old.stderr)
   assert.equal(existsSync(join(a, 'summary.md')), true)
 })
+
+test('run --out that cannot be written is a usage error naming the path (exit 2), before anything is sent', {
+  timeout: 60_000,
+}, async () => {
+  const sim = await startSimulator({ prefill_base_ms: 1, decode_base_ms: 1 })
+  try {
+    // A path below a regular file: even root cannot make it a folder.
+    const file = join(tempDir(), 'a-file')
+    writeFileSync(file, 'not a folder')
+    const run = await runCli(runArgs(sim.url, join(file, 'result')))
+    assert.equal(run.code, 2, run.stderr)
+    assert.match(run.stderr, /--out .*a-file\/result: cannot write the result folder \(ENOTDIR/)
+    assert.doesNotMatch(run.stderr, /internal error|\n\s+at /)
+    assert.equal(sim.stats().completed, 0, 'nothing was sent')
+  } finally {
+    await sim.close()
+  }
+})

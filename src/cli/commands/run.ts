@@ -15,7 +15,12 @@ import { configDigest } from '../../run/config-digest.js'
 import { timedLevelSeconds } from '../../run/level-plan.js'
 import { underDrivenWarning } from '../../run/plan-warnings.js'
 import { WorkloadError } from '../../run/prepare-workload.js'
-import { FolderInUseError, freeFolderName, prepareResultFolder } from '../../run/result-folder.js'
+import {
+  FolderInUseError,
+  FolderUnwritableError,
+  freeFolderName,
+  prepareResultFolder,
+} from '../../run/result-folder.js'
 import { runGradient } from '../../run/run-gradient.js'
 import { parseShard, type ShardInfo } from '../../run/shard.js'
 import { MAX_START_WAIT_MS, parseStartAt, type StartSchedule } from '../../run/start-schedule.js'
@@ -421,8 +426,9 @@ export async function executeRun(
     stop.request()
     io.err('interrupt: no new requests; waiting for in-flight ones (Ctrl-C again to quit now)\n')
   }
-  process.on('SIGINT', onSignal)
-  process.on('SIGTERM', onSignal)
+  // SIGHUP: the terminal or SSH session closed. Node's default is to die at once, losing the
+  // in-flight requests and the partial result; it is an interrupt like the others.
+  for (const signal of STOP_SIGNALS) process.on(signal, onSignal)
   try {
     // A live line only on a terminal; CI logs get the plain per-level lines.
     const live = !quiet && process.stderr.isTTY === true
@@ -473,17 +479,20 @@ export async function executeRun(
     }
     return EXIT.ok
   } finally {
-    process.off('SIGINT', onSignal)
-    process.off('SIGTERM', onSignal)
+    for (const signal of STOP_SIGNALS) process.off(signal, onSignal)
   }
 }
+
+/** Signals that stop a run: no new requests, in-flight ones drain, the partial result is written. */
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
 
 /** One result folder, one run: refuses a folder holding a run unless --force (before anything is sent). */
 function readyOutDir(outDir: string, config: RunConfig, force: boolean): string | null {
   try {
     return prepareResultFolder(outDir, config.metrics.output_json, force)
   } catch (error) {
-    if (error instanceof FolderInUseError) throw new CliError(error.message, EXIT.usage)
+    if (error instanceof FolderInUseError || error instanceof FolderUnwritableError)
+      throw new CliError(error.message, EXIT.usage)
     throw error
   }
 }
