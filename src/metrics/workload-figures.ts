@@ -74,8 +74,13 @@ export function outputFigures(
   percentiles: readonly number[],
 ): OutputFigures {
   const ok = records.filter(isOk)
+  // finish_reason "length" is the server saying it reached max_tokens: a tokenizer count below it
+  // (no usage, another model's vocabulary) is our miscount, not an early stop.
   const stoppedEarly = ok.filter(
-    (r) => r.requested_output_tokens !== undefined && r.output_tokens < r.requested_output_tokens,
+    (r) =>
+      r.requested_output_tokens !== undefined &&
+      r.output_tokens < r.requested_output_tokens &&
+      r.finish_reason !== 'length',
   ).length
   return {
     tokens: summarizeSamples(

@@ -110,8 +110,9 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
     if (config.run.preflight) {
       preflight = await runPreflight(config, apiKey)
       keep(tagShard(preflight.record, options.shard))
-      log(preflight.summary)
+      // A failed preflight's diagnosis is the caller's to print, once, with what to do about it.
       if (!preflight.ok) return { kind: 'preflight-failed', preflight }
+      log(preflight.summary)
     }
     const estimate = estimateRun(config, {
       input_mean: sources.input_mean,

@@ -156,6 +156,7 @@ test('a server that echoes the key in a 401 fails the preflight with exit 3, and
       result.stderr,
       /preflight failed: the API key was refused \(HTTP 401\): HTTP 401: Incorrect API key provided: \[redacted\]/,
     )
+    assert.equal(result.stderr.split('preflight failed').length - 1, 1, 'the diagnosis is printed once')
     assertNoSecret({
       stdout: result.stdout,
       stderr: result.stderr,

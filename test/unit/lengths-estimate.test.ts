@@ -107,10 +107,20 @@ test('workload figures: early stops, lateness and dropped arrivals, token totals
       scheduled_at: 10,
       sent_at: 400,
       input_tokens: 300,
+      finish_reason: null,
     }),
   ]
   const output = outputFigures(records, [50])
   assert.equal(output.stopped_early, 2)
+  // No usage, and our tokenizer counted fewer tokens than max_tokens, but the server said "length":
+  // it reached max_tokens; the shortfall is our count, not an early stop.
+  const miscounted = makeRecord({
+    output_tokens: 58,
+    requested_output_tokens: 64,
+    token_source: 'tokenizer',
+    finish_reason: 'length',
+  })
+  assert.equal(outputFigures([miscounted], [50]).stopped_early, 0)
   assert.equal(output.requested_mean, 64)
   const schedule = scheduleFigures(records, { planned: 5, sent: 3, dropped: 2 }, 2)
   assert.equal(schedule.late, 2)
