@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { ConfigError } from '../config/errors.js'
 import { checkCommand, modelsCommand } from './commands/check.js'
 import { compareCommand } from './commands/compare.js'
 import { demoCommand } from './commands/demo.js'
@@ -40,7 +41,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     return await command(rest, processIo)
   } catch (error) {
-    if (error instanceof CliError) {
+    if (error instanceof CliError || error instanceof ConfigError) {
       processIo.err(`${error.message}\n`)
       return error.exitCode
     }

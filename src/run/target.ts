@@ -1,14 +1,53 @@
 import { Pool } from 'undici'
 import type { ConnectionWatch } from '../client/connections.js'
 import type { Target } from '../client/stream-client.js'
+import { ConfigError } from '../config/errors.js'
 import type { RunConfig } from '../config/types.js'
 import { joinUrl } from '../config/url.js'
 import type { TargetSpec } from '../worker/protocol.js'
 
-/** The API key, read only from the environment variable the config names; never stored elsewhere. */
-export function readApiKey(config: RunConfig, env: NodeJS.ProcessEnv = process.env): string | null {
-  const value = env[config.target.api_key_env]
-  return value === undefined || value === '' ? null : value
+/**
+ * The API key, read only from the environment variable the config names; never stored elsewhere.
+ * Whitespace around it is trimmed and said once through `note` (a Kubernetes Secret made from an
+ * `echo`-written file, or a CRLF .env, ends the key with a newline, which no header can carry). A
+ * key that still holds a control character or one outside Latin-1 is a configuration error naming
+ * the variable and the position, never the key, before anything is sent.
+ */
+export function readApiKey(
+  config: RunConfig,
+  env: NodeJS.ProcessEnv = process.env,
+  note: (line: string) => void = () => {},
+): string | null {
+  const name = config.target.api_key_env
+  const raw = env[name]
+  if (raw === undefined) return null
+  const value = raw.trim()
+  if (value === '') return null
+  if (value !== raw)
+    note(
+      `note: $${name} has whitespace around the key (a trailing newline from a file or a CRLF .env?): trimmed`,
+    )
+  const at = unsendableAt(value)
+  if (at >= 0) {
+    const what = value.charCodeAt(at) <= 0xff ? 'a control character' : 'a character outside Latin-1'
+    throw new ConfigError([
+      {
+        file: `$${name}`,
+        path: '',
+        message: `the API key holds ${what} at position ${at + 1} of ${value.length}, which an HTTP header cannot carry: fix the variable's value`,
+      },
+    ])
+  }
+  return value
+}
+
+/** The first character an HTTP header value cannot carry (a control character, or beyond Latin-1); -1 if none. */
+function unsendableAt(value: string): number {
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i)
+    if (code < 0x20 || code === 0x7f || code > 0xff) return i
+  }
+  return -1
 }
 
 /** Headers of every request llmbench sends: who we are, what we accept, and the key if there is one. */

@@ -45,7 +45,7 @@ export async function checkCommand(argv: string[], io: Io): Promise<number> {
     return EXIT.ok
   }
   const config = loadConfigOrThrow((flags.config as string[] | undefined) ?? [], configFlags(flags))
-  const apiKey = readApiKey(config)
+  const apiKey = readApiKey(config, process.env, (line) => io.err(`${line}\n`))
   const maxTokens = numberFlag(flags, 'output-tokens') ?? 32
   const result = await runPreflight(config, apiKey, {
     maxTokens,
@@ -68,7 +68,11 @@ export async function modelsCommand(argv: string[], io: Io): Promise<number> {
     model: '-',
     ...configFlags(flags),
   })
-  const listed = await fetchModels(config.target.base_url, readApiKey(config), config.client.timeout_s * 1000)
+  const listed = await fetchModels(
+    config.target.base_url,
+    readApiKey(config, process.env, (line) => io.err(`${line}\n`)),
+    config.client.timeout_s * 1000,
+  )
   if ('error' in listed) {
     io.err(`llmbench models: ${listed.error}\n`)
     return EXIT.preflight

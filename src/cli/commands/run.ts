@@ -385,7 +385,7 @@ export async function executeRun(
   if (config.run.fail_on_slo && Object.keys(config.metrics.slo).length === 0) {
     throw new CliError('--fail-on-slo needs objectives: set --slo (or [slo] in config.toml)', EXIT.usage)
   }
-  const apiKey = options.apiKey !== undefined ? options.apiKey : readApiKey(config)
+  const apiKey = options.apiKey !== undefined ? options.apiKey : readApiKey(config, process.env, log)
   if (apiKey === null && options.apiKey === undefined) {
     log(`note: $${config.target.api_key_env} is not set: sending no Authorization header`)
   }
