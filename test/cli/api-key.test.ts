@@ -84,3 +84,30 @@ test('a key holding a control character is refused before anything is sent, nami
     await server.close()
   }
 })
+
+test('check never prints the key a server echoes in its streamed text, even split over two events', {
+  timeout: 60_000,
+}, async () => {
+  const events = [`echo ${KEY.slice(0, 9)}`, `${KEY.slice(9)} once, `, `and ${KEY}.`]
+    .map((content) => `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content } }] })}\n\n`)
+    .join('')
+  const finish = `data: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\ndata: [DONE]\n\n`
+  const server = await startReplayServer(() => ({
+    status: 200,
+    contentType: 'text/event-stream',
+    body: Buffer.from(events + finish),
+    chunkBytes: 40,
+    gapMs: 5,
+  }))
+  try {
+    const check = await runCli(['check', '--base-url', server.url, '--model', 'm'], {
+      env: { OPENAI_API_KEY: KEY },
+    })
+    assert.equal(check.code, 0, check.stderr)
+    assert.match(check.stdout, /echo \[redacted\] once, and \[redacted\]\./)
+    assert.ok(!check.stdout.includes(KEY) && !check.stderr.includes(KEY))
+    assert.ok(!check.stdout.includes(KEY.slice(0, 9)), 'not even its first half')
+  } finally {
+    await server.close()
+  }
+})

@@ -1,3 +1,4 @@
+import { LiveRedactor } from '../../client/redact.js'
 import { fetchModels } from '../../run/models.js'
 import { runPreflight } from '../../run/preflight.js'
 import { readApiKey } from '../../run/target.js'
@@ -47,11 +48,14 @@ export async function checkCommand(argv: string[], io: Io): Promise<number> {
   const config = loadConfigOrThrow((flags.config as string[] | undefined) ?? [], configFlags(flags))
   const apiKey = readApiKey(config, process.env, (line) => io.err(`${line}\n`))
   const maxTokens = numberFlag(flags, 'output-tokens') ?? 32
+  // The text goes out as it arrives, but never the key: a server may echo it, split over two events.
+  const live = new LiveRedactor(apiKey === null ? [] : [apiKey], (text) => io.out(text))
   const result = await runPreflight(config, apiKey, {
     maxTokens,
-    onText: (text) => io.out(text),
+    onText: (text) => live.push(text),
     label: 'check',
   })
+  live.end()
   io.out('\n')
   io.err(`${result.summary}\n`)
   return result.ok ? EXIT.ok : EXIT.preflight
