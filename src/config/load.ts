@@ -424,6 +424,15 @@ function pricesPatch(pricing: SettingsJson['pricing']): Partial<Prices> | undefi
   }
 }
 
+function hasCredentials(url: string): boolean {
+  try {
+    const parsed = new URL(url)
+    return parsed.username !== '' || parsed.password !== ''
+  } catch {
+    return false
+  }
+}
+
 function baseUrl(url: string | undefined): string | undefined {
   return url === undefined ? undefined : trimTrailingSlashes(url)
 }
@@ -488,6 +497,15 @@ const FINAL_CHECKS: FinalCheck[] = [
     path: 'base_url',
     fails: (c) => c.target.base_url === '',
     message: 'expected a base URL (llm.base_url, target.base_url or --base-url), got nothing',
+    sources: [['llm', 'base_url'], ['target', 'base_url'], ['base_url']],
+  },
+  {
+    // Never sent (fetch-style clients drop them) and never shown: say so rather than drop them.
+    path: 'base_url',
+    fails: (c) => hasCredentials(c.target.base_url),
+    message:
+      'expected a base URL without user:password@ (llm.base_url, target.base_url or --base-url): credentials ' +
+      'in the URL are not sent; put the key in the environment variable api_key_env names, got a URL with credentials',
     sources: [['llm', 'base_url'], ['target', 'base_url'], ['base_url']],
   },
   {

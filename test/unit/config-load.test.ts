@@ -645,6 +645,13 @@ test('no base_url or model anywhere: final issues that say where to set them', (
   ])
 })
 
+test('credentials in base_url are refused, never shown', () => {
+  const issues = issuesOf([], { base_url: 'http://alice:s3cret-pass@127.0.0.1:8000/v1', model: 'm' })
+  assert.deepEqual(where(issues), [['defaults', 'base_url']])
+  assert.match(issues[0]?.message ?? '', /without user:password@.*credentials in the URL are not sent/)
+  assert.ok(!JSON.stringify(issues).includes('s3cret'))
+})
+
 test('final checks stay quiet about a value a failed source may have set', () => {
   // many-errors.toml sets base_url and model (badly): "missing" would be a wrong, second complaint.
   const mentioned = issuesOf([broken('many-errors.toml')])
