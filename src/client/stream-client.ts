@@ -150,6 +150,8 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
   private bodyBytes = 0
   private isEventStream = false
   private sawDone = false
+  /** A redirect's Location: named in the failure, since redirects are not followed. */
+  private location: string | null = null
   /** Arrival of `[DONE]`: the request's end; whatever follows is ignored (and counted). */
   private doneAt: number | null = null
   private eventsAfterDone = 0
@@ -265,6 +267,8 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
     const at = performance.now()
     this.record.headers_at = at
     this.record.status = statusCode
+    if (statusCode >= 300 && statusCode < 400)
+      this.location = String(headers.location ?? '(no Location header)')
     if (this.socket !== null) answered(this.socket, announcesClose(headers.connection))
     const contentType = String(headers['content-type'] ?? '')
     // A server may ignore stream:true and answer with one JSON body; some send no content type.
@@ -317,7 +321,11 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
     if (this.settled) return
     const status = this.record.status ?? 0
     if (status < 200 || status >= 300) {
-      this.fail(classifyStatus(status), serverMessage(this.bodyText(), status), at)
+      const message =
+        this.location === null
+          ? serverMessage(this.bodyText(), status)
+          : `HTTP ${status}: redirect to ${this.location}`
+      this.fail(classifyStatus(status), message, at)
       return
     }
     if (this.notEventStream !== null) {

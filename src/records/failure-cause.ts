@@ -122,6 +122,18 @@ export function failureCause(record: RequestRecord, context: FailureContext = {}
       hint: 'raise --timeout, or check that the server is not overloaded',
     }
   }
+  if (record.status !== null && record.status >= 300 && record.status < 400) {
+    return {
+      cause: `redirected (HTTP ${record.status})`,
+      hint: 'the endpoint is elsewhere: set --base-url/--endpoint to the location the server names (redirects are not followed: each would send the request twice)',
+    }
+  }
+  if (record.status === 413) {
+    return {
+      cause: 'request too large (HTTP 413)',
+      hint: 'lower --input-tokens (or the dataset prompts), or raise the request-size limit of the server or proxy in front of it',
+    }
+  }
   if (error.class === 'http_4xx') {
     return {
       cause: `the server refused the request (HTTP ${record.status})`,
@@ -148,6 +160,9 @@ export function isNonLoadFailure(record: RequestRecord): boolean {
   switch (error.class) {
     case 'http_4xx':
       return record.status !== 408
+    case 'other':
+      // A redirect answers every request the same way, whatever the load.
+      return record.status !== null && record.status >= 300 && record.status < 400
     case 'stream':
       return !streamErrorIsLoad(error.message)
     case 'connection':
