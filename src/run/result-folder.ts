@@ -1,5 +1,5 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
 import { HTML_FILE, SUMMARY_FILE } from '../report/render-folder.js'
 import { RECORDS_FILE } from './run-gradient.js'
 
@@ -25,14 +25,22 @@ export class FolderUnwritableError extends Error {
 }
 
 /**
- * The folder exists and takes a file, found out by writing one: permission bits say nothing to root,
- * and a read-only file system or a path below a regular file shows only on the write. Before any
- * request is sent, so a run never bills tokens it cannot record.
+ * The folder can be made and written, found out by writing a probe file into it or, when it does not
+ * exist yet, into its nearest existing parent (a run that stops at a later usage error leaves no
+ * folder behind). Permission bits say nothing to root; a read-only file system or a path below a
+ * regular file shows only on the write. Before any request is sent, so a run never bills tokens it
+ * cannot record.
  */
 function ensureWritable(dir: string): void {
-  const probe = join(dir, `.llmbench-write-check-${process.pid}`)
+  let existing = resolve(dir)
+  while (!existsSync(existing) && dirname(existing) !== existing) existing = dirname(existing)
+  const probe = join(existing, `.llmbench-write-check-${process.pid}`)
   try {
-    mkdirSync(dir, { recursive: true })
+    if (!statSync(existing).isDirectory()) {
+      const error = new Error(`not a directory: ${existing}`) as NodeJS.ErrnoException
+      error.code = 'ENOTDIR'
+      throw error
+    }
     writeFileSync(probe, '')
     rmSync(probe, { force: true })
   } catch (error) {
