@@ -134,6 +134,27 @@ export function failureCause(record: RequestRecord, context: FailureContext = {}
       hint: 'lower --input-tokens (or the dataset prompts), or raise the request-size limit of the server or proxy in front of it',
     }
   }
+  if (error.class === 'http_429') {
+    return {
+      cause: 'rate limited (HTTP 429)',
+      hint: 'the server or API limits this key: wait for the limit to reset, use a key with a higher limit, or send less (fewer streams, a lower rate)',
+    }
+  }
+  if (error.class === 'http_5xx') {
+    return {
+      cause: `the server failed the request (HTTP ${record.status})`,
+      hint:
+        record.status === 502 || record.status === 503 || record.status === 504
+          ? 'a proxy or gateway answered: is the model server behind it up and done loading? check both logs'
+          : "the server's own error: read its logs for the cause (model still loading, out of memory, a bad setting)",
+    }
+  }
+  if (error.class === 'connection') {
+    return {
+      cause: 'the connection was closed without an answer',
+      hint: 'the server (or a proxy in front of it) dropped the request: check --base-url (http or https, the port) and the server logs',
+    }
+  }
   if (error.class === 'http_4xx') {
     return {
       cause: `the server refused the request (HTTP ${record.status})`,
@@ -142,7 +163,7 @@ export function failureCause(record: RequestRecord, context: FailureContext = {}
   }
   return {
     cause: `${error.class}${record.status === null ? '' : ` (HTTP ${record.status})`}`,
-    hint: 'see the message above',
+    hint: 'an answer llmbench does not expect: read the message, and the record in requests.jsonl',
   }
 }
 
