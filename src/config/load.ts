@@ -505,7 +505,8 @@ const FINAL_CHECKS: FinalCheck[] = [
     fails: (c) => hasCredentials(c.target.base_url),
     message:
       'expected a base URL without user:password@ (llm.base_url, target.base_url or --base-url): credentials ' +
-      'in the URL are not sent; put the key in the environment variable api_key_env names, got a URL with credentials',
+      'in the URL are neither sent nor shown; llmbench sends the key from the variable api_key_env names as a ' +
+      'Bearer token (Basic auth is not supported), got a URL with credentials',
     sources: [['llm', 'base_url'], ['target', 'base_url'], ['base_url']],
   },
   {

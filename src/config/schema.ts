@@ -11,6 +11,7 @@ import { z } from 'zod'
 import { parseSloKey } from '../analysis/slo.js'
 import { LENGTH_SYNTAX, parseLength } from '../workload/lengths.js'
 import { type ConfigIssue, describeValue } from './errors.js'
+import { maskUrlSecrets } from './url.js'
 
 // ---------------------------------------------------------------------------------------------------
 // Leaf schemas
@@ -412,11 +413,16 @@ function toConfigIssues(
   ]
 }
 
-/** A mistyped api_key_env may be the API key itself pasted in; SPEC: the key never reaches the terminal. */
+/**
+ * A mistyped api_key_env may be the API key itself pasted in, a base_url may carry credentials; SPEC:
+ * the key never reaches the terminal.
+ */
 function describeFound(found: unknown, path: readonly PropertyKey[]): string {
   if (path.at(-1) === 'api_key_env' && typeof found === 'string') {
     return 'a value that is not a variable name (not shown: it may be the key itself)'
   }
+  // A URL that does not parse may still carry user:password@ or a key in its query.
+  if (path.at(-1) === 'base_url' && typeof found === 'string') return describeValue(maskUrlSecrets(found))
   return describeValue(found)
 }
 

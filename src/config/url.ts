@@ -18,3 +18,11 @@ export function joinUrl(base_url: string, endpoint: string): string {
 export function trimTrailingSlashes(url: string): string {
   return url.replace(/\/+$/, '')
 }
+
+/**
+ * A URL as written, safe to quote in an error even when it does not parse: user:password@ and the
+ * query string (either may hold a credential) replaced by "***".
+ */
+export function maskUrlSecrets(text: string): string {
+  return text.replace(/^([^/?#@\s]*\/\/)?[^/?#\s]*@/, '$1***@').replace(/\?.*$/s, '?***')
+}

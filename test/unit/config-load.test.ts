@@ -648,8 +648,26 @@ test('no base_url or model anywhere: final issues that say where to set them', (
 test('credentials in base_url are refused, never shown', () => {
   const issues = issuesOf([], { base_url: 'http://alice:s3cret-pass@127.0.0.1:8000/v1', model: 'm' })
   assert.deepEqual(where(issues), [['defaults', 'base_url']])
-  assert.match(issues[0]?.message ?? '', /without user:password@.*credentials in the URL are not sent/)
+  assert.match(
+    issues[0]?.message ?? '',
+    /without user:password@.*credentials in the URL are neither sent nor shown.*Basic auth is not supported/,
+  )
   assert.ok(!JSON.stringify(issues).includes('s3cret'))
+})
+
+test('a base_url that does not parse is quoted without its credentials or query', () => {
+  for (const [url, shown] of [
+    ['http://alice:s3cret-pass@127.0.0.1:99999/v1', '"http://***@127.0.0.1:99999/v1"'],
+    ['alice:s3cret-pass@127.0.0.1/v1', '"***@127.0.0.1/v1"'],
+    ['http://h:99999/v1?api_key=s3cret-pass', '"http://h:99999/v1?***"'],
+  ] as const) {
+    const issues = issuesOf([], { base_url: url, model: 'm' })
+    assert.ok(!JSON.stringify(issues).includes('s3cret'), url)
+    assert.match(
+      issues[0]?.message ?? '',
+      new RegExp(`expected an http\\(s\\) URL.*got ${shown.replace(/[?*().]/g, '\\$&')}`),
+    )
+  }
 })
 
 test('final checks stay quiet about a value a failed source may have set', () => {
