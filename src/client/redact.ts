@@ -10,6 +10,15 @@ const BEARER = /\b(Bearer|Basic)\s+([A-Za-z0-9._~+/=-]+)/gi
 function looksLikeCredential(token: string): boolean {
   return /[0-9._~+/=-]/.test(token) || /[A-Z]/.test(token.slice(1)) || token.length >= 24
 }
+/**
+ * A challenge's parameter (`WWW-Authenticate: Bearer realm="api"`: RFC 6750 and 7617 name these),
+ * not a credential: one of these names and "=" right before a quoted value. A base64 credential
+ * spelling one of them would decode to a few bytes of noise.
+ */
+const CHALLENGE_PARAMETER = /^(realm|scope|error|error_description|error_uri|charset)=$/i
+function isChallengeParameter(token: string, next: string | undefined): boolean {
+  return next === '"' && CHALLENGE_PARAMETER.test(token)
+}
 /** Common key shapes (OpenAI sk-..., generic long tokens after key=) echoed back by some servers. */
 const KEY_LIKE = /\b(sk-[A-Za-z0-9_-]{8,}|(?:api[_-]?key|token|secret)=[^\s&"']+)/gi
 
@@ -24,8 +33,10 @@ export function redact(message: string, secrets: readonly string[] = []): string
     if (secret.length >= 4) text = text.split(secret).join('[redacted]')
   }
   text = text
-    .replace(BEARER, (match, scheme: string, token: string) =>
-      looksLikeCredential(token) ? `${scheme} [redacted]` : match,
+    .replace(BEARER, (match, scheme: string, token: string, at: number, whole: string) =>
+      looksLikeCredential(token) && !isChallengeParameter(token, whole[at + match.length])
+        ? `${scheme} [redacted]`
+        : match,
     )
     .replace(KEY_LIKE, '[redacted]')
   text = text.replace(/\s+/g, ' ').trim()

@@ -8,6 +8,16 @@ test('redact removes credentials, not the words around them', () => {
   assert.equal(redact('basic authentication required'), 'basic authentication required')
   assert.equal(redact('Bearer authorization missing'), 'Bearer authorization missing')
   assert.equal(redact('got Basic dXNlcjpwYXNz here'), 'got Basic [redacted] here')
+  // A 401's challenge names its parameters after the scheme: they are not credentials.
+  assert.equal(
+    redact('www-authenticate: Bearer realm="api", error="invalid_token"'),
+    'www-authenticate: Bearer realm="api", error="invalid_token"',
+  )
+  assert.equal(
+    redact('Basic realm="Restricted", charset="UTF-8"'),
+    'Basic realm="Restricted", charset="UTF-8"',
+  )
+  assert.equal(redact('{"authorization":"Basic YWxpY2U6czM="}'), '{"authorization":"Basic [redacted]"}')
   assert.equal(redact(`Authorization: Bearer ${KEY}`), 'Authorization: Bearer [redacted]')
   assert.equal(
     redact(`Incorrect API key provided: ${KEY}.`, [KEY]),
