@@ -27,18 +27,27 @@ export function readApiKey(
     note(
       `note: $${name} has whitespace around the key (a trailing newline from a file or a CRLF .env?): trimmed`,
     )
-  const at = unsendableAt(value)
-  if (at >= 0) {
-    const what = value.charCodeAt(at) <= 0xff ? 'a control character' : 'a character outside Latin-1'
-    throw new ConfigError([
-      {
-        file: `$${name}`,
-        path: '',
-        message: `the API key holds ${what} at position ${at + 1} of ${value.length}, which an HTTP header cannot carry: fix the variable's value`,
-      },
-    ])
-  }
+  refuseUnsendableKey(name, value)
   return value
+}
+
+/**
+ * A key no header can carry is a configuration error naming the variable and the position, never
+ * the key. Checked again where the headers are made, for keys that do not come from readApiKey
+ * (library callers): undici would refuse the first request and leave the rest of its pool waiting
+ * out the whole timeout, recorded as server timeouts.
+ */
+function refuseUnsendableKey(name: string, value: string): void {
+  const at = unsendableAt(value)
+  if (at < 0) return
+  const what = value.charCodeAt(at) <= 0xff ? 'a control character' : 'a character outside Latin-1'
+  throw new ConfigError([
+    {
+      file: `$${name}`,
+      path: '',
+      message: `the API key holds ${what} at position ${at + 1} of ${value.length}, which an HTTP header cannot carry: fix the variable's value`,
+    },
+  ])
 }
 
 /** The first character an HTTP header value cannot carry (a control character, or beyond Latin-1); -1 if none. */
@@ -59,6 +68,7 @@ export function apiHeaders(apiKey: string | null, accept: string): Record<string
 
 /** What every request of a run shares: URL, headers (key included), streaming, timeout. */
 export function targetSpec(config: RunConfig, apiKey: string | null): TargetSpec {
+  if (apiKey !== null) refuseUnsendableKey(config.target.api_key_env, apiKey)
   const url = new URL(joinUrl(config.target.base_url, config.target.endpoint))
   const headers = apiHeaders(apiKey, config.client.stream ? 'text/event-stream' : 'application/json')
   headers['content-type'] = 'application/json'
