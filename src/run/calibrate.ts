@@ -41,15 +41,18 @@ export async function calibrate(
   apiKey: string | null,
   prompts: ExactPromptSource,
   target: number,
+  /** A stop: the probe in flight is cut and no further probe is sent. */
+  interrupt?: AbortSignal,
 ): Promise<CalibrationOutcome> {
   const records: RequestRecord[] = []
   const probe = async (local: number, id: number): Promise<number | null> => {
+    if (interrupt?.aborted === true) return null
     const body = buildBody(
       { model: config.target.model, endpoint: config.target.endpoint, stream: config.client.stream },
       prompts.prompt(id, local),
       PROBE_OUTPUT_TOKENS,
     )
-    const record = await sendOnce(config, apiKey, body, 'calibration')
+    const record = await sendOnce(config, apiKey, body, 'calibration', undefined, interrupt)
     records.push(record)
     return record.error === null ? record.input_tokens : null
   }
@@ -57,6 +60,7 @@ export async function calibrate(
   const longLocal = Math.max(LONG_PROBE, Math.min(target, 2048))
   const short = await probe(SHORT_PROBE, 1_000_001)
   const long = await probe(longLocal, 1_000_002)
+  if (interrupt?.aborted === true) return { ok: false, reason: 'interrupted', records }
   if (short === null || long === null) {
     return {
       ok: false,

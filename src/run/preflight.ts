@@ -25,7 +25,13 @@ export interface PreflightResult {
 export async function runPreflight(
   config: RunConfig,
   apiKey: string | null,
-  options: { maxTokens?: number; onText?: (text: string) => void; label?: string } = {},
+  options: {
+    maxTokens?: number
+    onText?: (text: string) => void
+    label?: string
+    /** Cuts the request at once (a stop during the preflight). */
+    interrupt?: AbortSignal
+  } = {},
 ): Promise<PreflightResult> {
   const label = options.label ?? 'preflight'
   const body = buildBody(
@@ -33,7 +39,7 @@ export async function runPreflight(
     'Say hello.',
     options.maxTokens ?? 4,
   )
-  const record = await sendOnce(config, apiKey, body, 'preflight', options.onText)
+  const record = await sendOnce(config, apiKey, body, 'preflight', options.onText, options.interrupt)
   if (record.error === null) {
     const ttft = ttftMs(record)
     const tpot = tpotMs(record)
@@ -49,7 +55,7 @@ export async function runPreflight(
   }
   // An unknown model is easier to fix with the list of served ones.
   let models: string[] | null = null
-  if (record.status === 404) {
+  if (record.status === 404 && options.interrupt?.aborted !== true) {
     const listed = await fetchModels(config.target.base_url, apiKey)
     models = 'ids' in listed ? listed.ids : null
   }
@@ -73,9 +79,10 @@ export async function sendOnce(
   body: Buffer,
   phase: RequestRecord['phase'],
   onText?: (text: string) => void,
+  interrupt?: AbortSignal,
 ): Promise<RequestRecord> {
   const watch = probeWatchFor(config)
-  const target = { ...openTarget(targetSpec(config, apiKey), 1, watch), onText }
+  const target = { ...openTarget(targetSpec(config, apiKey), 1, watch), onText, interrupt }
   try {
     const record = completeTokenCounts(
       await sendRequest(target, {

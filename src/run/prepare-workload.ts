@@ -83,15 +83,18 @@ export async function prepareWorkload(
   sources: WorkloadSources,
   plannedRequests: number,
   log: (line: string) => void,
+  interrupt?: AbortSignal,
 ): Promise<PreparedWorkload> {
   let calibration: PreparedWorkload['calibration'] = null
   const probeRecords: RequestRecord[] = []
   // Calibration is part of the preflight: --no-preflight sends nothing before the load.
   if (sources.dataset === null && config.workload.calibrate && config.run.preflight) {
-    const outcome = await calibrate(config, apiKey, sources.prompts, sources.input_mean)
+    const outcome = await calibrate(config, apiKey, sources.prompts, sources.input_mean, interrupt)
     probeRecords.push(...outcome.records)
     calibration = outcome.ok ? outcome.calibration : { skipped: outcome.reason }
-    log(outcome.ok ? outcome.calibration.summary : `calibration skipped: ${outcome.reason}`)
+    // Interrupted: the caller says so; "calibration skipped" would read as the server's doing.
+    if (interrupt?.aborted !== true)
+      log(outcome.ok ? outcome.calibration.summary : `calibration skipped: ${outcome.reason}`)
   }
   const fitted = calibration !== null && 'slope' in calibration ? calibration : null
   const plan = planWorkload(config, {

@@ -65,6 +65,8 @@ export interface RunOptions {
 export type RunOutcome =
   | { kind: 'done'; result: BenchResult; resultPath: string }
   | { kind: 'preflight-failed'; preflight: PreflightResult }
+  /** Stopped before the first level: the requests sent so far are in `recordsPath`, nothing was measured. */
+  | { kind: 'interrupted-before-load'; phase: 'preflight' | 'calibration'; recordsPath: string }
   /** --max-cost: the estimate is above the limit (or cannot be made); nothing of the load was sent. */
   | { kind: 'over-budget'; estimate: CostEstimate | null; limit: number; reason: string }
 
@@ -92,7 +94,8 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
   // Bad tokenizer or dataset files fail before anything is sent or written.
   const sources = loadWorkloadSources(config)
   mkdirSync(outDir, { recursive: true })
-  const writer = new JsonlWriter(join(outDir, RECORDS_FILE))
+  const recordsPath = join(outDir, RECORDS_FILE)
+  const writer = new JsonlWriter(recordsPath)
   const resultPath = join(outDir, config.metrics.output_json)
   const unregisterFlush = stop.onFlush(() => writer.flush())
   let pool: WorkerPool | null = null
@@ -108,8 +111,9 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
   try {
     let preflight: PreflightResult | null = null
     if (config.run.preflight) {
-      preflight = await runPreflight(config, apiKey)
+      preflight = await runPreflight(config, apiKey, { interrupt: stop.setupInterrupt })
       keep(tagShard(preflight.record, options.shard))
+      if (stop.requested) return { kind: 'interrupted-before-load', phase: 'preflight', recordsPath }
       // A failed preflight's diagnosis is the caller's to print, once, with what to do about it.
       if (!preflight.ok) return { kind: 'preflight-failed', preflight }
       log(preflight.summary)
@@ -132,8 +136,15 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
       sources,
       estimate?.requests ?? Number.POSITIVE_INFINITY,
       log,
+      stop.setupInterrupt,
     )
     for (const record of prepared.probeRecords) keep(tagShard(record, options.shard))
+    if (stop.requested)
+      return {
+        kind: 'interrupted-before-load',
+        phase: prepared.probeRecords.length > 0 ? 'calibration' : 'preflight',
+        recordsPath,
+      }
     const values = levelValues(config)
     const workerCount = resolveWorkers(config.run.workers, values, availableParallelism(), config.load.mode)
     const connections = policyAfterProbes(config, log)

@@ -4,12 +4,19 @@
  */
 export class StopSignal {
   requested = false
+  private readonly setup = new AbortController()
+  /**
+   * Aborted on the first stop: the one-off requests before the load (preflight, calibration) have
+   * nothing to drain into, so they are cut at once instead of waiting out their timeout.
+   */
+  readonly setupInterrupt: AbortSignal = this.setup.signal
   private readonly flushers = new Set<() => void>()
   private readonly listeners = new Set<() => void>()
 
   request(): void {
     if (this.requested) return
     this.requested = true
+    this.setup.abort(new Error('interrupted before the load began: cut at once'))
     for (const listener of this.listeners) listener()
   }
 

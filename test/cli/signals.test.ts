@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { performance } from 'node:perf_hooks'
 import { test } from 'node:test'
 import { readRecords } from '../../src/records/jsonl-reader.js'
+import { INTERRUPT_GRACE_MS } from '../../src/run/run-gradient.js'
 import { startSimulator } from '../../src/sim/server.js'
 import { simRunArgs, spawnCli } from '../helpers/cli.js'
+import { startHoldingServer } from '../helpers/holding-server.js'
 import { tempDir } from '../helpers/run-config.js'
 
 // SIGHUP comes when the terminal or SSH session closes, SIGTERM when Kubernetes stops a pod: both
@@ -41,3 +44,99 @@ for (const signal of ['SIGHUP', 'SIGTERM'] as const) {
     }
   })
 }
+
+/** Sends `signal` once `ready` resolves; the child's exit code and the milliseconds it took to exit. */
+async function signalWhen(
+  run: ReturnType<typeof spawnCli>,
+  ready: Promise<void>,
+  signal: NodeJS.Signals,
+): Promise<{ code: number | null; exitMs: number }> {
+  await ready
+  const sentAt = performance.now()
+  run.child.kill(signal)
+  const code = await run.exited
+  return { code, exitMs: performance.now() - sentAt }
+}
+
+/** Far below the 120 s request timeout a held request would otherwise wait out. */
+const PROMPT_EXIT_MS = 10_000
+
+// The preflight and calibration requests have nothing to drain into: a stop cuts them at once.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  test(`${signal} while the preflight request is held: exit 130 at once, the cut request recorded`, {
+    timeout: 60_000,
+  }, async () => {
+    const server = await startHoldingServer(0)
+    const out = join(tempDir(), 'result')
+    try {
+      const run = spawnCli(simRunArgs(server.url, out, { levels: '1', requests: 2, warmup: 0 }))
+      const { code, exitMs } = await signalWhen(run, server.holding, signal)
+      assert.equal(code, 130, run.stderr())
+      assert.ok(exitMs < PROMPT_EXIT_MS, `exited ${exitMs.toFixed(0)} ms after ${signal}`)
+      assert.match(run.stderr(), /interrupted during the preflight: no level was run/)
+      assert.doesNotMatch(run.stderr(), /preflight failed/)
+      const { records, tornLastLine } = readRecords(join(out, 'requests.jsonl'))
+      assert.equal(tornLastLine, false)
+      assert.deepEqual(
+        records.map((record) => record.phase),
+        ['preflight'],
+      )
+      assert.match(records[0]?.error?.message ?? '', /interrupted before the load began/)
+      assert.equal(server.requests(), 1)
+    } finally {
+      await server.close()
+    }
+  })
+}
+
+test('SIGTERM while a calibration probe is held: exit 130 at once, no further probe sent', {
+  timeout: 60_000,
+}, async () => {
+  // The preflight is answered; the first calibration probe is held.
+  const server = await startHoldingServer(1)
+  const out = join(tempDir(), 'result')
+  try {
+    const run = spawnCli(simRunArgs(server.url, out, { levels: '1', requests: 2, warmup: 0 }))
+    const { code, exitMs } = await signalWhen(run, server.holding, 'SIGTERM')
+    assert.equal(code, 130, run.stderr())
+    assert.ok(exitMs < PROMPT_EXIT_MS, `exited ${exitMs.toFixed(0)} ms after SIGTERM`)
+    assert.match(run.stderr(), /preflight ok/)
+    assert.match(run.stderr(), /interrupted during the calibration: no level was run/)
+    const { records } = readRecords(join(out, 'requests.jsonl'))
+    assert.deepEqual(
+      records.map((record) => [record.phase, record.error === null]),
+      [
+        ['preflight', true],
+        ['calibration', false],
+      ],
+    )
+    assert.equal(server.requests(), 2, 'no probe is sent after the stop')
+  } finally {
+    await server.close()
+  }
+})
+
+test('SIGTERM while every request of a level is held: cut after the drain grace, recorded, partial result, exit 130', {
+  timeout: 60_000,
+}, async () => {
+  const server = await startHoldingServer(1)
+  const out = join(tempDir(), 'result')
+  try {
+    const run = spawnCli(
+      simRunArgs(server.url, out, { levels: '2', requests: 4, warmup: 0, 'no-calibrate': true }),
+    )
+    const { code, exitMs } = await signalWhen(run, server.holding, 'SIGTERM')
+    assert.equal(code, 130, run.stderr())
+    // The in-flight requests get INTERRUPT_GRACE_MS to finish, then are cut.
+    assert.ok(exitMs < INTERRUPT_GRACE_MS + PROMPT_EXIT_MS, `exited ${exitMs.toFixed(0)} ms after SIGTERM`)
+    const summary = JSON.parse(readFileSync(join(out, 'bench_result.json'), 'utf8'))
+    assert.equal(summary.meta.partial, true)
+    const { records, tornLastLine } = readRecords(join(out, 'requests.jsonl'))
+    assert.equal(tornLastLine, false)
+    const measured = records.filter((record) => record.phase === 'measure')
+    assert.ok(measured.length >= 1, 'the held requests are recorded')
+    for (const record of measured) assert.match(record.error?.message ?? '', /interrupted/)
+  } finally {
+    await server.close()
+  }
+})

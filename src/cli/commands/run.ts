@@ -454,6 +454,12 @@ export async function executeRun(
       io.err(`${outcome.preflight.summary}\n  (skip this check with --no-preflight)\n`)
       return EXIT.preflight
     }
+    if (outcome.kind === 'interrupted-before-load') {
+      io.err(
+        `interrupted during the ${outcome.phase}: no level was run; the requests sent are in ${outcome.recordsPath}\n`,
+      )
+      return EXIT.interrupted
+    }
     if (outcome.kind === 'over-budget') {
       io.err(`llmbench: not started: ${outcome.reason}\n`)
       return EXIT.usage
