@@ -22,6 +22,7 @@ import {
   type SocketUser,
   diedUnanswered as socketDiedUnanswered,
 } from './connections.js'
+import { type ContentEncoding, contentEncodingOf, decodeWhole, StreamDecoder } from './content-decoding.js'
 import { redact } from './redact.js'
 import { type SseEvent, SseParser } from './sse.js'
 
@@ -152,6 +153,9 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
   private sawDone = false
   /** A redirect's Location: named in the failure, since redirects are not followed. */
   private location: string | null = null
+  /** The body's Content-Encoding when it is compressed; an event stream is decoded as it arrives. */
+  private encoding: ContentEncoding | null = null
+  private decoder: StreamDecoder | null = null
   /** Arrival of `[DONE]`: the request's end; whatever follows is ignored (and counted). */
   private doneAt: number | null = null
   private eventsAfterDone = 0
@@ -282,6 +286,8 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
       () => this.abort(new RequestTimeoutError('idle', this.target.idleTimeoutMs)),
       this.target.idleTimeoutMs,
     )
+    // Last: it may fail the request at once, which clears the timers set above.
+    this.startDecoding(headers['content-encoding'], statusCode)
   }
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
@@ -290,16 +296,8 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
     this.idleTimer?.refresh()
     const status = this.record.status ?? 0
     if (status >= 200 && status < 300 && this.isEventStream) {
-      const parser = this.parser as SseParser
-      parser.push(chunk, at)
-      // The body's end usually comes in the same read as [DONE]: look once this read is done.
-      if (this.doneAt !== null && this.afterDoneTimer === null) queueMicrotask(this.armAfterDone)
-      if (parser.pendingBytes > MAX_EVENT_BYTES) {
-        this.abort(
-          new StreamLimitError(`an SSE event larger than ${MAX_EVENT_BYTES / 1048576} MiB`),
-          'stream',
-        )
-      }
+      if (this.decoder !== null) this.decoder.push(chunk, at)
+      else this.feedEvents(chunk, at)
       return
     }
     const limit = status >= 200 && status < 300 ? MAX_JSON_BODY_BYTES : MAX_ERROR_BODY_BYTES
@@ -336,11 +334,54 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
         at,
       )
     } else if (this.isEventStream) {
-      ;(this.parser as SseParser).end(at)
-      this.finishStream(this.doneAt ?? at)
+      if (this.decoder === null) this.endEvents(at)
+      else this.decoder.end(() => this.endEvents(at))
     } else {
       this.finishJsonBody(at)
     }
+  }
+
+  /** Event-stream bytes (decoded when compressed), stamped with the arrival of the read they came in. */
+  private feedEvents(chunk: Buffer, at: number): void {
+    if (this.settled) return
+    const parser = this.parser as SseParser
+    parser.push(chunk, at)
+    // The body's end usually comes in the same read as [DONE]: look once this read is done.
+    if (this.doneAt !== null && this.afterDoneTimer === null) queueMicrotask(this.armAfterDone)
+    if (parser.pendingBytes > MAX_EVENT_BYTES) {
+      this.abort(new StreamLimitError(`an SSE event larger than ${MAX_EVENT_BYTES / 1048576} MiB`), 'stream')
+    }
+  }
+
+  private endEvents(at: number): void {
+    if (this.settled) return
+    ;(this.parser as SseParser).end(at)
+    this.finishStream(this.doneAt ?? at)
+  }
+
+  /** A compressed body (a proxy's doing, we ask for identity): decoded, or a clear failure. */
+  private startDecoding(header: string | string[] | undefined, status: number): void {
+    const encoding = contentEncodingOf(header)
+    if (encoding === null) return
+    if (typeof encoding === 'object') {
+      if (status >= 200 && status < 300)
+        this.abort(
+          new Error(`compressed stream (${encoding.unsupported}) that llmbench cannot decode`),
+          'stream',
+        )
+      return
+    }
+    this.encoding = encoding
+    if (!this.isEventStream || status < 200 || status >= 300) return
+    this.decoder = new StreamDecoder(
+      encoding,
+      (decoded, at) => this.feedEvents(decoded, at),
+      (error) =>
+        this.abort(
+          new Error(`compressed stream (${encoding}) that does not decode: ${error.message}`),
+          'stream',
+        ),
+    )
   }
 
   /** [DONE] came and the response has not ended: give it a moment, then settle and cut it. */
@@ -494,6 +535,7 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
     if (this.eventsAfterDone > 0) this.record.events_after_done = this.eventsAfterDone
     this.record.end_at = at
     this.bodyParts = []
+    this.decoder?.destroy()
     this.resolve(this.record)
   }
 
@@ -510,7 +552,13 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
   }
 
   private bodyText(): string {
-    return Buffer.concat(this.bodyParts).toString('utf8')
+    const body = Buffer.concat(this.bodyParts)
+    if (this.encoding === null) return body.toString('utf8')
+    try {
+      return decodeWhole(this.encoding, body).toString('utf8')
+    } catch {
+      return `(a ${this.encoding}-compressed body that does not decode)`
+    }
   }
 }
 

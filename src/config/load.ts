@@ -11,6 +11,7 @@ import type { z } from 'zod'
 import { type LengthSpec, meanLength, parseLength } from '../workload/lengths.js'
 import { PROFILE_NAMES, PROFILES } from '../workload/profiles.js'
 import { ConfigError, type ConfigIssue, describeValue } from './errors.js'
+import { parseJsonc } from './jsonc.js'
 import {
   type ConfigToml,
   ConfigTomlSchema,
@@ -611,11 +612,11 @@ function fsReason(err: unknown): string {
 }
 
 function parseJson(file: string, text: string): Result<unknown> {
-  try {
-    const value: unknown = JSON.parse(text)
-    return { ok: true, value }
-  } catch (err) {
-    return { ok: false, issue: { file, path: '', message: jsonSyntaxMessage(text, err) } }
+  const parsed = parseJsonc(text)
+  if (parsed.ok) return { ok: true, value: parsed.value }
+  return {
+    ok: false,
+    issue: { file, path: '', message: jsonSyntaxMessage(text, parsed.offset, parsed.expected) },
   }
 }
 
@@ -631,96 +632,18 @@ function parseTomlText(file: string, text: string): Result<unknown> {
   }
 }
 
-/**
- * V8's JSON.parse messages give a position only for some errors and otherwise quote a raw excerpt, so the
- * location and the expectation come from our own scan of the text; V8's message is the fallback.
- */
-function jsonSyntaxMessage(text: string, err: unknown): string {
-  const found = findJsonSyntaxError(text)
-  if (!found)
-    return `expected valid JSON, got ${String(err instanceof Error ? err.message : err).replace(/\s+/g, ' ')}`
-  const { offset, expected } = found
+/** Where the first syntax error is (line, column), what was expected there and the word found instead. */
+function jsonSyntaxMessage(text: string, offset: number, expected: string): string {
   const word =
     offset >= text.length ? '' : (text.slice(offset).split(/\s/, 1)[0] || text.charAt(offset)).slice(0, 12)
   const got = word === '' ? 'end of file' : JSON.stringify(word)
-  const hint = word.startsWith('/')
-    ? ' (JSON allows no comments)'
-    : word.startsWith("'")
-      ? ' (JSON strings use double quotes)'
-      : ''
+  const hint = word.startsWith("'") ? ' (JSON strings use double quotes)' : ''
   return `expected ${expected} at ${lineColumn(text, offset)}, got ${got}${hint}`
 }
 
 function lineColumn(text: string, offset: number): string {
   const before = text.slice(0, offset).split('\n')
   return `line ${before.length}, column ${(before.at(-1) ?? '').length + 1}`
-}
-
-interface JsonSyntaxError {
-  offset: number
-  expected: string
-}
-
-// biome-ignore lint/suspicious/noControlCharactersInRegex: JSON forbids raw control characters in strings
-const JSON_STRING = /"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"/y
-const JSON_SCALAR = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null/y
-
-/** A minimal JSON grammar walk that finds where the first syntax error is and what was expected there. */
-function findJsonSyntaxError(text: string): JsonSyntaxError | null {
-  let i = 0
-  let error: JsonSyntaxError | null = null
-  const fail = (expected: string): false => {
-    error = { offset: i, expected }
-    return false
-  }
-  const skipSpace = () => {
-    while (i < text.length && ' \t\n\r'.includes(text.charAt(i))) i++
-  }
-  const match = (re: RegExp): boolean => {
-    re.lastIndex = i
-    const m = re.exec(text)
-    if (m) i += m[0].length
-    return m !== null
-  }
-  const string = () =>
-    match(JSON_STRING) || fail('a complete double-quoted string (no line breaks, valid \\ escapes)')
-  const member = (): boolean => {
-    skipSpace()
-    if (text.charAt(i) !== '"') return fail('a property name in double quotes')
-    if (!string()) return false
-    skipSpace()
-    if (text.charAt(i) !== ':') return fail('":"')
-    i++
-    return value()
-  }
-  const container = (close: string, item: () => boolean): boolean => {
-    i++
-    skipSpace()
-    if (text.charAt(i) !== close) {
-      for (;;) {
-        if (!item()) return false
-        skipSpace()
-        if (text.charAt(i) === close) break
-        if (text.charAt(i) !== ',') return fail(`"," or "${close}"`)
-        i++
-      }
-    }
-    i++ // past the closing bracket
-    return true
-  }
-  const value = (): boolean => {
-    skipSpace()
-    const c = text.charAt(i)
-    if (c === '{') return container('}', member)
-    if (c === '[') return container(']', value)
-    if (c === '"') return string()
-    return match(JSON_SCALAR) || fail('a JSON value')
-  }
-  if (value()) {
-    skipSpace()
-    if (i < text.length) fail('end of file after the top-level value')
-  }
-  return error
 }
 
 function deepFreeze<T>(value: T): T {

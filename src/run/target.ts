@@ -61,7 +61,8 @@ function unsendableAt(value: string): number {
 
 /** Headers of every request llmbench sends: who we are, what we accept, and the key if there is one. */
 export function apiHeaders(apiKey: string | null, accept: string): Record<string, string> {
-  const headers: Record<string, string> = { accept, 'user-agent': 'llmbench' }
+  // identity: a compressed event stream would arrive in bursts; a proxy that compresses anyway is decoded.
+  const headers: Record<string, string> = { accept, 'accept-encoding': 'identity', 'user-agent': 'llmbench' }
   if (apiKey !== null) headers.authorization = `Bearer ${apiKey}`
   return headers
 }

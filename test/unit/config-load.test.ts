@@ -474,23 +474,51 @@ test('bad TOML syntax: file, line and column', () => {
 
 test('bad JSON syntax: file, line and column', () => {
   // A temp file, not a fixture: a broken .json under test/ would fail the repository's lint run.
-  const file = tempFile('syntax.json', '{\n  "llm": {\n    "model": "m",\n  }\n}\n')
+  const file = tempFile('syntax.json', '{\n  "llm": {\n    "model": "m"\n    "stream": true\n  }\n}\n')
   assert.deepEqual(issuesOf([file], TARGET), [
-    { file, path: '', message: 'expected a property name in double quotes at line 4, column 3, got "}"' },
+    { file, path: '', message: 'expected "," at line 4, column 5, got "\\"stream\\":"' },
   ])
 })
 
-test('JSON syntax errors V8 reports without a position still get a line and column', () => {
+test('settings.json as JSONC (VS Code style): // and /* */ comments and trailing commas are accepted', () => {
+  const file = tempFile(
+    'jsonc.json',
+    [
+      '// settings for the staging endpoint',
+      '{',
+      '  /* the model under test */',
+      '  "llm": { "model": "jsonc-model", "stream": false, }, // trailing comma above',
+      '  "bench": { "concurrency_levels": [1, 2, 4,], },',
+      '}',
+      '',
+    ].join('\r\n'),
+  )
+  const config = load([file], { base_url: 'https://h' })
+  assert.equal(config.target.model, 'jsonc-model')
+  assert.equal(config.client.stream, false)
+  assert.deepEqual(config.load.levels, [1, 2, 4])
+})
+
+test('JSONC: a "__proto__" key is a key like any other (refused as unknown), never the object\'s prototype', () => {
+  const file = tempFile('proto.json', '{ "__proto__": { "llm": { "model": "from-prototype" } }, }')
+  assert.deepEqual(
+    issuesOf([file], TARGET).map((issue) => issue.path),
+    ['__proto__'],
+  )
+})
+
+test('JSONC syntax errors name line and column and what was expected', () => {
   const cases: [string, string][] = [
     ['{\n  "llm": { "stream": tru }\n}', 'expected a JSON value at line 2, column 22, got "tru"'],
-    ['// settings\n{}', 'expected a JSON value at line 1, column 1, got "//" (JSON allows no comments)'],
+    ['// settings\n{ /* unclosed', 'expected a comment closed with "*/" at line 2, column 3, got "/*"'],
     [
       "{ 'llm': {} }",
       `expected a property name in double quotes at line 1, column 3, got "'llm':" (JSON strings use double quotes)`,
     ],
     ['{ "bench": { "percentiles": [50,, 99] } }', 'expected a JSON value at line 1, column 33, got ","'],
     ['{ "llm": {} } }', 'expected end of file after the top-level value at line 1, column 15, got "}"'],
-    ['{ "llm": {', 'expected a property name in double quotes at line 1, column 11, got end of file'],
+    ['{ "llm": {', 'expected "," or "}" at line 1, column 11, got end of file'],
+    ['{ "llm" {} }', 'expected ":" at line 1, column 9, got "{}"'],
     ['', 'expected a JSON value at line 1, column 1, got end of file'],
   ]
   for (const [i, [text, message]] of cases.entries()) {
