@@ -1,5 +1,6 @@
 import {
   isMeaningfulGain,
+  perDoublingText,
   type ScalingFigures,
   type ScalingStep,
   scalingStep,
@@ -93,10 +94,7 @@ function kneeReason(
   below: ScalingStep | null,
   ttftKey: string,
 ): string {
-  const perDoubling =
-    Math.abs(next.gain_per_doubling - next.gain) >= 0.005
-      ? ` (${signedPercent(next.gain_per_doubling)} per doubling)`
-      : ''
+  const perDoubling = perDoublingText(next)
   const last = steps.at(-1) as ScalingStep
   const best = Math.max(...steps.map((step) => step.gain))
   const beyond = last.to === next.to ? '' : `, at most ${signedPercent(best)} up to ${last.to},`

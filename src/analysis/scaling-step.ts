@@ -101,12 +101,15 @@ export function isMeaningfulGain(step: ScalingStep): boolean {
 
 /** "throughput +12% from 8 (+12% per doubling), TTFT p95 x2.8" */
 export function describeStep(step: ScalingStep, ttftKey: string): string {
-  const perDoubling =
-    Math.abs(step.gain_per_doubling - step.gain) >= 0.005
-      ? ` (${signedPercent(step.gain_per_doubling)} per doubling)`
-      : ''
   const ttft = step.ttft_ratio === null ? '' : `, TTFT ${ttftKey} x${step.ttft_ratio.toFixed(1)}`
-  return `throughput ${signedPercent(step.gain)} from ${step.from}${perDoubling}${ttft}`
+  return `throughput ${signedPercent(step.gain)} from ${step.from}${perDoublingText(step)}${ttft}`
+}
+
+/** " (+10% per doubling)" when that differs from the plain gain (the step was not one doubling), else "". */
+export function perDoublingText(step: ScalingStep): string {
+  return Math.abs(step.gain_per_doubling - step.gain) >= 0.005
+    ? ` (${signedPercent(step.gain_per_doubling)} per doubling)`
+    : ''
 }
 
 export function signedPercent(fraction: number): string {
