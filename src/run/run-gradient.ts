@@ -66,7 +66,7 @@ export type RunOutcome =
   | { kind: 'done'; result: BenchResult; resultPath: string }
   | { kind: 'preflight-failed'; preflight: PreflightResult }
   /** Stopped before the first level: the requests sent so far are in `recordsPath`, nothing was measured. */
-  | { kind: 'interrupted-before-load'; phase: 'preflight' | 'calibration'; recordsPath: string }
+  | { kind: 'interrupted-before-load'; phase: 'preflight' | 'calibration' | 'set-up'; recordsPath: string }
   /** --max-cost: the estimate is above the limit (or cannot be made); nothing of the load was sent. */
   | { kind: 'over-budget'; estimate: CostEstimate | null; limit: number; reason: string }
 
@@ -142,7 +142,8 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
     if (stop.requested)
       return {
         kind: 'interrupted-before-load',
-        phase: prepared.probeRecords.length > 0 ? 'calibration' : 'preflight',
+        phase:
+          prepared.probeRecords.length > 0 ? 'calibration' : config.run.preflight ? 'preflight' : 'set-up',
         recordsPath,
       }
     const values = levelValues(config)
