@@ -7,6 +7,8 @@ export const EXIT = {
   usage: 2,
   /** Preflight failed: unreachable, auth, unknown model. */
   preflight: 3,
+  /** The disk filled up (ENOSPC): the run was stopped; what was written before is readable. */
+  diskFull: 4,
   /** Interrupted; partial results were still written. */
   interrupted: 130,
 } as const

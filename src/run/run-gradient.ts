@@ -8,6 +8,7 @@ import type { RunConfig } from '../config/types.js'
 import { CpuMeter, type LevelClientStats, LoopMonitor } from '../metrics/client-health.js'
 import { type LevelSummary, summarizeLevel } from '../metrics/summarize.js'
 import { billedInputTokens } from '../metrics/workload-figures.js'
+import { asDiskFull, isNoSpace } from '../records/disk-full.js'
 import { JsonlWriter } from '../records/jsonl-writer.js'
 import { newRunId } from '../records/run-identity.js'
 import { completeTokenCounts } from '../records/token-counts.js'
@@ -66,7 +67,7 @@ export type RunOutcome =
   | { kind: 'done'; result: BenchResult; resultPath: string }
   | { kind: 'preflight-failed'; preflight: PreflightResult }
   /** Stopped before the first level: the requests sent so far are in `recordsPath`, nothing was measured. */
-  | { kind: 'interrupted-before-load'; phase: 'preflight' | 'calibration'; recordsPath: string }
+  | { kind: 'interrupted-before-load'; phase: 'preflight' | 'calibration' | 'set-up'; recordsPath: string }
   /** --max-cost: the estimate is above the limit (or cannot be made); nothing of the load was sent. */
   | { kind: 'over-budget'; estimate: CostEstimate | null; limit: number; reason: string }
 
@@ -95,7 +96,8 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
   const sources = loadWorkloadSources(config)
   mkdirSync(outDir, { recursive: true })
   const recordsPath = join(outDir, RECORDS_FILE)
-  const writer = new JsonlWriter(recordsPath)
+  // Disk full: stop issuing (nothing more could be recorded); the error ends the run below.
+  const writer = new JsonlWriter(recordsPath, () => stop.request())
   const resultPath = join(outDir, config.metrics.output_json)
   const unregisterFlush = stop.onFlush(() => writer.flush())
   let pool: WorkerPool | null = null
@@ -142,7 +144,8 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
     if (stop.requested)
       return {
         kind: 'interrupted-before-load',
-        phase: prepared.probeRecords.length > 0 ? 'calibration' : 'preflight',
+        phase:
+          prepared.probeRecords.length > 0 ? 'calibration' : config.run.preflight ? 'preflight' : 'set-up',
         recordsPath,
       }
     const values = levelValues(config)
@@ -252,6 +255,7 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
     } finally {
       unregisterStop()
     }
+    if (writer.failure !== null) throw writer.failure
     // Interrupted: the level that was running is cut short and later levels are missing.
     meta.partial = stop.requested
     meta.finished_at = new Date().toISOString()
@@ -259,6 +263,10 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
     writeJsonAtomic(resultPath, result)
     await writeReports(outDir, result)
     return { kind: 'done', result, resultPath }
+  } catch (error) {
+    // ENOSPC from a summary or report write: named, not a stack trace; the records' failure, when
+    // they filled the disk first, names the file that did.
+    throw isNoSpace(error) && writer.failure !== null ? writer.failure : asDiskFull(error, outDir)
   } finally {
     unregisterFlush()
     writer.close()

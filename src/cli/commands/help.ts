@@ -16,5 +16,5 @@ Commands:
   models   list the model ids the server serves (GET /v1/models)
   init     write commented settings.json and config.toml skeletons
 
-Exit codes: 0 ok, 1 a gate failed, 2 usage or configuration error, 3 preflight failed, 130 interrupted.
+Exit codes: 0 ok, 1 a gate failed, 2 usage or configuration error, 3 preflight failed, 4 disk full, 130 interrupted.
 `

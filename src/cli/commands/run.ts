@@ -6,6 +6,7 @@ import { ConfigError } from '../../config/errors.js'
 import { DEFAULTS, loadRunConfig } from '../../config/load.js'
 import type { ConfigFlags, RunConfig } from '../../config/types.js'
 import { joinUrl } from '../../config/url.js'
+import { DiskFullError } from '../../records/disk-full.js'
 import { appendHistory } from '../../report/history.js'
 import { formatProgress, type LevelProgress } from '../../report/progress.js'
 import { renderTable, renderVerdict } from '../../report/terminal.js'
@@ -448,6 +449,7 @@ export async function executeRun(
       })
     } catch (error) {
       if (error instanceof WorkloadError) throw new CliError(error.message, EXIT.usage)
+      if (error instanceof DiskFullError) throw new CliError(error.message, EXIT.diskFull)
       throw error
     }
     if (outcome.kind === 'preflight-failed') {
