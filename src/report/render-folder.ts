@@ -1,7 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Resvg } from '@resvg/resvg-js'
-import { renderCharts } from './charts.js'
 import { renderHtml } from './html.js'
 import { renderMarkdown } from './markdown.js'
 import type { BenchResult } from './result-json.js'
@@ -24,6 +23,9 @@ export function toPng(svg: string, loadSystemFonts = true): Buffer {
 /** Everything a person looks at, from the summary: summary.md, charts/*.svg and *.png, report.html. */
 export async function writeReports(dir: string, result: BenchResult): Promise<void> {
   writeFileSync(join(dir, SUMMARY_FILE), renderMarkdown(result))
+  // vega and vega-lite (hundreds of files) load when a report is drawn, not when a run starts: a run
+  // at a tight `ulimit -n` must get as far as its fd check, and `init` or `sim` never need them.
+  const { renderCharts } = await import('./charts.js')
   const charts = await renderCharts(result)
   mkdirSync(join(dir, 'charts'), { recursive: true })
   for (const chart of charts) {
