@@ -246,7 +246,8 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
     meta.finished_at = new Date().toISOString()
     const result = finishResult(summaries, meta)
     writeJsonAtomic(resultPath, result)
-    await writeReports(outDir, result)
+    const reportNote = await writeReports(outDir, result)
+    if (reportNote !== null) log(`note: ${reportNote}`)
     return { kind: 'done', result, resultPath }
   } finally {
     unregisterFlush()
