@@ -1,29 +1,26 @@
 #!/usr/bin/env node
 import { ConfigError } from '../config/errors.js'
-import { checkCommand, modelsCommand } from './commands/check.js'
-import { compareCommand } from './commands/compare.js'
-import { demoCommand } from './commands/demo.js'
 import { COMMANDS_HELP } from './commands/help.js'
-import { initCommand } from './commands/init.js'
-import { k8sManifestCommand } from './commands/k8s-manifest.js'
-import { mergeCommand } from './commands/merge.js'
-import { reportCommand } from './commands/report.js'
-import { runCommand } from './commands/run.js'
-import { simCommand } from './commands/sim.js'
 import { CliError, EXIT } from './exit-codes.js'
 import { type Io, processIo } from './io.js'
 
-const COMMANDS: Record<string, (argv: string[], io: Io) => Promise<number>> = {
-  run: runCommand,
-  demo: demoCommand,
-  sim: simCommand,
-  init: initCommand,
-  report: reportCommand,
-  compare: compareCommand,
-  check: checkCommand,
-  models: modelsCommand,
-  merge: mergeCommand,
-  'k8s-manifest': k8sManifestCommand,
+type Command = (argv: string[], io: Io) => Promise<number>
+
+/**
+ * Each command's modules load only when that command runs: importing every command up front opens
+ * hundreds of files (d3, zod, undici...), which alone fails under a tight `ulimit -n`.
+ */
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  run: async () => (await import('./commands/run.js')).runCommand,
+  demo: async () => (await import('./commands/demo.js')).demoCommand,
+  sim: async () => (await import('./commands/sim.js')).simCommand,
+  init: async () => (await import('./commands/init.js')).initCommand,
+  report: async () => (await import('./commands/report.js')).reportCommand,
+  compare: async () => (await import('./commands/compare.js')).compareCommand,
+  check: async () => (await import('./commands/check.js')).checkCommand,
+  models: async () => (await import('./commands/check.js')).modelsCommand,
+  merge: async () => (await import('./commands/merge.js')).mergeCommand,
+  'k8s-manifest': async () => (await import('./commands/k8s-manifest.js')).k8sManifestCommand,
 }
 
 /** argv → command → exit code. The only place that calls process.exit (besides a second Ctrl-C). */
@@ -33,12 +30,13 @@ async function main(argv: string[]): Promise<number> {
     processIo.out(COMMANDS_HELP)
     return name === undefined ? EXIT.usage : EXIT.ok
   }
-  const command = COMMANDS[name]
-  if (command === undefined) {
+  const load = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined
+  if (load === undefined) {
     processIo.err(`llmbench: unknown command '${name}'\n\n${COMMANDS_HELP}`)
     return EXIT.usage
   }
   try {
+    const command = await load()
     return await command(rest, processIo)
   } catch (error) {
     if (error instanceof CliError || error instanceof ConfigError) {

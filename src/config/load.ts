@@ -7,7 +7,6 @@
 import { readFileSync } from 'node:fs'
 import { extname } from 'node:path'
 import { parse as parseToml, TomlError } from 'smol-toml'
-import type { z } from 'zod'
 import { type LengthSpec, meanLength, parseLength } from '../workload/lengths.js'
 import { PROFILE_NAMES, PROFILES } from '../workload/profiles.js'
 import { ConfigError, type ConfigIssue, describeValue } from './errors.js'
@@ -24,6 +23,7 @@ import {
 } from './schema.js'
 import type { ConfigFlags, RunConfig } from './types.js'
 import { trimTrailingSlashes } from './url.js'
+import type { z } from './zod.js'
 
 /**
  * What a run uses when no layer says otherwise (printed by `--help`). base_url and model are empty on

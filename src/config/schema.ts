@@ -7,11 +7,12 @@
  * zod's internal vocabulary. The found value is taken from the raw data, not from zod, so it is shown
  * exactly as written.
  */
-import { z } from 'zod'
+
 import { parseSloKey } from '../analysis/slo.js'
 import { LENGTH_SYNTAX, parseLength } from '../workload/lengths.js'
 import { type ConfigIssue, describeValue } from './errors.js'
 import { maskUrlSecrets } from './url.js'
+import { z } from './zod.js'
 
 // ---------------------------------------------------------------------------------------------------
 // Leaf schemas

@@ -1,4 +1,5 @@
 import { evaluateSlos, type LevelSlo, type Slo } from '../analysis/slo.js'
+import { fdLimitReason } from '../records/client-fd-limit.js'
 import { ERROR_CLASSES, type ErrorClass, type RequestRecord } from '../records/types.js'
 import { splitEvenly } from '../schedule/split.js'
 import { type ClientHealth, type Dispatch, judgeClient, type LevelClientStats } from './client-health.js'
@@ -168,6 +169,11 @@ export function summarizeLevel(
     clientStats,
     options.mode === 'request_rate' ? null : dispatchFigures(lateness, e2e),
   )
+  const fdLimit = fdLimitReason(records)
+  if (fdLimit !== null) {
+    client.reasons.push(fdLimit)
+    client.bound = true
+  }
   const rates = shardRates(records, durationS, outputTokens, ok)
   const streams =
     options.shard == null

@@ -1,3 +1,4 @@
+import { hitClientFdLimit, RAISE_FD_LIMIT } from './client-fd-limit.js'
 import type { RequestRecord } from './types.js'
 
 /** Why one request failed and what to change, in words: shared by the preflight and the level verdicts. */
@@ -57,6 +58,12 @@ export function failureCause(record: RequestRecord, context: FailureContext = {}
     return {
       cause: 'TLS failure',
       hint: "the server's certificate is not trusted: point NODE_EXTRA_CA_CERTS at its CA file, or fix the certificate",
+    }
+  }
+  if (hitClientFdLimit(record)) {
+    return {
+      cause: 'too many open files in llmbench (EMFILE/ENFILE), not a server failure',
+      hint: RAISE_FD_LIMIT,
     }
   }
   if (isUnreachable(record)) {

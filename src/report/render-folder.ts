@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Resvg } from '@resvg/resvg-js'
-import { renderCharts } from './charts.js'
+import type { Chart } from './charts.js'
 import { renderHtml } from './html.js'
 import { renderMarkdown } from './markdown.js'
 import type { BenchResult } from './result-json.js'
@@ -21,14 +21,36 @@ export function toPng(svg: string, loadSystemFonts = true): Buffer {
   return resvg.render().asPng()
 }
 
-/** Everything a person looks at, from the summary: summary.md, charts/*.svg and *.png, report.html. */
-export async function writeReports(dir: string, result: BenchResult): Promise<void> {
+/**
+ * Everything a person looks at, from the summary: summary.md, charts/*.svg and *.png, report.html.
+ * Returns a note when the charts (and so report.html) could not be drawn.
+ */
+export async function writeReports(dir: string, result: BenchResult): Promise<string | null> {
   writeFileSync(join(dir, SUMMARY_FILE), renderMarkdown(result))
-  const charts = await renderCharts(result)
+  // vega and vega-lite (hundreds of files) load when a report is drawn, not when a run starts: a run
+  // at a tight `ulimit -n` must get as far as its fd check, and `init` or `sim` never need them.
+  let charts: Chart[]
+  try {
+    charts = await (await import('./charts.js')).renderCharts(result)
+  } catch (error) {
+    if (!tooManyOpenFiles(error)) throw error
+    // The figures are written (bench_result.json, summary.md); only the drawing needs more files than the
+    // limit allows, and the module loader may still hold some of them open for a moment.
+    const code = (error as { code?: unknown }).code
+    return `charts and report.html not drawn: the chart library could not be loaded (${String(code ?? 'EMFILE')}: too many open files under this ulimit -n); raise it and run \`llmbench report ${dir}\``
+  }
   mkdirSync(join(dir, 'charts'), { recursive: true })
   for (const chart of charts) {
     writeFileSync(join(dir, 'charts', `${chart.name}.svg`), chart.svg)
     writeFileSync(join(dir, 'charts', `${chart.name}.png`), toPng(chart.svg))
   }
   writeFileSync(join(dir, HTML_FILE), renderHtml(result, charts))
+  return null
+}
+
+/** EMFILE, also as the module loader reports it (a module "not found" because it could not be opened). */
+function tooManyOpenFiles(error: unknown): boolean {
+  const text =
+    error instanceof Error ? `${(error as { code?: unknown }).code} ${error.message}` : String(error)
+  return /EMFILE|ENFILE|ERR_MODULE_NOT_FOUND/.test(text)
 }

@@ -261,7 +261,8 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
     meta.finished_at = new Date().toISOString()
     const result = finishResult(summaries, meta)
     writeJsonAtomic(resultPath, result)
-    await writeReports(outDir, result)
+    const reportNote = await writeReports(outDir, result)
+    if (reportNote !== null) log(`note: ${reportNote}`)
     return { kind: 'done', result, resultPath }
   } catch (error) {
     // ENOSPC from a summary or report write: named, not a stack trace; the records' failure, when

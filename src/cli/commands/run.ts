@@ -13,6 +13,7 @@ import { renderTable, renderVerdict } from '../../report/terminal.js'
 import { levelName } from '../../report/workload-notes.js'
 import { estimateClockOffsetMs } from '../../run/clock-offset.js'
 import { configDigest } from '../../run/config-digest.js'
+import { fdLimitWarning } from '../../run/fd-limit.js'
 import { timedLevelSeconds } from '../../run/level-plan.js'
 import { underDrivenWarning } from '../../run/plan-warnings.js'
 import { WorkloadError } from '../../run/prepare-workload.js'
@@ -401,6 +402,8 @@ export async function executeRun(
   log(describePlan(config, outDir))
   const underDriven = underDrivenWarning(config.load)
   if (underDriven !== null) log(underDriven)
+  const fdLimit = fdLimitWarning(config.load)
+  if (fdLimit !== null) log(fdLimit)
   if (replaced !== null) log(`note: ${replaced}`)
   for (const note of ignoredFlags(config, flags)) log(`note: ${note}`)
   let shard: ShardInfo | undefined
