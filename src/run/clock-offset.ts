@@ -8,7 +8,11 @@ import { apiHeaders } from './target.js'
  * whose clock is badly off (its levels would not overlap the others'), not milliseconds; NTP on the
  * load generators is what keeps them together. Null when there is no Date header or no answer.
  */
-export async function estimateClockOffsetMs(baseUrl: string, apiKey: string | null): Promise<number | null> {
+export async function estimateClockOffsetMs(
+  baseUrl: string,
+  apiKey: string | null,
+  interrupt?: AbortSignal,
+): Promise<number | null> {
   const headers = apiHeaders(apiKey, 'application/json')
   try {
     const before = Date.now()
@@ -16,6 +20,7 @@ export async function estimateClockOffsetMs(baseUrl: string, apiKey: string | nu
       headers,
       headersTimeout: 5_000,
       bodyTimeout: 5_000,
+      ...(interrupt === undefined ? {} : { signal: interrupt }),
     })
     const after = Date.now()
     await response.body.dump()

@@ -160,6 +160,7 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
       slot,
     )
     const activePool = pool
+    stop.enter('load')
     const unregisterStop = stop.onRequest(() =>
       activePool.stop(Math.min(INTERRUPT_GRACE_MS, config.client.timeout_s * 1000)),
     )
@@ -261,6 +262,7 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
     meta.finished_at = new Date().toISOString()
     const result = finishResult(summaries, meta)
     writeJsonAtomic(resultPath, result)
+    stop.enter('report')
     const reportNote = await writeReports(outDir, result)
     if (reportNote !== null) log(`note: ${reportNote}`)
     return { kind: 'done', result, resultPath }

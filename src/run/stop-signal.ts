@@ -1,9 +1,25 @@
+export type RunPhase = 'set-up' | 'load' | 'report'
+
 /**
  * Shared between the CLI's signal handlers and the run: the first Ctrl-C asks the run to stop
  * issuing and drain; flush hooks let a second Ctrl-C write what is buffered before exiting at once.
  */
 export class StopSignal {
   requested = false
+  /**
+   * What the run is doing, set by the run as it moves on: a stop means something different in each
+   * (cut the one-off request; drain the level; let the report that is being drawn finish).
+   */
+  private current: RunPhase = 'set-up'
+
+  get phase(): RunPhase {
+    return this.current
+  }
+
+  enter(phase: RunPhase): void {
+    this.current = phase
+  }
+
   private readonly setup = new AbortController()
   /**
    * Aborted on the first stop: the one-off requests before the load (preflight, calibration) have

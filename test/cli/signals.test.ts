@@ -140,3 +140,22 @@ test('SIGTERM while every request of a level is held: cut after the drain grace,
     await server.close()
   }
 })
+
+test('SIGTERM while a shard asks the server for its clock: exit 130 at once, nothing of the run sent', {
+  timeout: 60_000,
+}, async () => {
+  // The first request of a shard is GET /v1/models, for the server's Date header: held here.
+  const server = await startHoldingServer(0)
+  const out = join(tempDir(), 'result')
+  try {
+    const run = spawnCli(simRunArgs(server.url, out, { levels: '1', requests: 2, warmup: 0, shard: '0/2' }))
+    const { code, exitMs } = await signalWhen(run, server.holding, 'SIGTERM')
+    assert.equal(code, 130, run.stderr())
+    assert.ok(exitMs < PROMPT_EXIT_MS, `exited ${exitMs.toFixed(0)} ms after SIGTERM`)
+    assert.match(run.stderr(), /interrupt: stopping before the load/)
+    assert.match(run.stderr(), /interrupted during the set-up: no request of the run was sent/)
+    assert.equal(server.requests(), 1, 'no preflight after the stop')
+  } finally {
+    await server.close()
+  }
+})

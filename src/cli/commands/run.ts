@@ -26,7 +26,7 @@ import {
 import { runGradient } from '../../run/run-gradient.js'
 import { parseShard, type ShardInfo } from '../../run/shard.js'
 import { MAX_START_WAIT_MS, parseStartAt, type StartSchedule } from '../../run/start-schedule.js'
-import { StopSignal } from '../../run/stop-signal.js'
+import { type RunPhase, StopSignal } from '../../run/stop-signal.js'
 import { readApiKey } from '../../run/target.js'
 import { formatLength } from '../../workload/lengths.js'
 import {
@@ -406,20 +406,6 @@ export async function executeRun(
   if (fdLimit !== null) log(fdLimit)
   if (replaced !== null) log(`note: ${replaced}`)
   for (const note of ignoredFlags(config, flags)) log(`note: ${note}`)
-  let shard: ShardInfo | undefined
-  if (shardSlot !== null) {
-    shard = {
-      ...shardSlot,
-      host: hostname(),
-      start_at: schedule === undefined ? null : new Date(schedule.start_at_ms).toISOString(),
-      clock_offset_ms: await estimateClockOffsetMs(config.target.base_url, apiKey),
-      config_digest: configDigest(config),
-    }
-    log(
-      `shard ${shard.index}/${shard.count} on ${shard.host}` +
-        (shard.clock_offset_ms === null ? '' : `, clock offset vs server ≈ ${shard.clock_offset_ms} ms`),
-    )
-  }
   const stop = new StopSignal()
   const onSignal = (): void => {
     if (stop.requested) {
@@ -428,12 +414,30 @@ export async function executeRun(
       process.exit(EXIT.interrupted)
     }
     stop.request()
-    io.err('interrupt: no new requests; waiting for in-flight ones (Ctrl-C again to quit now)\n')
+    io.err(`${INTERRUPT_ANSWERS[stop.phase]}\n`)
   }
   // SIGHUP: the terminal or SSH session closed. Node's default is to die at once, losing the
   // in-flight requests and the partial result; it is an interrupt like the others.
   for (const signal of STOP_SIGNALS) process.on(signal, onSignal)
   try {
+    let shard: ShardInfo | undefined
+    if (shardSlot !== null) {
+      shard = {
+        ...shardSlot,
+        host: hostname(),
+        start_at: schedule === undefined ? null : new Date(schedule.start_at_ms).toISOString(),
+        clock_offset_ms: await estimateClockOffsetMs(config.target.base_url, apiKey, stop.setupInterrupt),
+        config_digest: configDigest(config),
+      }
+      log(
+        `shard ${shard.index}/${shard.count} on ${shard.host}` +
+          (shard.clock_offset_ms === null ? '' : `, clock offset vs server ≈ ${shard.clock_offset_ms} ms`),
+      )
+      if (stop.requested) {
+        io.err('interrupted during the set-up: no request of the run was sent\n')
+        return EXIT.interrupted
+      }
+    }
     // A live line only on a terminal; CI logs get the plain per-level lines.
     const live = !quiet && process.stderr.isTTY === true
     const progress = live ? (p: LevelProgress) => io.err(`\r\x1b[K${formatProgress(p)}`) : undefined
@@ -492,6 +496,14 @@ export async function executeRun(
   } finally {
     for (const signal of STOP_SIGNALS) process.off(signal, onSignal)
   }
+}
+
+/** What the first interrupt does, said at once, in each phase of the run. */
+const INTERRUPT_ANSWERS: Record<RunPhase, string> = {
+  'set-up': 'interrupt: stopping before the load; nothing more is sent',
+  load: 'interrupt: no new requests; waiting for in-flight ones (Ctrl-C again to quit now)',
+  report:
+    'interrupt: every level is measured and the result is written; finishing the report (Ctrl-C again to skip it)',
 }
 
 /** Signals that stop a run: no new requests, in-flight ones drain, the partial result is written. */
