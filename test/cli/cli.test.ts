@@ -11,6 +11,7 @@ import { filesUnder } from '../helpers/files.js'
 import { readSseFixture } from '../helpers/fixtures.js'
 import { startReplayServer } from '../helpers/replay-server.js'
 import { tempDir } from '../helpers/run-config.js'
+import { waitUntil } from '../helpers/wait.js'
 
 const SEED_SETTINGS = fileURLToPath(new URL('../fixtures/config/settings.json', import.meta.url))
 const SEED_TOML = fileURLToPath(new URL('../fixtures/config/config.toml', import.meta.url))
@@ -330,9 +331,14 @@ test('a second Ctrl-C exits at once, with every finished record on disk; report 
       out,
     ])
     // Let some 2 s requests finish, then interrupt twice: the second must not wait for the drain.
-    await new Promise((resolve) => setTimeout(resolve, 4500))
+    const recordsPath = join(out, 'requests.jsonl')
+    const measuredOnDisk = (): number =>
+      existsSync(recordsPath)
+        ? readRecords(recordsPath).records.filter((r) => r.phase === 'measure').length
+        : 0
+    await waitUntil(() => measuredOnDisk() >= 8, '8 measured records on disk')
     child.kill('SIGINT')
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    await waitUntil(() => /interrupt: no new requests/.test(stderrSoFar()), 'the first interrupt answered')
     const secondAt = Date.now()
     child.kill('SIGINT')
     const code = await exited
@@ -389,7 +395,7 @@ test('Ctrl-C: requests still in flight after the 5 s grace are cut and recorded 
       '--out',
       out,
     ])
-    await new Promise((resolve) => setTimeout(resolve, 1500))
+    await waitUntil(() => sim.stats().running === 3, 'the 3 requests in flight')
     const interruptedAt = Date.now()
     child.kill('SIGINT')
     assert.equal(await exited, 130)
