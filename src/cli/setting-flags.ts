@@ -2,9 +2,8 @@
  * The flags of every setting that has one, derived from the settings table: their --help lines (the
  * default read from DEFAULTS) and the parsed flags turned into ConfigFlags for the config loader.
  */
-import { DEFAULTS } from '../config/load.js'
+import { defaultShown } from '../config/setting-defaults.js'
 import { type ConfigFlags, type FlagDecl, SETTINGS, type Setting } from '../config/settings.js'
-import { formatLength, type LengthSpec } from '../workload/lengths.js'
 import { type FlagSpec, numberFlag, numberList, type ParsedFlags, stringFlag } from './args.js'
 
 const FLAGGED = (Object.entries(SETTINGS) as [string, Setting][]).filter(
@@ -15,7 +14,7 @@ const FLAGGED = (Object.entries(SETTINGS) as [string, Setting][]).filter(
 export function settingFlags(group: FlagDecl['group']): FlagSpec[] {
   return FLAGGED.filter(([, setting]) => setting.flag.group === group).map(([, setting]) => {
     const { flag } = setting
-    const shown = flag.shownDefault ?? defaultText(setting)
+    const shown = defaultShown(setting)
     return {
       name: flag.name,
       type: flag.kind === 'switch' || flag.kind === 'negated' ? 'boolean' : 'string',
@@ -24,21 +23,6 @@ export function settingFlags(group: FlagDecl['group']): FlagSpec[] {
       ...(shown === undefined ? {} : { default: shown }),
     }
   })
-}
-
-/** A default as --help shows it; none for switches, unset values and empty tables. */
-function defaultText({ at, flag }: Setting & { flag: FlagDecl }): string | undefined {
-  if (flag.kind === 'switch' || flag.kind === 'negated') return undefined
-  const [section, key] = at
-  const value = (DEFAULTS[section] as Record<string, unknown> | null)?.[key]
-  if (value === null || value === undefined || value === '') return undefined
-  if (Array.isArray(value)) return value.join(',')
-  if (typeof value === 'object') return isLength(value) ? formatLength(value) : undefined
-  return String(value)
-}
-
-function isLength(value: object): value is LengthSpec {
-  return 'kind' in value
 }
 
 /** Flags as config overrides; values are validated by the config loader, which names the flag. */

@@ -102,6 +102,10 @@ export interface SourceKey {
 
 export interface Setting {
   at: ConfigPath
+  /** What it does, for readers of the files (init's notes and comments); the flag's help when absent. */
+  doc?: string
+  /** No default can be right (base_url, model): the files say it is required. */
+  required?: true
   /** The schema leaf (without .optional()) every source validates the value with, unless it says otherwise. */
   schema: () => z.ZodType
   /** From the validated value to RunConfig's (e.g. a length's text to a LengthSpec); identity if absent. */
@@ -124,6 +128,8 @@ const requestRate = (mode: string): RunConfig['load']['mode'] =>
 export const SETTINGS = {
   // --- target
   base_url: {
+    doc: 'server URL, with or without a trailing /v1',
+    required: true,
     at: ['target', 'base_url'],
     schema: baseUrl,
     convert: trimmedUrl,
@@ -138,6 +144,7 @@ export const SETTINGS = {
     },
   },
   endpoint: {
+    doc: 'path of the API, joined to base_url without doubling /v1',
     at: ['target', 'endpoint'],
     schema: endpoint,
     json: 'llm.endpoint',
@@ -145,6 +152,8 @@ export const SETTINGS = {
     flag: { name: 'endpoint', kind: 'string', value: 'PATH', help: 'endpoint path', group: 'target' },
   },
   model: {
+    doc: 'model id as the server lists it (`llmbench models`)',
+    required: true,
     at: ['target', 'model'],
     schema: modelId,
     json: 'llm.model',
@@ -152,6 +161,7 @@ export const SETTINGS = {
     flag: { name: 'model', kind: 'string', value: 'ID', help: 'model id', group: 'target' },
   },
   api_key_env: {
+    doc: 'NAME of the environment variable holding the API key; never the key itself',
     at: ['target', 'api_key_env'],
     schema: envVarName,
     json: 'llm.api_key_env',
@@ -166,6 +176,7 @@ export const SETTINGS = {
   },
   // --- load
   mode: {
+    doc: 'each concurrency level in turn ("concurrency_gradient" in config.toml), or "request_rate": an open loop per rate',
     at: ['load', 'mode'],
     schema: settingsMode,
     convert: requestRate,
@@ -181,6 +192,7 @@ export const SETTINGS = {
     },
   },
   levels: {
+    doc: 'concurrent requests per level',
     at: ['load', 'levels'],
     schema: levels,
     json: 'bench.concurrency_levels',
@@ -240,6 +252,7 @@ export const SETTINGS = {
     },
   },
   requests: {
+    doc: 'requests measured at each level (set this or duration_per_level, not both)',
     at: ['load', 'requests_per_level'],
     schema: positiveInt,
     json: 'bench.requests_per_level',
@@ -253,6 +266,7 @@ export const SETTINGS = {
     },
   },
   duration: {
+    doc: 'seconds per level instead of a request count (not both)',
     at: ['load', 'duration_per_level_s'],
     schema: positiveSeconds,
     json: 'bench.duration_per_level',
@@ -292,6 +306,7 @@ export const SETTINGS = {
     },
   },
   warmup: {
+    doc: 'requests sent first at each level and excluded from every figure',
     at: ['load', 'warmup_requests'],
     schema: nonNegativeInt,
     json: 'bench.warmup_requests',
@@ -306,6 +321,7 @@ export const SETTINGS = {
   },
   // --- workload
   input_tokens: {
+    doc: 'prompt length in tokens: a count, normal(mean, sd), uniform(min, max) or "dataset"',
     at: ['workload', 'input'],
     schema: inputLength,
     convert: parseValidLength,
@@ -321,6 +337,7 @@ export const SETTINGS = {
     },
   },
   output_tokens: {
+    doc: 'tokens to generate per request (max_tokens), drawn the same way',
     at: ['workload', 'output'],
     schema: outputLength,
     convert: parseValidLength,
@@ -438,18 +455,21 @@ export const SETTINGS = {
     },
   },
   input_per_mtok: {
+    doc: 'price per million input tokens',
     at: ['pricing', 'input_per_mtok'],
     schema: () => price('input'),
     json: 'pricing.input_per_mtok',
     toml: 'pricing.input_per_mtok',
   },
   output_per_mtok: {
+    doc: 'price per million output tokens',
     at: ['pricing', 'output_per_mtok'],
     schema: () => price('output'),
     json: 'pricing.output_per_mtok',
     toml: 'pricing.output_per_mtok',
   },
   currency: {
+    doc: 'currency of the prices',
     at: ['pricing', 'currency'],
     schema: () => nonEmptyText('a currency name such as "USD"'),
     json: 'pricing.currency',
@@ -457,6 +477,7 @@ export const SETTINGS = {
   },
   // --- client
   timeout: {
+    doc: 'whole-request timeout, seconds',
     at: ['client', 'timeout_s'],
     schema: positiveSeconds,
     json: 'llm.timeout_seconds',
@@ -464,6 +485,7 @@ export const SETTINGS = {
     flag: { name: 'timeout', kind: 'number', value: 'SECONDS', help: 'whole-request timeout', group: 'load' },
   },
   stream: {
+    doc: 'stream responses; needed to measure TTFT and TPOT',
     at: ['client', 'stream'],
     schema: bool,
     json: 'llm.stream',
@@ -476,6 +498,7 @@ export const SETTINGS = {
     },
   },
   connect_timeout: {
+    doc: 'connection set-up timeout, seconds',
     at: ['client', 'connect_timeout_s'],
     schema: positiveSeconds,
     toml: 'client.connect_timeout',
@@ -488,6 +511,7 @@ export const SETTINGS = {
     },
   },
   first_token_timeout: {
+    doc: 'send-to-first-token timeout, seconds',
     at: ['client', 'first_token_timeout_s'],
     schema: positiveSeconds,
     toml: 'client.first_token_timeout',
@@ -501,6 +525,7 @@ export const SETTINGS = {
     },
   },
   idle_timeout: {
+    doc: 'longest silence between two reads of a response, seconds',
     at: ['client', 'idle_timeout_s'],
     schema: positiveSeconds,
     toml: 'client.idle_timeout',
@@ -513,6 +538,7 @@ export const SETTINGS = {
     },
   },
   retry: {
+    doc: 'retries per request; 0 so failures are counted, not hidden',
     at: ['client', 'retry'],
     schema: nonNegativeInt,
     toml: 'client.retry',
@@ -545,6 +571,7 @@ export const SETTINGS = {
   },
   // --- metrics and gates
   slo: {
+    doc: 'objectives, e.g. { "ttft_p95_ms": 800, "tpot_p95_ms": 50 } (metrics ttft, tpot, e2e; any percentile)',
     at: ['metrics', 'slo'],
     schema: sloTable,
     json: 'bench.slo',
@@ -568,6 +595,7 @@ export const SETTINGS = {
     },
   },
   min_success_rate: {
+    doc: 'exit 1 when the lowest level succeeds on fewer, percent; 0 = off',
     at: ['metrics', 'min_success_rate'],
     schema: successRatePercent,
     toml: 'metrics.min_success_rate',
@@ -580,19 +608,36 @@ export const SETTINGS = {
     },
   },
   percentiles: {
+    doc: 'percentiles reported for every latency, each in (0, 100]',
     at: ['metrics', 'percentiles'],
     schema: percentiles,
     json: 'bench.percentiles',
     toml: 'metrics.percentiles',
   },
-  record_ttft: { at: ['metrics', 'record_ttft'], schema: bool, toml: 'metrics.record_ttft' },
-  record_tpot: { at: ['metrics', 'record_tpot'], schema: bool, toml: 'metrics.record_tpot' },
+  record_ttft: {
+    doc: 'time to first token',
+    at: ['metrics', 'record_ttft'],
+    schema: bool,
+    toml: 'metrics.record_ttft',
+  },
+  record_tpot: {
+    doc: 'time per output token after the first',
+    at: ['metrics', 'record_tpot'],
+    schema: bool,
+    toml: 'metrics.record_tpot',
+  },
   record_throughput: {
+    doc: 'output tokens/s and requests/s',
     at: ['metrics', 'record_throughput'],
     schema: bool,
     toml: 'metrics.record_throughput',
   },
-  output_json: { at: ['metrics', 'output_json'], schema: plainFileName, toml: 'metrics.output_json' },
+  output_json: {
+    doc: 'summary file name inside the result folder',
+    at: ['metrics', 'output_json'],
+    schema: plainFileName,
+    toml: 'metrics.output_json',
+  },
   // --- the run, continued
   refine: {
     at: ['run', 'refine'],
@@ -626,6 +671,7 @@ export const SETTINGS = {
     },
   },
   keepalive: {
+    doc: 'reuse connections between requests; false = a new one per request',
     at: ['client', 'keepalive'],
     schema: bool,
     json: 'llm.keepalive',
