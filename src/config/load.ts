@@ -7,22 +7,23 @@
 import { readFileSync } from 'node:fs'
 import { extname } from 'node:path'
 import { parse as parseToml, TomlError } from 'smol-toml'
-import { type LengthSpec, meanLength, parseLength } from '../workload/lengths.js'
+import { type LengthSpec, meanLength } from '../workload/lengths.js'
 import { PROFILE_NAMES, PROFILES } from '../workload/profiles.js'
 import { ConfigError, type ConfigIssue, describeValue } from './errors.js'
 import { parseJsonc } from './jsonc.js'
+import { validate, valueAt } from './schema.js'
+import type { ConfigFlags } from './settings.js'
 import {
-  type ConfigToml,
   ConfigTomlSchema,
   FlagsSchema,
-  type PathStyle,
-  type SettingsJson,
+  type Patch,
+  patchOf,
+  rawKeysOf,
   SettingsJsonSchema,
-  validate,
-  valueAt,
-} from './schema.js'
-import type { ConfigFlags, RunConfig } from './types.js'
-import { trimTrailingSlashes } from './url.js'
+  type Source,
+  whereToSet,
+} from './source-schemas.js'
+import type { RunConfig } from './types.js'
 import type { z } from './zod.js'
 
 /**
@@ -125,10 +126,6 @@ export function loadRunConfig(opts: LoadOptions): RunConfig {
 // Layers
 // ---------------------------------------------------------------------------------------------------
 
-/** A partial RunConfig: what one source sets. Keys it does not set are absent, never undefined. */
-type Patch = { [S in Exclude<keyof RunConfig, 'pricing'>]?: Partial<RunConfig[S]> } & {
-  pricing?: Partial<Prices>
-}
 type Prices = NonNullable<RunConfig['pricing']>
 const NO_PRICES: Prices = { input_per_mtok: 0, output_per_mtok: 0, currency: 'USD' }
 
@@ -162,8 +159,8 @@ function loadFile(file: string): Layer {
       : parseTomlText(file, text.value)
   if (!parsed.ok) return { rank, patch: null, issues: [parsed.issue], raw: UNPARSED }
   return ext === '.json'
-    ? schemaLayer(rank, file, parsed.value, SettingsJsonSchema, settingsPatch, SETTINGS_SIZING)
-    : schemaLayer(rank, file, parsed.value, ConfigTomlSchema, tomlPatch, TOML_SIZING)
+    ? schemaLayer(rank, file, parsed.value, 'json', SETTINGS_SIZING)
+    : schemaLayer(rank, file, parsed.value, 'toml', TOML_SIZING)
 }
 
 /**
@@ -193,21 +190,19 @@ function profileLayer(naming: Layer | undefined): Layer | null {
 }
 
 function flagsLayer(flags: ConfigFlags): Layer {
-  return schemaLayer(RANK.flags, 'flags', flags, FlagsSchema, flagsPatch, FLAG_SIZING, 'flags')
+  return schemaLayer(RANK.flags, 'flags', flags, 'flags', FLAG_SIZING)
 }
 
-function schemaLayer<S extends z.ZodType>(
-  rank: number,
-  file: string,
-  raw: unknown,
-  schema: S,
-  toPatch: (value: z.infer<S>) => Patch,
-  sizing: Sizing,
-  style: PathStyle = 'keys',
-): Layer {
-  const result = validate(schema, raw, file, style)
+const SCHEMAS: Record<Source, z.ZodType> = {
+  json: SettingsJsonSchema,
+  toml: ConfigTomlSchema,
+  flags: FlagsSchema,
+}
+
+function schemaLayer(rank: number, file: string, raw: unknown, source: Source, sizing: Sizing): Layer {
+  const result = validate(SCHEMAS[source], raw, file, source === 'flags' ? 'flags' : 'keys')
   const issues = [...(result.ok ? [] : result.issues), ...bothSizesIssues(file, raw, sizing)]
-  const patch = result.ok && issues.length === 0 ? toPatch(result.value) : null
+  const patch = result.ok && issues.length === 0 ? patchOf(source, result.value) : null
   return { rank, patch, issues, raw }
 }
 
@@ -247,184 +242,6 @@ function bothSizesIssues(file: string, raw: unknown, { path, requests, duration 
   ]
 }
 
-// ---------------------------------------------------------------------------------------------------
-// Source -> Patch
-// ---------------------------------------------------------------------------------------------------
-
-function settingsPatch({ llm = {}, bench = {}, pricing }: SettingsJson): Patch {
-  return {
-    target: {
-      base_url: baseUrl(llm.base_url),
-      endpoint: llm.endpoint,
-      model: llm.model,
-      api_key_env: llm.api_key_env,
-    },
-    client: { stream: llm.stream, timeout_s: llm.timeout_seconds, keepalive: llm.keepalive },
-    load: {
-      mode: bench.mode,
-      levels: bench.concurrency_levels,
-      requests_per_level: bench.requests_per_level,
-      duration_per_level_s: bench.duration_per_level,
-      warmup_requests: bench.warmup_requests,
-      ...loadPatch(bench),
-    },
-    workload: workloadPatch(bench, bench.input_tokens, bench.output_tokens),
-    metrics: { percentiles: bench.percentiles, slo: bench.slo },
-    run: { max_cost: pricing?.max_cost },
-    pricing: pricesPatch(pricing),
-  }
-}
-
-function tomlPatch({
-  target = {},
-  load = {},
-  workload = {},
-  metrics = {},
-  client = {},
-  slo,
-  pricing,
-}: ConfigToml): Patch {
-  return {
-    target: {
-      base_url: baseUrl(target.base_url),
-      endpoint: target.endpoint,
-      model: target.model,
-      api_key_env: target.api_key_env,
-    },
-    client: {
-      stream: client.stream,
-      timeout_s: client.timeout,
-      connect_timeout_s: client.connect_timeout,
-      first_token_timeout_s: client.first_token_timeout,
-      idle_timeout_s: client.idle_timeout,
-      retry: client.retry,
-      keepalive: client.keepalive,
-    },
-    load: {
-      mode:
-        load.mode === undefined ? undefined : load.mode === 'request_rate' ? 'request_rate' : 'concurrency',
-      levels: load.levels,
-      requests_per_level: load.requests_per_level,
-      duration_per_level_s: load.duration_per_level,
-      warmup_requests: load.warmup_requests,
-      ...loadPatch(load),
-    },
-    // [workload] is the newer home of the lengths; [load] keeps SPEC's max_tokens and input_tokens.
-    workload: workloadPatch(
-      workload,
-      workload.input_tokens ?? load.input_tokens,
-      workload.output_tokens ?? load.max_tokens,
-    ),
-    run: { workers: client.workers, max_cost: pricing?.max_cost },
-    pricing: pricesPatch(pricing),
-    metrics: {
-      percentiles: metrics.percentiles,
-      min_success_rate: metrics.min_success_rate,
-      record_ttft: metrics.record_ttft,
-      record_tpot: metrics.record_tpot,
-      record_throughput: metrics.record_throughput,
-      output_json: metrics.output_json,
-      slo,
-    },
-  }
-}
-
-function flagsPatch(flags: z.infer<typeof FlagsSchema>): Patch {
-  return {
-    target: {
-      base_url: baseUrl(flags.base_url),
-      endpoint: flags.endpoint,
-      model: flags.model,
-      api_key_env: flags.api_key_env,
-    },
-    client: {
-      stream: flags.stream,
-      timeout_s: flags.timeout,
-      connect_timeout_s: flags.connect_timeout,
-      first_token_timeout_s: flags.first_token_timeout,
-      idle_timeout_s: flags.idle_timeout,
-      retry: flags.retry,
-      keepalive: flags.keepalive,
-    },
-    load: {
-      mode:
-        flags.mode === undefined ? undefined : flags.mode === 'concurrency' ? 'concurrency' : 'request_rate',
-      levels: flags.levels,
-      requests_per_level: flags.requests,
-      duration_per_level_s: flags.duration,
-      warmup_requests: flags.warmup,
-      ...loadPatch(flags),
-    },
-    workload: workloadPatch(flags, flags.input_tokens, flags.output_tokens),
-    metrics: { slo: flags.slo, min_success_rate: flags.min_success_rate },
-    run: {
-      out_dir: flags.out,
-      preflight: flags.preflight,
-      workers: flags.workers,
-      fail_on_slo: flags.fail_on_slo,
-      refine: flags.refine,
-      history_dir: flags.history,
-      max_cost: flags.max_cost,
-    },
-  }
-}
-
-type LoadKeys = {
-  rates?: number[]
-  arrival?: RunConfig['load']['arrival']
-  burstiness?: number
-  max_in_flight?: number
-  warmup_seconds?: number
-  cooldown_seconds?: number
-}
-
-function loadPatch(keys: LoadKeys): Partial<RunConfig['load']> {
-  return {
-    rates: keys.rates,
-    arrival: keys.arrival,
-    burstiness: keys.burstiness,
-    max_in_flight: keys.max_in_flight,
-    warmup_s: keys.warmup_seconds,
-    cooldown_s: keys.cooldown_seconds,
-  }
-}
-
-type WorkloadKeys = Partial<
-  Pick<
-    RunConfig['workload'],
-    'dataset' | 'profile' | 'tokenizer' | 'shared_prefix' | 'ignore_eos' | 'calibrate' | 'seed'
-  >
->
-
-/** Lengths are already validated, so parseLength cannot fail here. */
-function workloadPatch(
-  keys: WorkloadKeys,
-  input: number | string | undefined,
-  output: number | string | undefined,
-): Partial<RunConfig['workload']> {
-  return {
-    input: input === undefined ? undefined : (parseLength(input) as LengthSpec),
-    output: output === undefined ? undefined : (parseLength(output) as LengthSpec),
-    dataset: keys.dataset,
-    profile: keys.profile,
-    tokenizer: keys.tokenizer,
-    shared_prefix: keys.shared_prefix,
-    ignore_eos: keys.ignore_eos,
-    calibrate: keys.calibrate,
-    seed: keys.seed,
-  }
-}
-
-/** Prices as one source sets them; unset ones keep an earlier source's (or 0 and USD). */
-function pricesPatch(pricing: SettingsJson['pricing']): Partial<Prices> | undefined {
-  if (pricing === undefined) return undefined
-  return {
-    input_per_mtok: pricing.input_per_mtok,
-    output_per_mtok: pricing.output_per_mtok,
-    currency: pricing.currency,
-  }
-}
-
 function hasCredentials(url: string): boolean {
   try {
     const parsed = new URL(url)
@@ -432,10 +249,6 @@ function hasCredentials(url: string): boolean {
   } catch {
     return false
   }
-}
-
-function baseUrl(url: string | undefined): string | undefined {
-  return url === undefined ? undefined : trimTrailingSlashes(url)
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -482,47 +295,37 @@ interface FinalCheck {
   sources: string[][]
 }
 
-const DATASET_LENGTH_SOURCES = [
-  ['bench', 'input_tokens'],
-  ['bench', 'output_tokens'],
-  ['load', 'input_tokens'],
-  ['load', 'max_tokens'],
-  ['workload', 'input_tokens'],
-  ['workload', 'output_tokens'],
-  ['input_tokens'],
-  ['output_tokens'],
-]
+const DATASET_LENGTH_SOURCES = [...rawKeysOf('input_tokens'), ...rawKeysOf('output_tokens')]
 
 const FINAL_CHECKS: FinalCheck[] = [
   {
     path: 'base_url',
     fails: (c) => c.target.base_url === '',
-    message: 'expected a base URL (llm.base_url, target.base_url or --base-url), got nothing',
-    sources: [['llm', 'base_url'], ['target', 'base_url'], ['base_url']],
+    message: `expected a base URL (${whereToSet('base_url')}), got nothing`,
+    sources: rawKeysOf('base_url'),
   },
   {
     // Never sent (fetch-style clients drop them) and never shown: say so rather than drop them.
     path: 'base_url',
     fails: (c) => hasCredentials(c.target.base_url),
     message:
-      'expected a base URL without user:password@ (llm.base_url, target.base_url or --base-url): credentials ' +
+      `expected a base URL without user:password@ (${whereToSet('base_url')}): credentials ` +
       'in the URL are neither sent nor shown; llmbench sends the key from the variable api_key_env names as a ' +
       'Bearer token (Basic auth is not supported), got a URL with credentials',
-    sources: [['llm', 'base_url'], ['target', 'base_url'], ['base_url']],
+    sources: rawKeysOf('base_url'),
   },
   {
     path: 'model',
     fails: (c) => c.target.model.trim() === '',
-    message: 'expected a model id (set llm.model, target.model or --model), got nothing',
-    sources: [['llm', 'model'], ['target', 'model'], ['model']],
+    message: `expected a model id (set ${whereToSet('model')}), got nothing`,
+    sources: rawKeysOf('model'),
   },
   // Each layer already rejects these; checked again because the run relies on them absolutely.
   {
     path: 'levels',
     fails: (c) => c.load.levels.length === 0,
-    message:
-      'expected at least one concurrency level (bench.concurrency_levels, load.levels or --levels), got []',
-    sources: [['bench', 'concurrency_levels'], ['load', 'levels'], ['levels']],
+    message: `expected at least one concurrency level (${whereToSet('levels')}), got []`,
+    sources: rawKeysOf('levels'),
   },
   {
     path: 'requests_per_level',
@@ -535,9 +338,8 @@ const FINAL_CHECKS: FinalCheck[] = [
     fails: (c) =>
       c.workload.dataset === null &&
       (c.workload.input.kind === 'dataset' || c.workload.output.kind === 'dataset'),
-    message:
-      'expected a dataset (bench.dataset, workload.dataset or --dataset) for lengths "dataset", got none',
-    sources: [...DATASET_LENGTH_SOURCES, ['bench', 'dataset'], ['workload', 'dataset'], ['dataset']],
+    message: `expected a dataset (${whereToSet('dataset')}) for lengths "dataset", got none`,
+    sources: [...DATASET_LENGTH_SOURCES, ...rawKeysOf('dataset')],
   },
   {
     path: 'shared_prefix',
@@ -546,12 +348,7 @@ const FINAL_CHECKS: FinalCheck[] = [
       c.workload.shared_prefix > 0 &&
       c.workload.shared_prefix >= shortestInput(c.workload.input),
     message: 'expected a shared prefix shorter than the shortest prompt (input_tokens)',
-    sources: [
-      ['bench', 'shared_prefix'],
-      ['workload', 'shared_prefix'],
-      ['shared_prefix'],
-      ...DATASET_LENGTH_SOURCES,
-    ],
+    sources: [...rawKeysOf('shared_prefix'), ...DATASET_LENGTH_SOURCES],
   },
   {
     path: 'max_cost',

@@ -19,31 +19,31 @@ import { z } from './zod.js'
 // ---------------------------------------------------------------------------------------------------
 
 /** The zod `error` option: the phrase that follows "expected" in the message. */
-const expect = (phrase: string) => ({ error: phrase })
+export const expect = (phrase: string) => ({ error: phrase })
 
-function positiveInt() {
+export function positiveInt() {
   const e = expect('a positive integer')
   return z.number(e).int(e).min(1, e)
 }
 
-function nonNegativeInt() {
+export function nonNegativeInt() {
   const e = expect('a non-negative integer')
   return z.number(e).int(e).min(0, e)
 }
 
-function positiveSeconds() {
+export function positiveSeconds() {
   const e = expect('a positive number of seconds')
   return z.number(e).gt(0, e)
 }
 
 /** Worker threads: a positive integer or "auto". */
-function workers() {
+export function workers() {
   const e = expect('a positive integer or "auto"')
   return z.union([positiveInt(), z.literal('auto')], e)
 }
 
 /** SLO thresholds: { ttft_p95_ms: 800, ... }; keys name a metric and a percentile. */
-function sloTable() {
+export function sloTable() {
   const key = expect('an SLO key like ttft_p95_ms, tpot_p99_ms or e2e_p50_ms')
   const value = expect('a positive number of milliseconds')
   return z.record(
@@ -59,13 +59,13 @@ function sloTable() {
 }
 
 /** A token length: a count, or a distribution such as "normal(512, 64)" (see workload/lengths.ts). */
-function inputLength() {
+export function inputLength() {
   const e = expect(LENGTH_SYNTAX)
   return z.union([nonNegativeInt(), z.string(e).refine((text) => parseLength(text) !== null, e)], e)
 }
 
 /** Like inputLength, but at least 1: max_tokens = 0 is refused by servers, and no output measures nothing. */
-function outputLength() {
+export function outputLength() {
   const e = expect(`${LENGTH_SYNTAX}; at least 1`)
   return z.union(
     [
@@ -79,89 +79,52 @@ function outputLength() {
   )
 }
 
-function rates() {
+export function rates() {
   const e = expect('a non-empty list of positive request rates per second, such as [1, 2, 4]')
   return z.array(z.number(e).gt(0, e).lte(100_000, e), e).min(1, e)
 }
 
-function arrival() {
+export function arrival() {
   const e = expect('"constant", "poisson" or "gamma"')
   return z.enum(['constant', 'poisson', 'gamma'], e)
 }
 
-function positiveNumber(what: string) {
+export function positiveNumber(what: string) {
   const e = expect(what)
   return z.number(e).gt(0, e)
 }
 
 /** A success rate in percent: 90 means 90%, 0 turns the check off. */
-function successRatePercent() {
+export function successRatePercent() {
   const e = expect('a percentage from 0 to 100, such as 90')
   return z.number(e).min(0, e).max(100, e)
 }
 
-function nonNegativeSeconds() {
+export function nonNegativeSeconds() {
   const e = expect('a number of seconds, 0 or more')
   return z.number(e).min(0, e)
 }
 
-function nonEmptyText(what: string) {
+export function nonEmptyText(what: string) {
   const e = expect(what)
   return z.string(e).regex(/\S/, e)
 }
 
-function price(kind: 'input' | 'output') {
+export function price(kind: 'input' | 'output') {
   const e = expect(`a price per million ${kind} tokens, 0 or more`)
   return z.number(e).min(0, e)
 }
 
-function pricing() {
-  return section(
-    {
-      input_per_mtok: price('input').optional(),
-      output_per_mtok: price('output').optional(),
-      currency: nonEmptyText('a currency name such as "USD"').optional(),
-      max_cost: positiveNumber('a positive amount in the pricing currency').optional(),
-    },
-    'a table ([pricing]) with input_per_mtok, output_per_mtok, currency and/or max_cost',
-  )
-}
-
-/** Keys shared by settings.json's bench section, config.toml's [workload] table and the flags. */
-function workloadKeys() {
-  return {
-    dataset: nonEmptyText('a path to a JSONL or ShareGPT JSON file').optional(),
-    profile: nonEmptyText('"chat", "rag", "codegen" or a path to a profile file').optional(),
-    tokenizer: nonEmptyText('"o200k", "cl100k" or a path to a tokenizer.json').optional(),
-    shared_prefix: nonNegativeInt().optional(),
-    ignore_eos: bool().optional(),
-    calibrate: bool().optional(),
-    seed: nonNegativeInt().optional(),
-  }
-}
-
-/** Open-loop and window keys shared by settings.json's bench section, [load] and the flags. */
-function loadKeys() {
-  return {
-    rates: rates().optional(),
-    arrival: arrival().optional(),
-    burstiness: positiveNumber('a positive gamma shape (1 = Poisson, below 1 = burstier)').optional(),
-    max_in_flight: positiveInt().optional(),
-    warmup_seconds: nonNegativeSeconds().optional(),
-    cooldown_seconds: nonNegativeSeconds().optional(),
-  }
-}
-
-function bool() {
+export function bool() {
   return z.boolean(expect('true or false'))
 }
 
-function levels() {
+export function levels() {
   const e = expect('a non-empty list of positive integers, such as [1, 4, 8]')
   return z.array(positiveInt(), e).min(1, e)
 }
 
-function percentiles() {
+export function percentiles() {
   const item = expect('a percentile greater than 0 and at most 100')
   const list = expect('a non-empty list of percentiles, such as [50, 95, 99]')
   return z.array(z.number(item).gt(0, item).lte(100, item), list).min(1, list)
@@ -173,29 +136,29 @@ function isHttpUrl(s: string): boolean {
   return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== ''
 }
 
-function baseUrl() {
+export function baseUrl() {
   const e = expect('an http(s) URL, such as "https://host/v1"')
   return z.string(e).refine(isHttpUrl, e)
 }
 
-function endpoint() {
+export function endpoint() {
   const e = expect('a path starting with "/", such as "/v1/chat/completions"')
   return z.string(e).startsWith('/', e)
 }
 
-function modelId() {
+export function modelId() {
   const e = expect('a non-empty model id')
   return z.string(e).regex(/\S/, e)
 }
 
 /** Only the variable's name belongs in a config file; the key itself must stay in the environment. */
-function envVarName() {
+export function envVarName() {
   const e = expect('the name of an environment variable (letters, digits, "_"), not the key itself')
   return z.string(e).regex(/^[A-Za-z_][A-Za-z0-9_]*$/, e)
 }
 
 /** output_json names the summary inside the result folder; a path would let it escape the folder. */
-function plainFileName() {
+export function plainFileName() {
   const e = expect('a plain file name without slashes, such as "bench_result.json"')
   return z
     .string(e)
@@ -203,166 +166,24 @@ function plainFileName() {
     .refine((name) => name !== '.' && name !== '..', e)
 }
 
-/** A strict section: unknown keys are errors (reported per key by toConfigIssues). */
-function section<S extends z.core.$ZodLooseShape>(shape: S, expected: string) {
-  return z.strictObject(shape, expect(expected)).optional()
-}
-
-// ---------------------------------------------------------------------------------------------------
-// File and flag schemas
-// ---------------------------------------------------------------------------------------------------
-
-/** settings.json. Every key is optional (a partial file is fine); `llm.endpoint` and `bench.duration_per_level` are extensions. */
-export const SettingsJsonSchema = z.strictObject(
-  {
-    llm: section(
-      {
-        base_url: baseUrl().optional(),
-        endpoint: endpoint().optional(),
-        api_key_env: envVarName().optional(),
-        model: modelId().optional(),
-        timeout_seconds: positiveSeconds().optional(),
-        stream: bool().optional(),
-        keepalive: bool().optional(),
-      },
-      'an object (the "llm" section)',
-    ),
-    bench: section(
-      {
-        concurrency_levels: levels().optional(),
-        requests_per_level: positiveInt().optional(),
-        duration_per_level: positiveSeconds().optional(),
-        warmup_requests: nonNegativeInt().optional(),
-        input_tokens: inputLength().optional(),
-        output_tokens: outputLength().optional(),
-        percentiles: percentiles().optional(),
-        slo: sloTable().optional(),
-        mode: settingsMode().optional(),
-        ...loadKeys(),
-        ...workloadKeys(),
-      },
-      'an object (the "bench" section)',
-    ),
-    pricing: pricing(),
-  },
-  expect('a JSON object with "llm" and/or "bench" sections'),
-)
-export type SettingsJson = z.infer<typeof SettingsJsonSchema>
-
-function loadMode() {
+/** config.toml's spelling of the mode. */
+export function loadMode() {
   return z.enum(['concurrency_gradient', 'request_rate'], expect('"concurrency_gradient" or "request_rate"'))
 }
 
-function settingsMode() {
+/** settings.json's spelling of the mode. */
+export function settingsMode() {
   return z.enum(['concurrency', 'request_rate'], expect('"concurrency" or "request_rate"'))
 }
 
-/** --mode: SPEC's spelling (concurrency|rate) and the config files' (request_rate). */
-function flagMode() {
+/** --mode: the original spelling (concurrency|rate) and the config files' (request_rate). */
+export function flagMode() {
   return z.enum(['concurrency', 'rate', 'request_rate'], expect('concurrency or rate'))
 }
 
-/** config.toml. Every key is optional; extensions: target.api_key_env, load.requests_per_level, load.warmup_requests, load.input_tokens, metrics.percentiles. */
-export const ConfigTomlSchema = z.strictObject(
-  {
-    target: section(
-      {
-        base_url: baseUrl().optional(),
-        endpoint: endpoint().optional(),
-        model: modelId().optional(),
-        api_key_env: envVarName().optional(),
-      },
-      'a table ([target])',
-    ),
-    load: section(
-      {
-        mode: loadMode().optional(),
-        levels: levels().optional(),
-        duration_per_level: positiveSeconds().optional(),
-        requests_per_level: positiveInt().optional(),
-        max_tokens: outputLength().optional(),
-        warmup_requests: nonNegativeInt().optional(),
-        input_tokens: inputLength().optional(),
-        ...loadKeys(),
-      },
-      'a table ([load])',
-    ),
-    workload: section(
-      {
-        input_tokens: inputLength().optional(),
-        output_tokens: outputLength().optional(),
-        ...workloadKeys(),
-      },
-      'a table ([workload])',
-    ),
-    pricing: pricing(),
-    metrics: section(
-      {
-        record_ttft: bool().optional(),
-        record_tpot: bool().optional(),
-        record_throughput: bool().optional(),
-        output_json: plainFileName().optional(),
-        percentiles: percentiles().optional(),
-        min_success_rate: successRatePercent().optional(),
-      },
-      'a table ([metrics])',
-    ),
-    client: section(
-      {
-        stream: bool().optional(),
-        timeout: positiveSeconds().optional(),
-        connect_timeout: positiveSeconds().optional(),
-        first_token_timeout: positiveSeconds().optional(),
-        idle_timeout: positiveSeconds().optional(),
-        retry: nonNegativeInt().optional(),
-        keepalive: bool().optional(),
-        workers: workers().optional(),
-      },
-      'a table ([client])',
-    ),
-    slo: sloTable().optional(),
-  },
-  expect(
-    'a TOML document with [target], [load], [workload], [metrics], [client], [slo] and/or [pricing] tables',
-  ),
-)
-export type ConfigToml = z.infer<typeof ConfigTomlSchema>
-
-/**
- * CLI flags. Not strict: ConfigFlags is typed at compile time, and an extra property from the argument
- * parser is a programming slip, not something the user could fix, so it is ignored rather than reported.
- */
-export const FlagsSchema = z.object({
-  base_url: baseUrl().optional(),
-  endpoint: endpoint().optional(),
-  model: modelId().optional(),
-  api_key_env: envVarName().optional(),
-  levels: levels().optional(),
-  requests: positiveInt().optional(),
-  duration: positiveSeconds().optional(),
-  warmup: nonNegativeInt().optional(),
-  input_tokens: inputLength().optional(),
-  output_tokens: outputLength().optional(),
-  mode: flagMode().optional(),
-  ...loadKeys(),
-  ...workloadKeys(),
-  max_cost: positiveNumber('a positive amount in the pricing currency').optional(),
-  timeout: positiveSeconds().optional(),
-  connect_timeout: positiveSeconds().optional(),
-  first_token_timeout: positiveSeconds().optional(),
-  idle_timeout: positiveSeconds().optional(),
-  retry: nonNegativeInt().optional(),
-  keepalive: bool().optional(),
-  out: z.string(expect('a folder path')).min(1, expect('a folder path')).optional(),
-  preflight: bool().optional(),
-  stream: bool().optional(),
-  workers: workers().optional(),
-  slo: sloTable().optional(),
-  fail_on_slo: bool().optional(),
-  min_success_rate: successRatePercent().optional(),
-  refine: bool().optional(),
-  history: z.string(expect('a folder path')).min(1, expect('a folder path')).optional(),
-})
+export function folderPath() {
+  return z.string(expect('a folder path')).min(1, expect('a folder path'))
+}
 
 // ---------------------------------------------------------------------------------------------------
 // Zod issues -> ConfigIssues

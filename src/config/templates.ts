@@ -1,103 +1,202 @@
 /**
- * Skeletons written by `llmbench init`: the two files of SPEC "Configuration", with placeholder values
- * that load cleanly as they are (a test loads both). Replace base_url and model before a real run.
+ * Skeletons written by `llmbench init`: the two files of docs/configuration.md, with placeholder values
+ * that load cleanly as they are (a test loads both). Replace base_url and model before a real run. The
+ * descriptions and defaults come from the settings table and DEFAULTS; only the choice of keys and the
+ * example values are made here.
  */
+import { DEFAULTS } from './load.js'
+import { describeSetting } from './setting-defaults.js'
+import { SETTINGS, type Setting, type SettingId } from './settings.js'
 
-/** settings.json. JSON has no comments: INIT_NOTES, printed by `init`, explains each key. */
-export const SETTINGS_JSON_TEMPLATE = `{
-  "llm": {
-    "base_url": "http://127.0.0.1:8000/v1",
-    "api_key_env": "OPENAI_API_KEY",
-    "model": "your-model-id",
-    "timeout_seconds": 120,
-    "stream": true
-  },
-  "bench": {
-    "concurrency_levels": [1, 4, 8, 16, 32, 64],
-    "requests_per_level": 40,
-    "warmup_requests": 5,
-    "input_tokens": 256,
-    "output_tokens": 512,
-    "percentiles": [50, 95, 99]
-  }
+/** The example value of a key: `USE_DEFAULT` writes the default itself. */
+const USE_DEFAULT = Symbol('default')
+type Example = typeof USE_DEFAULT | string | number | boolean | number[]
+
+interface TemplateKey {
+  id: SettingId
+  example?: Example
+  /** Written as a comment: shown, not set. */
+  commented?: boolean
+  /** The key in this file when the setting has several (e.g. [load] max_tokens). */
+  path?: string
 }
-`
+
+function setting(id: SettingId): Setting {
+  return SETTINGS[id]
+}
+
+/** The default in a file's own terms: a fixed length is its count. */
+function defaultValue(id: SettingId): string | number | boolean | number[] {
+  const [section, key] = setting(id).at
+  const value = (DEFAULTS[section] as Record<string, unknown> | null)?.[key]
+  if (typeof value === 'object' && value !== null && 'kind' in value && value.kind === 'fixed')
+    return (value as unknown as { value: number }).value
+  if (value === null || value === undefined) throw new Error(`templates: ${id} has no default to write`)
+  return value as string | number | boolean | number[]
+}
+
+function exampleOf({ id, example = USE_DEFAULT }: TemplateKey): string | number | boolean | number[] {
+  return example === USE_DEFAULT ? defaultValue(id) : example
+}
+
+/** The one key a file gives the setting, or the one asked for (checked against the table). */
+function keyIn(file: 'json' | 'toml', { id, path }: TemplateKey): string {
+  const declared = setting(id)[file]
+  const paths = (Array.isArray(declared) ? declared : declared === undefined ? [] : [declared]).map((key) =>
+    typeof key === 'string' ? key : key.path,
+  )
+  const chosen = path ?? paths[0]
+  if (chosen === undefined || !paths.includes(chosen))
+    throw new Error(`templates: ${id} has no ${file} key ${chosen ?? ''}`)
+  return chosen
+}
+
+// ---------------------------------------------------------------------------------------------------
+// settings.json
+// ---------------------------------------------------------------------------------------------------
+
+const JSON_KEYS: TemplateKey[] = [
+  { id: 'base_url', example: 'http://127.0.0.1:8000/v1' },
+  { id: 'api_key_env' },
+  { id: 'model', example: 'your-model-id' },
+  { id: 'timeout' },
+  { id: 'stream' },
+  { id: 'levels' },
+  { id: 'requests' },
+  { id: 'warmup' },
+  { id: 'input_tokens' },
+  { id: 'output_tokens' },
+  { id: 'percentiles' },
+]
+
+/** Keys the notes explain although the template leaves them out. */
+const JSON_OPTIONAL: SettingId[] = ['keepalive', 'endpoint', 'duration', 'slo']
+
+function settingsJson(): string {
+  const sections = new Map<string, string[]>()
+  for (const key of JSON_KEYS) {
+    const [section = '', name = ''] = keyIn('json', key).split('.')
+    const lines = sections.get(section) ?? []
+    lines.push(`    ${JSON.stringify(name)}: ${JSON.stringify(exampleOf(key)).replaceAll(',', ', ')}`)
+    sections.set(section, lines)
+  }
+  const body = [...sections].map(([name, lines]) => `  ${JSON.stringify(name)}: {\n${lines.join(',\n')}\n  }`)
+  return `{\n${body.join(',\n')}\n}\n`
+}
+
+/** settings.json. Plain JSON, so any tool reads it; INIT_NOTES, printed by `init`, explains each key. */
+export const SETTINGS_JSON_TEMPLATE = settingsJson()
 
 /** Printed by `init` next to settings.json, one line per key. */
-export const INIT_NOTES = `settings.json keys (all optional; config.toml and flags override them):
-  llm.base_url              server URL, with or without a trailing /v1 (no default: required)
-  llm.api_key_env           NAME of the environment variable holding the API key (default OPENAI_API_KEY);
-                            the key itself never goes in a file
-  llm.model                 model id as the server lists it (\`llmbench models\`; no default: required)
-  llm.timeout_seconds       whole-request timeout in seconds (default 120)
-  llm.stream                stream responses; needed to measure TTFT and TPOT (default true)
-  llm.keepalive             reuse connections between requests (default true; false = one per request)
-  llm.endpoint              optional, path of the API (default /v1/chat/completions)
-  bench.concurrency_levels  concurrent requests per level, e.g. [1, 4, 8] (default [1, 4, 8, 16, 32, 64])
-  bench.requests_per_level  requests measured at each level (default 40)
-  bench.duration_per_level  optional, seconds per level instead of a request count (not both)
-  bench.warmup_requests     requests sent first and excluded from every figure (default 5)
-  bench.input_tokens        prompt length in tokens (default 256)
-  bench.output_tokens       tokens to generate per request, i.e. max_tokens (default 512)
-  bench.percentiles         percentiles reported for every latency (default [50, 95, 99])
-  bench.slo                 optional objectives, e.g. { "ttft_p95_ms": 800, "tpot_p95_ms": 50 }
-`
+export const INIT_NOTES = [
+  'settings.json keys (all optional; config.toml and flags override them; // comments are allowed):',
+  ...[...JSON_KEYS, ...JSON_OPTIONAL.map((id) => ({ id }))].map(
+    (key) => `  ${keyIn('json', key).padEnd(26)}${describeSetting(setting(key.id))}`,
+  ),
+].join('\n')
 
-/** config.toml, commented line by line (units and defaults). */
-export const CONFIG_TOML_TEMPLATE = `# llmbench config. Every key is optional; flags override this file, and it overrides settings.json.
+// ---------------------------------------------------------------------------------------------------
+// config.toml
+// ---------------------------------------------------------------------------------------------------
 
-[target]
-base_url = "http://127.0.0.1:8000/v1"   # server URL, with or without /v1 (no default: required)
-endpoint = "/v1/chat/completions"       # API path, joined to base_url without doubling /v1
-model = "your-model-id"                 # model id as \`llmbench models\` lists it (no default: required)
-# api_key_env = "OPENAI_API_KEY"        # NAME of the env variable holding the key; never the key itself
+const TOML_SECTIONS: { table: string; commented?: boolean; keys: TemplateKey[] }[] = [
+  {
+    table: 'target',
+    keys: [
+      { id: 'base_url', example: 'http://127.0.0.1:8000/v1' },
+      { id: 'endpoint' },
+      { id: 'model', example: 'your-model-id' },
+      { id: 'api_key_env', commented: true },
+    ],
+  },
+  {
+    table: 'load',
+    keys: [
+      { id: 'mode', example: 'concurrency_gradient' },
+      { id: 'levels' },
+      { id: 'duration', example: 30 },
+      { id: 'requests', commented: true },
+      { id: 'output_tokens', path: 'load.max_tokens' },
+      { id: 'warmup', commented: true },
+      { id: 'input_tokens', path: 'load.input_tokens', commented: true },
+      { id: 'rates', commented: true },
+      { id: 'arrival', commented: true },
+      { id: 'warmup_seconds', commented: true },
+      { id: 'cooldown_seconds', commented: true },
+    ],
+  },
+  {
+    table: 'workload',
+    commented: true,
+    keys: [
+      { id: 'profile', example: 'chat' },
+      { id: 'input_tokens', example: 'normal(512, 64)' },
+      { id: 'output_tokens' },
+      { id: 'dataset', example: 'prompts.jsonl' },
+      { id: 'tokenizer' },
+      { id: 'ignore_eos' },
+    ],
+  },
+  {
+    table: 'metrics',
+    keys: [
+      { id: 'record_ttft' },
+      { id: 'record_tpot' },
+      { id: 'record_throughput' },
+      { id: 'output_json' },
+      { id: 'percentiles', commented: true },
+      { id: 'min_success_rate', commented: true },
+    ],
+  },
+  {
+    table: 'client',
+    keys: [
+      { id: 'stream' },
+      { id: 'timeout' },
+      { id: 'retry' },
+      { id: 'workers', commented: true },
+      { id: 'connect_timeout', commented: true },
+      { id: 'first_token_timeout', example: 60, commented: true },
+      { id: 'idle_timeout', commented: true },
+      { id: 'keepalive', commented: true },
+    ],
+  },
+  {
+    table: 'pricing',
+    commented: true,
+    keys: [
+      { id: 'input_per_mtok', example: 3 },
+      { id: 'output_per_mtok', example: 15 },
+      { id: 'currency', example: 'USD' },
+      { id: 'max_cost', example: 5 },
+    ],
+  },
+]
 
-[load]
-mode = "concurrency_gradient"           # each concurrency level in turn; "request_rate": an open loop per rate
-levels = [1, 4, 8, 16, 32, 64]          # concurrent requests per level
-duration_per_level = 30                 # seconds per level (default: 40 requests per level instead)
-# requests_per_level = 40               # requests per level instead of a duration (set one, not both)
-max_tokens = 512                        # tokens to generate per request (default 512)
-# warmup_requests = 5                   # sent first, excluded from every figure (default 5)
-# input_tokens = 256                    # prompt length in tokens (default 256)
-# rates = [1, 2, 4, 8, 16]              # request_rate mode: requests per second per level
-# arrival = "poisson"                   # request_rate mode: constant, poisson or gamma (with burstiness)
-# warmup_seconds = 0                    # timed levels: excluded window before the measured one
-# cooldown_seconds = 0                  # timed levels: load kept on after it, excluded
+function tomlValue(value: string | number | boolean | number[]): string {
+  return Array.isArray(value) ? `[${value.join(', ')}]` : JSON.stringify(value)
+}
 
-# [workload]
-# profile = "chat"                      # chat, rag, codegen or a profile file; lengths below override it
-# input_tokens = "normal(512, 64)"      # a count, normal(mean, sd), uniform(min, max) or "dataset"
-# output_tokens = 512                   # max_tokens, drawn the same way
-# dataset = "prompts.jsonl"             # JSONL or ShareGPT JSON prompts instead of synthetic ones
-# tokenizer = "o200k"                   # o200k, cl100k or a path to a tokenizer.json
-# ignore_eos = false                    # send ignore_eos/min_tokens so outputs reach max_tokens (vLLM, SGLang, TGI)
+function configToml(): string {
+  const lines = [
+    '# llmbench config. Every key is optional; flags override this file, and it overrides settings.json.',
+  ]
+  for (const { table, commented = false, keys } of TOML_SECTIONS) {
+    lines.push('', `${commented ? '# ' : ''}[${table}]`)
+    for (const key of keys) {
+      const name = keyIn('toml', key).split('.')[1] ?? ''
+      const assignment = `${commented || key.commented === true ? '# ' : ''}${name} = ${tomlValue(exampleOf(key))}`
+      lines.push(`${assignment.padEnd(39)} # ${describeSetting(setting(key.id))}`)
+    }
+  }
+  lines.push(
+    '',
+    '# [slo]                                 # objectives: per level, goodput and whether it meets them',
+    '# ttft_p95_ms = 800                     # metric ttft, tpot or e2e; any percentile; milliseconds',
+    '# tpot_p95_ms = 50',
+  )
+  return `${lines.join('\n')}\n`
+}
 
-[metrics]
-record_ttft = true                      # time to first token (default true)
-record_tpot = true                      # time per output token after the first (default true)
-record_throughput = true                # output tokens/s and requests/s (default true)
-output_json = "bench_result.json"       # summary file name inside the result folder (default bench_result.json)
-# percentiles = [50, 95, 99]            # percentiles for every latency, each in (0, 100] (default [50, 95, 99])
-# min_success_rate = 90                 # exit 1 when the lowest level succeeds on fewer, percent; 0 = off (default 90)
-
-[client]
-stream = true                           # stream responses; needed for TTFT/TPOT (default true)
-timeout = 120                           # whole-request timeout, seconds (default 120)
-retry = 0                               # retries per request; 0 so failures are counted, not hidden (default 0)
-# workers = "auto"                      # load-generating threads: a number or "auto" (one per core)
-# connect_timeout = 10                  # connection set-up timeout, seconds (default 10)
-# first_token_timeout = 60              # send-to-first-token timeout, seconds (default: the whole-request one)
-# idle_timeout = 60                     # longest silence between two reads, seconds (default 60)
-# keepalive = true                      # reuse connections; false = a new one per request (default true)
-
-# [pricing]                             # prices for the cost estimate and the measured cost
-# input_per_mtok = 3.0                  # per million input tokens
-# output_per_mtok = 15.0                # per million output tokens
-# currency = "USD"
-# max_cost = 5                          # refuse to start a run estimated above this (exit 2)
-
-# [slo]                                 # objectives: per level, goodput and whether it meets them
-# ttft_p95_ms = 800                     # metric ttft, tpot or e2e; any percentile; milliseconds
-# tpot_p95_ms = 50
-`
+/** config.toml, commented line by line (what each key does, its default). */
+export const CONFIG_TOML_TEMPLATE = configToml()

@@ -108,46 +108,4 @@ export interface RunConfig {
   }
 }
 
-/** Values given as CLI flags; each one present overrides the same setting from any file. */
-export interface ConfigFlags {
-  base_url?: string
-  endpoint?: string
-  model?: string
-  api_key_env?: string
-  levels?: number[]
-  requests?: number
-  duration?: number
-  warmup?: number
-  input_tokens?: number | string
-  output_tokens?: number | string
-  mode?: string
-  rates?: number[]
-  arrival?: string
-  burstiness?: number
-  max_in_flight?: number
-  warmup_seconds?: number
-  cooldown_seconds?: number
-  profile?: string
-  dataset?: string
-  tokenizer?: string
-  shared_prefix?: number
-  ignore_eos?: boolean
-  calibrate?: boolean
-  seed?: number
-  max_cost?: number
-  timeout?: number
-  connect_timeout?: number
-  first_token_timeout?: number
-  idle_timeout?: number
-  retry?: number
-  keepalive?: boolean
-  out?: string
-  preflight?: boolean
-  stream?: boolean
-  workers?: number | 'auto'
-  slo?: Record<string, number>
-  fail_on_slo?: boolean
-  min_success_rate?: number
-  refine?: boolean
-  history?: string
-}
+export type { ConfigFlags } from './settings.js'

@@ -1,0 +1,704 @@
+/**
+ * Every setting a user can give, declared once: where it lands in RunConfig, its key in settings.json
+ * and in config.toml, its flag, the schema leaf that validates it and the help that describes it.
+ * The file schemas, the flag parser, the layering and the --help defaults are all derived from this
+ * table (docs/configuration.md lists the keys as users write them). Adding a setting is one entry here
+ * plus the code that uses the value.
+ *
+ * Defaults live in DEFAULTS (defaults.ts), one typed RunConfig: the help text reads them from there
+ * through `at`, so the two cannot drift.
+ */
+
+import { parseLength } from '../workload/lengths.js'
+import {
+  arrival,
+  baseUrl,
+  bool,
+  endpoint,
+  envVarName,
+  flagMode,
+  folderPath,
+  inputLength,
+  levels,
+  loadMode,
+  modelId,
+  nonEmptyText,
+  nonNegativeInt,
+  nonNegativeSeconds,
+  outputLength,
+  percentiles,
+  plainFileName,
+  positiveInt,
+  positiveNumber,
+  positiveSeconds,
+  price,
+  rates,
+  settingsMode,
+  sloTable,
+  successRatePercent,
+  workers,
+} from './schema.js'
+import type { RunConfig } from './types.js'
+import { trimTrailingSlashes } from './url.js'
+import type { z } from './zod.js'
+
+/** Where a setting lands: a section of RunConfig and a key in it. */
+export type ConfigPath = {
+  [S in keyof RunConfig]-?: readonly [S, keyof NonNullable<RunConfig[S]> & string]
+}[keyof RunConfig]
+
+/**
+ * How a flag's text becomes the value validated by the schema. Bad numbers stay NaN (and lengths stay
+ * text) so the schema's message names the flag and what it expected.
+ */
+export type FlagKind =
+  | 'string'
+  | 'number'
+  /** "1,4,8" → [1, 4, 8] */
+  | 'list'
+  /** a count, or a distribution such as normal(512,64) */
+  | 'length'
+  /** "ttft_p95_ms=800,e2e_p99_ms=5000" → { ttft_p95_ms: 800, ... } */
+  | 'slo'
+  /** a number or "auto" */
+  | 'workers'
+  /** --x sets true */
+  | 'switch'
+  /** --no-x sets false */
+  | 'negated'
+
+/** The value a flag of each kind carries into the config loader (ConfigFlags). */
+interface FlagValues {
+  string: string
+  number: number
+  list: number[]
+  length: number | string
+  slo: Record<string, number>
+  workers: number | 'auto'
+  switch: boolean
+  negated: boolean
+}
+
+export interface FlagDecl {
+  /** Without the dashes: "connect-timeout", "no-preflight". */
+  name: string
+  kind: FlagKind
+  /** Placeholder in --help, e.g. "SECONDS". */
+  value?: string
+  help: string
+  /** Where --help lists it: with the target (run, check) or with the load (run, demo). */
+  group: 'target' | 'load'
+  /** The default as --help says it, when DEFAULTS cannot say it (null there, or not a plain value). */
+  shownDefault?: string
+  /** The flag's own schema, when its spelling differs from the files' (--mode rate). */
+  schema?: () => z.ZodType
+}
+
+/** A key in one file: its dotted path, and the schema when the file spells the value its own way. */
+export interface SourceKey {
+  path: string
+  schema?: () => z.ZodType
+}
+
+export interface Setting {
+  at: ConfigPath
+  /** What it does, for readers of the files (init's notes and comments); the flag's help when absent. */
+  doc?: string
+  /** No default can be right (base_url, model): the files say it is required. */
+  required?: true
+  /** The schema leaf (without .optional()) every source validates the value with, unless it says otherwise. */
+  schema: () => z.ZodType
+  /** From the validated value to RunConfig's (e.g. a length's text to a LengthSpec); identity if absent. */
+  convert?: (value: never) => unknown
+  /** settings.json key. */
+  json?: string | SourceKey
+  /** config.toml keys, the first one present winning (a newer table before the older one). */
+  toml?: string | SourceKey | (string | SourceKey)[]
+  flag?: FlagDecl
+}
+
+const trimmedUrl = (url: string): string => trimTrailingSlashes(url)
+const requestRate = (mode: string): RunConfig['load']['mode'] =>
+  mode === 'concurrency' || mode === 'concurrency_gradient' ? 'concurrency' : 'request_rate'
+
+/**
+ * The table. Its order is the order of --help and of the known keys listed when a key is mistyped.
+ * Keyed by the name the flag takes in ConfigFlags (the flag without dashes, positive for --no-x).
+ */
+export const SETTINGS = {
+  // --- target
+  base_url: {
+    doc: 'server URL, with or without a trailing /v1',
+    required: true,
+    at: ['target', 'base_url'],
+    schema: baseUrl,
+    convert: trimmedUrl,
+    json: 'llm.base_url',
+    toml: 'target.base_url',
+    flag: {
+      name: 'base-url',
+      kind: 'string',
+      value: 'URL',
+      help: 'server base URL, with or without /v1',
+      group: 'target',
+    },
+  },
+  endpoint: {
+    doc: 'path of the API, joined to base_url without doubling /v1',
+    at: ['target', 'endpoint'],
+    schema: endpoint,
+    json: 'llm.endpoint',
+    toml: 'target.endpoint',
+    flag: { name: 'endpoint', kind: 'string', value: 'PATH', help: 'endpoint path', group: 'target' },
+  },
+  model: {
+    doc: 'model id as the server lists it (`llmbench models`)',
+    required: true,
+    at: ['target', 'model'],
+    schema: modelId,
+    json: 'llm.model',
+    toml: 'target.model',
+    flag: { name: 'model', kind: 'string', value: 'ID', help: 'model id', group: 'target' },
+  },
+  api_key_env: {
+    doc: 'NAME of the environment variable holding the API key; never the key itself',
+    at: ['target', 'api_key_env'],
+    schema: envVarName,
+    json: 'llm.api_key_env',
+    toml: 'target.api_key_env',
+    flag: {
+      name: 'api-key-env',
+      kind: 'string',
+      value: 'NAME',
+      help: 'environment variable holding the API key',
+      group: 'target',
+    },
+  },
+  // --- load
+  mode: {
+    doc: 'each concurrency level in turn ("concurrency_gradient" in config.toml), or "request_rate": an open loop per rate',
+    at: ['load', 'mode'],
+    schema: settingsMode,
+    convert: requestRate,
+    json: 'bench.mode',
+    toml: { path: 'load.mode', schema: loadMode },
+    flag: {
+      name: 'mode',
+      kind: 'string',
+      value: 'concurrency|rate',
+      help: 'closed loop per concurrency level, or open loop per request rate',
+      group: 'load',
+      schema: flagMode,
+    },
+  },
+  levels: {
+    doc: 'concurrent requests per level',
+    at: ['load', 'levels'],
+    schema: levels,
+    json: 'bench.concurrency_levels',
+    toml: 'load.levels',
+    flag: { name: 'levels', kind: 'list', value: '1,4,8', help: 'concurrency levels', group: 'load' },
+  },
+  rates: {
+    at: ['load', 'rates'],
+    schema: rates,
+    json: 'bench.rates',
+    toml: 'load.rates',
+    flag: {
+      name: 'rates',
+      kind: 'list',
+      value: '1,2,4',
+      help: 'request rates per second (--mode rate)',
+      group: 'load',
+    },
+  },
+  arrival: {
+    at: ['load', 'arrival'],
+    schema: arrival,
+    json: 'bench.arrival',
+    toml: 'load.arrival',
+    flag: {
+      name: 'arrival',
+      kind: 'string',
+      value: 'constant|poisson|gamma',
+      help: 'arrival process of --mode rate',
+      group: 'load',
+    },
+  },
+  burstiness: {
+    at: ['load', 'burstiness'],
+    schema: () => positiveNumber('a positive gamma shape (1 = Poisson, below 1 = burstier)'),
+    json: 'bench.burstiness',
+    toml: 'load.burstiness',
+    flag: {
+      name: 'burstiness',
+      kind: 'number',
+      value: 'K',
+      help: 'gamma shape: below 1 burstier than Poisson, above 1 smoother',
+      group: 'load',
+    },
+  },
+  max_in_flight: {
+    at: ['load', 'max_in_flight'],
+    schema: positiveInt,
+    json: 'bench.max_in_flight',
+    toml: 'load.max_in_flight',
+    flag: {
+      name: 'max-in-flight',
+      kind: 'number',
+      value: 'N',
+      help: 'rate mode: most requests in flight; later arrivals wait, and it shows',
+      group: 'load',
+    },
+  },
+  requests: {
+    doc: 'requests measured at each level (set this or duration_per_level, not both)',
+    at: ['load', 'requests_per_level'],
+    schema: positiveInt,
+    json: 'bench.requests_per_level',
+    toml: 'load.requests_per_level',
+    flag: {
+      name: 'requests',
+      kind: 'number',
+      value: 'N',
+      help: 'measured requests per level',
+      group: 'load',
+    },
+  },
+  duration: {
+    doc: 'seconds per level instead of a request count (not both)',
+    at: ['load', 'duration_per_level_s'],
+    schema: positiveSeconds,
+    json: 'bench.duration_per_level',
+    toml: 'load.duration_per_level',
+    flag: {
+      name: 'duration',
+      kind: 'number',
+      value: 'SECONDS',
+      help: 'per level, instead of --requests',
+      group: 'load',
+    },
+  },
+  warmup_seconds: {
+    at: ['load', 'warmup_s'],
+    schema: nonNegativeSeconds,
+    json: 'bench.warmup_seconds',
+    toml: 'load.warmup_seconds',
+    flag: {
+      name: 'warmup-seconds',
+      kind: 'number',
+      value: 'SECONDS',
+      help: 'timed levels: excluded window before the measured one',
+      group: 'load',
+    },
+  },
+  cooldown_seconds: {
+    at: ['load', 'cooldown_s'],
+    schema: nonNegativeSeconds,
+    json: 'bench.cooldown_seconds',
+    toml: 'load.cooldown_seconds',
+    flag: {
+      name: 'cooldown-seconds',
+      kind: 'number',
+      value: 'SECONDS',
+      help: 'timed levels: load kept on after the measured window, excluded',
+      group: 'load',
+    },
+  },
+  warmup: {
+    doc: 'requests sent first at each level and excluded from every figure',
+    at: ['load', 'warmup_requests'],
+    schema: nonNegativeInt,
+    json: 'bench.warmup_requests',
+    toml: 'load.warmup_requests',
+    flag: {
+      name: 'warmup',
+      kind: 'number',
+      value: 'N',
+      help: 'warm-up requests per level, excluded from figures',
+      group: 'load',
+    },
+  },
+  // --- workload
+  input_tokens: {
+    doc: 'prompt length in tokens: a count, normal(mean, sd), uniform(min, max) or "dataset"',
+    at: ['workload', 'input'],
+    schema: inputLength,
+    convert: parseValidLength,
+    json: 'bench.input_tokens',
+    // [workload] is the newer home of the lengths; [load] keeps the original input_tokens and max_tokens.
+    toml: ['workload.input_tokens', 'load.input_tokens'],
+    flag: {
+      name: 'input-tokens',
+      kind: 'length',
+      value: 'N',
+      help: 'prompt length: N, normal(MEAN,SD), uniform(MIN,MAX) or dataset',
+      group: 'load',
+    },
+  },
+  output_tokens: {
+    doc: 'tokens to generate per request (max_tokens), drawn the same way',
+    at: ['workload', 'output'],
+    schema: outputLength,
+    convert: parseValidLength,
+    json: 'bench.output_tokens',
+    toml: ['workload.output_tokens', 'load.max_tokens'],
+    flag: {
+      name: 'output-tokens',
+      kind: 'length',
+      value: 'N',
+      help: 'max_tokens per request: N, normal(MEAN,SD), uniform(MIN,MAX) or dataset',
+      group: 'load',
+    },
+  },
+  profile: {
+    at: ['workload', 'profile'],
+    schema: () => nonEmptyText('"chat", "rag", "codegen" or a path to a profile file'),
+    json: 'bench.profile',
+    toml: 'workload.profile',
+    flag: {
+      name: 'profile',
+      kind: 'string',
+      value: 'NAME|FILE',
+      help: 'workload preset: chat, rag, codegen, or a profile file',
+      group: 'load',
+    },
+  },
+  dataset: {
+    at: ['workload', 'dataset'],
+    schema: () => nonEmptyText('a path to a JSONL or ShareGPT JSON file'),
+    json: 'bench.dataset',
+    toml: 'workload.dataset',
+    flag: {
+      name: 'dataset',
+      kind: 'string',
+      value: 'FILE',
+      help: 'prompts from JSONL or ShareGPT JSON',
+      group: 'load',
+    },
+  },
+  tokenizer: {
+    at: ['workload', 'tokenizer'],
+    schema: () => nonEmptyText('"o200k", "cl100k" or a path to a tokenizer.json'),
+    json: 'bench.tokenizer',
+    toml: 'workload.tokenizer',
+    flag: {
+      name: 'tokenizer',
+      kind: 'string',
+      value: 'NAME|FILE',
+      help: 'o200k, cl100k or a tokenizer.json',
+      group: 'load',
+    },
+  },
+  shared_prefix: {
+    at: ['workload', 'shared_prefix'],
+    schema: nonNegativeInt,
+    json: 'bench.shared_prefix',
+    toml: 'workload.shared_prefix',
+    flag: {
+      name: 'shared-prefix',
+      kind: 'number',
+      value: 'N',
+      help: 'tokens every prompt shares (prefix-cache test)',
+      group: 'load',
+    },
+  },
+  ignore_eos: {
+    at: ['workload', 'ignore_eos'],
+    schema: bool,
+    json: 'bench.ignore_eos',
+    toml: 'workload.ignore_eos',
+    flag: {
+      name: 'ignore-eos',
+      kind: 'switch',
+      help: 'send ignore_eos and min_tokens (vLLM, SGLang, TGI)',
+      group: 'load',
+    },
+  },
+  calibrate: {
+    at: ['workload', 'calibrate'],
+    schema: bool,
+    json: 'bench.calibrate',
+    toml: 'workload.calibrate',
+    flag: {
+      name: 'no-calibrate',
+      kind: 'negated',
+      help: "skip sizing prompts by the server's prompt_tokens (part of the preflight)",
+      group: 'load',
+    },
+  },
+  seed: {
+    at: ['workload', 'seed'],
+    schema: nonNegativeInt,
+    json: 'bench.seed',
+    toml: 'workload.seed',
+    flag: {
+      name: 'seed',
+      kind: 'number',
+      value: 'N',
+      help: 'seed of prompts, lengths and arrivals',
+      group: 'load',
+    },
+  },
+  // --- pricing
+  max_cost: {
+    at: ['run', 'max_cost'],
+    schema: () => positiveNumber('a positive amount in the pricing currency'),
+    json: 'pricing.max_cost',
+    toml: 'pricing.max_cost',
+    flag: {
+      name: 'max-cost',
+      kind: 'number',
+      value: 'AMOUNT',
+      help: 'refuse to start when the estimated cost is above it',
+      group: 'load',
+    },
+  },
+  input_per_mtok: {
+    doc: 'price per million input tokens',
+    at: ['pricing', 'input_per_mtok'],
+    schema: () => price('input'),
+    json: 'pricing.input_per_mtok',
+    toml: 'pricing.input_per_mtok',
+  },
+  output_per_mtok: {
+    doc: 'price per million output tokens',
+    at: ['pricing', 'output_per_mtok'],
+    schema: () => price('output'),
+    json: 'pricing.output_per_mtok',
+    toml: 'pricing.output_per_mtok',
+  },
+  currency: {
+    doc: 'currency of the prices',
+    at: ['pricing', 'currency'],
+    schema: () => nonEmptyText('a currency name such as "USD"'),
+    json: 'pricing.currency',
+    toml: 'pricing.currency',
+  },
+  // --- client
+  timeout: {
+    doc: 'whole-request timeout, seconds',
+    at: ['client', 'timeout_s'],
+    schema: positiveSeconds,
+    json: 'llm.timeout_seconds',
+    toml: 'client.timeout',
+    flag: { name: 'timeout', kind: 'number', value: 'SECONDS', help: 'whole-request timeout', group: 'load' },
+  },
+  stream: {
+    doc: 'stream responses; needed to measure TTFT and TPOT',
+    at: ['client', 'stream'],
+    schema: bool,
+    json: 'llm.stream',
+    toml: 'client.stream',
+    flag: {
+      name: 'no-stream',
+      kind: 'negated',
+      help: 'send stream:false (TTFT then has no meaning)',
+      group: 'target',
+    },
+  },
+  connect_timeout: {
+    doc: 'connection set-up timeout, seconds',
+    at: ['client', 'connect_timeout_s'],
+    schema: positiveSeconds,
+    toml: 'client.connect_timeout',
+    flag: {
+      name: 'connect-timeout',
+      kind: 'number',
+      value: 'SECONDS',
+      help: 'connection set-up timeout',
+      group: 'load',
+    },
+  },
+  first_token_timeout: {
+    doc: 'send-to-first-token timeout, seconds',
+    at: ['client', 'first_token_timeout_s'],
+    schema: positiveSeconds,
+    toml: 'client.first_token_timeout',
+    flag: {
+      name: 'first-token-timeout',
+      kind: 'number',
+      value: 'SECONDS',
+      help: 'send-to-first-token timeout',
+      group: 'load',
+      shownDefault: 'the whole-request timeout',
+    },
+  },
+  idle_timeout: {
+    doc: 'longest silence between two reads of a response, seconds',
+    at: ['client', 'idle_timeout_s'],
+    schema: positiveSeconds,
+    toml: 'client.idle_timeout',
+    flag: {
+      name: 'idle-timeout',
+      kind: 'number',
+      value: 'SECONDS',
+      help: 'longest silence between two reads of a response',
+      group: 'load',
+    },
+  },
+  retry: {
+    doc: 'retries per request; 0 so failures are counted, not hidden',
+    at: ['client', 'retry'],
+    schema: nonNegativeInt,
+    toml: 'client.retry',
+    flag: { name: 'retry', kind: 'number', value: 'N', help: 'retries per failed request', group: 'load' },
+  },
+  workers: {
+    at: ['run', 'workers'],
+    schema: workers,
+    toml: 'client.workers',
+    flag: {
+      name: 'workers',
+      kind: 'workers',
+      value: 'N|auto',
+      help: 'load-generating threads (auto: one per core, at most one per stream)',
+      group: 'load',
+    },
+  },
+  // --- the run
+  out: {
+    at: ['run', 'out_dir'],
+    schema: folderPath,
+    flag: {
+      name: 'out',
+      kind: 'string',
+      value: 'DIR',
+      help: 'the result folder itself',
+      group: 'load',
+      shownDefault: 'results/<time>-<model>',
+    },
+  },
+  // --- metrics and gates
+  slo: {
+    doc: 'objectives, e.g. { "ttft_p95_ms": 800, "tpot_p95_ms": 50 } (metrics ttft, tpot, e2e; any percentile)',
+    at: ['metrics', 'slo'],
+    schema: sloTable,
+    json: 'bench.slo',
+    toml: 'slo',
+    flag: {
+      name: 'slo',
+      kind: 'slo',
+      value: 'KEY=MS,...',
+      help: 'objectives, e.g. ttft_p95_ms=800,tpot_p95_ms=50 (metrics ttft, tpot, e2e)',
+      group: 'load',
+    },
+  },
+  fail_on_slo: {
+    at: ['run', 'fail_on_slo'],
+    schema: bool,
+    flag: {
+      name: 'fail-on-slo',
+      kind: 'switch',
+      help: 'exit 1 when no level meets every SLO',
+      group: 'load',
+    },
+  },
+  min_success_rate: {
+    doc: 'exit 1 when the lowest level succeeds on fewer, percent; 0 = off',
+    at: ['metrics', 'min_success_rate'],
+    schema: successRatePercent,
+    toml: 'metrics.min_success_rate',
+    flag: {
+      name: 'min-success-rate',
+      kind: 'number',
+      value: 'PERCENT',
+      help: "exit 1 when the lowest level's success rate is below it (0 = off)",
+      group: 'load',
+    },
+  },
+  percentiles: {
+    doc: 'percentiles reported for every latency, each in (0, 100]',
+    at: ['metrics', 'percentiles'],
+    schema: percentiles,
+    json: 'bench.percentiles',
+    toml: 'metrics.percentiles',
+  },
+  record_ttft: {
+    doc: 'time to first token',
+    at: ['metrics', 'record_ttft'],
+    schema: bool,
+    toml: 'metrics.record_ttft',
+  },
+  record_tpot: {
+    doc: 'time per output token after the first',
+    at: ['metrics', 'record_tpot'],
+    schema: bool,
+    toml: 'metrics.record_tpot',
+  },
+  record_throughput: {
+    doc: 'output tokens/s and requests/s',
+    at: ['metrics', 'record_throughput'],
+    schema: bool,
+    toml: 'metrics.record_throughput',
+  },
+  output_json: {
+    doc: 'summary file name inside the result folder',
+    at: ['metrics', 'output_json'],
+    schema: plainFileName,
+    toml: 'metrics.output_json',
+  },
+  // --- the run, continued
+  refine: {
+    at: ['run', 'refine'],
+    schema: bool,
+    flag: {
+      name: 'refine',
+      kind: 'switch',
+      help: 'bisect around the knee with up to 3 extra levels',
+      group: 'load',
+    },
+  },
+  history: {
+    at: ['run', 'history_dir'],
+    schema: folderPath,
+    flag: {
+      name: 'history',
+      kind: 'string',
+      value: 'DIR',
+      help: "append this run's summary to DIR/history.jsonl",
+      group: 'load',
+    },
+  },
+  preflight: {
+    at: ['run', 'preflight'],
+    schema: bool,
+    flag: {
+      name: 'no-preflight',
+      kind: 'negated',
+      help: 'skip the one-request check before the first level',
+      group: 'load',
+    },
+  },
+  keepalive: {
+    doc: 'reuse connections between requests; false = a new one per request',
+    at: ['client', 'keepalive'],
+    schema: bool,
+    json: 'llm.keepalive',
+    toml: 'client.keepalive',
+    flag: {
+      name: 'no-keepalive',
+      kind: 'negated',
+      help: 'open a new connection for every request',
+      group: 'load',
+    },
+  },
+} as const satisfies Record<string, Setting>
+
+export type SettingId = keyof typeof SETTINGS
+
+/** Values given as CLI flags, keyed like SETTINGS; each one present overrides the same setting from any file. */
+export type ConfigFlags = {
+  [K in SettingId as (typeof SETTINGS)[K] extends { flag: FlagDecl }
+    ? K
+    : never]?: (typeof SETTINGS)[K] extends {
+    flag: { kind: infer Kind extends FlagKind }
+  }
+    ? FlagValues[Kind]
+    : never
+}
+
+/** A length's text or count, already validated by its schema: parseLength cannot fail on it. */
+function parseValidLength(value: number | string): unknown {
+  return parseLength(value)
+}
