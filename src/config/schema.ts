@@ -1,5 +1,5 @@
 /**
- * Zod schemas for the two config files exactly as users write them (SPEC "Configuration"), plus the CLI
+ * Zod schemas for the two config files exactly as users write them (docs/configuration.md), plus the CLI
  * flags, and the translation of zod issues into ConfigIssues a human can act on.
  *
  * Every leaf schema carries one "expected ..." phrase as its error, used for all of its failures
@@ -257,7 +257,7 @@ function settingsMode() {
   return z.enum(['concurrency', 'request_rate'], expect('"concurrency" or "request_rate"'))
 }
 
-/** --mode: SPEC's spelling (concurrency|rate) and the config files' (request_rate). */
+/** --mode: the flag's spelling (concurrency|rate, docs/commands.md) and the config files' (request_rate). */
 function flagMode() {
   return z.enum(['concurrency', 'rate', 'request_rate'], expect('concurrency or rate'))
 }
@@ -415,8 +415,8 @@ function toConfigIssues(
 }
 
 /**
- * A mistyped api_key_env may be the API key itself pasted in, a base_url may carry credentials; SPEC:
- * the key never reaches the terminal.
+ * A mistyped api_key_env may be the API key itself pasted in, a base_url may carry credentials;
+ * docs/configuration.md "The API key": the key never reaches the terminal.
  */
 function describeFound(found: unknown, path: readonly PropertyKey[]): string {
   if (path.at(-1) === 'api_key_env' && typeof found === 'string') {

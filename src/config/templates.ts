@@ -1,5 +1,5 @@
 /**
- * Skeletons written by `llmbench init`: the two files of SPEC "Configuration", with placeholder values
+ * Skeletons written by `llmbench init`: the two files of docs/configuration.md, with placeholder values
  * that load cleanly as they are (a test loads both). Replace base_url and model before a real run.
  */
 
