@@ -1,4 +1,4 @@
-/** Exit codes, as SPEC.md fixes them: scripts and CI gates rely on these numbers. */
+/** Exit codes, as docs/exit-codes.md documents them: scripts and CI gates rely on these numbers. */
 export const EXIT = {
   ok: 0,
   /** The run finished but a gate failed (regression, SLO, success rate). */

@@ -49,7 +49,7 @@ export function timeoutKindOf(error: unknown): TimeoutKind | null {
   return null
 }
 
-/** Class of an HTTP error status, as SPEC.md names them (429 is kept apart: it means rate limits). */
+/** Class of an HTTP error status, as docs/results.md "requests.jsonl" names them (429 is kept apart: it means rate limits). */
 export function classifyStatus(status: number): ErrorClass {
   if (status === 429) return 'http_429'
   if (status >= 500) return 'http_5xx'

@@ -15,7 +15,7 @@ export function formatIssue(issue: ConfigIssue): string {
 
 /**
  * Every configuration problem at once, so the user fixes them in one round instead of one per run.
- * `exitCode` is the SPEC's "usage or configuration error".
+ * `exitCode` is "usage or configuration error" (docs/exit-codes.md).
  */
 export class ConfigError extends Error {
   readonly issues: ConfigIssue[]

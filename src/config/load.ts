@@ -100,9 +100,10 @@ export function loadRunConfig(opts: LoadOptions): RunConfig {
   const layers = [...opts.configFiles.map(loadFile), flagsLayer(opts.flags)]
   const issues = layers.flatMap((layer) => layer.issues)
 
-  // SPEC ranks the sources (defaults < settings.json < config.toml < flags) rather than leaving it to
-  // the order of -c options: every settings.json first, then every config.toml, each kind in the order
-  // given. Array.prototype.sort is stable, which keeps that order within one kind.
+  // docs/configuration.md "Files and how they layer" ranks the sources (defaults < settings.json <
+  // config.toml < flags) rather than leaving it to the order of -c options: every settings.json first,
+  // then every config.toml, each kind in the order given. Array.prototype.sort is stable, which keeps
+  // that order within one kind.
   const ranked = [...layers].sort((a, b) => a.rank - b.rank)
   // A profile (preset or file) supplies workload defaults below every file and flag.
   const profile = profileLayer(ranked.findLast((layer) => layer.patch?.workload?.profile !== undefined))
@@ -130,7 +131,7 @@ type Prices = NonNullable<RunConfig['pricing']>
 const NO_PRICES: Prices = { input_per_mtok: 0, output_per_mtok: 0, currency: 'USD' }
 
 interface Layer {
-  /** Position in SPEC's precedence: higher overrides lower. */
+  /** Position in the precedence of docs/configuration.md: higher overrides lower. */
   rank: number
   /** What the source sets; null when it has issues (a half-valid file is not applied). */
   patch: Patch | null

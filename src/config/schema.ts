@@ -1,6 +1,7 @@
 /**
- * Zod schemas for the two config files exactly as users write them (SPEC "Configuration"), plus the CLI
- * flags, and the translation of zod issues into ConfigIssues a human can act on.
+ * The schema leaves, one per kind of value, from which the settings table (settings.ts) builds the
+ * schemas of the two config files as users write them (docs/configuration.md) and of the flags; and the
+ * translation of zod issues into ConfigIssues a human can act on.
  *
  * Every leaf schema carries one "expected ..." phrase as its error, used for all of its failures
  * (wrong type, not an integer, out of range), so the user reads what a valid value looks like instead of
@@ -176,7 +177,7 @@ export function settingsMode() {
   return z.enum(['concurrency', 'request_rate'], expect('"concurrency" or "request_rate"'))
 }
 
-/** --mode: the original spelling (concurrency|rate) and the config files' (request_rate). */
+/** --mode: the flag's spelling (concurrency|rate, docs/commands.md) and the config files' (request_rate). */
 export function flagMode() {
   return z.enum(['concurrency', 'rate', 'request_rate'], expect('concurrency or rate'))
 }
@@ -236,8 +237,8 @@ function toConfigIssues(
 }
 
 /**
- * A mistyped api_key_env may be the API key itself pasted in, a base_url may carry credentials; SPEC:
- * the key never reaches the terminal.
+ * A mistyped api_key_env may be the API key itself pasted in, a base_url may carry credentials;
+ * docs/configuration.md "The API key": the key never reaches the terminal.
  */
 function describeFound(found: unknown, path: readonly PropertyKey[]): string {
   if (path.at(-1) === 'api_key_env' && typeof found === 'string') {

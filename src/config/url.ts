@@ -1,8 +1,9 @@
 /**
  * Joins a base URL and an endpoint path without doubling `/v1`.
  *
- * SPEC: `base_url` may or may not end in `/v1` (providers document both forms), while the endpoint is
- * written with it ("/v1/chat/completions"). So a base ending in /v1 absorbs the endpoint's leading /v1:
+ * docs/configuration.md "URL joining": `base_url` may or may not end in `/v1` (providers document both
+ * forms), while the endpoint is written with it ("/v1/chat/completions"). So a base ending in /v1
+ * absorbs the endpoint's leading /v1:
  *   "https://h/api/v1" + "/v1/chat/completions" -> "https://h/api/v1/chat/completions"
  *   "https://h/api"    + "/v1/chat/completions" -> "https://h/api/v1/chat/completions"
  *   "https://h/api/v1" + "/chat/completions"    -> "https://h/api/v1/chat/completions"

@@ -1,4 +1,4 @@
-/** Error classes, as SPEC.md names them: every failed request lands in exactly one. */
+/** Error classes, as docs/results.md "requests.jsonl" names them: every failed request lands in exactly one. */
 export const ERROR_CLASSES = [
   'timeout',
   'http_4xx',

@@ -52,7 +52,7 @@ function issueAt(issues: ConfigIssue[], path: string): ConfigIssue {
   return found[0] as ConfigIssue
 }
 
-// The two SPEC files, as RunConfigs.
+// The two example files of docs/configuration.md "Examples", as RunConfigs.
 const FROM_SETTINGS: RunConfig = {
   target: {
     base_url: 'https://host/api',
@@ -123,7 +123,7 @@ const FROM_TOML: RunConfig = {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// The SPEC examples
+// The examples of docs/configuration.md "Examples"
 // ---------------------------------------------------------------------------------------------------
 
 test('SPEC settings.json loads alone', () => {
@@ -140,7 +140,7 @@ test('SPEC files together: config.toml wins (duration 30 over requests 40), sett
     target: { ...FROM_TOML.target, api_key_env: 'MY_API_KEY' },
   }
   assert.deepEqual(load([SETTINGS, TOML]), expected)
-  // SPEC ranks the kinds, so the order of -c options does not change the result.
+  // docs/configuration.md ranks the kinds, so the order of -c options does not change the result.
   assert.deepEqual(load([TOML, SETTINGS]), expected)
 })
 

@@ -1,0 +1,150 @@
+/**
+ * docs/ is the contract users and scripts rely on (docs/README.md): these tests fail when a flag, a
+ * configuration key or an exit code exists in the code but not in the docs, when a documented
+ * default drifts from the one --help prints, or when a comment cites a document or section that
+ * does not exist.
+ */
+import assert from 'node:assert/strict'
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import type { CommandSpec } from '../../src/cli/args.js'
+import { CHECK_SPEC, MODELS_SPEC } from '../../src/cli/commands/check.js'
+import { COMPARE_SPEC } from '../../src/cli/commands/compare.js'
+import { DEMO_SPEC } from '../../src/cli/commands/demo.js'
+import { COMMANDS_HELP } from '../../src/cli/commands/help.js'
+import { INIT_SPEC } from '../../src/cli/commands/init.js'
+import { K8S_MANIFEST_SPEC } from '../../src/cli/commands/k8s-manifest.js'
+import { MERGE_SPEC } from '../../src/cli/commands/merge.js'
+import { REPORT_SPEC } from '../../src/cli/commands/report.js'
+import { RUN_SPEC } from '../../src/cli/commands/run.js'
+import { SIM_SPEC } from '../../src/cli/commands/sim.js'
+import { EXIT } from '../../src/cli/exit-codes.js'
+import { ConfigTomlSchema, SettingsJsonSchema } from '../../src/config/source-schemas.js'
+import { z } from '../../src/config/zod.js'
+import { TOOL_VERSION } from '../../src/version.js'
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+const doc = (name: string): string => readFileSync(join(ROOT, 'docs', name), 'utf8')
+
+const SPECS: CommandSpec[] = [
+  RUN_SPEC,
+  DEMO_SPEC,
+  SIM_SPEC,
+  REPORT_SPEC,
+  COMPARE_SPEC,
+  MERGE_SPEC,
+  K8S_MANIFEST_SPEC,
+  CHECK_SPEC,
+  MODELS_SPEC,
+  INIT_SPEC,
+]
+
+/** commands.md cut at its "## `llmbench NAME`" headings: command name → that section's text. */
+function commandSections(text: string): Map<string, string> {
+  const sections = new Map<string, string>()
+  const parts = text.split(/^## `llmbench ([a-z0-9-]+)`$/m)
+  for (let i = 1; i < parts.length; i += 2) sections.set(parts[i] as string, parts[i + 1] ?? '')
+  return sections
+}
+
+/** `--warmup` must not be found inside `--warmup-seconds`. */
+const flagPattern = (name: string): RegExp => new RegExp(`--${name}(?![\\w-])`)
+
+/** A table row as text: backticks dropped, escaped pipes restored, spaces collapsed. */
+const plain = (line: string): string => line.replaceAll('`', '').replaceAll('\\|', '|').replace(/\s+/g, ' ')
+
+test('every command the CLI lists has a section in docs/commands.md, and every section a command', () => {
+  const listed = [...COMMANDS_HELP.matchAll(/^ {2}([a-z0-9-]+) {2,}/gm)].map((match) => match[1])
+  assert.ok(listed.length >= 10, `commands parsed from the help: ${listed.join(', ')}`)
+  const sections = commandSections(doc('commands.md'))
+  assert.deepEqual([...sections.keys()].sort(), [...listed].sort())
+  assert.deepEqual(SPECS.map((spec) => spec.name).sort(), [...listed].sort(), 'a flag spec per command')
+})
+
+test('every flag of every command is in its docs/commands.md section, with the default --help prints', () => {
+  const sections = commandSections(doc('commands.md'))
+  const problems: string[] = []
+  for (const spec of SPECS) {
+    const section = sections.get(spec.name) ?? ''
+    for (const flag of spec.flags) {
+      const pattern = flagPattern(flag.name)
+      if (!pattern.test(section)) {
+        problems.push(`${spec.name}: --${flag.name} is not documented`)
+        continue
+      }
+      if (flag.short !== undefined && !section.includes(`-${flag.short}\``))
+        problems.push(`${spec.name}: -${flag.short} (short for --${flag.name}) is not documented`)
+      // Where the flag has a table row of its own, that row states the default.
+      const row = section
+        .split('\n')
+        .find((line) => line.startsWith('|') && pattern.test(line.split(' | ')[0] ?? ''))
+      const expected = flag.default?.replaceAll(TOOL_VERSION, '<version>')
+      if (row !== undefined && expected !== undefined && !plain(row).includes(expected))
+        problems.push(
+          `${spec.name}: --${flag.name}: the row does not say the default ${JSON.stringify(expected)}`,
+        )
+    }
+  }
+  assert.deepEqual(problems, [])
+})
+
+/** Dotted paths of every key a file schema accepts: "llm.base_url", "slo", ... */
+function keyPaths(schema: z.ZodType, prefix = ''): string[] {
+  let inner: unknown = schema
+  while (inner instanceof z.ZodOptional) inner = inner.unwrap()
+  if (!(inner instanceof z.ZodObject)) return [prefix]
+  const shape = inner.shape as Record<string, z.ZodType>
+  return Object.entries(shape).flatMap(([key, child]) =>
+    keyPaths(child, prefix === '' ? key : `${prefix}.${key}`),
+  )
+}
+
+test('every key of settings.json and config.toml is in docs/configuration.md', () => {
+  const text = doc('configuration.md')
+  const settings = keyPaths(SettingsJsonSchema)
+  const toml = keyPaths(ConfigTomlSchema)
+  assert.ok(settings.includes('llm.base_url') && toml.includes('client.timeout'), 'the schemas were walked')
+  const missing = [...settings, ...toml].filter((path) => !text.includes(`\`${path}\``))
+  assert.deepEqual(missing, [])
+})
+
+test('docs/exit-codes.md has one row per code of EXIT, with its name, and no other', () => {
+  const rows = [...doc('exit-codes.md').matchAll(/^\| `(\d+)` \| `(\w+)` \|/gm)].map(
+    (match) => `${match[1]} ${match[2]}`,
+  )
+  const codes = Object.entries(EXIT).map(([name, code]) => `${code} ${name}`)
+  assert.deepEqual(rows.sort(), codes.sort())
+})
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' })
+    .filter((file) => file.endsWith('.ts'))
+    .map((file) => join(dir, file))
+}
+
+test('comments cite docs that exist (file and quoted section), and none cites SPEC.md', () => {
+  const headings = new Map<string, string[]>()
+  for (const name of readdirSync(join(ROOT, 'docs'))) {
+    const titles = [...doc(name).matchAll(/^#+ (.+)$/gm)].map((match) => plain(match[1] as string))
+    headings.set(name, titles)
+  }
+  const problems: string[] = []
+  let citations = 0
+  const self = join('test', 'unit', 'docs-contract.test.ts')
+  for (const file of ['src', 'test', 'bench'].flatMap(sourceFiles).filter((f) => f !== self)) {
+    const text = readFileSync(join(ROOT, file), 'utf8')
+    if (/\bSPEC(?:\.md|'s| "|:)/.test(text)) problems.push(`${file}: cites SPEC`)
+    for (const match of text.matchAll(/docs\/([A-Za-z-]+\.md)(?: "([^"]+)")?/g)) {
+      citations++
+      const [, name = '', section] = match
+      const titles = headings.get(name)
+      if (titles === undefined) problems.push(`${file}: docs/${name} does not exist`)
+      else if (section !== undefined && !titles.some((title) => title.includes(section)))
+        problems.push(`${file}: docs/${name} has no section "${section}"`)
+    }
+  }
+  assert.ok(citations >= 10, `citations found: ${citations}`)
+  assert.deepEqual(problems, [])
+})
