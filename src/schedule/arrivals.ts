@@ -79,11 +79,12 @@ export function gammaDraw(shape: number, random: () => number): number {
 
 /** Deals a schedule round-robin over `parts` workers: the superposition is exactly the schedule. */
 export function dealArrivals(offsets: Float64Array, parts: number): Float64Array[] {
-  const shares = Array.from({ length: parts }, (_, part) => {
-    const size = Math.floor(offsets.length / parts) + (part < offsets.length % parts ? 1 : 0)
-    return new Float64Array(size)
-  })
-  for (let i = 0; i < offsets.length; i++)
-    (shares[i % parts] as Float64Array)[Math.floor(i / parts)] = offsets[i] as number
-  return shares
+  return Array.from({ length: parts }, (_, part) => dealtArrivals(offsets, part, parts))
+}
+
+/** Part `part` of `parts` of a schedule dealt round-robin: arrivals part, part + parts, ... in order. */
+export function dealtArrivals(offsets: Float64Array, part: number, parts: number): Float64Array {
+  const share = new Float64Array(Math.floor(offsets.length / parts) + (part < offsets.length % parts ? 1 : 0))
+  for (let i = 0; i < share.length; i++) share[i] = offsets[part + i * parts] as number
+  return share
 }

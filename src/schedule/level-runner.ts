@@ -1,52 +1,20 @@
-import { performance } from 'node:perf_hooks'
 import type { ConnectionCounts } from '../client/connections.js'
-import { type RequestPlan, sendRequest, type Target } from '../client/stream-client.js'
+import type { RequestPlan } from '../client/stream-client.js'
+import type { Scheduler } from '../clock.js'
 import type { RequestRecord } from '../records/types.js'
+import { type LevelShare, type OpenShare, type TimedWindow, warmupConcurrency } from './level-share.js'
 
-/** The measured window of a level, on the shared performance.now() clock; null ends = open. */
-export interface MeasureWindow {
-  /** Requests sent (closed loop) or intended (open loop) before this are warm-up. */
-  from: number | null
-  /** ... and at or after this, cool-down. */
-  until: number | null
-}
-
-/** One round of a level on one event loop. */
-export interface RoundPlan {
-  level: number
-  phase: 'warmup' | 'measure'
-  retry: number
-  /** Timed levels: records outside the window are tagged warmup/cooldown and excluded. */
-  window: MeasureWindow
-  load: ClosedLoad | OpenLoad
-}
-
-/** Exactly `concurrency` requests in flight. */
-export interface ClosedLoad {
-  kind: 'closed'
-  concurrency: number
-  /** Stop issuing after this many requests (first attempts), or ... */
-  requests: number | null
-  /** ... at this performance.now() time; in-flight requests then drain, each bounded by its timeout. */
-  deadline: number | null
-}
-
-/** Requests sent at intended times, whatever the server's pace. */
-export interface OpenLoad {
-  kind: 'open'
-  /** Intended send times, ms after `startAt`, ascending. */
-  offsets: Float64Array
-  /** performance.now() time of offset 0. */
-  startAt: number
-  /**
-   * At most this many requests in flight; an arrival finding them all busy waits for one (and its
-   * latency from the intended time includes the wait). A bound keeps a dead server from opening
-   * thousands of sockets.
-   */
-  maxInFlight: number
-  /** An arrival still waiting this long after its intended time is dropped, not sent. */
-  dropAfterMs: number
-}
+/** Which round of a level a thread runs: its warm-up requests first, then the measured round. */
+export type Round =
+  | { phase: 'warmup' }
+  | {
+      phase: 'measure'
+      /**
+       * When the measured round starts, on the run clock every thread shares (one timeOrigin per
+       * process): offset 0 of the open-loop schedule, and the origin of a timed level's windows.
+       */
+      startAt: number
+    }
 
 export interface RoundOutcome {
   /** Open loop: arrivals planned, sent, and dropped (never sent: waited too long, or stopped). */
@@ -55,32 +23,72 @@ export interface RoundOutcome {
   connections?: ConnectionCounts
 }
 
+/** Everything a round touches outside itself, so that tests can run one without sockets or real time. */
 export interface RoundContext {
-  target: Target
   worker: number
   nextSeq: () => number
   nextPromptId: () => number
   bodyFor: (promptId: number) => Buffer
+  /** Sends one request on the thread's connection pool and resolves with its record. */
+  send: (request: RequestPlan) => Promise<RequestRecord>
   /** Called as each request finishes. */
   onRecord: (record: RequestRecord) => void
   /** Polled before each new request: true once the user asked to stop (Ctrl-C). */
   stopRequested: () => boolean
+  /** REAL_TIME in the program; a VirtualClock in tests. */
+  clock: Scheduler<unknown>
 }
+
+/**
+ * Which requests of a round count, by when they were sent (closed loop) or meant to be sent (open
+ * loop): before `from` is warm-up, at or after `until` cool-down, between them measured.
+ */
+interface Window {
+  from: number
+  until: number
+}
+
+/** The warm-up round: every request is warm-up. */
+const WARMUP_ROUND: Window = { from: Number.POSITIVE_INFINITY, until: Number.POSITIVE_INFINITY }
+/** A level measured by request count: every request of the measured round counts. */
+const WHOLE_ROUND: Window = { from: Number.NEGATIVE_INFINITY, until: Number.POSITIVE_INFINITY }
 
 /** Longest an idle open loop sleeps before looking at the stop flag again. */
 const STOP_POLL_MS = 250
 
-export async function runRound(plan: RoundPlan, context: RoundContext): Promise<RoundOutcome> {
-  if (plan.load.kind === 'open') return runOpenLoop(plan, plan.load, context)
-  await runClosedLoop(plan, plan.load, context)
+export async function runRound(
+  share: LevelShare,
+  round: Round,
+  context: RoundContext,
+): Promise<RoundOutcome> {
+  if (round.phase === 'warmup') {
+    const load = { concurrency: warmupConcurrency(share), requests: share.warmup }
+    await runClosedLoop(share, WARMUP_ROUND, load, Number.POSITIVE_INFINITY, context)
+    return { arrivals: null }
+  }
+  const window = measuredWindow(share.window, round.startAt)
+  if (share.load.kind === 'open') return runOpenLoop(share, window, share.load, round.startAt, context)
+  await runClosedLoop(share, window, share.load, roundEnd(share.window, round.startAt), context)
   return { arrivals: null }
 }
 
-/** The phase a request belongs to, from when it was sent (closed) or meant to be sent (open). */
-function phaseAt(plan: RoundPlan, time: number): RequestRecord['phase'] {
-  if (plan.phase === 'warmup') return 'warmup'
-  if (plan.window.from !== null && time < plan.window.from) return 'warmup'
-  if (plan.window.until !== null && time >= plan.window.until) return 'cooldown'
+function measuredWindow(timed: TimedWindow | null, startAt: number): Window {
+  if (timed === null) return WHOLE_ROUND
+  return {
+    from: startAt + timed.warmup_s * 1000,
+    until: startAt + (timed.warmup_s + timed.duration_s) * 1000,
+  }
+}
+
+/** When a timed closed loop stops issuing: the end of its cool-down window. */
+function roundEnd(timed: TimedWindow | null, startAt: number): number {
+  if (timed === null) return Number.POSITIVE_INFINITY
+  return startAt + (timed.warmup_s + timed.duration_s + timed.cooldown_s) * 1000
+}
+
+function phaseAt(window: Window, time: number): RequestRecord['phase'] {
+  if (time < window.from) return 'warmup'
+  if (time >= window.until) return 'cooldown'
   return 'measure'
 }
 
@@ -94,26 +102,34 @@ function phaseAt(plan: RoundPlan, time: number): RequestRecord['phase'] {
  * loop's first request has no earlier one: its scheduled_at is its own send time (connecting is
  * the start-up burst of a level, a one-off that warm-up absorbs, not the steady lateness).
  */
-async function runClosedLoop(plan: RoundPlan, load: ClosedLoad, context: RoundContext): Promise<void> {
+async function runClosedLoop(
+  share: LevelShare,
+  window: Window,
+  load: { concurrency: number; requests: number | null },
+  deadline: number,
+  context: RoundContext,
+): Promise<void> {
   let left = load.requests ?? Number.POSITIVE_INFINITY
-  const deadline = load.deadline ?? Number.POSITIVE_INFINITY
-  const claim = (): boolean => !context.stopRequested() && left-- > 0 && performance.now() < deadline
+  const { clock } = context
+  const claim = (): boolean => !context.stopRequested() && left-- > 0 && clock.now() < deadline
   const loops: Promise<void>[] = []
-  for (let i = 0; i < load.concurrency; i++) loops.push(closedLoop(plan, context, claim))
+  for (let i = 0; i < load.concurrency; i++) loops.push(closedLoop(share, window, context, claim))
   await Promise.all(loops)
 }
 
-async function closedLoop(plan: RoundPlan, context: RoundContext, claim: () => boolean): Promise<void> {
+async function closedLoop(
+  share: LevelShare,
+  window: Window,
+  context: RoundContext,
+  claim: () => boolean,
+): Promise<void> {
   let wantedAt: number | null = null
   while (claim()) {
     const promptId = context.nextPromptId()
-    const phase = phaseAt(plan, performance.now())
+    const phase = phaseAt(window, context.clock.now())
     // Retries (off by default) are separate records: a failed attempt is counted, never hidden.
-    for (let attempt = 1; attempt <= plan.retry + 1; attempt++) {
-      const record = await sendRequest(
-        context.target,
-        requestPlan(plan, context, promptId, phase, wantedAt, attempt),
-      )
+    for (let attempt = 1; attempt <= share.retry + 1; attempt++) {
+      const record = await context.send(requestPlan(share, context, promptId, phase, wantedAt, attempt))
       context.onRecord(record)
       wantedAt = record.end_at
       if (record.error === null || context.stopRequested()) break
@@ -122,7 +138,7 @@ async function closedLoop(plan: RoundPlan, context: RoundContext, claim: () => b
 }
 
 function requestPlan(
-  plan: RoundPlan,
+  share: LevelShare,
   context: RoundContext,
   promptId: number,
   phase: RequestRecord['phase'],
@@ -132,7 +148,7 @@ function requestPlan(
   return {
     seq: context.nextSeq(),
     worker: context.worker,
-    level: plan.level,
+    level: share.level,
     phase,
     prompt_id: promptId,
     scheduled_at: scheduledAt,
@@ -147,36 +163,40 @@ function requestPlan(
  * `maxInFlight` requests are out, arrivals queue in order and go as slots free up; scheduled_at stays
  * the intended time, so the queueing shows in latency-from-intended and in lateness.
  */
-function runOpenLoop(plan: RoundPlan, load: OpenLoad, context: RoundContext): Promise<RoundOutcome> {
-  const { offsets, startAt, maxInFlight, dropAfterMs } = load
+function runOpenLoop(
+  share: LevelShare,
+  window: Window,
+  load: OpenShare,
+  startAt: number,
+  context: RoundContext,
+): Promise<RoundOutcome> {
+  const { offsets, maxInFlight, dropAfterMs } = load
+  const { clock } = context
   return new Promise((resolve) => {
     let next = 0 // next arrival not yet released
     let queuedFrom = 0 // arrivals [queuedFrom, next) are released but waiting for a slot
     let inFlight = 0
     let sent = 0
     let dropped = 0
-    let timer: NodeJS.Timeout | null = null
+    let timer: unknown = null
 
     const finishIfDone = (): void => {
       if (inFlight > 0 || queuedFrom < next || (next < offsets.length && !context.stopRequested())) return
       // Stopped early: arrivals never released count as dropped too (none was sent).
       dropped += offsets.length - next
       next = offsets.length
-      if (timer !== null) clearTimeout(timer)
+      if (timer !== null) clock.cancel(timer)
       resolve({ arrivals: { planned: offsets.length, sent, dropped } })
     }
 
     const send = async (index: number): Promise<void> => {
       const intended = startAt + (offsets[index] as number)
       const promptId = context.nextPromptId()
-      const phase = phaseAt(plan, intended)
+      const phase = phaseAt(window, intended)
       inFlight++
       sent++
-      for (let attempt = 1; attempt <= plan.retry + 1; attempt++) {
-        const record = await sendRequest(
-          context.target,
-          requestPlan(plan, context, promptId, phase, intended, attempt),
-        )
+      for (let attempt = 1; attempt <= share.retry + 1; attempt++) {
+        const record = await context.send(requestPlan(share, context, promptId, phase, intended, attempt))
         context.onRecord(record)
         if (record.error === null || context.stopRequested()) break
       }
@@ -186,7 +206,7 @@ function runOpenLoop(plan: RoundPlan, load: OpenLoad, context: RoundContext): Pr
     }
 
     const drainQueue = (): void => {
-      const now = performance.now()
+      const now = clock.now()
       while (queuedFrom < next && inFlight < maxInFlight) {
         const index = queuedFrom++
         if (context.stopRequested() || now - (startAt + (offsets[index] as number)) > dropAfterMs) dropped++
@@ -196,7 +216,7 @@ function runOpenLoop(plan: RoundPlan, load: OpenLoad, context: RoundContext): Pr
 
     const release = (): void => {
       timer = null
-      const now = performance.now()
+      const now = clock.now()
       if (context.stopRequested()) {
         finishIfDone()
         return
@@ -204,10 +224,10 @@ function runOpenLoop(plan: RoundPlan, load: OpenLoad, context: RoundContext): Pr
       while (next < offsets.length && startAt + (offsets[next] as number) <= now) next++
       drainQueue()
       if (next < offsets.length) {
-        // setTimeout rounds to whole ms and may fire a little early; the loop above re-checks. At
+        // A real timer rounds to whole ms and may fire a little early; the loop above re-checks. At
         // low rates the wait is capped, so a Ctrl-C is noticed within STOP_POLL_MS, not one gap later.
-        const due = startAt + (offsets[next] as number) - performance.now()
-        timer = setTimeout(release, Math.max(0, Math.min(due, STOP_POLL_MS)))
+        const due = startAt + (offsets[next] as number) - clock.now()
+        timer = clock.after(Math.max(0, Math.min(due, STOP_POLL_MS)), release)
       }
       finishIfDone()
     }

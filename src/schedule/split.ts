@@ -3,9 +3,13 @@
  * split(10, 3) = [4, 3, 3]. Used to spread a level's streams, requests and warm-up over workers.
  */
 export function splitEvenly(total: number, parts: number): number[] {
+  return Array.from({ length: parts }, (_, i) => evenShare(total, i, parts))
+}
+
+/** Share `index` of `splitEvenly(total, parts)`, without building the others. */
+export function evenShare(total: number, index: number, parts: number): number {
   const base = Math.floor(total / parts)
-  const extra = total - base * parts
-  return Array.from({ length: parts }, (_, i) => base + (i < extra ? 1 : 0))
+  return base + (index < total - base * parts ? 1 : 0)
 }
 
 /**

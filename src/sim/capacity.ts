@@ -14,6 +14,8 @@
  * HTTP server drives the engine with real timers and the tests drive it with `VirtualClock`.
  */
 
+import type { Scheduler } from '../clock.js'
+
 export interface SimParams {
   /** Batch slots: how many requests can be in prefill or decode at once. Integer >= 1. */
   slots: number
@@ -197,12 +199,8 @@ export class AdmissionControl<Id> {
 // ---------------------------------------------------------------------------------------------------
 // Engine: per-request timeline on an injected clock
 
-/** The engine's only view of time. `now()` is in ms, monotonic. */
-export interface Scheduler<T> {
-  now(): number
-  after(ms: number, fn: () => void): T
-  cancel(timer: T): void
-}
+// The engine's only view of time: an injected Scheduler (real timers in the server, VirtualClock in tests).
+export type { Scheduler } from '../clock.js'
 
 export interface SimJob {
   inputTokens: number

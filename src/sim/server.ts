@@ -12,16 +12,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { performance } from 'node:perf_hooks'
+import { REAL_TIME } from '../clock.js'
 import { seededRandom } from '../random.js'
 import { loadTokenizer } from '../workload/tokenizers.js'
-import {
-  type JobSink,
-  resolveSimParams,
-  type Scheduler,
-  SimEngine,
-  type SimParams,
-  type SimStats,
-} from './capacity.js'
+import { type JobSink, resolveSimParams, SimEngine, type SimParams, type SimStats } from './capacity.js'
 import {
   FAULT_DELAY_MS,
   FAULT_OVERSIZED_BYTES,
@@ -121,12 +115,6 @@ export function wordSource(seed: number, requestNo: number): () => string {
   }
 }
 
-const realClock: Scheduler<NodeJS.Timeout> = {
-  now: () => performance.now(),
-  after: (ms, fn) => setTimeout(fn, ms),
-  cancel: (timer) => clearTimeout(timer),
-}
-
 interface SimContext {
   readonly engine: SimEngine<NodeJS.Timeout>
   readonly model: string
@@ -166,7 +154,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
     throw new RangeError(`early_stop must be in [0, 1], got ${early_stop}`)
   const params = resolveSimParams(overrides)
   const ctx: SimContext = {
-    engine: new SimEngine(params, realClock),
+    engine: new SimEngine(params, REAL_TIME),
     model,
     modelsBody: JSON.stringify({
       object: 'list',

@@ -2,33 +2,17 @@ import { performance } from 'node:perf_hooks'
 import { Worker } from 'node:worker_threads'
 import type { LoopStats } from '../metrics/client-health.js'
 import type { RequestRecord } from '../records/types.js'
-import { dealArrivals } from '../schedule/arrivals.js'
-import type { ClosedLoad, MeasureWindow, RoundOutcome } from '../schedule/level-runner.js'
-import { splitEvenly, splitProportionally } from '../schedule/split.js'
-import type { FromWorker, LevelShare, TargetSpec, ToWorker } from './protocol.js'
+import type { Round, RoundOutcome } from '../schedule/level-runner.js'
+import { connectionsOf, type LevelShare, shareOf } from '../schedule/level-share.js'
+import type { FromWorker, TargetSpec, ToWorker } from './protocol.js'
 
 interface RoundDone {
   loop: LoopStats
   outcome: RoundOutcome
 }
 
-/** One level as the pool runs it: spread over the workers, warm-up first, then the measured round. */
-export interface LevelRun {
-  /** The level's value: streams (concurrency mode) or requests per second (rate mode). */
-  level: number
-  warmup: number
-  retry: number
-  /** Timed levels: seconds before and after the measured window whose requests are excluded. */
-  window: { warmup_s: number; duration_s: number; cooldown_s: number } | null
-  load:
-    | { kind: 'closed'; concurrency: number; requests: number | null }
-    | { kind: 'open'; offsets: Float64Array; maxInFlight: number; dropAfterMs: number }
-}
-
 /** Open-loop levels start this long after the schedule is posted, so every worker has it in time. */
 const OPEN_START_DELAY_MS = 50
-/** Open-loop warm-up requests run this many at a time. */
-const OPEN_WARMUP_CONCURRENCY = 4
 
 /**
  * Compiled, the worker is worker.js beside this file. Run from source under tsx (tests, benches),
@@ -98,73 +82,23 @@ export class WorkerPool {
    * `onMeasureStart` is called when warm-up is over and the measured round begins.
    */
   async runLevel(
-    level: LevelRun,
+    level: LevelShare,
     onRecords: (records: RequestRecord[]) => void,
     onMeasureStart: () => void = () => {},
   ): Promise<{ loops: LoopStats[]; outcomes: RoundOutcome[] }> {
     this.onRecords = onRecords
-    const { load } = level
-    const used =
-      load.kind === 'closed' ? Math.min(this.workers.length, load.concurrency) : this.workers.length
-    // Closed: the level's streams split evenly. Open: the schedule dealt round-robin, and the
-    // in-flight bound split like streams.
-    const streams =
-      load.kind === 'closed'
-        ? splitEvenly(load.concurrency, used)
-        : splitEvenly(Math.max(used, load.maxInFlight), used)
-    const warmups = splitProportionally(level.warmup, streams)
-    const requests =
-      load.kind === 'closed' && load.requests !== null ? splitProportionally(load.requests, streams) : null
-    const dealt = load.kind === 'open' ? dealArrivals(load.offsets, used) : null
-    const warmupConcurrency = (i: number): number =>
-      Math.min(
-        load.kind === 'closed' ? (streams[i] as number) : OPEN_WARMUP_CONCURRENCY,
-        warmups[i] as number,
-      )
-    const share = (i: number, measure: LevelShare['measure'], window: MeasureWindow): LevelShare => ({
-      level: level.level,
-      connections: streams[i] as number,
-      warmup: { requests: warmups[i] as number, concurrency: warmupConcurrency(i) },
-      measure,
-      window,
-      retry: level.retry,
-      keepAlive: this.keepAlive,
-    })
-    const open: MeasureWindow = { from: null, until: null }
-    if (level.warmup > 0) {
-      const idle: ClosedLoad = { kind: 'closed', concurrency: 0, requests: 0, deadline: null }
-      await this.round('warmup', used, (i) => share(i, idle, open))
-    }
-    // Times are set after warm-up, on the clock every thread shares (one timeOrigin per process).
+    const count = this.workers.length
+    // Each thread runs its share of this process's share. Threads left without a connection (fewer
+    // streams than threads) sit the level out; remainders go first, so they are the last threads.
+    const shares = Array.from({ length: count }, (_, i) => shareOf(level, i, count)).filter(
+      (share) => connectionsOf(share) > 0,
+    )
+    if (level.warmup > 0) await this.round(shares, { phase: 'warmup' })
+    // The start is set after warm-up, on the clock every thread shares (one timeOrigin per process).
     onMeasureStart()
     const now = performance.now()
-    const startAt = load.kind === 'open' ? now + OPEN_START_DELAY_MS : now
-    const window: MeasureWindow =
-      level.window === null
-        ? open
-        : {
-            from: startAt + level.window.warmup_s * 1000,
-            until: startAt + (level.window.warmup_s + level.window.duration_s) * 1000,
-          }
-    const deadline =
-      level.window === null
-        ? null
-        : startAt + (level.window.warmup_s + level.window.duration_s + level.window.cooldown_s) * 1000
-    const results = await this.round('measure', used, (i) =>
-      share(
-        i,
-        load.kind === 'closed'
-          ? { kind: 'closed', concurrency: streams[i] as number, requests: requests?.[i] ?? null, deadline }
-          : {
-              kind: 'open',
-              offsets: (dealt as Float64Array[])[i] as Float64Array,
-              startAt,
-              maxInFlight: streams[i] as number,
-              dropAfterMs: load.dropAfterMs,
-            },
-        window,
-      ),
-    )
+    const startAt = level.load.kind === 'open' ? now + OPEN_START_DELAY_MS : now
+    const results = await this.round(shares, { phase: 'measure', startAt })
     return { loops: results.map((r) => r.loop), outcomes: results.map((r) => r.outcome) }
   }
 
@@ -188,17 +122,15 @@ export class WorkerPool {
     )
   }
 
-  private round(
-    phase: 'warmup' | 'measure',
-    used: number,
-    shareOf: (i: number) => LevelShare,
-  ): Promise<RoundDone[]> {
-    const done: Promise<RoundDone>[] = []
-    for (let i = 0; i < used; i++) {
-      done.push(new Promise((resolve, reject) => this.waiting.set(i, { resolve, reject })))
-      ;(this.workers[i] as Worker).postMessage({ type: 'round', phase, share: shareOf(i) } satisfies ToWorker)
-    }
-    return Promise.all(done)
+  private round(shares: readonly LevelShare[], round: Round): Promise<RoundDone[]> {
+    return Promise.all(
+      shares.map((share, i) => {
+        const done = new Promise<RoundDone>((resolve, reject) => this.waiting.set(i, { resolve, reject }))
+        const message: ToWorker = { type: 'round', round, share, keepAlive: this.keepAlive }
+        ;(this.workers[i] as Worker).postMessage(message)
+        return done
+      }),
+    )
   }
 
   private receive(index: number, message: FromWorker): void {

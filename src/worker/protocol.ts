@@ -1,6 +1,7 @@
 import type { LoopStats } from '../metrics/client-health.js'
 import type { RequestRecord } from '../records/types.js'
-import type { ClosedLoad, MeasureWindow, OpenLoad, RoundOutcome } from '../schedule/level-runner.js'
+import type { Round, RoundOutcome } from '../schedule/level-runner.js'
+import type { LevelShare } from '../schedule/level-share.js'
 
 /** Everything a worker needs to build its own connection pool to the target; sent once. */
 export interface TargetSpec {
@@ -24,21 +25,6 @@ export interface TargetSpec {
   keepAlive: boolean
 }
 
-/** A worker's share of one level. */
-export interface LevelShare {
-  level: number
-  /** Connections of the level's pool: the most requests this worker has in flight in the level. */
-  connections: number
-  /** Warm-up requests (closed loop, excluded from the figures) and how many run at once. */
-  warmup: { requests: number; concurrency: number }
-  /** The measured round. Its absolute times are on the shared performance.now() clock (threads share timeOrigin). */
-  measure: ClosedLoad | OpenLoad
-  window: MeasureWindow
-  retry: number
-  /** False once any thread saw the server close after responses: no thread reuses connections then. */
-  keepAlive: boolean
-}
-
 export type ToWorker =
   | {
       type: 'init'
@@ -49,7 +35,14 @@ export type ToWorker =
       target: TargetSpec
       bodies: Uint8Array[]
     }
-  | { type: 'round'; phase: 'warmup' | 'measure'; share: LevelShare }
+  | {
+      type: 'round'
+      round: Round
+      /** This thread's share of the level. */
+      share: LevelShare
+      /** False once any thread saw the server close after responses: no thread reuses connections then. */
+      keepAlive: boolean
+    }
   | { type: 'stop'; graceMs: number }
 
 export type FromWorker =

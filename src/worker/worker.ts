@@ -2,12 +2,14 @@ import { setMaxListeners } from 'node:events'
 import { parentPort } from 'node:worker_threads'
 import { InterruptedError } from '../client/classify.js'
 import { ConnectionWatch } from '../client/connections.js'
-import type { Target } from '../client/stream-client.js'
+import { sendRequest, type Target } from '../client/stream-client.js'
+import { REAL_TIME } from '../clock.js'
 import { LoopMonitor } from '../metrics/client-health.js'
 import type { RequestRecord } from '../records/types.js'
 import { closeTarget, openTarget } from '../run/target.js'
-import { type RoundOutcome, runRound } from '../schedule/level-runner.js'
-import type { FromWorker, LevelShare, TargetSpec, ToWorker } from './protocol.js'
+import { type Round, type RoundOutcome, runRound } from '../schedule/level-runner.js'
+import { connectionsOf, type LevelShare } from '../schedule/level-share.js'
+import type { FromWorker, TargetSpec, ToWorker } from './protocol.js'
 
 /**
  * A load-generating thread: its own event loop and its own connection pool per level. It stamps,
@@ -50,7 +52,8 @@ function flush(): void {
  * warm-up really does open the connections the measurement then uses. */
 let levelPool: { level: number; target: Target } | null = null
 
-async function runShare(share: LevelShare, phase: 'warmup' | 'measure'): Promise<void> {
+async function runShare(share: LevelShare, round: Round, keepAlive: boolean): Promise<void> {
+  const { phase } = round
   if (levelPool !== null && levelPool.level !== share.level) {
     await closeTarget(levelPool.target)
     levelPool = null
@@ -58,45 +61,29 @@ async function runShare(share: LevelShare, phase: 'warmup' | 'measure'): Promise
   levelPool ??= {
     level: share.level,
     target: {
-      ...openTarget(target as TargetSpec, Math.max(1, share.connections), watch),
+      ...openTarget(target as TargetSpec, Math.max(1, connectionsOf(share)), watch),
       interrupt: interrupt.signal,
     },
   }
   const connection = levelPool.target
-  if (!share.keepAlive) watch.keepAlive = false
+  if (!keepAlive) watch.keepAlive = false
   watch.take() // counts start with the round
   const flusher = setInterval(flush, BATCH_INTERVAL_MS)
   if (phase === 'measure') monitor.start()
   let outcome: RoundOutcome = { arrivals: null }
   try {
-    outcome = await runRound(
-      {
-        level: share.level,
-        phase,
-        retry: share.retry,
-        window: share.window,
-        load:
-          phase === 'warmup'
-            ? {
-                kind: 'closed',
-                concurrency: share.warmup.concurrency,
-                requests: share.warmup.requests,
-                deadline: null,
-              }
-            : share.measure,
-      },
-      {
-        target: connection,
-        worker: workerIndex,
-        nextSeq: () => seq++,
-        // Worker w of W in shard s of S takes prompts s + S(w + W k), k = 0, 1, ...: distinct across
-        // workers and shards.
-        nextPromptId: () => shardSlot.index + shardSlot.count * (workerIndex + workerCount * promptRound++),
-        bodyFor: (promptId) => bodies[promptId % bodies.length] as Buffer,
-        onRecord: (record) => batch.push(record),
-        stopRequested: () => stopRequested,
-      },
-    )
+    outcome = await runRound(share, round, {
+      worker: workerIndex,
+      nextSeq: () => seq++,
+      // Worker w of W in shard s of S takes prompts s + S(w + W k), k = 0, 1, ...: distinct across
+      // workers and shards.
+      nextPromptId: () => shardSlot.index + shardSlot.count * (workerIndex + workerCount * promptRound++),
+      bodyFor: (promptId) => bodies[promptId % bodies.length] as Buffer,
+      send: (request) => sendRequest(connection, request),
+      onRecord: (record) => batch.push(record),
+      stopRequested: () => stopRequested,
+      clock: REAL_TIME,
+    })
   } finally {
     clearInterval(flusher)
     flush()
@@ -128,7 +115,7 @@ port.on('message', (message: ToWorker) => {
       setTimeout(() => interrupt.abort(new InterruptedError(message.graceMs)), message.graceMs).unref()
       break
     case 'round':
-      runShare(message.share, message.phase).catch((error: unknown) =>
+      runShare(message.share, message.round, message.keepAlive).catch((error: unknown) =>
         post({ type: 'failed', message: error instanceof Error ? error.message : String(error) }),
       )
       break

@@ -1,0 +1,100 @@
+import { dealtArrivals } from './arrivals.js'
+import { splitEvenly, splitProportionally } from './split.js'
+
+/**
+ * A level, or a part of one: the same type at every scale. The whole level (built from the config),
+ * a shard's share of it and a thread's share of that are each made by `shareOf`, as k6's execution
+ * segments divide a test over instances and VUs alike, so the two divisions cannot drift apart.
+ */
+export interface LevelShare {
+  /** The level's value: streams (concurrency mode) or requests per second (rate mode), the whole level's in every share. */
+  level: number
+  /** Warm-up requests: a closed loop before the measured round, excluded from the figures. */
+  warmup: number
+  /** Retries of a failed request (off by default); every attempt is its own record. */
+  retry: number
+  /** Timed levels: seconds before and after the measured window whose requests are excluded. */
+  window: TimedWindow | null
+  load: ClosedShare | OpenShare
+}
+
+export interface TimedWindow {
+  warmup_s: number
+  duration_s: number
+  cooldown_s: number
+}
+
+/** Exactly `concurrency` requests in flight. */
+export interface ClosedShare {
+  kind: 'closed'
+  concurrency: number
+  /** Stop issuing after this many requests (first attempts); null = at the end of the timed level. */
+  requests: number | null
+}
+
+/** Requests sent at intended times, whatever the server's pace. */
+export interface OpenShare {
+  kind: 'open'
+  /** Intended send times, ms after the measured round's start, ascending. */
+  offsets: Float64Array
+  /**
+   * At most this many requests in flight; an arrival finding them all busy waits for one (and its
+   * latency from the intended time includes the wait). A bound keeps a dead server from opening
+   * thousands of sockets.
+   */
+  maxInFlight: number
+  /** An arrival still waiting this long after its intended time is dropped, not sent. */
+  dropAfterMs: number
+}
+
+/** Open-loop warm-up requests run this many at a time. */
+const OPEN_WARMUP_CONCURRENCY = 4
+
+/**
+ * Part `index` of `count` of `share`. Remainders go to the first parts, so the empty parts, if any,
+ * are the last ones:
+ * - closed: the streams split evenly, the requests in proportion to them (the parts add up exactly);
+ * - open: the schedule dealt round-robin (the parts superpose to exactly it), and the in-flight bound
+ *   split evenly, at least one each so that every part can send;
+ * - warm-up requests in proportion to each part's connections, so a part with no stream gets none.
+ */
+export function shareOf(share: LevelShare, index: number, count: number): LevelShare {
+  const { load } = share
+  const connections =
+    load.kind === 'closed'
+      ? splitEvenly(load.concurrency, count)
+      : splitEvenly(load.maxInFlight, count).map((bound) => Math.max(1, bound))
+  const part = (total: number): number => splitProportionally(total, connections)[index] as number
+  return {
+    level: share.level,
+    warmup: part(share.warmup),
+    retry: share.retry,
+    window: share.window,
+    load:
+      load.kind === 'closed'
+        ? {
+            kind: 'closed',
+            concurrency: connections[index] as number,
+            requests: load.requests === null ? null : part(load.requests),
+          }
+        : {
+            kind: 'open',
+            offsets: dealtArrivals(load.offsets, index, count),
+            maxInFlight: connections[index] as number,
+            dropAfterMs: load.dropAfterMs,
+          },
+  }
+}
+
+/** The most requests a share has in flight, which sizes its connection pool. */
+export function connectionsOf(share: LevelShare): number {
+  return share.load.kind === 'closed' ? share.load.concurrency : share.load.maxInFlight
+}
+
+/** How many of a share's warm-up requests run at once: its streams, or a few for an open loop. */
+export function warmupConcurrency(share: LevelShare): number {
+  return Math.min(
+    share.load.kind === 'closed' ? share.load.concurrency : OPEN_WARMUP_CONCURRENCY,
+    share.warmup,
+  )
+}
