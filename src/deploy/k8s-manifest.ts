@@ -8,6 +8,7 @@
  * Pure: options in, multi-document YAML out. Nothing here talks to a cluster.
  */
 import { Document, isMap } from 'yaml'
+import { ISO_WITH_ZONE } from '../schedule/start-time.js'
 
 export interface K8sManifestOptions {
   /** Parallelism = completions = shards. */
@@ -413,8 +414,6 @@ const DATA_KEY = /^[-._a-zA-Z0-9]+$/
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 const CPU_QUANTITY = /^(\d+(\.\d+)?|\d+m)$/
 const MEMORY_QUANTITY = /^\d+(\.\d+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$/
-/** An ISO time with a zone: without one, each machine would read it in its own local time. */
-const ISO_WITH_ZONE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i
 
 function validate(options: K8sManifestOptions): void {
   const fail = (field: keyof K8sManifestOptions, reason: string): never => {

@@ -15,13 +15,7 @@ export interface StartSchedule {
 /** A wait longer than this is a mistake (a start time in the wrong year), not a plan. */
 export const MAX_START_WAIT_MS = 24 * 3600 * 1000
 
-/** Parses --start-at: an ISO time, or epoch seconds. Null when it is neither. */
-export function parseStartAt(text: string): number | null {
-  const trimmed = text.trim()
-  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000)
-  const ms = Date.parse(trimmed)
-  return Number.isNaN(ms) ? null : ms
-}
+export { parseStartAt } from '../schedule/start-time.js'
 
 /** Resolves when level `index` may start (at once when its time has passed); returns early on Ctrl-C. */
 export async function waitForLevelStart(

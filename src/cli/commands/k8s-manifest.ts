@@ -12,7 +12,8 @@ import {
   RESULTS_DIR,
   renderK8sManifest,
 } from '../../deploy/k8s-manifest.js'
-import { MAX_START_WAIT_MS, parseStartAt as parseRunStartAt } from '../../run/start-schedule.js'
+import { MAX_START_WAIT_MS } from '../../run/start-schedule.js'
+import { isSameEverywhere, parseStartAt as parseRunStartAt } from '../../schedule/start-time.js'
 import { TOOL_VERSION } from '../../version.js'
 import { type CommandSpec, parseFlags, renderHelp, stringFlag } from '../args.js'
 import { CliError, EXIT } from '../exit-codes.js'
@@ -229,10 +230,8 @@ function parseShards(text: string | undefined): number {
  */
 function parseStartAt(text: string | undefined, now: Date): Date {
   if (text === undefined) return new Date(now.getTime() + DEFAULT_START_DELAY_S * 1000)
-  const trimmed = text.trim()
-  const ms = parseRunStartAt(trimmed)
-  const zoned = /^\d+(\.\d+)?$/.test(trimmed) || /^\d{4}-\d{2}-\d{2}T.*(Z|[+-]\d{2}:\d{2})$/i.test(trimmed)
-  if (ms === null || !zoned)
+  const ms = parseRunStartAt(text)
+  if (ms === null || !isSameEverywhere(text))
     throw new CliError(
       `llmbench k8s-manifest: --start-at: expected an ISO time with a zone (2030-01-01T12:00:00Z) or epoch seconds, got ${JSON.stringify(text)}`,
       EXIT.usage,
