@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs'
 import { extname } from 'node:path'
 import { parse as parseToml, TomlError } from 'smol-toml'
+import { RESULT_FILE } from '../result/folder-layout.js'
 import { type LengthSpec, meanLength, parseLength } from '../workload/lengths.js'
 import { PROFILE_NAMES, PROFILES } from '../workload/profiles.js'
 import { ConfigError, type ConfigIssue, describeValue } from './errors.js'
@@ -73,7 +74,7 @@ export const DEFAULTS: RunConfig = deepFreeze({
     record_ttft: true,
     record_tpot: true,
     record_throughput: true,
-    output_json: 'bench_result.json',
+    output_json: RESULT_FILE,
     slo: {},
     min_success_rate: 90,
   },

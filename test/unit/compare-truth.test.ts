@@ -7,7 +7,7 @@ import type { ClientHealth } from '../../src/metrics/client-health.js'
 import { seededRandom } from '../../src/random.js'
 import type { RequestRecord } from '../../src/records/types.js'
 import { renderComparison } from '../../src/report/compare-render.js'
-import type { RunMeta } from '../../src/report/result-json.js'
+import type { RunMeta } from '../../src/result/run-meta.js'
 import { makeRecord } from '../helpers/records.js'
 
 const STREAMS = 2

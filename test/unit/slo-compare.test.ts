@@ -6,7 +6,7 @@ import { findSaturation } from '../../src/analysis/saturation.js'
 import { evaluateSlos, findCapacity, parseSloKey, toSlos } from '../../src/analysis/slo.js'
 import { seededRandom } from '../../src/random.js'
 import type { RequestRecord } from '../../src/records/types.js'
-import type { RunMeta } from '../../src/report/result-json.js'
+import type { RunMeta } from '../../src/result/run-meta.js'
 import { makeRecord } from '../helpers/records.js'
 
 const TIMEOUT_MS = 10_000

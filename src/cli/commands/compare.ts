@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs'
 import { compareRuns, DEFAULT_MAX_REGRESSION } from '../../analysis/compare.js'
 import { renderComparison } from '../../report/compare-render.js'
-import { type LoadedRun, loadRun } from '../../report/load-run.js'
+import { type LoadedRun, loadRun } from '../../result/load-run.js'
 import { type CommandSpec, parseFlags, renderHelp, stringFlag } from '../args.js'
 import { CliError, EXIT } from '../exit-codes.js'
 import type { Io } from '../io.js'
