@@ -3,10 +3,11 @@
  * the records plus meta (buildResult), so a program can run a gradient, re-read a result folder,
  * or compare two runs exactly as the commands do.
  */
-export { type Comparison, compareRuns, DEFAULT_MAX_REGRESSION } from './analysis/compare.js'
+
 export { findSaturation, type Saturation } from './analysis/saturation.js'
 export { evaluateSlos, findCapacity, type Slo, toSlos } from './analysis/slo.js'
 export { type SseEvent, SseParser } from './client/sse.js'
+export { type Comparison, compareRuns, DEFAULT_MAX_REGRESSION } from './compare/compare.js'
 export { ConfigError, type ConfigIssue } from './config/errors.js'
 export { DEFAULTS, loadRunConfig } from './config/load.js'
 export type { ConfigFlags, RunConfig } from './config/types.js'

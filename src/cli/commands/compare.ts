@@ -1,5 +1,5 @@
 import { writeFileSync } from 'node:fs'
-import { compareRuns, DEFAULT_MAX_REGRESSION } from '../../analysis/compare.js'
+import { compareRuns, DEFAULT_MAX_REGRESSION } from '../../compare/compare.js'
 import { renderComparison } from '../../report/compare-render.js'
 import { type LoadedRun, loadRun } from '../../result/load-run.js'
 import { type CommandSpec, parseFlags, renderHelp, stringFlag } from '../args.js'
