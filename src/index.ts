@@ -5,12 +5,12 @@
  */
 
 export { findSaturation, type Saturation } from './analysis/saturation.js'
-export { evaluateSlos, findCapacity, type Slo, toSlos } from './analysis/slo.js'
 export { type SseEvent, SseParser } from './client/sse.js'
 export { type Comparison, compareRuns, DEFAULT_MAX_REGRESSION } from './compare/compare.js'
 export { ConfigError, type ConfigIssue } from './config/errors.js'
 export { DEFAULTS, loadRunConfig } from './config/load.js'
 export type { ConfigFlags, RunConfig } from './config/types.js'
+export { evaluateSlos, findCapacity, type Slo, toSlos } from './metrics/slo.js'
 export { type LevelSummary, summarizeLevel } from './metrics/summarize.js'
 export { readRecords } from './records/jsonl-reader.js'
 export type { ErrorClass, RequestRecord } from './records/types.js'

@@ -8,7 +8,7 @@
  * exactly as written.
  */
 
-import { parseSloKey } from '../analysis/slo.js'
+import { parseSloKey } from '../metrics/slo.js'
 import { LENGTH_SYNTAX, parseLength } from '../workload/lengths.js'
 import { type ConfigIssue, describeValue } from './errors.js'
 import { maskUrlSecrets } from './url.js'
