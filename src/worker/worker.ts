@@ -5,9 +5,9 @@ import { ConnectionWatch } from '../client/connections.js'
 import type { Target } from '../client/stream-client.js'
 import { LoopMonitor } from '../metrics/client-health.js'
 import type { RequestRecord } from '../records/types.js'
-import { closeTarget, openTarget } from '../run/target.js'
 import { type RoundOutcome, runRound } from '../schedule/level-runner.js'
 import type { FromWorker, LevelShare, TargetSpec, ToWorker } from './protocol.js'
+import { closeTarget, openTarget } from './target.js'
 
 /**
  * A load-generating thread: its own event loop and its own connection pool per level. It stamps,

@@ -28,7 +28,7 @@ import { runGradient } from '../../run/run-gradient.js'
 import { parseShard } from '../../run/shard.js'
 import { MAX_START_WAIT_MS, parseStartAt, type StartSchedule } from '../../run/start-schedule.js'
 import { type RunPhase, StopSignal } from '../../run/stop-signal.js'
-import { readApiKey } from '../../run/target.js'
+import { readApiKey } from '../../worker/target.js'
 import { formatLength } from '../../workload/lengths.js'
 import {
   type CommandSpec,
