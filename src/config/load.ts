@@ -7,10 +7,11 @@
 import { readFileSync } from 'node:fs'
 import { extname } from 'node:path'
 import { parse as parseToml, TomlError } from 'smol-toml'
+import { describeValue } from '../describe-value.js'
 import { RESULT_FILE } from '../result/folder-layout.js'
 import { type LengthSpec, meanLength, parseLength } from '../workload/lengths.js'
 import { PROFILE_NAMES, PROFILES } from '../workload/profiles.js'
-import { ConfigError, type ConfigIssue, describeValue } from './errors.js'
+import { ConfigError, type ConfigIssue } from './errors.js'
 import { parseJsonc } from './jsonc.js'
 import {
   type ConfigToml,
