@@ -3,7 +3,6 @@
  * the records plus meta (buildResult), so a program can run a gradient, re-read a result folder,
  * or compare two runs exactly as the commands do.
  */
-
 export { findSaturation, type Saturation } from './analysis/saturation.js'
 export { type SseEvent, SseParser } from './client/sse.js'
 export { type Comparison, compareRuns, DEFAULT_MAX_REGRESSION } from './compare/compare.js'
