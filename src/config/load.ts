@@ -7,9 +7,11 @@
 import { readFileSync } from 'node:fs'
 import { extname } from 'node:path'
 import { parse as parseToml, TomlError } from 'smol-toml'
+import { describeValue } from '../describe-value.js'
+import { RESULT_FILE } from '../result/folder-layout.js'
 import { type LengthSpec, meanLength } from '../workload/lengths.js'
 import { PROFILE_NAMES, PROFILES } from '../workload/profiles.js'
-import { ConfigError, type ConfigIssue, describeValue } from './errors.js'
+import { ConfigError, type ConfigIssue } from './errors.js'
 import { parseJsonc } from './jsonc.js'
 import { validate, valueAt } from './schema.js'
 import type { ConfigFlags } from './settings.js'
@@ -74,7 +76,7 @@ export const DEFAULTS: RunConfig = deepFreeze({
     record_ttft: true,
     record_tpot: true,
     record_throughput: true,
-    output_json: 'bench_result.json',
+    output_json: RESULT_FILE,
     slo: {},
     min_success_rate: 90,
   },

@@ -9,9 +9,10 @@
  * exactly as written.
  */
 
-import { parseSloKey } from '../analysis/slo.js'
+import { describeValue } from '../describe-value.js'
+import { parseSloKey } from '../metrics/slo.js'
 import { LENGTH_SYNTAX, parseLength } from '../workload/lengths.js'
-import { type ConfigIssue, describeValue } from './errors.js'
+import type { ConfigIssue } from './errors.js'
 import { maskUrlSecrets } from './url.js'
 import { z } from './zod.js'
 

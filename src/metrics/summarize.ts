@@ -1,4 +1,3 @@
-import { evaluateSlos, type LevelSlo, type Slo } from '../analysis/slo.js'
 import { fdLimitReason } from '../records/client-fd-limit.js'
 import { ERROR_CLASSES, type ErrorClass, type RequestRecord } from '../records/types.js'
 import { splitEvenly } from '../schedule/split.js'
@@ -10,6 +9,7 @@ import { type EventFigures, eventFigures, eventNotes } from './event-figures.js'
 import { type LevelFailures, levelFailures } from './failure-causes.js'
 import { type AchievedConcurrency, inFlightFigures, type SteadyWindow } from './in-flight.js'
 import { shardWindows } from './shard-windows.js'
+import { evaluateSlos, type LevelSlo, type Slo } from './slo.js'
 import {
   type CostFigures,
   costOf,

@@ -1,6 +1,6 @@
 import * as vega from 'vega'
 import { compile, type TopLevelSpec } from 'vega-lite'
-import type { BenchResult } from './result-json.js'
+import type { BenchResult } from '../result/bench-result.js'
 import { levelAxisTitle } from './workload-notes.js'
 
 /** One chart of the report: a file name, a title, and how many series and points it must show. */

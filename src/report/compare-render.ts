@@ -1,4 +1,4 @@
-import type { Comparison, LevelComparison, MetricComparison } from '../analysis/compare.js'
+import type { Comparison, LevelComparison, MetricComparison } from '../compare/compare.js'
 
 const pct = (value: number | null): string =>
   value === null ? '–' : `${value >= 0 ? '+' : ''}${(value * 100).toFixed(1)}%`

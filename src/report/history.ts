@@ -1,6 +1,6 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { BenchResult } from './result-json.js'
+import type { BenchResult } from '../result/bench-result.js'
 
 export const HISTORY_FILE = 'history.jsonl'
 

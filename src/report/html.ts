@@ -1,9 +1,10 @@
 import { joinUrl } from '../config/url.js'
+import type { BenchResult } from '../result/bench-result.js'
+import { levelName } from '../result/level-name.js'
 import { achievedNotes, concurrencyCell, throughputCell } from './achieved-cells.js'
 import type { Chart } from './charts.js'
 import { errorMessageLines } from './failure-notes.js'
-import type { BenchResult } from './result-json.js'
-import { lengthsLine, levelAxisTitle, levelName, workloadNotes } from './workload-notes.js'
+import { lengthsLine, levelAxisTitle, workloadNotes } from './workload-notes.js'
 
 const escapeHtml = (text: string): string =>
   text.replace(

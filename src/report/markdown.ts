@@ -1,9 +1,10 @@
 import { joinUrl } from '../config/url.js'
 import type { Distribution } from '../metrics/distribution.js'
+import type { BenchResult } from '../result/bench-result.js'
+import { levelName } from '../result/level-name.js'
 import { achievedNotes, concurrencyCell, throughputCell } from './achieved-cells.js'
 import { errorMessageLines } from './failure-notes.js'
-import type { BenchResult } from './result-json.js'
-import { lengthsLine, levelName, workloadNotes } from './workload-notes.js'
+import { lengthsLine, workloadNotes } from './workload-notes.js'
 
 const one = (value: number | null | undefined, digits = 0): string =>
   value === null || value === undefined ? '–' : value.toFixed(digits)

@@ -1,13 +1,11 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Resvg } from '@resvg/resvg-js'
+import type { BenchResult } from '../result/bench-result.js'
+import { CHARTS_DIR, HTML_FILE, SUMMARY_FILE } from '../result/folder-layout.js'
 import type { Chart } from './charts.js'
 import { renderHtml } from './html.js'
 import { renderMarkdown } from './markdown.js'
-import type { BenchResult } from './result-json.js'
-
-export const SUMMARY_FILE = 'summary.md'
-export const HTML_FILE = 'report.html'
 
 /**
  * PNG for places that show no SVG. resvg draws text only with a font: it uses the system's (CI
@@ -39,10 +37,10 @@ export async function writeReports(dir: string, result: BenchResult): Promise<st
     const code = (error as { code?: unknown }).code
     return `charts and report.html not drawn: the chart library could not be loaded (${String(code ?? 'EMFILE')}: too many open files under this ulimit -n); raise it and run \`llmbench report ${dir}\``
   }
-  mkdirSync(join(dir, 'charts'), { recursive: true })
+  mkdirSync(join(dir, CHARTS_DIR), { recursive: true })
   for (const chart of charts) {
-    writeFileSync(join(dir, 'charts', `${chart.name}.svg`), chart.svg)
-    writeFileSync(join(dir, 'charts', `${chart.name}.png`), toPng(chart.svg))
+    writeFileSync(join(dir, CHARTS_DIR, `${chart.name}.svg`), chart.svg)
+    writeFileSync(join(dir, CHARTS_DIR, `${chart.name}.png`), toPng(chart.svg))
   }
   writeFileSync(join(dir, HTML_FILE), renderHtml(result, charts))
   return null

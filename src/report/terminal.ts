@@ -1,10 +1,11 @@
 import Table from 'cli-table3'
 import type { Distribution } from '../metrics/distribution.js'
 import type { LevelSummary } from '../metrics/summarize.js'
+import type { BenchResult } from '../result/bench-result.js'
+import { levelName } from '../result/level-name.js'
 import { achievedNotes, concurrencyCell, throughputCell } from './achieved-cells.js'
 import { errorMessageLines } from './failure-notes.js'
-import type { BenchResult } from './result-json.js'
-import { levelHeading, levelName, workloadNotes } from './workload-notes.js'
+import { levelHeading, workloadNotes } from './workload-notes.js'
 
 /** The end-of-run table: concurrency vs TTFT / TPOT / throughput / success rate, plus the verdict. */
 export function renderTable(result: BenchResult): string {

@@ -1,10 +1,7 @@
 import { STOPPED_EARLY_FLAG_SHARE } from '../metrics/workload-figures.js'
-import type { BenchResult, RunMeta } from './result-json.js'
-
-/** What a level is called in tables and lines: streams, or a request rate. */
-export function levelName(meta: RunMeta, value: number): string {
-  return meta.load?.mode === 'request_rate' ? `rate ${value}/s` : `c=${value}`
-}
+import type { BenchResult } from '../result/bench-result.js'
+import { levelName } from '../result/level-name.js'
+import type { RunMeta } from '../result/run-meta.js'
 
 /** Axis and column title of the level values. */
 /** The lengths as planned: "256", or "normal(300, 50), mean 302" when drawn from a distribution. */

@@ -1,5 +1,6 @@
 import type { RunConfig } from '../config/types.js'
 import type { RequestRecord } from '../records/types.js'
+import type { Calibration } from '../result/run-meta.js'
 import type { ExactPromptSource } from '../workload/exact-prompts.js'
 import { buildBody } from '../workload/request-body.js'
 import { sendOnce } from './preflight.js'
@@ -11,16 +12,6 @@ import { sendOnce } from './preflight.js'
  * usage.prompt_tokens, give the line server = slope × local + offset; prompts are then sized so the
  * server sees the requested length, and a third probe checks it.
  */
-export interface Calibration {
-  slope: number
-  offset: number
-  probes: { local: number; server: number }[]
-  /** The check: a prompt sized for `requested` server tokens, and what the server counted. */
-  check: { requested: number; server: number } | null
-  /** One line for the terminal and the result. */
-  summary: string
-}
-
 export type CalibrationOutcome =
   | { ok: true; calibration: Calibration; records: RequestRecord[] }
   | { ok: false; reason: string; records: RequestRecord[] }

@@ -1,6 +1,6 @@
 import { request } from 'undici'
 import { joinUrl } from '../config/url.js'
-import { apiHeaders } from './target.js'
+import { apiHeaders } from '../worker/target.js'
 
 /**
  * This host's clock against the server's, from the Date header of GET /v1/models: server time minus

@@ -1,5 +1,6 @@
 import { ConnectionWatch } from '../client/connections.js'
 import type { RunConfig } from '../config/types.js'
+import type { ConnectionPolicy } from '../result/run-meta.js'
 import type { RoundOutcome } from '../schedule/level-runner.js'
 
 /**
@@ -7,18 +8,6 @@ import type { RoundOutcome } from '../schedule/level-runner.js'
  * calibration) watch the server's closes on a watch of their own, the load threads on theirs, and
  * whoever notices first turns reuse off; the run says so once.
  */
-
-/** How a run used connections (meta.client.connections). */
-export interface ConnectionPolicy {
-  /** The setting: reuse connections ([client] keepalive, --no-keepalive). */
-  keepalive: boolean
-  /**
-   * The server closed connections right after responses although its headers said keep-alive, so
-   * connections were not reused from then on: seen by the probes before the load, by the load
-   * threads, or not at all (null).
-   */
-  server_closes_after_response: 'probes' | 'load' | null
-}
 
 /** A probe waits this long after its response for the server's close (llama.cpp: ~1 ms). */
 export const PROBE_CLOSE_WAIT_MS = 50

@@ -1,21 +1,7 @@
 import type { RunConfig } from '../config/types.js'
 import { priceTokens } from '../metrics/workload-figures.js'
+import type { CostEstimate } from '../result/run-meta.js'
 import { levelValues, timedLevelSeconds } from './level-plan.js'
-
-/**
- * The run's size before it starts: requests, tokens and (with prices) cost. Real endpoints bill
- * every token, warm-up included, so the plan says what it will spend and `--max-cost` can refuse.
- */
-export interface CostEstimate {
-  requests: number
-  input_tokens: number
-  output_tokens: number
-  /** null without prices. */
-  cost: number | null
-  currency: string | null
-  /** How the request count was reached, in words; says so when it is a projection. */
-  basis: string
-}
 
 export interface EstimateInputs {
   /** Mean requested lengths of the planned prompts. */

@@ -1,8 +1,10 @@
 import type { LevelClientStats } from '../metrics/client-health.js'
 import { shardWindows } from '../metrics/shard-windows.js'
 import type { RequestRecord } from '../records/types.js'
-import type { LoadedRun } from '../report/load-run.js'
-import { type BenchResult, buildResult, type RunMeta } from '../report/result-json.js'
+import type { BenchResult } from '../result/bench-result.js'
+import { buildResult } from '../result/build-result.js'
+import type { LoadedRun } from '../result/load-run.js'
+import type { LevelOverlap, RunMeta } from '../result/run-meta.js'
 
 /**
  * Merging the shards of one run, exactly: their raw records are put on one clock and concatenated,
@@ -13,21 +15,6 @@ import { type BenchResult, buildResult, type RunMeta } from '../report/result-js
 /** Shards that cannot be merged: different runs, missing or repeated shards, no records. */
 export class MergeError extends Error {
   override name = 'MergeError'
-}
-
-/** How well the shards' measured windows of one level overlapped. */
-export interface LevelOverlap {
-  level: number
-  /** Common time of all shards' windows over the span from the first start to the last end (0..1). */
-  ratio: number
-  /** Each shard's measured window, ms on the merged clock (the first shard's). */
-  windows: { shard: number; start_ms: number; end_ms: number }[]
-}
-
-export interface MergeInfo {
-  shards: { index: number; host: string; dir: string; records: number; clock_offset_ms: number | null }[]
-  config_digest: string
-  overlap: LevelOverlap[]
 }
 
 export interface MergeOutcome {

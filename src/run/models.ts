@@ -1,7 +1,7 @@
 import { request } from 'undici'
 import { redact } from '../client/redact.js'
 import { joinUrl } from '../config/url.js'
-import { apiHeaders } from './target.js'
+import { apiHeaders } from '../worker/target.js'
 
 /** GET /v1/models: the served model ids, or an error message (redacted) when the list cannot be had. */
 export async function fetchModels(

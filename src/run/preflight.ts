@@ -1,13 +1,13 @@
 import { sendRequest } from '../client/stream-client.js'
 import type { RunConfig } from '../config/types.js'
 import { tpotMs, ttftMs } from '../metrics/derive.js'
-import { completeTokenCounts } from '../records/token-counts.js'
 import type { RequestRecord } from '../records/types.js'
+import { closeTarget, openTarget, targetSpec } from '../worker/target.js'
 import { buildBody } from '../workload/request-body.js'
+import { completeTokenCounts } from '../workload/token-counts.js'
 import { PROBE_CLOSE_WAIT_MS, probeWatchFor } from './connection-policy.js'
 import { type Diagnosis, diagnose } from './diagnose.js'
 import { fetchModels } from './models.js'
-import { closeTarget, openTarget, targetSpec } from './target.js'
 
 export interface PreflightResult {
   ok: boolean

@@ -1,12 +1,13 @@
 import type { RunConfig } from '../config/types.js'
 import type { RequestRecord } from '../records/types.js'
+import type { Calibration } from '../result/run-meta.js'
 import { type Dataset, DatasetError, loadDataset } from '../workload/dataset.js'
 import { ExactPromptSource } from '../workload/exact-prompts.js'
 import { meanLength } from '../workload/lengths.js'
-import { planWorkload, type WorkloadPlan } from '../workload/plan.js'
 import { promptText } from '../workload/request-body.js'
 import { loadTokenizer, type Tokenizer, TokenizerError } from '../workload/tokenizers.js'
-import { type Calibration, calibrate, localLength } from './calibrate.js'
+import { calibrate, localLength } from './calibrate.js'
+import { planWorkload, type WorkloadPlan } from './workload-plan.js'
 
 /** Distinct synthetic prompts at most; request i uses prompt i mod this. */
 export const DISTINCT_PROMPTS = 512

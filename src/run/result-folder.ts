@@ -1,12 +1,6 @@
 import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
-import { HTML_FILE, SUMMARY_FILE } from '../report/render-folder.js'
-import { RECORDS_FILE } from './run-gradient.js'
-
-/** The files and folders a run writes into its result folder (and `--force` removes): nothing else. */
-export function runFiles(resultFile: string): string[] {
-  return [RECORDS_FILE, resultFile, SUMMARY_FILE, HTML_FILE, 'charts']
-}
+import { RECORDS_FILE, runFiles } from '../result/folder-layout.js'
 
 /** `run --out DIR` where DIR holds a run, without --force. */
 export class FolderInUseError extends Error {

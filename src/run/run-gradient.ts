@@ -11,35 +11,31 @@ import { billedInputTokens } from '../metrics/workload-figures.js'
 import { asDiskFull, isNoSpace } from '../records/disk-full.js'
 import { JsonlWriter } from '../records/jsonl-writer.js'
 import { newRunId } from '../records/run-identity.js'
-import { completeTokenCounts } from '../records/token-counts.js'
 import type { RequestRecord } from '../records/types.js'
 import { type LevelProgress, levelProgress } from '../report/progress.js'
 import { writeReports } from '../report/render-folder.js'
-import { type BenchResult, finishResult, type RunMeta, summaryOptions } from '../report/result-json.js'
-import { writeJsonAtomic } from '../report/write-json.js'
+import type { BenchResult } from '../result/bench-result.js'
+import { finishResult, summaryOptions } from '../result/build-result.js'
+import { RECORDS_FILE } from '../result/folder-layout.js'
+import type { ConnectionPolicy, CostEstimate, RunMeta, ShardInfo } from '../result/run-meta.js'
+import { writeJsonAtomic } from '../result/write-json.js'
 import type { RoundOutcome } from '../schedule/level-runner.js'
 import { TOOL_VERSION } from '../version.js'
 import { WorkerPool } from '../worker/pool.js'
+import { targetSpec } from '../worker/target.js'
 import { formatLength } from '../workload/lengths.js'
-import type { PlannedPrompt } from '../workload/plan.js'
-import {
-  type ConnectionPolicy,
-  closedByServer,
-  connectionWords,
-  noticeFromLoad,
-  policyAfterProbes,
-} from './connection-policy.js'
-import { type CostEstimate, describeEstimate, estimateRun } from './estimate.js'
+import { completeTokenCounts } from '../workload/token-counts.js'
+import { closedByServer, connectionWords, noticeFromLoad, policyAfterProbes } from './connection-policy.js'
+import { describeEstimate, estimateRun } from './estimate.js'
 import { levelValues, planLevel, type ShardSlot, WHOLE_RUN } from './level-plan.js'
 import { type PreflightResult, runPreflight } from './preflight.js'
 import { loadWorkloadSources, type PreparedWorkload, prepareWorkload } from './prepare-workload.js'
-import type { ShardInfo } from './shard.js'
 import { type StartSchedule, waitForLevelStart } from './start-schedule.js'
 import type { StopSignal } from './stop-signal.js'
-import { targetSpec } from './target.js'
+import type { PlannedPrompt } from './workload-plan.js'
 
 export { DISTINCT_PROMPTS } from './prepare-workload.js'
-export const RECORDS_FILE = 'requests.jsonl'
+
 const PROGRESS_INTERVAL_MS = 500
 /** After a first Ctrl-C, in-flight requests get this long to finish before they are cut. */
 export const INTERRUPT_GRACE_MS = 5_000

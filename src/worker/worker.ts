@@ -6,10 +6,10 @@ import { sendRequest, type Target } from '../client/stream-client.js'
 import { REAL_TIME } from '../clock.js'
 import { LoopMonitor } from '../metrics/client-health.js'
 import type { RequestRecord } from '../records/types.js'
-import { closeTarget, openTarget } from '../run/target.js'
 import { type Round, type RoundOutcome, runRound } from '../schedule/level-runner.js'
 import { connectionsOf, type LevelShare } from '../schedule/level-share.js'
 import type { FromWorker, TargetSpec, ToWorker } from './protocol.js'
+import { closeTarget, openTarget } from './target.js'
 
 /**
  * A load-generating thread: its own event loop and its own connection pool per level. It stamps,

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs'
-import { describeValue } from '../config/errors.js'
+import { describeValue } from '../describe-value.js'
 
 /**
  * Prompt datasets read from a file: JSONL written by the user, or a ShareGPT JSON dump. Real prompts

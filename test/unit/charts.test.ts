@@ -3,7 +3,7 @@ import { test } from 'node:test'
 import { summarizeLevel } from '../../src/metrics/summarize.js'
 import { renderCharts } from '../../src/report/charts.js'
 import { renderHtml } from '../../src/report/html.js'
-import { finishResult } from '../../src/report/result-json.js'
+import { finishResult } from '../../src/result/build-result.js'
 import { makeRecord } from '../helpers/records.js'
 
 test('charts are SVG rendered without a browser, one line per series and one point per level', async () => {

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { untrustedClient } from '../../src/analysis/client-trust.js'
-import { compareRuns, type RunRecords } from '../../src/analysis/compare.js'
 import { throughputChange } from '../../src/analysis/throughput-change.js'
+import { compareRuns, type RunRecords } from '../../src/compare/compare.js'
 import type { ClientHealth } from '../../src/metrics/client-health.js'
 import { seededRandom } from '../../src/random.js'
 import type { RequestRecord } from '../../src/records/types.js'
 import { renderComparison } from '../../src/report/compare-render.js'
-import type { RunMeta } from '../../src/report/result-json.js'
+import type { RunMeta } from '../../src/result/run-meta.js'
 import { makeRecord } from '../helpers/records.js'
 
 const STREAMS = 2

@@ -6,8 +6,9 @@ import { levelFailures } from '../../src/metrics/failure-causes.js'
 import { explainFailure, isNonLoadFailure } from '../../src/records/failure-cause.js'
 import type { RequestError, RequestRecord } from '../../src/records/types.js'
 import { renderMarkdown } from '../../src/report/markdown.js'
-import { buildResult, type RunMeta } from '../../src/report/result-json.js'
 import { renderVerdict } from '../../src/report/terminal.js'
+import { buildResult } from '../../src/result/build-result.js'
+import type { RunMeta } from '../../src/result/run-meta.js'
 import { makeRecord } from '../helpers/records.js'
 
 const CONTEXT_400 =

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { underDrivenWarning } from '../../src/config/plan-warnings.js'
 import { inFlightFigures } from '../../src/metrics/in-flight.js'
 import type { RequestRecord } from '../../src/records/types.js'
-import { underDrivenWarning } from '../../src/run/plan-warnings.js'
 import { makeRecord } from '../helpers/records.js'
 
 /** A request from `from` to `to` ms with `tokens` token events spread evenly after a 10-ms TTFT. */

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import type { LoadedRun } from '../../src/report/load-run.js'
-import { finishResult, type RunMeta } from '../../src/report/result-json.js'
+import { finishResult } from '../../src/result/build-result.js'
+import type { LoadedRun } from '../../src/result/load-run.js'
+import type { RunMeta } from '../../src/result/run-meta.js'
 import { MergeError, mergeShards } from '../../src/run/merge.js'
 import { makeRecord } from '../helpers/records.js'
 

@@ -143,7 +143,7 @@ test('dispatch lateness p99 comes from the records: sent_at - scheduled_at', () 
 
 test('the terminal verdict lines carry the saturation, capacity, advice and the client notes', async () => {
   const { renderVerdict } = await import('../../src/report/terminal.js')
-  const { finishResult } = await import('../../src/report/result-json.js')
+  const { finishResult } = await import('../../src/result/build-result.js')
   const records = [makeRecord({ sent_at: 0, token_times: [100, 110, 120], output_tokens: 3 })]
   const noisy = {
     cpu_percent: 5,

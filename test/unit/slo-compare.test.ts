@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { refinementLevel, runAdvice } from '../../src/analysis/advice.js'
-import { compareRuns } from '../../src/analysis/compare.js'
 import { findSaturation } from '../../src/analysis/saturation.js'
-import { evaluateSlos, findCapacity, parseSloKey, toSlos } from '../../src/analysis/slo.js'
+import { compareRuns } from '../../src/compare/compare.js'
+import { evaluateSlos, findCapacity, parseSloKey, toSlos } from '../../src/metrics/slo.js'
 import { seededRandom } from '../../src/random.js'
 import type { RequestRecord } from '../../src/records/types.js'
-import type { RunMeta } from '../../src/report/result-json.js'
+import type { RunMeta } from '../../src/result/run-meta.js'
 import { makeRecord } from '../helpers/records.js'
 
 const TIMEOUT_MS = 10_000

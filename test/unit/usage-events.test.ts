@@ -2,9 +2,9 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { connectionFigures } from '../../src/metrics/connection-figures.js'
 import { eventFigures, eventNotes } from '../../src/metrics/event-figures.js'
-import { completeTokenCounts } from '../../src/records/token-counts.js'
 import type { RequestRecord } from '../../src/records/types.js'
 import { implausibleUsage } from '../../src/records/usage-check.js'
+import { completeTokenCounts } from '../../src/workload/token-counts.js'
 import { makeRecord } from '../helpers/records.js'
 
 /** Four one-token events 10 ms apart, max_tokens 4. */

@@ -1,7 +1,7 @@
 import { LiveRedactor } from '../../client/redact.js'
 import { fetchModels } from '../../run/models.js'
 import { runPreflight } from '../../run/preflight.js'
-import { readApiKey } from '../../run/target.js'
+import { readApiKey } from '../../worker/target.js'
 import { type CommandSpec, numberFlag, parseFlags, renderHelp } from '../args.js'
 import { EXIT } from '../exit-codes.js'
 import type { Io } from '../io.js'

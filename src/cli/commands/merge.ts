@@ -1,11 +1,11 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { loadRun } from '../../report/load-run.js'
 import { writeReports } from '../../report/render-folder.js'
 import { renderTable, renderVerdict } from '../../report/terminal.js'
-import { writeJsonAtomic } from '../../report/write-json.js'
+import { RECORDS_FILE, RESULT_FILE } from '../../result/folder-layout.js'
+import { loadRun } from '../../result/load-run.js'
+import { writeJsonAtomic } from '../../result/write-json.js'
 import { mergeShards } from '../../run/merge.js'
-import { RECORDS_FILE } from '../../run/run-gradient.js'
 import { type CommandSpec, parseFlags, renderHelp, stringFlag } from '../args.js'
 import { CliError, EXIT } from '../exit-codes.js'
 import type { Io } from '../io.js'
@@ -50,7 +50,7 @@ export async function mergeCommand(argv: string[], io: Io): Promise<number> {
     join(out, RECORDS_FILE),
     merged.records.map((record) => `${JSON.stringify(record)}\n`).join(''),
   )
-  writeJsonAtomic(join(out, 'bench_result.json'), merged.result)
+  writeJsonAtomic(join(out, RESULT_FILE), merged.result)
   await writeReports(out, merged.result)
   const shards = merged.result.meta.merged?.shards ?? []
   io.err(

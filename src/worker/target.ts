@@ -4,7 +4,7 @@ import type { Target } from '../client/stream-client.js'
 import { ConfigError } from '../config/errors.js'
 import type { RunConfig } from '../config/types.js'
 import { joinUrl } from '../config/url.js'
-import type { TargetSpec } from '../worker/protocol.js'
+import type { TargetSpec } from './protocol.js'
 
 /**
  * The API key, read only from the environment variable the config names; never stored elsewhere.

@@ -3,7 +3,8 @@ import { dirname, join } from 'node:path'
 import { readRecords } from '../records/jsonl-reader.js'
 import { recordsOfOneRun } from '../records/run-identity.js'
 import type { RequestRecord } from '../records/types.js'
-import { type BenchResult, RESULT_SCHEMA } from './result-json.js'
+import { type BenchResult, RESULT_SCHEMA } from './bench-result.js'
+import { RECORDS_FILE, RESULT_FILE } from './folder-layout.js'
 
 export interface LoadedRun {
   dir: string
@@ -21,9 +22,9 @@ export function loadRun(path: string): LoadedRun {
   if (!existsSync(path)) throw new Error(`${path}: no such file or folder`)
   const isDir = statSync(path).isDirectory()
   const dir = isDir ? path : dirname(path)
-  const resultFile = isDir ? join(dir, 'bench_result.json') : path
+  const resultFile = isDir ? join(dir, RESULT_FILE) : path
   if (!existsSync(resultFile))
-    throw new Error(`${dir}: no bench_result.json (give the summary file itself if it has another name)`)
+    throw new Error(`${dir}: no ${RESULT_FILE} (give the summary file itself if it has another name)`)
   let result: BenchResult
   try {
     result = JSON.parse(readFileSync(resultFile, 'utf8')) as BenchResult
@@ -32,7 +33,7 @@ export function loadRun(path: string): LoadedRun {
   }
   if (result.schema !== RESULT_SCHEMA)
     throw new Error(`${resultFile}: schema ${JSON.stringify(result.schema)}, expected ${RESULT_SCHEMA}`)
-  const recordsFile = join(dir, 'requests.jsonl')
+  const recordsFile = join(dir, RECORDS_FILE)
   if (!existsSync(recordsFile))
     return { dir, resultFile, result, records: null, tornLastLine: false, otherRunRecords: 0 }
   const read = readRecords(recordsFile)

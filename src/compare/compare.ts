@@ -1,11 +1,11 @@
+import { inconclusiveReason } from '../analysis/client-trust.js'
+import { bootstrapPercentileDifference, mannWhitney, normalCdf } from '../analysis/stats.js'
+import { throughputChange } from '../analysis/throughput-change.js'
 import { e2eMs, isOk, pushItlMs, tpotMs, ttftMs } from '../metrics/derive.js'
 import { percentileOfSorted, round } from '../metrics/distribution.js'
 import type { LevelSummary } from '../metrics/summarize.js'
 import type { RequestRecord } from '../records/types.js'
-import type { RunMeta } from '../report/result-json.js'
-import { inconclusiveReason } from './client-trust.js'
-import { bootstrapPercentileDifference, mannWhitney, normalCdf } from './stats.js'
-import { throughputChange } from './throughput-change.js'
+import type { RunMeta } from '../result/run-meta.js'
 
 /** A compared figure: latency percentiles (ttft_p95 ...), throughput or success_rate. */
 export interface MetricComparison {

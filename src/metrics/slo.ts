@@ -1,6 +1,6 @@
-import { e2eMs, isOk, tpotMs, ttftMs } from '../metrics/derive.js'
-import { percentileOfSorted, round } from '../metrics/distribution.js'
 import type { RequestRecord } from '../records/types.js'
+import { e2eMs, isOk, tpotMs, ttftMs } from './derive.js'
+import { percentileOfSorted, round } from './distribution.js'
 
 /** One service-level objective: the `percentile` of `metric` must be at most `threshold_ms`. */
 export interface Slo {

@@ -1,10 +1,10 @@
 import type { RunConfig } from '../config/types.js'
 import { seededRandom } from '../random.js'
-import type { Dataset } from './dataset.js'
-import type { ExactPromptSource } from './exact-prompts.js'
-import { drawLength } from './lengths.js'
-import { buildBody, type Prompt, promptText } from './request-body.js'
-import type { Tokenizer } from './tokenizers.js'
+import type { Dataset } from '../workload/dataset.js'
+import type { ExactPromptSource } from '../workload/exact-prompts.js'
+import { drawLength } from '../workload/lengths.js'
+import { buildBody, type Prompt, promptText } from '../workload/request-body.js'
+import type { Tokenizer } from '../workload/tokenizers.js'
 
 /**
  * The run's prompts, built and serialized before any clock starts: request i uses prompt

@@ -1,6 +1,6 @@
-import { loadTokenizer } from '../workload/tokenizers.js'
-import type { RequestRecord } from './types.js'
-import { implausibleUsage } from './usage-check.js'
+import type { RequestRecord } from '../records/types.js'
+import { implausibleUsage } from '../records/usage-check.js'
+import { loadTokenizer } from './tokenizers.js'
 
 /**
  * Completes a record's token counts on the main thread and drops its transient text: output_tokens

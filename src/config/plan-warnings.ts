@@ -1,4 +1,4 @@
-import type { RunConfig } from '../config/types.js'
+import type { RunConfig } from './types.js'
 
 /**
  * A count-bounded closed-loop level needs about this many requests per stream to hold its streams

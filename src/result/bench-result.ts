@@ -1,0 +1,33 @@
+import type { Saturation } from '../analysis/saturation.js'
+import type { LevelSummary } from '../metrics/summarize.js'
+import type { DEFINITIONS } from './definitions.js'
+import type { RunMeta } from './run-meta.js'
+
+export const RESULT_SCHEMA = 'llmbench.result/1'
+
+/** The summary of a run: what bench_result.json holds. */
+export interface BenchResult {
+  schema: typeof RESULT_SCHEMA
+  meta: RunMeta
+  definitions: typeof DEFINITIONS
+  levels: LevelSummary[]
+  saturation: Saturation | null
+  /** The saturation point in words, also when there is none. */
+  saturation_summary: string
+  /** The highest level meeting every SLO; null when none does or no SLO was set. */
+  capacity: { concurrency: number; reason: string } | null
+  capacity_summary: string | null
+  /** What to change about the run itself: a coarse ladder, outputs too short, ... */
+  advice: string[]
+  /** Tokens and cost: measured levels, everything sent, and the estimate made before the run. */
+  cost: RunCost | null
+}
+
+export interface RunCost {
+  currency: string
+  estimated: number | null
+  /** Sum over the measured levels. */
+  measured: number
+  /** Every request sent, warm-up and probes included. */
+  total: number | null
+}

@@ -1,0 +1,18 @@
+/**
+ * The result folder: the names of everything a run writes into it, in one place. The summary's
+ * name can be set (output_json); the others are fixed.
+ */
+
+/** The raw records, one request per line, appended as requests finish. */
+export const RECORDS_FILE = 'requests.jsonl'
+/** The summary's default name (config output_json). */
+export const RESULT_FILE = 'bench_result.json'
+export const SUMMARY_FILE = 'summary.md'
+export const HTML_FILE = 'report.html'
+/** The charts, each as .svg and .png. */
+export const CHARTS_DIR = 'charts'
+
+/** The files and folders a run writes into its result folder (and `--force` removes): nothing else. */
+export function runFiles(resultFile: string): string[] {
+  return [RECORDS_FILE, resultFile, SUMMARY_FILE, HTML_FILE, CHARTS_DIR]
+}

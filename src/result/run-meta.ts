@@ -1,0 +1,145 @@
+import type { LevelClientStats } from '../metrics/client-health.js'
+import type { Prices } from '../metrics/workload-figures.js'
+
+/** What a run was: everything besides the records that a report needs. */
+export interface RunMeta {
+  tool_version: string
+  /** This run's id, also on each of its records; absent in results written before ids existed. */
+  run_id?: string
+  started_at: string
+  finished_at: string | null
+  /** True when the run was interrupted or is still going: levels may be missing. */
+  partial: boolean
+  target: { base_url: string; endpoint: string; model: string }
+  workload: {
+    /** Mean requested lengths (the plan's, over its prompts). */
+    input_tokens: number
+    output_tokens: number
+    /** The length settings as written: "256", "normal(512, 64)", "dataset", ... */
+    input?: string
+    output?: string
+    dataset: string
+    tokenizer: string
+    stream: boolean
+    profile?: string | null
+    shared_prefix?: number
+    ignore_eos?: boolean
+    seed?: number
+    /** Prompt-length calibration against the server's usage.prompt_tokens, or why there was none. */
+    calibration?: Calibration | { skipped: string } | null
+  }
+  load: {
+    mode: 'concurrency' | 'request_rate'
+    /** The level values: streams, or requests per second in request_rate mode. */
+    levels: number[]
+    arrival?: string
+    burstiness?: number
+    max_in_flight?: number
+    requests_per_level?: number
+    duration_per_level?: number
+    warmup_s?: number
+    cooldown_s?: number
+    warmup_requests: number
+    retry: number
+    timeout_s: number
+  }
+  /** Prices the cost figures use; null or absent = none given. */
+  pricing?: Prices | null
+  /** The plan's estimate before the run (requests, tokens, cost). */
+  estimate?: CostEstimate | null
+  /** Every request sent (warm-up, probes and failures included): what the endpoint billed. */
+  totals?: { requests: number; input_tokens: number; output_tokens: number }
+  client: {
+    workers: number
+    architecture: string
+    node_version: string
+    cpus: number
+    host: string
+    /** Connection reuse, and whether the server was seen closing after responses; absent in older results. */
+    connections?: ConnectionPolicy
+  }
+  percentiles: number[]
+  /** Service-level objectives the run was judged against ({} = none). */
+  slo: Record<string, number>
+  /** Levels actually run, in order, with how the client's own threads fared during each. */
+  levels_run: { concurrency: number; workers: number; client: LevelClientStats }[]
+  /** performance.timeOrigin of the run's process: record times + this = wall-clock ms (for merging shards). */
+  time_origin_ms?: number
+  /** Set on the result of `llmbench merge`: the shards and how well their levels overlapped. */
+  merged?: MergeInfo
+  /** Set when this result is one shard of a run spread over several processes or machines. */
+  shard?: ShardInfo
+}
+
+/** Prompt-length calibration against the server (run/calibrate.ts): server tokens = slope × local + offset. */
+export interface Calibration {
+  slope: number
+  offset: number
+  probes: { local: number; server: number }[]
+  /** The check: a prompt sized for `requested` server tokens, and what the server counted. */
+  check: { requested: number; server: number } | null
+  /** One line for the terminal and the result. */
+  summary: string
+}
+
+/** How a run used connections (meta.client.connections). */
+export interface ConnectionPolicy {
+  /** The setting: reuse connections ([client] keepalive, --no-keepalive). */
+  keepalive: boolean
+  /**
+   * The server closed connections right after responses although its headers said keep-alive, so
+   * connections were not reused from then on: seen by the probes before the load, by the load
+   * threads, or not at all (null).
+   */
+  server_closes_after_response: 'probes' | 'load' | null
+}
+
+/**
+ * The run's size before it starts: requests, tokens and (with prices) cost. Real endpoints bill
+ * every token, warm-up included, so the plan says what it will spend and `--max-cost` can refuse.
+ */
+export interface CostEstimate {
+  requests: number
+  input_tokens: number
+  output_tokens: number
+  /** null without prices. */
+  cost: number | null
+  currency: string | null
+  /** How the request count was reached, in words; says so when it is a projection. */
+  basis: string
+}
+
+/**
+ * One shard of a run spread over several processes or machines: shard `index` of `count` runs its
+ * share of every level, starting each level at the shared wall-clock schedule.
+ */
+export interface ShardInfo {
+  index: number
+  count: number
+  host: string
+  /** Wall-clock time all shards start their first level at (ISO). */
+  start_at: string | null
+  /**
+   * This host's clock offset estimate against the target server, ms (server Date header minus the
+   * local midpoint of the request); null when the server sent no Date. Date has 1 s resolution, so
+   * this catches a badly wrong clock, not milliseconds.
+   */
+  clock_offset_ms: number | null
+  /** Digest of everything that must be equal across shards to merge them. */
+  config_digest: string
+}
+
+export interface MergeInfo {
+  shards: { index: number; host: string; dir: string; records: number; clock_offset_ms: number | null }[]
+  config_digest: string
+  overlap: LevelOverlap[]
+}
+
+/** How well the shards' measured windows of one level overlapped. */
+export interface LevelOverlap {
+  level: number
+  /** Common time of all shards' windows over the span from the first start to the last end (0..1). */
+  ratio: number
+  /** Each shard's measured window, ms on the merged clock (the first shard's). */
+  windows: { shard: number; start_ms: number; end_ms: number }[]
+}
