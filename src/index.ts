@@ -6,6 +6,8 @@
 export { type Comparison, compareRuns, DEFAULT_MAX_REGRESSION } from './analysis/compare.js'
 export { findSaturation, type Saturation } from './analysis/saturation.js'
 export { evaluateSlos, findCapacity, type Slo, toSlos } from './analysis/slo.js'
+export { readApiKey } from './client/api-key.js'
+export { type Endpoint, endpointFromEnv, resolveEndpoint } from './client/endpoint.js'
 export { type SseEvent, SseParser } from './client/sse.js'
 export { ConfigError, type ConfigIssue } from './config/errors.js'
 export { DEFAULTS, loadRunConfig } from './config/load.js'

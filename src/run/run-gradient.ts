@@ -3,6 +3,7 @@ import { availableParallelism, hostname } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { refinementLevel } from '../analysis/advice.js'
+import { type Endpoint, resolveEndpoint } from '../client/endpoint.js'
 import { displayUrl } from '../client/redact.js'
 import type { RunConfig } from '../config/types.js'
 import { CpuMeter, type LevelClientStats, LoopMonitor } from '../metrics/client-health.js'
@@ -36,7 +37,6 @@ import { loadWorkloadSources, type PreparedWorkload, prepareWorkload } from './p
 import type { ShardInfo } from './shard.js'
 import { type StartSchedule, waitForLevelStart } from './start-schedule.js'
 import type { StopSignal } from './stop-signal.js'
-import { targetSpec } from './target.js'
 
 export { DISTINCT_PROMPTS } from './prepare-workload.js'
 export const RECORDS_FILE = 'requests.jsonl'
@@ -46,9 +46,20 @@ export const INTERRUPT_GRACE_MS = 5_000
 /** --refine runs at most this many extra levels. */
 const MAX_REFINE_STEPS = 3
 
-export interface RunOptions {
+export type RunOptions = RunSettings &
+  (
+    | {
+        /** Where requests go and with which key, headers and timeouts, resolved once (see resolveEndpoint). */
+        endpoint: Endpoint
+      }
+    | {
+        /** The key, when no `endpoint` is given: the endpoint is then resolved from `config`; null = none. */
+        apiKey: string | null
+      }
+  )
+
+interface RunSettings {
   config: RunConfig
-  apiKey: string | null
   /** The result folder itself. */
   outDir: string
   /** Progress lines (stderr in the CLI). */
@@ -90,7 +101,9 @@ export function resolveWorkers(
  * bench_result.json rewritten after every level.
  */
 export async function runGradient(options: RunOptions): Promise<RunOutcome> {
-  const { config, apiKey, outDir, log, stop } = options
+  const { config, outDir, log, stop } = options
+  // An unsendable key is refused here, before anything is sent or written.
+  const endpoint = 'endpoint' in options ? options.endpoint : resolveEndpoint(config, options.apiKey)
   const slot: ShardSlot = options.shard ?? WHOLE_RUN
   // Bad tokenizer or dataset files fail before anything is sent or written.
   const sources = loadWorkloadSources(config)
@@ -113,7 +126,7 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
   try {
     let preflight: PreflightResult | null = null
     if (config.run.preflight) {
-      preflight = await runPreflight(config, apiKey, { interrupt: stop.setupInterrupt })
+      preflight = await runPreflight(endpoint, { interrupt: stop.setupInterrupt })
       keep(tagShard(preflight.record, options.shard))
       if (stop.requested) return { kind: 'interrupted-before-load', phase: 'preflight', recordsPath }
       // A failed preflight's diagnosis is the caller's to print, once, with what to do about it.
@@ -134,7 +147,7 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
     }
     const prepared = await prepareWorkload(
       config,
-      apiKey,
+      endpoint,
       sources,
       estimate?.requests ?? Number.POSITIVE_INFINITY,
       log,
@@ -150,19 +163,17 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
       }
     const values = levelValues(config)
     const workerCount = resolveWorkers(config.run.workers, values, availableParallelism(), config.load.mode)
-    const connections = policyAfterProbes(config, log)
-    const spec = targetSpec(config, apiKey)
-    spec.keepAlive = spec.keepAlive && connections.server_closes_after_response === null
+    const connections = policyAfterProbes(endpoint, log)
     pool = await WorkerPool.start(
       workerCount,
-      spec,
+      { ...endpoint, keepAlive: endpoint.keepAlive && connections.server_closes_after_response === null },
       prepared.plan.prompts.map((prompt) => prompt.body),
       slot,
     )
     const activePool = pool
     stop.enter('load')
     const unregisterStop = stop.onRequest(() =>
-      activePool.stop(Math.min(INTERRUPT_GRACE_MS, config.client.timeout_s * 1000)),
+      activePool.stop(Math.min(INTERRUPT_GRACE_MS, endpoint.timeoutMs)),
     )
     const meta = describeRun(config, workerCount, prepared, estimate, options.shard, connections)
     meta.run_id = runId

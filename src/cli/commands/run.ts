@@ -1,6 +1,7 @@
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { runFailures } from '../../analysis/run-gate.js'
+import { endpointFromEnv, resolveEndpoint } from '../../client/endpoint.js'
 import { displayUrl } from '../../client/redact.js'
 import { ConfigError } from '../../config/errors.js'
 import { DEFAULTS, loadRunConfig } from '../../config/load.js'
@@ -27,7 +28,6 @@ import { runGradient } from '../../run/run-gradient.js'
 import { parseShard, type ShardInfo } from '../../run/shard.js'
 import { MAX_START_WAIT_MS, parseStartAt, type StartSchedule } from '../../run/start-schedule.js'
 import { type RunPhase, StopSignal } from '../../run/stop-signal.js'
-import { readApiKey } from '../../run/target.js'
 import { formatLength } from '../../workload/lengths.js'
 import {
   type CommandSpec,
@@ -387,8 +387,11 @@ export async function executeRun(
   if (config.run.fail_on_slo && Object.keys(config.metrics.slo).length === 0) {
     throw new CliError('--fail-on-slo needs objectives: set --slo (or [slo] in config.toml)', EXIT.usage)
   }
-  const apiKey = options.apiKey !== undefined ? options.apiKey : readApiKey(config, process.env, log)
-  if (apiKey === null && options.apiKey === undefined) {
+  const endpoint =
+    options.apiKey !== undefined
+      ? resolveEndpoint(config, options.apiKey)
+      : endpointFromEnv(config, process.env, log)
+  if (endpoint.secrets.length === 0 && options.apiKey === undefined) {
     log(`note: $${config.target.api_key_env} is not set: sending no Authorization header`)
   }
   const shardSlot = resolveShard(flags, process.env)
@@ -426,7 +429,7 @@ export async function executeRun(
         ...shardSlot,
         host: hostname(),
         start_at: schedule === undefined ? null : new Date(schedule.start_at_ms).toISOString(),
-        clock_offset_ms: await estimateClockOffsetMs(config.target.base_url, apiKey, stop.setupInterrupt),
+        clock_offset_ms: await estimateClockOffsetMs(endpoint, stop.setupInterrupt),
         config_digest: configDigest(config),
       }
       log(
@@ -446,7 +449,7 @@ export async function executeRun(
     try {
       outcome = await runGradient({
         config,
-        apiKey,
+        endpoint,
         outDir,
         log: logLine,
         stop,
