@@ -20,6 +20,14 @@ export { writeReports } from './report/render-folder.js'
 export { type BenchResult, buildResult, RESULT_SCHEMA, type RunMeta } from './report/result-json.js'
 export { MergeError, type MergeOutcome, mergeShards } from './run/merge.js'
 export { type RunOptions, type RunOutcome, runGradient } from './run/run-gradient.js'
+export {
+  type PreparedRun,
+  prepareRun,
+  type RunRequest,
+  type RunSession,
+  type StartOutcome,
+  startRun,
+} from './run/start-run.js'
 export { StopSignal } from './run/stop-signal.js'
 export { type ArrivalPlan, type ArrivalProcess, arrivalOffsets } from './schedule/arrivals.js'
 export { type RunningSimulator, SIM_MODEL, startSimulator } from './sim/server.js'

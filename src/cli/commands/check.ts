@@ -5,7 +5,8 @@ import { runPreflight } from '../../run/preflight.js'
 import { type CommandSpec, numberFlag, parseFlags, renderHelp } from '../args.js'
 import { EXIT } from '../exit-codes.js'
 import type { Io } from '../io.js'
-import { configFlags, loadConfigOrThrow, RUN_SPEC } from './run.js'
+import { loadConfigOrThrow } from '../load-config.js'
+import { configFlags, RUN_SPEC } from './run.js'
 
 /** The target flags of `run` (files, URL, endpoint, model, key variable, timeouts). */
 const TARGET_FLAGS = RUN_SPEC.flags.filter((flag) =>
