@@ -4,6 +4,7 @@
  * or compare two runs exactly as the commands do.
  */
 export { findSaturation, type Saturation } from './analysis/saturation.js'
+export type { Endpoint } from './client/endpoint.js'
 export { type SseEvent, SseParser } from './client/sse.js'
 export { type Comparison, compareRuns, DEFAULT_MAX_REGRESSION } from './compare/compare.js'
 export { ConfigError, type ConfigIssue } from './config/errors.js'
@@ -18,8 +19,18 @@ export { type BenchResult, RESULT_SCHEMA } from './result/bench-result.js'
 export { buildResult } from './result/build-result.js'
 export { loadRun } from './result/load-run.js'
 export type { RunMeta } from './result/run-meta.js'
+export { readApiKey } from './run/api-key.js'
+export { endpointFromEnv, resolveEndpoint } from './run/endpoint.js'
 export { MergeError, type MergeOutcome, mergeShards } from './run/merge.js'
 export { type RunOptions, type RunOutcome, runGradient } from './run/run-gradient.js'
+export {
+  type PreparedRun,
+  prepareRun,
+  type RunRequest,
+  type RunSession,
+  type StartOutcome,
+  startRun,
+} from './run/start-run.js'
 export { StopSignal } from './run/stop-signal.js'
 export { type ArrivalPlan, type ArrivalProcess, arrivalOffsets } from './schedule/arrivals.js'
 export { type RunningSimulator, SIM_MODEL, startSimulator } from './sim/server.js'

@@ -1,9 +1,9 @@
-import type { RunConfig } from '../config/types.js'
+import type { Endpoint } from '../client/endpoint.js'
 import type { RequestRecord } from '../records/types.js'
 import type { Calibration } from '../result/run-meta.js'
 import type { ExactPromptSource } from '../workload/exact-prompts.js'
 import { buildBody } from '../workload/request-body.js'
-import { sendOnce } from './preflight.js'
+import { probeBody, sendOnce } from './preflight.js'
 
 /**
  * Prompt-length calibration against the server. A chat template wraps every prompt in role markers
@@ -28,22 +28,19 @@ export function localLength(calibration: Calibration | null, serverTokens: numbe
 }
 
 export async function calibrate(
-  config: RunConfig,
-  apiKey: string | null,
+  endpoint: Endpoint,
   prompts: ExactPromptSource,
   target: number,
+  /** The tokenizer's name, for the summary when the server's differs. */
+  tokenizer: string,
   /** A stop: the probe in flight is cut and no further probe is sent. */
   interrupt?: AbortSignal,
 ): Promise<CalibrationOutcome> {
   const records: RequestRecord[] = []
   const probe = async (local: number, id: number): Promise<number | null> => {
     if (interrupt?.aborted === true) return null
-    const body = buildBody(
-      { model: config.target.model, endpoint: config.target.endpoint, stream: config.client.stream },
-      prompts.prompt(id, local),
-      PROBE_OUTPUT_TOKENS,
-    )
-    const record = await sendOnce(config, apiKey, body, 'calibration', undefined, interrupt)
+    const body = buildBody(probeBody(endpoint), prompts.prompt(id, local), PROBE_OUTPUT_TOKENS)
+    const record = await sendOnce(endpoint, body, 'calibration', undefined, interrupt)
     records.push(record)
     return record.error === null ? record.input_tokens : null
   }
@@ -88,7 +85,7 @@ export async function calibrate(
   const line =
     Math.abs(calibration.slope - 1) < 0.01
       ? `server counts our tokens ${overhead} (chat template overhead)`
-      : `server counts ${calibration.slope} × our tokens ${overhead} (its tokenizer differs from ${config.workload.tokenizer})`
+      : `server counts ${calibration.slope} × our tokens ${overhead} (its tokenizer differs from ${tokenizer})`
   calibration.summary =
     `calibration: ${line}; ` +
     (calibration.check === null

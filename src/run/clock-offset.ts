@@ -1,6 +1,5 @@
 import { request } from 'undici'
-import { joinUrl } from '../config/url.js'
-import { apiHeaders } from '../worker/target.js'
+import { type Endpoint, getHeaders } from '../client/endpoint.js'
 
 /**
  * This host's clock against the server's, from the Date header of GET /v1/models: server time minus
@@ -9,15 +8,13 @@ import { apiHeaders } from '../worker/target.js'
  * load generators is what keeps them together. Null when there is no Date header or no answer.
  */
 export async function estimateClockOffsetMs(
-  baseUrl: string,
-  apiKey: string | null,
+  endpoint: Endpoint,
   interrupt?: AbortSignal,
 ): Promise<number | null> {
-  const headers = apiHeaders(apiKey, 'application/json')
   try {
     const before = Date.now()
-    const response = await request(joinUrl(baseUrl, '/v1/models'), {
-      headers,
+    const response = await request(endpoint.modelsUrl, {
+      headers: getHeaders(endpoint),
       headersTimeout: 5_000,
       bodyTimeout: 5_000,
       ...(interrupt === undefined ? {} : { signal: interrupt }),

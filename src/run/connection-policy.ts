@@ -1,5 +1,5 @@
 import { ConnectionWatch } from '../client/connections.js'
-import type { RunConfig } from '../config/types.js'
+import type { Endpoint } from '../client/endpoint.js'
 import type { ConnectionPolicy } from '../result/run-meta.js'
 import type { RoundOutcome } from '../schedule/level-runner.js'
 
@@ -12,14 +12,14 @@ import type { RoundOutcome } from '../schedule/level-runner.js'
 /** A probe waits this long after its response for the server's close (llama.cpp: ~1 ms). */
 export const PROBE_CLOSE_WAIT_MS = 50
 
-const probeWatches = new WeakMap<RunConfig, ConnectionWatch>()
+const probeWatches = new WeakMap<Endpoint, ConnectionWatch>()
 
-/** The probes' watch of one run (keyed by its config object, so runs in one process stay apart). */
-export function probeWatchFor(config: RunConfig): ConnectionWatch {
-  let watch = probeWatches.get(config)
+/** The probes' watch of one run (keyed by its endpoint object, so runs in one process stay apart). */
+export function probeWatchFor(endpoint: Endpoint): ConnectionWatch {
+  let watch = probeWatches.get(endpoint)
   if (watch === undefined) {
-    watch = new ConnectionWatch(config.client.keepalive)
-    probeWatches.set(config, watch)
+    watch = new ConnectionWatch(endpoint.keepAlive)
+    probeWatches.set(endpoint, watch)
   }
   return watch
 }
@@ -28,10 +28,10 @@ export const SERVER_CLOSES_NOTICE =
   'the server closes connections right after each response (whatever its Keep-Alive headers say): connections are no longer reused, each request opens its own'
 
 /** The policy after the probes; logs the notice when they saw the server close. */
-export function policyAfterProbes(config: RunConfig, log: (line: string) => void): ConnectionPolicy {
-  const seen = config.client.keepalive && !probeWatchFor(config).keepAlive
+export function policyAfterProbes(endpoint: Endpoint, log: (line: string) => void): ConnectionPolicy {
+  const seen = endpoint.keepAlive && !probeWatchFor(endpoint).keepAlive
   if (seen) log(SERVER_CLOSES_NOTICE)
-  return { keepalive: config.client.keepalive, server_closes_after_response: seen ? 'probes' : null }
+  return { keepalive: endpoint.keepAlive, server_closes_after_response: seen ? 'probes' : null }
 }
 
 /**

@@ -1,19 +1,16 @@
 import { request } from 'undici'
+import { type Endpoint, getHeaders } from '../client/endpoint.js'
 import { redact } from '../client/redact.js'
-import { joinUrl } from '../config/url.js'
-import { apiHeaders } from '../worker/target.js'
 
 /** GET /v1/models: the served model ids, or an error message (redacted) when the list cannot be had. */
 export async function fetchModels(
-  baseUrl: string,
-  apiKey: string | null,
+  endpoint: Endpoint,
   timeoutMs = 10_000,
 ): Promise<{ ids: string[] } | { error: string; status: number | null }> {
-  const headers = apiHeaders(apiKey, 'application/json')
-  const secrets = apiKey === null ? [] : [apiKey]
+  const { secrets } = endpoint
   try {
-    const response = await request(joinUrl(baseUrl, '/v1/models'), {
-      headers,
+    const response = await request(endpoint.modelsUrl, {
+      headers: getHeaders(endpoint),
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
     })

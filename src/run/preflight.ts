@@ -1,9 +1,8 @@
+import { closeTarget, type Endpoint, openTarget } from '../client/endpoint.js'
 import { sendRequest } from '../client/stream-client.js'
-import type { RunConfig } from '../config/types.js'
 import { tpotMs, ttftMs } from '../metrics/derive.js'
 import type { RequestRecord } from '../records/types.js'
-import { closeTarget, openTarget, targetSpec } from '../worker/target.js'
-import { buildBody } from '../workload/request-body.js'
+import { type BodyOptions, buildBody } from '../workload/request-body.js'
 import { completeTokenCounts } from '../workload/token-counts.js'
 import { PROBE_CLOSE_WAIT_MS, probeWatchFor } from './connection-policy.js'
 import { type Diagnosis, diagnose } from './diagnose.js'
@@ -23,8 +22,7 @@ export interface PreflightResult {
  * is the same request with more tokens, printed as they arrive.
  */
 export async function runPreflight(
-  config: RunConfig,
-  apiKey: string | null,
+  endpoint: Endpoint,
   options: {
     maxTokens?: number
     onText?: (text: string) => void
@@ -34,12 +32,8 @@ export async function runPreflight(
   } = {},
 ): Promise<PreflightResult> {
   const label = options.label ?? 'preflight'
-  const body = buildBody(
-    { model: config.target.model, endpoint: config.target.endpoint, stream: config.client.stream },
-    'Say hello.',
-    options.maxTokens ?? 4,
-  )
-  const record = await sendOnce(config, apiKey, body, 'preflight', options.onText, options.interrupt)
+  const body = buildBody(probeBody(endpoint), 'Say hello.', options.maxTokens ?? 4)
+  const record = await sendOnce(endpoint, body, 'preflight', options.onText, options.interrupt)
   if (record.error === null) {
     const ttft = ttftMs(record)
     const tpot = tpotMs(record)
@@ -56,10 +50,10 @@ export async function runPreflight(
   // An unknown model is easier to fix with the list of served ones.
   let models: string[] | null = null
   if (record.status === 404 && options.interrupt?.aborted !== true) {
-    const listed = await fetchModels(config.target.base_url, apiKey)
+    const listed = await fetchModels(endpoint)
     models = 'ids' in listed ? listed.ids : null
   }
-  const diagnosis = diagnose(record, config.target.model, config.target.api_key_env, models) as Diagnosis
+  const diagnosis = diagnose(record, endpoint.body.model, endpoint.apiKeyEnv, models) as Diagnosis
   return {
     ok: false,
     record,
@@ -74,15 +68,14 @@ export async function runPreflight(
  * server that does (llama.cpp) is known before the load starts, whose threads then never reuse one.
  */
 export async function sendOnce(
-  config: RunConfig,
-  apiKey: string | null,
+  endpoint: Endpoint,
   body: Buffer,
   phase: RequestRecord['phase'],
   onText?: (text: string) => void,
   interrupt?: AbortSignal,
 ): Promise<RequestRecord> {
-  const watch = probeWatchFor(config)
-  const target = { ...openTarget(targetSpec(config, apiKey), 1, watch), onText, interrupt }
+  const watch = probeWatchFor(endpoint)
+  const target = { ...openTarget(endpoint, 1, watch), onText, interrupt }
   try {
     const record = completeTokenCounts(
       await sendRequest(target, {
@@ -102,4 +95,9 @@ export async function sendOnce(
   } finally {
     await closeTarget(target)
   }
+}
+
+/** A probe's body: the run's model, endpoint and stream, without ignore_eos (a probe wants a few tokens, not a forced length). */
+export function probeBody(endpoint: Endpoint): BodyOptions {
+  return { ...endpoint.body, ignoreEos: false }
 }

@@ -1,3 +1,4 @@
+import type { Endpoint } from '../client/endpoint.js'
 import type { RunConfig } from '../config/types.js'
 import type { RequestRecord } from '../records/types.js'
 import type { Calibration } from '../result/run-meta.js'
@@ -80,7 +81,7 @@ export function loadWorkloadSources(config: RunConfig): WorkloadSources {
  */
 export async function prepareWorkload(
   config: RunConfig,
-  apiKey: string | null,
+  endpoint: Endpoint,
   sources: WorkloadSources,
   plannedRequests: number,
   log: (line: string) => void,
@@ -90,7 +91,13 @@ export async function prepareWorkload(
   const probeRecords: RequestRecord[] = []
   // Calibration is part of the preflight: --no-preflight sends nothing before the load.
   if (sources.dataset === null && config.workload.calibrate && config.run.preflight) {
-    const outcome = await calibrate(config, apiKey, sources.prompts, sources.input_mean, interrupt)
+    const outcome = await calibrate(
+      endpoint,
+      sources.prompts,
+      sources.input_mean,
+      config.workload.tokenizer,
+      interrupt,
+    )
     probeRecords.push(...outcome.records)
     calibration = outcome.ok ? outcome.calibration : { skipped: outcome.reason }
     // Interrupted: the caller says so; "calibration skipped" would read as the server's doing.
@@ -99,6 +106,7 @@ export async function prepareWorkload(
   }
   const fitted = calibration !== null && 'slope' in calibration ? calibration : null
   const plan = planWorkload(config, {
+    body: endpoint.body,
     tokenizer: sources.tokenizer,
     prompts: sources.prompts,
     dataset: sources.dataset,

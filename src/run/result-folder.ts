@@ -83,3 +83,16 @@ export function freeFolderName(dir: string): string {
   for (let n = 2; n < 1000; n++) if (!existsSync(`${dir}-${n}`)) return `${dir}-${n}`
   return `${dir}-${Date.now()}`
 }
+
+/** results/<UTC time>-<model>, with characters unsafe in a file name replaced. */
+export function defaultOutDir(model: string, now = new Date()): string {
+  return join('results', `${utcStamp(now)}-${model.replace(/[^A-Za-z0-9._-]+/g, '_')}`)
+}
+
+/** 20261202T230455Z: the UTC time to the second, safe in file and resource names. */
+export function utcStamp(now: Date): string {
+  return now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z')
+}

@@ -3,6 +3,7 @@ import { availableParallelism, hostname } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { refinementLevel } from '../analysis/advice.js'
+import type { Endpoint } from '../client/endpoint.js'
 import { displayUrl } from '../client/redact.js'
 import type { RunConfig } from '../config/types.js'
 import { CpuMeter, type LevelClientStats, LoopMonitor } from '../metrics/client-health.js'
@@ -22,10 +23,10 @@ import { writeJsonAtomic } from '../result/write-json.js'
 import type { RoundOutcome } from '../schedule/level-runner.js'
 import { TOOL_VERSION } from '../version.js'
 import { WorkerPool } from '../worker/pool.js'
-import { targetSpec } from '../worker/target.js'
 import { formatLength } from '../workload/lengths.js'
 import { completeTokenCounts } from '../workload/token-counts.js'
 import { closedByServer, connectionWords, noticeFromLoad, policyAfterProbes } from './connection-policy.js'
+import { resolveEndpoint } from './endpoint.js'
 import { describeEstimate, estimateRun } from './estimate.js'
 import { levelValues, planLevel, type ShardSlot, WHOLE_RUN } from './level-plan.js'
 import { type PreflightResult, runPreflight } from './preflight.js'
@@ -42,9 +43,20 @@ export const INTERRUPT_GRACE_MS = 5_000
 /** --refine runs at most this many extra levels. */
 const MAX_REFINE_STEPS = 3
 
-export interface RunOptions {
+export type RunOptions = RunSettings &
+  (
+    | {
+        /** Where requests go and with which key, headers and timeouts, resolved once (see resolveEndpoint). */
+        endpoint: Endpoint
+      }
+    | {
+        /** The key, when no `endpoint` is given: the endpoint is then resolved from `config`; null = none. */
+        apiKey: string | null
+      }
+  )
+
+interface RunSettings {
   config: RunConfig
-  apiKey: string | null
   /** The result folder itself. */
   outDir: string
   /** Progress lines (stderr in the CLI). */
@@ -86,7 +98,9 @@ export function resolveWorkers(
  * bench_result.json rewritten after every level.
  */
 export async function runGradient(options: RunOptions): Promise<RunOutcome> {
-  const { config, apiKey, outDir, log, stop } = options
+  const { config, outDir, log, stop } = options
+  // An unsendable key is refused here, before anything is sent or written.
+  const endpoint = 'endpoint' in options ? options.endpoint : resolveEndpoint(config, options.apiKey)
   const slot: ShardSlot = options.shard ?? WHOLE_RUN
   // Bad tokenizer or dataset files fail before anything is sent or written.
   const sources = loadWorkloadSources(config)
@@ -109,7 +123,7 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
   try {
     let preflight: PreflightResult | null = null
     if (config.run.preflight) {
-      preflight = await runPreflight(config, apiKey, { interrupt: stop.setupInterrupt })
+      preflight = await runPreflight(endpoint, { interrupt: stop.setupInterrupt })
       keep(tagShard(preflight.record, options.shard))
       if (stop.requested) return { kind: 'interrupted-before-load', phase: 'preflight', recordsPath }
       // A failed preflight's diagnosis is the caller's to print, once, with what to do about it.
@@ -130,7 +144,7 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
     }
     const prepared = await prepareWorkload(
       config,
-      apiKey,
+      endpoint,
       sources,
       estimate?.requests ?? Number.POSITIVE_INFINITY,
       log,
@@ -146,19 +160,17 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
       }
     const values = levelValues(config)
     const workerCount = resolveWorkers(config.run.workers, values, availableParallelism(), config.load.mode)
-    const connections = policyAfterProbes(config, log)
-    const spec = targetSpec(config, apiKey)
-    spec.keepAlive = spec.keepAlive && connections.server_closes_after_response === null
+    const connections = policyAfterProbes(endpoint, log)
     pool = await WorkerPool.start(
       workerCount,
-      spec,
+      { ...endpoint, keepAlive: endpoint.keepAlive && connections.server_closes_after_response === null },
       prepared.plan.prompts.map((prompt) => prompt.body),
       slot,
     )
     const activePool = pool
     stop.enter('load')
     const unregisterStop = stop.onRequest(() =>
-      activePool.stop(Math.min(INTERRUPT_GRACE_MS, config.client.timeout_s * 1000)),
+      activePool.stop(Math.min(INTERRUPT_GRACE_MS, endpoint.timeoutMs)),
     )
     const meta = describeRun(config, workerCount, prepared, estimate, options.shard, connections)
     meta.run_id = runId

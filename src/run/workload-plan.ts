@@ -3,7 +3,7 @@ import { seededRandom } from '../random.js'
 import type { Dataset } from '../workload/dataset.js'
 import type { ExactPromptSource } from '../workload/exact-prompts.js'
 import { drawLength } from '../workload/lengths.js'
-import { buildBody, type Prompt, promptText } from '../workload/request-body.js'
+import { type BodyOptions, buildBody, type Prompt, promptText } from '../workload/request-body.js'
 import type { Tokenizer } from '../workload/tokenizers.js'
 
 /**
@@ -30,6 +30,8 @@ export interface WorkloadPlan {
 }
 
 export interface PlanSources {
+  /** Model, endpoint, stream, ignore_eos: the endpoint's, the same in every body. */
+  body: BodyOptions
   tokenizer: Tokenizer
   prompts: ExactPromptSource
   dataset: Dataset | null
@@ -43,16 +45,14 @@ export function planWorkload(config: RunConfig, sources: PlanSources): WorkloadP
   const { workload } = config
   // Length draws get their own stream so changing a length does not change the prompts' words.
   const random = seededRandom(workload.seed * 7919 + 17)
-  const options = {
-    model: config.target.model,
-    endpoint: config.target.endpoint,
-    stream: config.client.stream,
-    ignoreEos: workload.ignore_eos,
-  }
   const prompts: PlannedPrompt[] = []
   const make = (prompt: Prompt, input: number, fromDataset: number): void => {
     const output = Math.max(1, drawLength(workload.output, random, fromDataset))
-    prompts.push({ body: buildBody(options, prompt, output), input_tokens: input, output_tokens: output })
+    prompts.push({
+      body: buildBody(sources.body, prompt, output),
+      input_tokens: input,
+      output_tokens: output,
+    })
   }
   const { dataset } = sources
   if (dataset !== null) {

@@ -1,29 +1,14 @@
+import type { Endpoint } from '../client/endpoint.js'
 import type { LoopStats } from '../metrics/client-health.js'
 import type { RequestRecord } from '../records/types.js'
 import type { Round, RoundOutcome } from '../schedule/level-runner.js'
 import type { LevelShare } from '../schedule/level-share.js'
 
-/** Everything a worker needs to build its own connection pool to the target; sent once. */
-export interface TargetSpec {
-  origin: string
-  path: string
-  /** Authorization included: travels between threads in memory only, never logged. */
-  headers: Record<string, string>
-  stream: boolean
-  /** Whole request. */
-  timeoutMs: number
-  connectTimeoutMs: number
-  /** Send to first token; null = only the whole-request timeout. */
-  firstTokenTimeoutMs: number | null
-  /** Longest silence between two reads of the response. */
-  idleTimeoutMs: number
-  secrets: string[]
-  /**
-   * Reuse connections. False when the user said --no-keepalive or the probes before the run saw
-   * the server close connections right after responses.
-   */
-  keepAlive: boolean
-}
+/**
+ * Everything a worker needs to build its own connection pool to the target: the run's resolved
+ * endpoint (Authorization included: it travels between threads in memory only, never logged); sent once.
+ */
+export type TargetSpec = Endpoint
 
 export type ToWorker =
   | {

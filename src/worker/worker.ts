@@ -2,6 +2,7 @@ import { setMaxListeners } from 'node:events'
 import { parentPort } from 'node:worker_threads'
 import { InterruptedError } from '../client/classify.js'
 import { ConnectionWatch } from '../client/connections.js'
+import { closeTarget, openTarget } from '../client/endpoint.js'
 import { sendRequest, type Target } from '../client/stream-client.js'
 import { REAL_TIME } from '../clock.js'
 import { LoopMonitor } from '../metrics/client-health.js'
@@ -9,7 +10,6 @@ import type { RequestRecord } from '../records/types.js'
 import { type Round, type RoundOutcome, runRound } from '../schedule/level-runner.js'
 import { connectionsOf, type LevelShare } from '../schedule/level-share.js'
 import type { FromWorker, TargetSpec, ToWorker } from './protocol.js'
-import { closeTarget, openTarget } from './target.js'
 
 /**
  * A load-generating thread: its own event loop and its own connection pool per level. It stamps,

@@ -2,8 +2,12 @@ import assert from 'node:assert/strict'
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { defaultOutDir } from '../../src/cli/commands/run.js'
-import { FolderInUseError, freeFolderName, prepareResultFolder } from '../../src/run/result-folder.js'
+import {
+  defaultOutDir,
+  FolderInUseError,
+  freeFolderName,
+  prepareResultFolder,
+} from '../../src/run/result-folder.js'
 import { tempDir } from '../helpers/run-config.js'
 
 test('default result folders: timestamped to the second, and a taken name gets a suffix', () => {

@@ -1,11 +1,12 @@
 import { LiveRedactor } from '../../client/redact.js'
+import { endpointFromEnv } from '../../run/endpoint.js'
 import { fetchModels } from '../../run/models.js'
 import { runPreflight } from '../../run/preflight.js'
-import { readApiKey } from '../../worker/target.js'
 import { type CommandSpec, numberFlag, parseFlags, renderHelp } from '../args.js'
 import { EXIT } from '../exit-codes.js'
 import type { Io } from '../io.js'
-import { configFlags, loadConfigOrThrow, RUN_SPEC } from './run.js'
+import { loadConfigOrThrow } from '../load-config.js'
+import { configFlags, RUN_SPEC } from './run.js'
 
 /** The target flags of `run` (files, URL, endpoint, model, key variable, timeouts). */
 const TARGET_FLAGS = RUN_SPEC.flags.filter((flag) =>
@@ -46,11 +47,11 @@ export async function checkCommand(argv: string[], io: Io): Promise<number> {
     return EXIT.ok
   }
   const config = loadConfigOrThrow((flags.config as string[] | undefined) ?? [], configFlags(flags))
-  const apiKey = readApiKey(config, process.env, (line) => io.err(`${line}\n`))
+  const endpoint = endpointFromEnv(config, process.env, (line) => io.err(`${line}\n`))
   const maxTokens = numberFlag(flags, 'output-tokens') ?? 32
   // The text goes out as it arrives, but never the key: a server may echo it, split over two events.
-  const live = new LiveRedactor(apiKey === null ? [] : [apiKey], (text) => io.out(text))
-  const result = await runPreflight(config, apiKey, {
+  const live = new LiveRedactor(endpoint.secrets, (text) => io.out(text))
+  const result = await runPreflight(endpoint, {
     maxTokens,
     onText: (text) => live.push(text),
     label: 'check',
@@ -72,11 +73,8 @@ export async function modelsCommand(argv: string[], io: Io): Promise<number> {
     model: '-',
     ...configFlags(flags),
   })
-  const listed = await fetchModels(
-    config.target.base_url,
-    readApiKey(config, process.env, (line) => io.err(`${line}\n`)),
-    config.client.timeout_s * 1000,
-  )
+  const endpoint = endpointFromEnv(config, process.env, (line) => io.err(`${line}\n`))
+  const listed = await fetchModels(endpoint, endpoint.timeoutMs)
   if ('error' in listed) {
     io.err(`llmbench models: ${listed.error}\n`)
     return EXIT.preflight

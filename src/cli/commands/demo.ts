@@ -1,10 +1,13 @@
 import type { RunConfig } from '../../config/types.js'
+import { resolveEndpoint } from '../../run/endpoint.js'
 import { startSimulatorProcess } from '../../sim/child.js'
 import { SIM_MODEL } from '../../sim/server.js'
 import { type CommandSpec, type FlagSpec, parseFlags, renderHelp, stringFlag } from '../args.js'
+import { executeRun } from '../execute-run.js'
 import { EXIT } from '../exit-codes.js'
 import type { Io } from '../io.js'
-import { configFlags, executeRun, LOAD_FLAGS, loadConfigOrThrow } from './run.js'
+import { loadConfigOrThrow } from '../load-config.js'
+import { configFlags, LOAD_FLAGS } from './run.js'
 import { SIM_PARAM_FLAGS, simFaults, simParams } from './sim.js'
 
 /** A short gradient that shows the simulator's knee (16 slots) in about half a minute. */
@@ -66,7 +69,7 @@ export async function demoCommand(argv: string[], io: Io): Promise<number> {
       ...overrides,
     })
     // The simulator needs no key: never send the user's real one to it.
-    return await executeRun(config, flags, io, { apiKey: null })
+    return await executeRun(config, flags, io, { endpoint: resolveEndpoint(config, null) })
   } finally {
     await sim.close()
   }

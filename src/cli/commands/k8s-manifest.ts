@@ -12,13 +12,15 @@ import {
   RESULTS_DIR,
   renderK8sManifest,
 } from '../../deploy/k8s-manifest.js'
+import { utcStamp } from '../../run/result-folder.js'
 import { MAX_START_WAIT_MS } from '../../run/start-schedule.js'
 import { isSameEverywhere, parseStartAt as parseRunStartAt } from '../../schedule/start-time.js'
 import { TOOL_VERSION } from '../../version.js'
 import { type CommandSpec, parseFlags, renderHelp, stringFlag } from '../args.js'
 import { CliError, EXIT } from '../exit-codes.js'
 import type { Io } from '../io.js'
-import { configFlags, loadConfigOrThrow, RUN_SPEC, utcStamp } from './run.js'
+import { loadConfigOrThrow } from '../load-config.js'
+import { configFlags, RUN_SPEC } from './run.js'
 
 /**
  * The image this version of the CLI was built into (`docker build -t llmbench:<version> .`). Pinned

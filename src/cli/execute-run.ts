@@ -1,0 +1,246 @@
+import { runFailures } from '../analysis/run-gate.js'
+import type { Endpoint } from '../client/endpoint.js'
+import { displayUrl } from '../client/redact.js'
+import { underDrivenWarning } from '../config/plan-warnings.js'
+import type { RunConfig } from '../config/types.js'
+import { DiskFullError } from '../records/disk-full.js'
+import { appendHistory } from '../report/history.js'
+import { formatProgress, type LevelProgress } from '../report/progress.js'
+import { renderTable, renderVerdict } from '../report/terminal.js'
+import { levelName } from '../result/level-name.js'
+import { endpointFromEnv } from '../run/endpoint.js'
+import { fdLimitWarning } from '../run/fd-limit.js'
+import { WorkloadError } from '../run/prepare-workload.js'
+import { FolderInUseError, FolderUnwritableError } from '../run/result-folder.js'
+import { parseShard } from '../run/shard.js'
+import {
+  type PreparedRun,
+  prepareRun,
+  type RunRequest,
+  type StartOutcome,
+  startRun,
+} from '../run/start-run.js'
+import { MAX_START_WAIT_MS, parseStartAt } from '../run/start-schedule.js'
+import { type RunPhase, StopSignal } from '../run/stop-signal.js'
+import { formatLength } from '../workload/lengths.js'
+import { numberFlag, type ParsedFlags, stringFlag } from './args.js'
+import { CliError, EXIT } from './exit-codes.js'
+import type { Io } from './io.js'
+
+/**
+ * `run` and `demo` after their flags: the run's options from the flags, the plan line and notes,
+ * Ctrl-C, the table, the exit code. The run itself (folder, shard, gradient) is run/start-run.ts.
+ */
+
+/** Runs a loaded config: plan line, Ctrl-C handling, the gradient, the table, the exit code. */
+export async function executeRun(
+  config: RunConfig,
+  flags: ParsedFlags,
+  io: Io,
+  /** The endpoint to use; absent = the config's, with the key from its environment variable. */
+  options: { endpoint?: Endpoint } = {},
+): Promise<number> {
+  const quiet = flags.quiet === true
+  const log = (line: string): void => {
+    if (!quiet) io.err(`${line}\n`)
+  }
+  if (config.run.fail_on_slo && Object.keys(config.metrics.slo).length === 0) {
+    throw new CliError('--fail-on-slo needs objectives: set --slo (or [slo] in config.toml)', EXIT.usage)
+  }
+  const endpoint = options.endpoint ?? endpointFromEnv(config, process.env, log)
+  if (options.endpoint === undefined && endpoint.secrets.length === 0) {
+    log(`note: $${config.target.api_key_env} is not set: sending no Authorization header`)
+  }
+  const run = readyRun({
+    config,
+    endpoint,
+    shard: resolveShard(flags, process.env),
+    schedule: resolveSchedule(flags),
+    force: flags.force === true,
+  })
+  log(describePlan(run))
+  const underDriven = underDrivenWarning(config.load)
+  if (underDriven !== null) log(underDriven)
+  const fdLimit = fdLimitWarning(config.load)
+  if (fdLimit !== null) log(fdLimit)
+  if (run.replaced !== null) log(`note: ${run.replaced}`)
+  for (const note of ignoredFlags(config, flags)) log(`note: ${note}`)
+  const stop = new StopSignal()
+  const onSignal = (): void => {
+    if (stop.requested) {
+      stop.flushAll()
+      io.err('second interrupt: exiting now; finished records are in requests.jsonl\n')
+      process.exit(EXIT.interrupted)
+    }
+    stop.request()
+    io.err(`${INTERRUPT_ANSWERS[stop.phase]}\n`)
+  }
+  // SIGHUP: the terminal or SSH session closed. Node's default is to die at once, losing the
+  // in-flight requests and the partial result; it is an interrupt like the others.
+  for (const signal of STOP_SIGNALS) process.on(signal, onSignal)
+  try {
+    // A live line only on a terminal; CI logs get the plain per-level lines.
+    const live = !quiet && process.stderr.isTTY === true
+    const progress = live ? (p: LevelProgress) => io.err(`\r\x1b[K${formatProgress(p)}`) : undefined
+    const logLine = live ? (line: string) => log(`\r\x1b[K${line}`) : log
+    let outcome: StartOutcome
+    try {
+      outcome = await startRun(run, { log: logLine, stop, ...(progress ? { progress } : {}) })
+    } catch (error) {
+      if (error instanceof WorkloadError) throw new CliError(error.message, EXIT.usage)
+      if (error instanceof DiskFullError) throw new CliError(error.message, EXIT.diskFull)
+      throw error
+    }
+    if (outcome.kind === 'interrupted-during-set-up') {
+      io.err('interrupted during the set-up: no request of the run was sent\n')
+      return EXIT.interrupted
+    }
+    if (outcome.kind === 'preflight-failed') {
+      io.err(`${outcome.preflight.summary}\n  (skip this check with --no-preflight)\n`)
+      return EXIT.preflight
+    }
+    if (outcome.kind === 'interrupted-before-load') {
+      io.err(
+        `interrupted during the ${outcome.phase}: no level was run; the requests sent are in ${outcome.recordsPath}\n`,
+      )
+      return EXIT.interrupted
+    }
+    if (outcome.kind === 'over-budget') {
+      io.err(`llmbench: not started: ${outcome.reason}\n`)
+      return EXIT.usage
+    }
+    const { result } = outcome
+    if (flags.json === true) io.out(`${JSON.stringify(result, null, 2)}\n`)
+    else io.out(`${renderTable(result)}\n${renderVerdict(result)}\nResults: ${outcome.resultPath}\n`)
+    if (config.run.history_dir !== null)
+      log(`history: appended to ${appendHistory(config.run.history_dir, result)}`)
+    if (stop.requested) return EXIT.interrupted
+    const failures = runFailures(result.levels, config.metrics.min_success_rate, (value) =>
+      levelName(result.meta, value),
+    )
+    if (failures.length > 0) {
+      io.err(
+        `Run failed (exit 1): it measured nothing to trust:\n${failures.map((f) => `  ${f}`).join('\n')}\n`,
+      )
+      return EXIT.gateFailed
+    }
+    if (config.run.fail_on_slo && result.capacity === null) {
+      io.err(`SLO gate failed: ${result.capacity_summary}\n`)
+      return EXIT.gateFailed
+    }
+    return EXIT.ok
+  } finally {
+    for (const signal of STOP_SIGNALS) process.off(signal, onSignal)
+  }
+}
+
+/** What the first interrupt does, said at once, in each phase of the run. */
+const INTERRUPT_ANSWERS: Record<RunPhase, string> = {
+  'set-up': 'interrupt: stopping before the load; nothing more is sent',
+  load: 'interrupt: no new requests; waiting for in-flight ones (Ctrl-C again to quit now)',
+  report:
+    'interrupt: every level is measured and the result is written; finishing the report (Ctrl-C again to skip it)',
+}
+
+/** Signals that stop a run: no new requests, in-flight ones drain, the partial result is written. */
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
+
+/** One result folder, one run: a folder holding a run is refused unless --force (before anything is sent). */
+function readyRun(request: RunRequest): PreparedRun {
+  try {
+    return prepareRun(request)
+  } catch (error) {
+    if (error instanceof FolderInUseError || error instanceof FolderUnwritableError)
+      throw new CliError(error.message, EXIT.usage)
+    throw error
+  }
+}
+
+function describePlan({ config, endpoint, outDir }: PreparedRun): string {
+  const { load, workload } = config
+  const window =
+    load.warmup_s > 0 || load.cooldown_s > 0
+      ? ` (+${load.warmup_s} s warm-up, +${load.cooldown_s} s cool-down)`
+      : ''
+  const bound =
+    load.duration_per_level_s !== null
+      ? `${load.duration_per_level_s} s${window}`
+      : `${load.requests_per_level} requests`
+  const levels =
+    load.mode === 'request_rate'
+      ? `rates ${load.rates.join(',')}/s (${load.arrival}${load.arrival === 'gamma' ? ` k=${load.burstiness}` : ''})`
+      : `levels ${load.levels.join(',')}`
+  const input = workload.dataset === null ? formatLength(workload.input) : `dataset ${workload.dataset}`
+  return (
+    `llmbench: ${config.target.model} at ${displayUrl(endpoint.url)}: ` +
+    `${levels}, ${bound} per level (+${load.warmup_requests} warm-up), ` +
+    `input ${input} / output ${formatLength(workload.output)} tokens${workload.profile === null ? '' : ` (profile ${workload.profile})`}, ` +
+    `${config.client.stream ? 'streaming' : 'not streaming'} -> ${outDir}`
+  )
+}
+
+/** Flags that the chosen mode does not use: said, so a typo'd mode does not go unnoticed. */
+function ignoredFlags(config: RunConfig, flags: ParsedFlags): string[] {
+  const rateOnly = ['rates', 'arrival', 'burstiness', 'max-in-flight'].filter(
+    (name) => flags[name] !== undefined,
+  )
+  if (config.load.mode === 'concurrency' && rateOnly.length > 0)
+    return [`${rateOnly.map((name) => `--${name}`).join(', ')} only apply with --mode rate`]
+  if (config.load.mode === 'request_rate' && flags.levels !== undefined)
+    return ['--levels does not apply in request-rate mode: the levels are --rates']
+  return []
+}
+
+/** --shard I/N, else Kubernetes Indexed Job variables; null = the whole run. */
+export function resolveShard(
+  flags: ParsedFlags,
+  env: NodeJS.ProcessEnv,
+): { index: number; count: number } | null {
+  const text = stringFlag(flags, 'shard')
+  if (text !== undefined) {
+    const shard = parseShard(text)
+    if (shard === null)
+      throw new CliError(
+        `--shard: expected I/N with 0 ≤ I < N (e.g. 0/4), got ${JSON.stringify(text)}`,
+        EXIT.usage,
+      )
+    return shard
+  }
+  const index = env.JOB_COMPLETION_INDEX
+  const count = env.JOB_COMPLETIONS
+  if (index === undefined || count === undefined || index === '' || count === '') return null
+  const shard = parseShard(`${index}/${count}`)
+  if (shard === null)
+    throw new CliError(
+      `JOB_COMPLETION_INDEX=${index} and JOB_COMPLETIONS=${count}: expected 0 ≤ index < completions`,
+      EXIT.usage,
+    )
+  return shard
+}
+
+/**
+ * --start-at (and --level-span): when each level starts on the wall clock; undefined = now, back to
+ * back. Without --level-span the run derives the span (see prepareRun).
+ */
+function resolveSchedule(flags: ParsedFlags): RunRequest['schedule'] {
+  const text = stringFlag(flags, 'start-at')
+  const spanFlag = numberFlag(flags, 'level-span')
+  if (text === undefined) {
+    if (spanFlag !== undefined) throw new CliError('--level-span needs --start-at', EXIT.usage)
+    return undefined
+  }
+  const startAt = parseStartAt(text)
+  if (startAt === null)
+    throw new CliError(
+      `--start-at: expected an ISO time or epoch seconds, got ${JSON.stringify(text)}`,
+      EXIT.usage,
+    )
+  if (startAt - Date.now() > MAX_START_WAIT_MS)
+    throw new CliError(`--start-at ${text} is more than a day away: is the date right?`, EXIT.usage)
+  if (spanFlag !== undefined && !(spanFlag > 0))
+    throw new CliError(
+      `--level-span: expected a positive number of seconds, got ${stringFlag(flags, 'level-span')}`,
+      EXIT.usage,
+    )
+  return { start_at_ms: startAt, level_span_s: spanFlag }
+}
