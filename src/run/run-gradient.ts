@@ -1,43 +1,38 @@
 import { mkdirSync } from 'node:fs'
-import { availableParallelism, hostname } from 'node:os'
+import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
-import { performance } from 'node:perf_hooks'
 import { refinementLevel } from '../analysis/advice.js'
 import type { Endpoint } from '../client/endpoint.js'
-import { displayUrl } from '../client/redact.js'
 import type { RunConfig } from '../config/types.js'
-import { CpuMeter, type LevelClientStats, LoopMonitor } from '../metrics/client-health.js'
 import { type LevelSummary, summarizeLevel } from '../metrics/summarize.js'
-import { billedInputTokens } from '../metrics/workload-figures.js'
 import { asDiskFull, isNoSpace } from '../records/disk-full.js'
-import { JsonlWriter } from '../records/jsonl-writer.js'
-import { newRunId } from '../records/run-identity.js'
-import type { RequestRecord } from '../records/types.js'
-import { type LevelProgress, levelProgress } from '../report/progress.js'
+import type { LevelProgress } from '../report/progress.js'
 import { writeReports } from '../report/render-folder.js'
 import type { BenchResult } from '../result/bench-result.js'
 import { finishResult, summaryOptions } from '../result/build-result.js'
 import { RECORDS_FILE } from '../result/folder-layout.js'
 import type { ConnectionPolicy, CostEstimate, RunMeta, ShardInfo } from '../result/run-meta.js'
 import { writeJsonAtomic } from '../result/write-json.js'
-import type { RoundOutcome } from '../schedule/level-runner.js'
-import { TOOL_VERSION } from '../version.js'
 import { WorkerPool } from '../worker/pool.js'
-import { formatLength } from '../workload/lengths.js'
-import { completeTokenCounts } from '../workload/token-counts.js'
-import { closedByServer, connectionWords, noticeFromLoad, policyAfterProbes } from './connection-policy.js'
+import { noticeFromLoad, policyAfterProbes } from './connection-policy.js'
+import { architecture, describeRun } from './describe-run.js'
 import { resolveEndpoint } from './endpoint.js'
 import { describeEstimate, estimateRun } from './estimate.js'
-import { levelValues, planLevel, type ShardSlot, WHOLE_RUN } from './level-plan.js'
+import { levelValues, planLevel, WHOLE_RUN } from './level-plan.js'
+import { type MeasureContext, measureLevel } from './measure-level.js'
 import { type PreflightResult, runPreflight } from './preflight.js'
-import { loadWorkloadSources, type PreparedWorkload, prepareWorkload } from './prepare-workload.js'
+import {
+  loadWorkloadSources,
+  type PreparedWorkload,
+  prepareWorkload,
+  type WorkloadSources,
+} from './prepare-workload.js'
+import { RecordSink } from './record-sink.js'
 import { type StartSchedule, waitForLevelStart } from './start-schedule.js'
 import type { StopSignal } from './stop-signal.js'
-import type { PlannedPrompt } from './workload-plan.js'
 
 export { DISTINCT_PROMPTS } from './prepare-workload.js'
 
-const PROGRESS_INTERVAL_MS = 500
 /** After a first Ctrl-C, in-flight requests get this long to finish before they are cut. */
 export const INTERRUPT_GRACE_MS = 5_000
 /** --refine runs at most this many extra levels. */
@@ -92,197 +87,211 @@ export function resolveWorkers(
 }
 
 /**
- * The gradient end to end: preflight, workload (tokenizer, dataset, calibration, bodies), the plan
- * and its cost, then each level on the worker threads, records appended to disk as they arrive, the
- * level summarized as soon as it ends (its records are then dropped from memory), and
- * bench_result.json rewritten after every level.
+ * The gradient end to end, as phases over one RecordSink: the set-up (preflight, plan and cost,
+ * workload and calibration), the load (each level on the worker threads, summarized as soon as it
+ * ends, bench_result.json rewritten after every level, then --refine), and the finish (the final
+ * result and the report).
  */
 export async function runGradient(options: RunOptions): Promise<RunOutcome> {
-  const { config, outDir, log, stop } = options
+  const { config, outDir, stop } = options
   // An unsendable key is refused here, before anything is sent or written.
   const endpoint = 'endpoint' in options ? options.endpoint : resolveEndpoint(config, options.apiKey)
-  const slot: ShardSlot = options.shard ?? WHOLE_RUN
   // Bad tokenizer or dataset files fail before anything is sent or written.
   const sources = loadWorkloadSources(config)
   mkdirSync(outDir, { recursive: true })
-  const recordsPath = join(outDir, RECORDS_FILE)
   // Disk full: stop issuing (nothing more could be recorded); the error ends the run below.
-  const writer = new JsonlWriter(recordsPath, () => stop.request())
-  const resultPath = join(outDir, config.metrics.output_json)
-  const unregisterFlush = stop.onFlush(() => writer.flush())
+  const sink = new RecordSink(join(outDir, RECORDS_FILE), options.shard, () => stop.request())
+  const unregisterFlush = stop.onFlush(() => sink.flush())
   let pool: WorkerPool | null = null
-  const totals = { requests: 0, input_tokens: 0, output_tokens: 0 }
-  const runId = newRunId()
-  const keep = (record: RequestRecord): void => {
-    record.run = runId
-    writer.append(record)
-    totals.requests++
-    totals.input_tokens += billedInputTokens(record)
-    totals.output_tokens += record.output_tokens
-  }
   try {
-    let preflight: PreflightResult | null = null
-    if (config.run.preflight) {
-      preflight = await runPreflight(endpoint, { interrupt: stop.setupInterrupt })
-      keep(tagShard(preflight.record, options.shard))
-      if (stop.requested) return { kind: 'interrupted-before-load', phase: 'preflight', recordsPath }
-      // A failed preflight's diagnosis is the caller's to print, once, with what to do about it.
-      if (!preflight.ok) return { kind: 'preflight-failed', preflight }
-      log(preflight.summary)
-    }
-    const estimate = estimateRun(config, {
-      input_mean: sources.input_mean,
-      output_mean: sources.output_mean,
-      request_seconds: projectedRequestSeconds(preflight, sources.output_mean),
-      share: 1 / slot.count,
-    })
-    if (estimate !== null) log(describeEstimate(estimate))
-    const limit = config.run.max_cost
-    if (limit !== null) {
-      const refusal = budgetRefusal(estimate, limit)
-      if (refusal !== null) return { kind: 'over-budget', estimate, limit, reason: refusal }
-    }
-    const prepared = await prepareWorkload(
-      config,
-      endpoint,
-      sources,
-      estimate?.requests ?? Number.POSITIVE_INFINITY,
-      log,
-      stop.setupInterrupt,
+    const setUp = await setUpRun(options, endpoint, sources, sink)
+    if (setUp.kind !== 'ready') return setUp
+    const workerCount = resolveWorkers(
+      config.run.workers,
+      levelValues(config),
+      availableParallelism(),
+      config.load.mode,
     )
-    for (const record of prepared.probeRecords) keep(tagShard(record, options.shard))
-    if (stop.requested)
-      return {
-        kind: 'interrupted-before-load',
-        phase:
-          prepared.probeRecords.length > 0 ? 'calibration' : config.run.preflight ? 'preflight' : 'set-up',
-        recordsPath,
-      }
-    const values = levelValues(config)
-    const workerCount = resolveWorkers(config.run.workers, values, availableParallelism(), config.load.mode)
-    const connections = policyAfterProbes(endpoint, log)
+    const connections = policyAfterProbes(endpoint, options.log)
     pool = await WorkerPool.start(
       workerCount,
       { ...endpoint, keepAlive: endpoint.keepAlive && connections.server_closes_after_response === null },
-      prepared.plan.prompts.map((prompt) => prompt.body),
-      slot,
+      setUp.prepared.plan.prompts.map((prompt) => prompt.body),
+      options.shard ?? WHOLE_RUN,
     )
-    const activePool = pool
-    stop.enter('load')
-    const unregisterStop = stop.onRequest(() =>
-      activePool.stop(Math.min(INTERRUPT_GRACE_MS, endpoint.timeoutMs)),
-    )
-    const meta = describeRun(config, workerCount, prepared, estimate, options.shard, connections)
-    meta.run_id = runId
-    meta.totals = totals
+    const meta = describeRun(config, workerCount, setUp.prepared, setUp.estimate, options.shard, connections)
+    meta.run_id = sink.runId
+    meta.totals = sink.totals
+    const resultPath = join(outDir, config.metrics.output_json)
     // Written before the first level, so even a crash leaves a folder `report` can rebuild.
     writeJsonAtomic(resultPath, finishResult([], meta))
-    const summaries: Omit<LevelSummary, 'verdict' | 'advice'>[] = []
-    const cpu = new CpuMeter()
-    const mainLoop = new LoopMonitor('main')
-    const planned = prepared.plan.prompts
-    let levelIndex = 0
-    const runLevel = async (value: number): Promise<BenchResult | null> => {
-      const level = planLevel(config, value, slot)
-      if (options.schedule !== undefined) await waitForLevelStart(options.schedule, levelIndex, stop, log)
-      levelIndex++
-      if (level === null || stop.requested) {
-        if (level === null) log(`level ${value}: this shard's share is empty; skipped`)
-        return null
-      }
-      const measured: RequestRecord[] = []
-      let measureStartedAt: number | null = null
-      // The live line is a subscriber: it reads what the records say, the run does not wait for it.
-      const ticker =
-        options.progress === undefined
-          ? null
-          : setInterval(() => {
-              options.progress?.(
-                levelProgress(
-                  value,
-                  measureStartedAt === null,
-                  measured,
-                  measureStartedAt ?? performance.now(),
-                  performance.now(),
-                  config.load.requests_per_level,
-                  config.load.duration_per_level_s,
-                ),
-              )
-            }, PROGRESS_INTERVAL_MS)
-      const { loops, outcomes } = await activePool.runLevel(
-        level,
-        (records) => {
-          for (const record of records) {
-            // Stamped first: the usage check weighs the server's count against the max_tokens sent.
-            stampRequested(record, planned)
-            completeTokenCounts(record, (text) => sources.tokenizer.count(text))
-            keep(tagShard(record, options.shard))
-            if (record.phase === 'measure') measured.push(record)
-          }
-        },
-        () => {
-          measureStartedAt = performance.now()
-          cpu.start()
-          mainLoop.start()
-        },
-      )
-      if (ticker !== null) clearInterval(ticker)
-      loops.push(mainLoop.stop())
-      const client: LevelClientStats = {
-        cpu_percent: cpu.percent(),
-        rss_mib: Math.round(process.memoryUsage().rss / 1048576),
-        loops,
-        ...openLoopStats(level.load, outcomes),
-      }
-      const closed = closedByServer(outcomes)
-      if (closed !== undefined) client.connections = { closed_by_server: closed }
-      if (noticeFromLoad(connections, outcomes, log)) activePool.stopReuse()
-      meta.client.architecture = architecture(workerCount, connections, config.load.mode)
-      writer.flush()
-      summaries.push(summarizeLevel(value, measured, summaryOptions(meta), client))
-      meta.levels_run.push({ concurrency: value, workers: outcomes.length, client })
-      const result = finishResult(summaries, meta)
-      writeJsonAtomic(resultPath, result)
-      const summary = result.levels.at(-1)
-      if (summary !== undefined) log(progressLine(summary, config.load.mode))
-      return result
+    const gradient: Gradient = {
+      options,
+      endpoint,
+      pool,
+      meta,
+      resultPath,
+      workers: workerCount,
+      connections,
+      summaries: [],
+      levelsStarted: 0,
+      measure: {
+        pool,
+        sink,
+        planned: setUp.prepared.plan.prompts,
+        countTokens: (text) => sources.tokenizer.count(text),
+        requestsPerLevel: config.load.requests_per_level,
+        durationPerLevelS: config.load.duration_per_level_s,
+        ...(options.progress === undefined ? {} : { progress: options.progress }),
+      },
     }
-    try {
-      let result: BenchResult | null = null
-      for (const value of values) {
-        if (stop.requested) break
-        result = (await runLevel(value)) ?? result
-      }
-      // --refine: bisect between the knee and the next level tried, a few times, before the report.
-      for (let step = 0; config.run.refine && result !== null && step < MAX_REFINE_STEPS; step++) {
-        const next = refinementLevel(result.levels, result.saturation)
-        if (next === null || stop.requested || meta.levels_run.some((level) => level.concurrency === next))
-          break
-        log(`refine: adding level ${next} to place the knee`)
-        result = (await runLevel(next)) ?? result
-      }
-    } finally {
-      unregisterStop()
-    }
-    if (writer.failure !== null) throw writer.failure
-    // Interrupted: the level that was running is cut short and later levels are missing.
-    meta.partial = stop.requested
-    meta.finished_at = new Date().toISOString()
-    const result = finishResult(summaries, meta)
-    writeJsonAtomic(resultPath, result)
-    stop.enter('report')
-    const reportNote = await writeReports(outDir, result)
-    if (reportNote !== null) log(`note: ${reportNote}`)
-    return { kind: 'done', result, resultPath }
+    await runLoad(gradient)
+    if (sink.failure !== null) throw sink.failure
+    return await finishRun(gradient)
   } catch (error) {
     // ENOSPC from a summary or report write: named, not a stack trace; the records' failure, when
     // they filled the disk first, names the file that did.
-    throw isNoSpace(error) && writer.failure !== null ? writer.failure : asDiskFull(error, outDir)
+    throw isNoSpace(error) && sink.failure !== null ? sink.failure : asDiskFull(error, outDir)
   } finally {
     unregisterFlush()
-    writer.close()
+    sink.close()
     await pool?.close()
   }
+}
+
+type SetUp =
+  | { kind: 'ready'; estimate: CostEstimate | null; prepared: PreparedWorkload }
+  | Exclude<RunOutcome, { kind: 'done' }>
+
+/**
+ * Before the load: the preflight request, the plan's size and cost (refused above --max-cost), the
+ * workload with its calibration probes. A stop here cuts the request in flight and ends the run.
+ */
+async function setUpRun(
+  options: RunOptions,
+  endpoint: Endpoint,
+  sources: WorkloadSources,
+  sink: RecordSink,
+): Promise<SetUp> {
+  const { config, log, stop } = options
+  const recordsPath = sink.path
+  let preflight: PreflightResult | null = null
+  if (config.run.preflight) {
+    preflight = await runPreflight(endpoint, { interrupt: stop.setupInterrupt })
+    sink.keep(preflight.record)
+    if (stop.requested) return { kind: 'interrupted-before-load', phase: 'preflight', recordsPath }
+    // A failed preflight's diagnosis is the caller's to print, once, with what to do about it.
+    if (!preflight.ok) return { kind: 'preflight-failed', preflight }
+    log(preflight.summary)
+  }
+  const estimate = estimateRun(config, {
+    input_mean: sources.input_mean,
+    output_mean: sources.output_mean,
+    request_seconds: projectedRequestSeconds(preflight, sources.output_mean),
+    share: 1 / (options.shard?.count ?? 1),
+  })
+  if (estimate !== null) log(describeEstimate(estimate))
+  const limit = config.run.max_cost
+  if (limit !== null) {
+    const refusal = budgetRefusal(estimate, limit)
+    if (refusal !== null) return { kind: 'over-budget', estimate, limit, reason: refusal }
+  }
+  const prepared = await prepareWorkload(
+    config,
+    endpoint,
+    sources,
+    estimate?.requests ?? Number.POSITIVE_INFINITY,
+    log,
+    stop.setupInterrupt,
+  )
+  for (const record of prepared.probeRecords) sink.keep(record)
+  if (stop.requested)
+    return {
+      kind: 'interrupted-before-load',
+      phase: prepared.probeRecords.length > 0 ? 'calibration' : config.run.preflight ? 'preflight' : 'set-up',
+      recordsPath,
+    }
+  return { kind: 'ready', estimate, prepared }
+}
+
+/** A run under load: what every level needs, and what the levels so far produced. */
+interface Gradient {
+  options: RunOptions
+  endpoint: Endpoint
+  pool: WorkerPool
+  meta: RunMeta
+  resultPath: string
+  workers: number
+  /** Reuse of connections: the probes' finding, updated when the load sees the server close them. */
+  connections: ConnectionPolicy
+  summaries: Omit<LevelSummary, 'verdict' | 'advice'>[]
+  /** Levels whose start time has come (for --start-at's schedule). */
+  levelsStarted: number
+  measure: MeasureContext
+}
+
+/** The levels in order, then --refine's extra ones; a stop lets the level in flight drain and ends it. */
+async function runLoad(gradient: Gradient): Promise<void> {
+  const { options, pool, meta, endpoint } = gradient
+  const { config, stop, log } = options
+  stop.enter('load')
+  const unregisterStop = stop.onRequest(() => pool.stop(Math.min(INTERRUPT_GRACE_MS, endpoint.timeoutMs)))
+  try {
+    let result: BenchResult | null = null
+    for (const value of levelValues(config)) {
+      if (stop.requested) break
+      result = (await runLevel(gradient, value)) ?? result
+    }
+    // --refine: bisect between the knee and the next level tried, a few times, before the report.
+    for (let step = 0; config.run.refine && result !== null && step < MAX_REFINE_STEPS; step++) {
+      const next = refinementLevel(result.levels, result.saturation)
+      if (next === null || stop.requested || meta.levels_run.some((level) => level.concurrency === next))
+        break
+      log(`refine: adding level ${next} to place the knee`)
+      result = (await runLevel(gradient, next)) ?? result
+    }
+  } finally {
+    unregisterStop()
+  }
+}
+
+/** One level: this shard's share of it, measured, summarized and written; null when skipped. */
+async function runLevel(gradient: Gradient, value: number): Promise<BenchResult | null> {
+  const { options, meta, measure } = gradient
+  const { config, stop, log } = options
+  const level = planLevel(config, value, options.shard ?? WHOLE_RUN)
+  if (options.schedule !== undefined)
+    await waitForLevelStart(options.schedule, gradient.levelsStarted, stop, log)
+  gradient.levelsStarted++
+  if (level === null || stop.requested) {
+    if (level === null) log(`level ${value}: this shard's share is empty; skipped`)
+    return null
+  }
+  const { measured, client, outcomes } = await measureLevel(measure, level)
+  if (noticeFromLoad(gradient.connections, outcomes, log)) gradient.pool.stopReuse()
+  meta.client.architecture = architecture(gradient.workers, gradient.connections, config.load.mode)
+  measure.sink.flush()
+  gradient.summaries.push(summarizeLevel(value, measured, summaryOptions(meta), client))
+  meta.levels_run.push({ concurrency: value, workers: outcomes.length, client })
+  const result = finishResult(gradient.summaries, meta)
+  writeJsonAtomic(gradient.resultPath, result)
+  const summary = result.levels.at(-1)
+  if (summary !== undefined) log(progressLine(summary, config.load.mode))
+  return result
+}
+
+/** The final result (partial when stopped) and the report drawn from it. */
+async function finishRun(gradient: Gradient): Promise<RunOutcome> {
+  const { options, meta, resultPath } = gradient
+  // Interrupted: the level that was running is cut short and later levels are missing.
+  meta.partial = options.stop.requested
+  meta.finished_at = new Date().toISOString()
+  const result = finishResult(gradient.summaries, meta)
+  writeJsonAtomic(resultPath, result)
+  options.stop.enter('report')
+  const reportNote = await writeReports(options.outDir, result)
+  if (reportNote !== null) options.log(`note: ${reportNote}`)
+  return { kind: 'done', result, resultPath }
 }
 
 /** One request's expected seconds: the preflight's TTFT plus its per-token time over the planned output. */
@@ -305,33 +314,6 @@ function budgetRefusal(estimate: CostEstimate | null, limit: number): string | n
   return null
 }
 
-/** The plan's lengths, looked up by prompt id (records carry the id, not the prompt). */
-function stampRequested(record: RequestRecord, planned: readonly PlannedPrompt[]): void {
-  const prompt = planned[record.prompt_id % planned.length]
-  if (prompt === undefined || record.prompt_id < 0) return
-  record.requested_input_tokens = prompt.input_tokens
-  record.requested_output_tokens = prompt.output_tokens
-}
-
-function tagShard(record: RequestRecord, shard: ShardInfo | undefined): RequestRecord {
-  if (shard !== undefined) record.shard = shard.index
-  return record
-}
-
-function openLoopStats(
-  load: { kind: 'closed' | 'open'; maxInFlight?: number },
-  outcomes: readonly RoundOutcome[],
-): Pick<LevelClientStats, 'arrivals' | 'max_in_flight'> {
-  if (load.kind !== 'open') return {}
-  const arrivals = { planned: 0, sent: 0, dropped: 0 }
-  for (const outcome of outcomes) {
-    arrivals.planned += outcome.arrivals?.planned ?? 0
-    arrivals.sent += outcome.arrivals?.sent ?? 0
-    arrivals.dropped += outcome.arrivals?.dropped ?? 0
-  }
-  return { arrivals, max_in_flight: load.maxInFlight ?? 0 }
-}
-
 function progressLine(level: LevelSummary, mode: RunConfig['load']['mode']): string {
   const ttft = level.ttft_ms.p50 == null ? '-' : `${level.ttft_ms.p50.toFixed(0)} ms`
   const bound = level.client.bound ? ` — CLIENT-BOUND: ${level.client.reasons.join('; ')}` : ''
@@ -346,84 +328,4 @@ function progressLine(level: LevelSummary, mode: RunConfig['load']['mode']): str
     `${name}: ${level.requests} requests, ${level.failed} failed, ` +
     `TTFT p50 ${ttft}, ${level.output_tokens_per_s.toFixed(1)} tok/s in ${level.duration_s.toFixed(1)} s${connections}${bound}${behind}`
   )
-}
-
-function architecture(
-  workers: number,
-  connections: ConnectionPolicy,
-  mode: RunConfig['load']['mode'],
-): string {
-  return `${workers} worker thread(s), each with its own event loop and undici Pool (${connectionWords(connections, mode === 'request_rate')}); main thread writes records`
-}
-
-function describeRun(
-  config: RunConfig,
-  workers: number,
-  prepared: PreparedWorkload,
-  estimate: CostEstimate | null,
-  shard: ShardInfo | undefined,
-  connections: ConnectionPolicy,
-): RunMeta {
-  const { load, workload } = config
-  const rateMode = load.mode === 'request_rate'
-  const metaLoad: RunMeta['load'] = {
-    mode: load.mode,
-    levels: levelValues(config),
-    warmup_requests: load.warmup_requests,
-    retry: config.client.retry,
-    timeout_s: config.client.timeout_s,
-  }
-  if (rateMode) {
-    metaLoad.arrival = load.arrival
-    if (load.arrival === 'gamma') metaLoad.burstiness = load.burstiness
-    metaLoad.max_in_flight = load.max_in_flight
-  }
-  if (load.requests_per_level !== null) metaLoad.requests_per_level = load.requests_per_level
-  if (load.duration_per_level_s !== null) {
-    metaLoad.duration_per_level = load.duration_per_level_s
-    metaLoad.warmup_s = load.warmup_s
-    metaLoad.cooldown_s = load.cooldown_s
-  }
-  const meta: RunMeta = {
-    tool_version: TOOL_VERSION,
-    started_at: new Date().toISOString(),
-    finished_at: null,
-    partial: true,
-    target: {
-      base_url: displayUrl(config.target.base_url),
-      endpoint: config.target.endpoint,
-      model: config.target.model,
-    },
-    workload: {
-      input_tokens: prepared.plan.input_mean,
-      output_tokens: prepared.plan.output_mean,
-      input: workload.dataset === null ? formatLength(workload.input) : 'dataset',
-      output: formatLength(workload.output),
-      dataset: prepared.plan.source,
-      tokenizer: prepared.plan.tokenizer,
-      stream: config.client.stream,
-      profile: workload.profile,
-      shared_prefix: workload.shared_prefix,
-      ignore_eos: workload.ignore_eos,
-      seed: workload.seed,
-      calibration: prepared.calibration,
-    },
-    load: metaLoad,
-    client: {
-      workers,
-      architecture: architecture(workers, connections, load.mode),
-      connections,
-      node_version: process.version,
-      cpus: availableParallelism(),
-      host: hostname(),
-    },
-    percentiles: config.metrics.percentiles,
-    slo: config.metrics.slo,
-    pricing: config.pricing,
-    estimate,
-    time_origin_ms: performance.timeOrigin,
-    levels_run: [],
-  }
-  if (shard !== undefined) meta.shard = shard
-  return meta
 }

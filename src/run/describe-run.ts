@@ -1,0 +1,92 @@
+import { availableParallelism, hostname } from 'node:os'
+import { performance } from 'node:perf_hooks'
+import { displayUrl } from '../client/redact.js'
+import type { RunConfig } from '../config/types.js'
+import type { ConnectionPolicy, CostEstimate, RunMeta, ShardInfo } from '../result/run-meta.js'
+import { TOOL_VERSION } from '../version.js'
+import { formatLength } from '../workload/lengths.js'
+import { connectionWords } from './connection-policy.js'
+import { levelValues } from './level-plan.js'
+import type { PreparedWorkload } from './prepare-workload.js'
+
+/** How the load is sent, in words, for meta.client.architecture. */
+export function architecture(
+  workers: number,
+  connections: ConnectionPolicy,
+  mode: RunConfig['load']['mode'],
+): string {
+  return `${workers} worker thread(s), each with its own event loop and undici Pool (${connectionWords(connections, mode === 'request_rate')}); main thread writes records`
+}
+
+/** The run's meta before its first level: what was asked, how the load is sent, on which machine. */
+export function describeRun(
+  config: RunConfig,
+  workers: number,
+  prepared: PreparedWorkload,
+  estimate: CostEstimate | null,
+  shard: ShardInfo | undefined,
+  connections: ConnectionPolicy,
+): RunMeta {
+  const { load, workload } = config
+  const rateMode = load.mode === 'request_rate'
+  const metaLoad: RunMeta['load'] = {
+    mode: load.mode,
+    levels: levelValues(config),
+    warmup_requests: load.warmup_requests,
+    retry: config.client.retry,
+    timeout_s: config.client.timeout_s,
+  }
+  if (rateMode) {
+    metaLoad.arrival = load.arrival
+    if (load.arrival === 'gamma') metaLoad.burstiness = load.burstiness
+    metaLoad.max_in_flight = load.max_in_flight
+  }
+  if (load.requests_per_level !== null) metaLoad.requests_per_level = load.requests_per_level
+  if (load.duration_per_level_s !== null) {
+    metaLoad.duration_per_level = load.duration_per_level_s
+    metaLoad.warmup_s = load.warmup_s
+    metaLoad.cooldown_s = load.cooldown_s
+  }
+  const meta: RunMeta = {
+    tool_version: TOOL_VERSION,
+    started_at: new Date().toISOString(),
+    finished_at: null,
+    partial: true,
+    target: {
+      base_url: displayUrl(config.target.base_url),
+      endpoint: config.target.endpoint,
+      model: config.target.model,
+    },
+    workload: {
+      input_tokens: prepared.plan.input_mean,
+      output_tokens: prepared.plan.output_mean,
+      input: workload.dataset === null ? formatLength(workload.input) : 'dataset',
+      output: formatLength(workload.output),
+      dataset: prepared.plan.source,
+      tokenizer: prepared.plan.tokenizer,
+      stream: config.client.stream,
+      profile: workload.profile,
+      shared_prefix: workload.shared_prefix,
+      ignore_eos: workload.ignore_eos,
+      seed: workload.seed,
+      calibration: prepared.calibration,
+    },
+    load: metaLoad,
+    client: {
+      workers,
+      architecture: architecture(workers, connections, load.mode),
+      connections,
+      node_version: process.version,
+      cpus: availableParallelism(),
+      host: hostname(),
+    },
+    percentiles: config.metrics.percentiles,
+    slo: config.metrics.slo,
+    pricing: config.pricing,
+    estimate,
+    time_origin_ms: performance.timeOrigin,
+    levels_run: [],
+  }
+  if (shard !== undefined) meta.shard = shard
+  return meta
+}

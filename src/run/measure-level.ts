@@ -1,0 +1,116 @@
+import { performance } from 'node:perf_hooks'
+import { CpuMeter, type LevelClientStats, LoopMonitor } from '../metrics/client-health.js'
+import type { RequestRecord } from '../records/types.js'
+import { type LevelProgress, levelProgress } from '../report/progress.js'
+import type { RoundOutcome } from '../schedule/level-runner.js'
+import type { LevelShare } from '../schedule/level-share.js'
+import type { WorkerPool } from '../worker/pool.js'
+import { completeTokenCounts } from '../workload/token-counts.js'
+import { closedByServer } from './connection-policy.js'
+import type { RecordSink } from './record-sink.js'
+import type { PlannedPrompt } from './workload-plan.js'
+
+const PROGRESS_INTERVAL_MS = 500
+
+export interface MeasureContext {
+  pool: WorkerPool
+  sink: RecordSink
+  /** The run's prompts, looked up by a record's prompt id for the lengths it asked for. */
+  planned: readonly PlannedPrompt[]
+  countTokens: (text: string) => number
+  /** Requests per level or seconds per level, for the live line. */
+  requestsPerLevel: number | null
+  durationPerLevelS: number | null
+  /** Called every half second while the level runs (the CLI draws a live line on a TTY). */
+  progress?: (progress: LevelProgress) => void
+}
+
+/** One level as it ran: its measured records and how the client fared while sending them. */
+export interface MeasuredLevel {
+  measured: RequestRecord[]
+  client: LevelClientStats
+  outcomes: RoundOutcome[]
+}
+
+/**
+ * Runs one level on the worker threads: every record completed (lengths asked for, token counts) and
+ * kept as it arrives, the measured ones held for the summary; the main thread's CPU and loop watched
+ * from the start of the measured round.
+ */
+export async function measureLevel(context: MeasureContext, level: LevelShare): Promise<MeasuredLevel> {
+  const { pool, sink, planned, countTokens, progress } = context
+  const measured: RequestRecord[] = []
+  const cpu = new CpuMeter()
+  const mainLoop = new LoopMonitor('main')
+  let measureStartedAt: number | null = null
+  // The live line is a subscriber: it reads what the records say, the run does not wait for it.
+  const ticker =
+    progress === undefined
+      ? null
+      : setInterval(() => {
+          progress(
+            levelProgress(
+              level.level,
+              measureStartedAt === null,
+              measured,
+              measureStartedAt ?? performance.now(),
+              performance.now(),
+              context.requestsPerLevel,
+              context.durationPerLevelS,
+            ),
+          )
+        }, PROGRESS_INTERVAL_MS)
+  try {
+    const { loops, outcomes } = await pool.runLevel(
+      level,
+      (records) => {
+        for (const record of records) {
+          // Stamped first: the usage check weighs the server's count against the max_tokens sent.
+          stampRequested(record, planned)
+          completeTokenCounts(record, countTokens)
+          sink.keep(record)
+          if (record.phase === 'measure') measured.push(record)
+        }
+      },
+      () => {
+        measureStartedAt = performance.now()
+        cpu.start()
+        mainLoop.start()
+      },
+    )
+    loops.push(mainLoop.stop())
+    const client: LevelClientStats = {
+      cpu_percent: cpu.percent(),
+      rss_mib: Math.round(process.memoryUsage().rss / 1048576),
+      loops,
+      ...openLoopStats(level.load, outcomes),
+    }
+    const closed = closedByServer(outcomes)
+    if (closed !== undefined) client.connections = { closed_by_server: closed }
+    return { measured, client, outcomes }
+  } finally {
+    if (ticker !== null) clearInterval(ticker)
+  }
+}
+
+/** The plan's lengths, looked up by prompt id (records carry the id, not the prompt). */
+function stampRequested(record: RequestRecord, planned: readonly PlannedPrompt[]): void {
+  const prompt = planned[record.prompt_id % planned.length]
+  if (prompt === undefined || record.prompt_id < 0) return
+  record.requested_input_tokens = prompt.input_tokens
+  record.requested_output_tokens = prompt.output_tokens
+}
+
+function openLoopStats(
+  load: { kind: 'closed' | 'open'; maxInFlight?: number },
+  outcomes: readonly RoundOutcome[],
+): Pick<LevelClientStats, 'arrivals' | 'max_in_flight'> {
+  if (load.kind !== 'open') return {}
+  const arrivals = { planned: 0, sent: 0, dropped: 0 }
+  for (const outcome of outcomes) {
+    arrivals.planned += outcome.arrivals?.planned ?? 0
+    arrivals.sent += outcome.arrivals?.sent ?? 0
+    arrivals.dropped += outcome.arrivals?.dropped ?? 0
+  }
+  return { arrivals, max_in_flight: load.maxInFlight ?? 0 }
+}
