@@ -358,7 +358,7 @@ test('a second Ctrl-C exits at once, with every finished record on disk; report 
     writeFileSync(
       join(out, 'bench_result.json'),
       JSON.stringify({
-        schema: 'llmbench.result/1',
+        schema: 'llmbench.result/2',
         meta: JSON.parse(readFileSync(join(out, 'bench_result.json'), 'utf8')).meta,
       }),
     )
