@@ -18,6 +18,13 @@ function copyOf(name: string, dir = tempDir()): string {
   return copy
 }
 
+/** `llmbench merge SHARDS... --out OUT --json`: the merged result, or the failure's stderr. */
+async function merge(shards: string[], out: string): Promise<BenchResult> {
+  const merged = await runCli(['merge', ...shards, '--out', out, '--json'])
+  assert.equal(merged.code, 0, merged.stderr)
+  return JSON.parse(merged.stdout) as BenchResult
+}
+
 function summaryOf(dir: string): BenchResult {
   return JSON.parse(readFileSync(join(dir, 'bench_result.json'), 'utf8')) as BenchResult
 }
@@ -73,16 +80,7 @@ test('compare reads a /1 result against a /2 one, either way round', async () =>
 
 test('merge reads /1 shards, and a /1 shard beside a /2 one, into one /2 result', async () => {
   const dir = tempDir()
-  const merged = await runCli([
-    'merge',
-    join(V1, 'shard-0'),
-    join(V1, 'shard-1'),
-    '--out',
-    join(dir, 'merged'),
-    '--json',
-  ])
-  assert.equal(merged.code, 0, merged.stderr)
-  const result = JSON.parse(merged.stdout) as BenchResult
+  const result = await merge([join(V1, 'shard-0'), join(V1, 'shard-1')], join(dir, 'merged'))
   assert.equal(result.schema, 'llmbench.result/2')
   assert.deepEqual(
     result.levels.map((level) => [level.value, level.mode, level.requests]),
@@ -103,8 +101,6 @@ test('merge reads /1 shards, and a /1 shard beside a /2 one, into one /2 result'
   const shard1 = copyOf('shard-1', dir)
   assert.equal((await runCli(['report', shard1])).code, 0)
   assert.equal(summaryOf(shard1).schema, 'llmbench.result/2')
-  const mixed = await runCli(['merge', join(V1, 'shard-0'), shard1, '--out', join(dir, 'mixed'), '--json'])
-  assert.equal(mixed.code, 0, mixed.stderr)
-  const fromMixed = JSON.parse(mixed.stdout) as BenchResult
+  const fromMixed = await merge([join(V1, 'shard-0'), shard1], join(dir, 'mixed'))
   assert.deepEqual(fromMixed.levels, result.levels, 'the same records, the same figures')
 })
