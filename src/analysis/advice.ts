@@ -4,7 +4,7 @@ import type { Saturation } from './saturation.js'
 /** Below this many output tokens, connection set-up and first-token time dominate throughput. */
 export const MIN_THROUGHPUT_OUTPUT_TOKENS = 64
 
-type Level = Pick<LevelSummary, 'concurrency' | 'verdict'>
+type Level = Pick<LevelSummary, 'value' | 'verdict'>
 
 /**
  * The level to run next to place the knee more precisely: the integer midpoint of the knee's bracket
@@ -13,20 +13,20 @@ type Level = Pick<LevelSummary, 'concurrency' | 'verdict'>
  * there is no knee to place.
  */
 export function refinementLevel(levels: readonly Level[], saturation: Saturation | null): number | null {
-  const sorted = [...levels].sort((a, b) => a.concurrency - b.concurrency)
+  const sorted = [...levels].sort((a, b) => a.value - b.value)
   let low: number | null = null
   let high: number | null = null
   if (saturation?.bracket) {
     ;[low, high] = saturation.bracket
   } else if (saturation !== null) {
-    const knee = saturation.concurrency
+    const knee = saturation.value
     low = knee
-    high = sorted.find((level) => level.concurrency > knee)?.concurrency ?? null
+    high = sorted.find((level) => level.value > knee)?.value ?? null
   } else {
     const firstBad = sorted.findIndex((level) => level.verdict === 'overloaded')
     if (firstBad > 0) {
-      low = (sorted[firstBad - 1] as Level).concurrency
-      high = (sorted[firstBad] as Level).concurrency
+      low = (sorted[firstBad - 1] as Level).value
+      high = (sorted[firstBad] as Level).value
     }
   }
   if (low === null || high === null || high - low < 2) return null
@@ -42,7 +42,7 @@ export function runAdvice(
   const advice: string[] = []
   const next = refinementLevel(levels, saturation)
   if (next !== null) {
-    const sorted = [...levels].map((level) => level.concurrency).sort((a, b) => a - b)
+    const sorted = [...levels].map((level) => level.value).sort((a, b) => a - b)
     const high = sorted.find((c) => c > next) as number
     const low = [...sorted].reverse().find((c) => c < next) as number
     advice.push(

@@ -1,10 +1,9 @@
 import type { LevelSummary } from '../metrics/summarize.js'
 
-type Level = Pick<LevelSummary, 'concurrency' | 'requests' | 'success_rate' | 'verdict'> &
+type Level = Pick<LevelSummary, 'value' | 'requests' | 'success_rate' | 'verdict'> &
   Partial<Pick<LevelSummary, 'misconfiguration'>>
 
-const byConcurrency = (levels: readonly Level[]): Level[] =>
-  [...levels].sort((a, b) => a.concurrency - b.concurrency)
+const byLevelValue = (levels: readonly Level[]): Level[] => [...levels].sort((a, b) => a.value - b.value)
 
 /**
  * Why a run measured nothing trustworthy, one sentence per reason; empty when its figures stand.
@@ -18,15 +17,15 @@ export function runFailures(
   name: (value: number) => string,
 ): string[] {
   const reasons: string[] = []
-  for (const level of byConcurrency(levels)) {
+  for (const level of byLevelValue(levels)) {
     const cause = level.misconfiguration
     if (level.verdict === 'misconfigured' && cause != null)
-      reasons.push(`${name(level.concurrency)} is misconfigured: ${cause.cause}: ${cause.message}`)
+      reasons.push(`${name(level.value)} is misconfigured: ${cause.cause}: ${cause.message}`)
   }
-  const lowest = byConcurrency(levels).find((level) => level.requests > 0)
+  const lowest = byLevelValue(levels).find((level) => level.requests > 0)
   if (lowest !== undefined && lowest.success_rate * 100 < minSuccessRatePercent) {
     reasons.push(
-      `the lowest level (${name(lowest.concurrency)}) succeeded on ${(lowest.success_rate * 100).toFixed(1)}% of its requests, ` +
+      `the lowest level (${name(lowest.value)}) succeeded on ${(lowest.success_rate * 100).toFixed(1)}% of its requests, ` +
         `below --min-success-rate ${minSuccessRatePercent}%`,
     )
   }
@@ -41,10 +40,10 @@ export function misconfiguredSummary(
   levels: readonly Level[],
   name: (value: number) => string,
 ): string | null {
-  const bad = byConcurrency(levels).filter((level) => level.verdict === 'misconfigured')
+  const bad = byLevelValue(levels).filter((level) => level.verdict === 'misconfigured')
   if (bad.length === 0) return null
   return (
-    `none: ${bad.map((level) => name(level.concurrency)).join(', ')} failed for reasons that are not load ` +
+    `none: ${bad.map((level) => name(level.value)).join(', ')} failed for reasons that are not load ` +
     '(misconfigured), so the gradient says nothing about capacity: fix the set-up and re-run'
   )
 }

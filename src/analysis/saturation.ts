@@ -1,3 +1,4 @@
+import type { LoadMode } from '../metrics/summarize.js'
 import {
   isMeaningfulGain,
   perDoublingText,
@@ -8,7 +9,9 @@ import {
 } from './scaling-step.js'
 
 export interface Saturation {
-  concurrency: number
+  /** The knee level: streams, or requests per second as `mode` says. */
+  value: number
+  mode: LoadMode
   reason: string
   /**
    * The two levels tried between which the true knee lies: the knee and the next level up, or the
@@ -39,7 +42,8 @@ export function findSaturation(
   ttftKey = 'p95',
   rateMode = false,
 ): Saturation | null {
-  const sorted = [...levels].sort((x, y) => x.concurrency - y.concurrency)
+  const sorted = [...levels].sort((x, y) => x.value - y.value)
+  const mode: LoadMode = rateMode ? 'request_rate' : 'concurrency'
   // A fall counts when it lasts: from it on, no level holds again. One failed request at a low level
   // of a healthy server (a blip) must not end the search for the knee there.
   const fall = sorted.findIndex(
@@ -61,9 +65,10 @@ export function findSaturation(
     const next = steps[0] as ScalingStep
     const uncertain = below !== null && !isMeaningfulGain(below)
     return {
-      concurrency: knee.concurrency,
+      value: knee.value,
+      mode,
       reason: kneeReason(next, steps as ScalingStep[], climb, ratios.indexOf(climb), below, ttftKey),
-      bracket: uncertain ? [below.from, knee.concurrency] : [knee.concurrency, next.to],
+      bracket: uncertain ? [below.from, knee.value] : [knee.value, next.to],
     }
   }
   if (fall > 0) {
@@ -71,11 +76,12 @@ export function findSaturation(
     const b = sorted[fall] as ScalingFigures
     const step = scalingStep(a, b, ttftKey, rateMode)
     const throughput =
-      step === null ? '' : `throughput ${signedPercent(step.gain)} from ${a.concurrency} to ${b.concurrency} `
+      step === null ? '' : `throughput ${signedPercent(step.gain)} from ${a.value} to ${b.value} `
     return {
-      concurrency: a.concurrency,
+      value: a.value,
+      mode,
       reason: `${throughput}while success rate fell from ${percent(a.success_rate)} to ${percent(b.success_rate)}`,
-      bracket: [a.concurrency, b.concurrency],
+      bracket: [a.value, b.value],
     }
   }
   return null

@@ -8,7 +8,7 @@ import type { LevelSummary } from '../metrics/summarize.js'
 
 export type ScalingFigures = Pick<
   LevelSummary,
-  'concurrency' | 'output_tokens_per_s' | 'ttft_ms' | 'success_rate'
+  'value' | 'output_tokens_per_s' | 'ttft_ms' | 'success_rate'
 > &
   Partial<Pick<LevelSummary, 'output_tokens_per_s_steady' | 'steady_window' | 'achieved_concurrency'>>
 
@@ -56,9 +56,9 @@ function stepThroughput(level: ScalingFigures, steady: boolean): number {
  * offered, and is used as it is.
  */
 function stepConcurrency(level: ScalingFigures, steady: boolean, rateMode: boolean): number {
-  if (rateMode) return level.concurrency
+  if (rateMode) return level.value
   const achieved = steady ? level.steady_window?.mean_in_flight : level.achieved_concurrency?.mean
-  return achieved === undefined || achieved <= 0 ? level.concurrency : Math.min(level.concurrency, achieved)
+  return achieved === undefined || achieved <= 0 ? level.value : Math.min(level.value, achieved)
 }
 
 export function ttftOf(level: ScalingFigures, ttftKey: string): number | null {
@@ -83,8 +83,8 @@ export function scalingStep(
   const ttftA = ttftOf(a, ttftKey)
   const ttftB = ttftOf(b, ttftKey)
   return {
-    from: a.concurrency,
-    to: b.concurrency,
+    from: a.value,
+    to: b.value,
     gain,
     gain_per_doubling: perDoubling,
     ttft_ratio: ttftA !== null && ttftB !== null ? ttftB / ttftA : null,
@@ -123,7 +123,7 @@ export function stepsFromBelow(
   ttftKey: string,
   rateMode = false,
 ): Map<number, ScalingStep> {
-  const sorted = [...levels].sort((x, y) => x.concurrency - y.concurrency)
+  const sorted = [...levels].sort((x, y) => x.value - y.value)
   const steps = new Map<number, ScalingStep>()
   for (let i = 1; i < sorted.length; i++) {
     const step = scalingStep(sorted[i - 1] as ScalingFigures, sorted[i] as ScalingFigures, ttftKey, rateMode)

@@ -22,7 +22,7 @@ export const ADVICE: Record<Verdict, string> = {
  * step from the level below (a level whose throughput rose meaningfully is never "saturated").
  */
 export function levelVerdict(
-  level: Pick<LevelSummary, 'concurrency' | 'success_rate' | 'errors' | 'client' | 'requests'> &
+  level: Pick<LevelSummary, 'value' | 'success_rate' | 'errors' | 'client' | 'requests'> &
     Partial<Pick<LevelSummary, 'misconfiguration' | 'non_load_failures'>>,
   saturation: Saturation | null,
   step: ScalingStep | null = null,
@@ -38,26 +38,25 @@ export function levelVerdict(
     return 'overloaded'
   }
   const rose = step !== null && isMeaningfulGain(step)
-  if (saturation !== null && level.concurrency > saturation.concurrency && !rose) return 'saturated'
+  if (saturation !== null && level.value > saturation.value && !rose) return 'saturated'
   return 'healthy'
 }
 
 /** The level's advice, after its own figures (throughput change from the level below, TTFT ratio). */
 export function adviceFor(
   verdict: Verdict,
-  concurrency: number,
+  value: number,
   saturation: Saturation | null,
   step: ScalingStep | null = null,
   ttftKey = 'p95',
 ): string {
   const figures = step === null ? '' : `${describeStep(step, ttftKey)}: `
-  return figures + adviceText(verdict, concurrency, saturation)
+  return figures + adviceText(verdict, value, saturation)
 }
 
-function adviceText(verdict: Verdict, concurrency: number, saturation: Saturation | null): string {
+function adviceText(verdict: Verdict, value: number, saturation: Saturation | null): string {
   if (verdict !== 'healthy' || saturation === null) return ADVICE[verdict]
-  if (saturation.concurrency === concurrency) return 'saturation point: record this level as capacity'
-  if (concurrency < saturation.concurrency)
-    return `below the knee at ${saturation.concurrency}: throughput still grows`
-  return `above the knee at ${saturation.concurrency} but rose from the level below: noisy figures, re-run to confirm`
+  if (saturation.value === value) return 'saturation point: record this level as capacity'
+  if (value < saturation.value) return `below the knee at ${saturation.value}: throughput still grows`
+  return `above the knee at ${saturation.value} but rose from the level below: noisy figures, re-run to confirm`
 }

@@ -3,7 +3,7 @@ import { bootstrapPercentileDifference, mannWhitney, normalCdf } from '../analys
 import { throughputChange } from '../analysis/throughput-change.js'
 import { e2eMs, isOk, pushItlMs, tpotMs, ttftMs } from '../metrics/derive.js'
 import { percentileOfSorted, round } from '../metrics/distribution.js'
-import type { LevelSummary } from '../metrics/summarize.js'
+import type { LevelSummary, LoadMode } from '../metrics/summarize.js'
 import type { RequestRecord } from '../records/types.js'
 import type { RunMeta } from '../result/run-meta.js'
 
@@ -27,7 +27,8 @@ export interface MetricComparison {
 }
 
 export interface LevelComparison {
-  concurrency: number
+  /** The level value, as Comparison.mode says. */
+  value: number
   metrics: MetricComparison[]
   /** Why the level's changes may be the client's (either run's), or null: it then gates only with strictClient. */
   inconclusive: string | null
@@ -37,18 +38,18 @@ export interface Comparison {
   /** What differs between the runs' set-ups; compared only when allowed. */
   mismatches: string[]
   /** What the level values are: streams, or requests per second. */
-  mode: 'concurrency' | 'request_rate'
+  mode: LoadMode
   levels: LevelComparison[]
-  regressions: { concurrency: number; metric: string; change: number }[]
+  regressions: { value: number; metric: string; change: number }[]
   /** Regressions at inconclusive levels: shown, not gated (unless strictClient). */
-  inconclusive: { concurrency: number; metric: string; change: number; reason: string }[]
+  inconclusive: { value: number; metric: string; change: number; reason: string }[]
 }
 
 export interface RunRecords {
   meta: RunMeta
   records: readonly RequestRecord[]
   /** The run's own level summaries, for how its client fared; absent = the client is not judged. */
-  levels?: readonly Pick<LevelSummary, 'concurrency' | 'client'>[]
+  levels?: readonly Pick<LevelSummary, 'value' | 'client'>[]
 }
 
 export interface CompareOptions {
@@ -129,7 +130,7 @@ interface LevelSamples {
   total: number
 }
 
-function samplesOf(records: readonly RequestRecord[], concurrency: number): LevelSamples {
+function samplesOf(records: readonly RequestRecord[], value: number): LevelSamples {
   const samples: LevelSamples = {
     ttft: [],
     tpot: [],
@@ -144,7 +145,7 @@ function samplesOf(records: readonly RequestRecord[], concurrency: number): Leve
   let start = Number.POSITIVE_INFINITY
   let end = Number.NEGATIVE_INFINITY
   for (const record of records) {
-    if (record.phase !== 'measure' || record.level !== concurrency) continue
+    if (record.phase !== 'measure' || record.level !== value) continue
     samples.total++
     start = Math.min(start, record.sent_at)
     end = Math.max(end, record.end_at)
@@ -303,8 +304,8 @@ export function compareRuns(
   options: CompareOptions = {},
 ): Comparison {
   const levels = base.meta.levels_run
-    .map((level) => level.concurrency)
-    .filter((c) => next.meta.levels_run.some((level) => level.concurrency === c))
+    .map((level) => level.value)
+    .filter((value) => next.meta.levels_run.some((level) => level.value === value))
   const percentiles = base.meta.percentiles
   const result: Comparison = {
     mismatches: setupMismatches(base.meta, next.meta),
@@ -313,9 +314,9 @@ export function compareRuns(
     regressions: [],
     inconclusive: [],
   }
-  for (const concurrency of levels) {
-    const a = samplesOf(base.records, concurrency)
-    const b = samplesOf(next.records, concurrency)
+  for (const value of levels) {
+    const a = samplesOf(base.records, value)
+    const b = samplesOf(next.records, value)
     const metrics: MetricComparison[] = []
     for (const metric of LATENCY_METRICS) {
       for (const percentile of percentiles) {
@@ -325,16 +326,15 @@ export function compareRuns(
     }
     metrics.push(throughputComparison(a, b, maxRegression.throughput ?? null, result.mode === 'concurrency'))
     metrics.push(successComparison(a, b, maxRegression.success_rate ?? null))
-    const clientOf = (run: RunRecords) =>
-      run.levels?.find((level) => level.concurrency === concurrency)?.client
+    const clientOf = (run: RunRecords) => run.levels?.find((level) => level.value === value)?.client
     const inconclusive = inconclusiveReason(clientOf(base), clientOf(next))
     for (const metric of metrics) {
       if (!metric.regressed) continue
-      const found = { concurrency, metric: metric.metric, change: metric.change ?? 0 }
+      const found = { value, metric: metric.metric, change: metric.change ?? 0 }
       if (inconclusive === null || options.strictClient === true) result.regressions.push(found)
       else result.inconclusive.push({ ...found, reason: inconclusive })
     }
-    result.levels.push({ concurrency, metrics, inconclusive })
+    result.levels.push({ value, metrics, inconclusive })
   }
   return result
 }

@@ -104,7 +104,7 @@ export function levelFailures(
   return { error_messages, non_load_failures, misconfiguration: null }
 }
 
-type Judged = { concurrency: number; ok: number } & Partial<LevelFailures>
+type Judged = { value: number; ok: number } & Partial<LevelFailures>
 
 /**
  * A refused connection is the set-up's fault (wrong port, server not started) only until the
@@ -112,12 +112,12 @@ type Judged = { concurrency: number; ok: number } & Partial<LevelFailures>
  * there, so connections refused afterwards mean it went away under load (crashed, OOM-killed).
  * Such a level's unreachable failures are load, like a 5xx: it is overloaded, not misconfigured,
  * and does not fail the run by itself. Only levels whose most frequent non-load failure is the
- * unreachable host change; levels are judged from their summaries, in concurrency order.
+ * unreachable host change; levels are judged from their summaries, in level order.
  */
 export function unreachableAfterAnswers<Level extends Judged>(levels: readonly Level[]): Level[] {
-  const answeredAt = Math.min(...levels.filter((level) => level.ok > 0).map((level) => level.concurrency))
+  const answeredAt = Math.min(...levels.filter((level) => level.ok > 0).map((level) => level.value))
   return levels.map((level) => {
-    if (level.concurrency < answeredAt || level.non_load_failures?.cause !== UNREACHABLE_HOST) return level
+    if (level.value < answeredAt || level.non_load_failures?.cause !== UNREACHABLE_HOST) return level
     const misconfiguration =
       level.misconfiguration?.cause === UNREACHABLE_HOST ? null : (level.misconfiguration ?? null)
     return { ...level, non_load_failures: null, misconfiguration }

@@ -1,6 +1,7 @@
 import type { RequestRecord } from '../records/types.js'
 import { e2eMs, isOk, tpotMs, ttftMs } from './derive.js'
 import { percentileOfSorted, round } from './distribution.js'
+import type { LoadMode } from './summarize.js'
 
 /** One service-level objective: the `percentile` of `metric` must be at most `threshold_ms`. */
 export interface Slo {
@@ -108,15 +109,22 @@ export function evaluateSlos(
   }
 }
 
+/** The capacity under the SLOs: a level value, streams or requests per second as `mode` says. */
+export interface Capacity {
+  value: number
+  mode: LoadMode
+  reason: string
+}
+
 /** The highest level that meets every SLO (the capacity under those objectives), or null. */
 export function findCapacity(
-  levels: readonly { concurrency: number; slo: LevelSlo | null }[],
-): { concurrency: number; reason: string } | null {
+  levels: readonly { value: number; mode: LoadMode; slo: LevelSlo | null }[],
+): Capacity | null {
   const meeting = levels.filter((level) => level.slo?.meets === true)
   if (meeting.length === 0) return null
-  const best = meeting.reduce((a, b) => (b.concurrency > a.concurrency ? b : a))
+  const best = meeting.reduce((a, b) => (b.value > a.value ? b : a))
   const figures = (best.slo as LevelSlo).checks
     .map((c) => `${c.key} ${c.value_ms} ≤ ${c.threshold_ms}`)
     .join(', ')
-  return { concurrency: best.concurrency, reason: `highest level meeting every SLO: ${figures}` }
+  return { value: best.value, mode: best.mode, reason: `highest level meeting every SLO: ${figures}` }
 }

@@ -26,6 +26,12 @@ import {
 
 export type { ClientHealth }
 
+/**
+ * What a level's value counts: streams held (a closed loop per level) or requests sent per second
+ * (an open loop per level). Results carry it beside every level value, which means either.
+ */
+export type LoadMode = 'concurrency' | 'request_rate'
+
 export type Verdict = 'healthy' | 'saturated' | 'overloaded' | 'client-bound' | 'misconfigured'
 
 export interface TokenCounting {
@@ -38,7 +44,9 @@ export interface TokenCounting {
 }
 
 export interface LevelSummary extends LevelFailures {
-  concurrency: number
+  /** The level: streams in concurrency mode, requests per second in request_rate mode. */
+  value: number
+  mode: LoadMode
   requests: number
   ok: number
   failed: number
@@ -106,7 +114,7 @@ export interface SummaryOptions {
   timeout_ms: number
   slos: readonly Slo[]
   /** Default concurrency: request-rate figures (intended-time latency, schedule) only when set. */
-  mode?: 'concurrency' | 'request_rate'
+  mode?: LoadMode
   /** Default none: no cost figures. */
   pricing?: Prices | null
   /**
@@ -117,13 +125,13 @@ export interface SummaryOptions {
 }
 
 export function summarizeLevel(
-  concurrency: number,
+  value: number,
   allRecords: readonly RequestRecord[],
   options: SummaryOptions,
   clientStats: LevelClientStats,
 ): Omit<LevelSummary, 'verdict' | 'advice'> {
   const { percentiles } = options
-  const records = allRecords.filter((r) => r.phase === 'measure' && r.level === concurrency)
+  const records = allRecords.filter((r) => r.phase === 'measure' && r.level === value)
   const errors = Object.fromEntries(ERROR_CLASSES.map((c) => [c, 0])) as Record<ErrorClass, number>
   const timeouts = { connect: 0, first_token: 0, idle: 0, total: 0 }
   const samples: { class: ErrorClass; message: string }[] = []
@@ -176,9 +184,7 @@ export function summarizeLevel(
   }
   const rates = shardRates(records, durationS, outputTokens, ok)
   const streams =
-    options.shard == null
-      ? concurrency
-      : (splitEvenly(concurrency, options.shard.count)[options.shard.index] ?? 0)
+    options.shard == null ? value : (splitEvenly(value, options.shard.count)[options.shard.index] ?? 0)
   const inFlight = inFlightFigures(records, options.mode === 'request_rate' ? null : streams)
   // Error-adjusted: every request counts, a failed one as the worst latency the client would wait.
   const failedAs = (value: number | null, record: RequestRecord): number | null =>
@@ -191,7 +197,8 @@ export function summarizeLevel(
     e2eAdjusted.push(failedAs(e2eMs(record), record) as number)
   }
   return {
-    concurrency,
+    value,
+    mode: options.mode ?? 'concurrency',
     requests: records.length,
     ok,
     failed: records.length - ok,

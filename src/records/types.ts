@@ -28,7 +28,7 @@ export type TokenSource = 'usage' | 'tokenizer'
 export interface RequestRecord {
   seq: number
   worker: number
-  /** The concurrency level this request belongs to. */
+  /** The level this request belongs to: its value, streams or requests per second (the run's load mode). */
   level: number
   /**
    * measure: counted. warmup: before the measured window (warm-up requests, or sent in the warm-up

@@ -13,12 +13,12 @@ export const ACHIEVED_SHOWN_BEYOND = 0.1
 /** The steady-window throughput is shown beside the whole-window one when they differ by more than this. */
 const STEADY_SHOWN_BEYOND = 0.02
 
-type Level = Pick<LevelSummary, 'concurrency' | 'output_tokens_per_s'> &
+type Level = Pick<LevelSummary, 'value' | 'output_tokens_per_s'> &
   Partial<Pick<LevelSummary, 'achieved_concurrency' | 'output_tokens_per_s_steady' | 'steady_window'>>
 
 /** The streams the level's records were meant to hold: a shard holds its share of the level. */
 function streamsOf(level: Level): number {
-  return level.achieved_concurrency?.streams ?? level.concurrency
+  return level.achieved_concurrency?.streams ?? level.value
 }
 
 function underDriven(level: Level, rateMode: boolean): boolean {
@@ -29,13 +29,13 @@ function underDriven(level: Level, rateMode: boolean): boolean {
 }
 
 /** "64" or "64 (avg 31.2, max 40)"; a shard's share is named: "64 (this shard: 32, avg 20.1, max 32)" */
-export function concurrencyCell(level: Level, rateMode: boolean): string {
+export function levelCell(level: Level, rateMode: boolean): string {
   const streams = streamsOf(level)
-  const share = streams === level.concurrency ? '' : `this shard: ${streams}, `
+  const share = streams === level.value ? '' : `this shard: ${streams}, `
   if (!underDriven(level, rateMode))
-    return share === '' ? String(level.concurrency) : `${level.concurrency} (${share.slice(0, -2)})`
+    return share === '' ? String(level.value) : `${level.value} (${share.slice(0, -2)})`
   const achieved = level.achieved_concurrency as NonNullable<Level['achieved_concurrency']>
-  return `${level.concurrency} (${share}avg ${achieved.mean.toFixed(1)}, max ${achieved.max})`
+  return `${level.value} (${share}avg ${achieved.mean.toFixed(1)}, max ${achieved.max})`
 }
 
 /** "164.1" or "158.3 (steady 170.2)" */
@@ -56,12 +56,12 @@ export function achievedNotes(result: BenchResult): string[] {
   const requests = result.meta.load?.requests_per_level ?? null
   const short = result.levels.filter((level) => level.steady_window == null && underDriven(level, rateMode))
   // As the plan's warning says it: enough requests per stream for the widest level concerned.
-  const enough = UNDER_DRIVEN_FACTOR * Math.max(0, ...short.map((level) => level.concurrency))
+  const enough = UNDER_DRIVEN_FACTOR * Math.max(0, ...short.map((level) => level.value))
   return short.map((level) => {
     const { mean, max } = level.achieved_concurrency
     const fix = requests === null ? '' : `: set --requests ${enough} or more (or --duration)`
     return (
-      `${levelName(result.meta, level.concurrency)}: ${mean.toFixed(1)} requests in flight on average ` +
+      `${levelName(result.meta, level.value)}: ${mean.toFixed(1)} requests in flight on average ` +
       `(max ${max}), never holding its streams for long; the knee and verdicts count it as that concurrency${fix}`
     )
   })

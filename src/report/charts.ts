@@ -13,6 +13,10 @@ export interface Chart {
 }
 
 interface Point {
+  /**
+   * The level value (a rate in request_rate mode). Named as before the result's rename because Vega
+   * writes field names into the SVG's tooltips and aria-labels, which the report must keep as they were.
+   */
   concurrency: number
   value: number
   series: string
@@ -24,7 +28,7 @@ interface Point {
  * an aria-label with its figures, which the HTML report shows on hover.
  */
 export async function renderCharts(result: BenchResult): Promise<Chart[]> {
-  const levels = [...result.levels].sort((a, b) => a.concurrency - b.concurrency)
+  const levels = [...result.levels].sort((a, b) => a.value - b.value)
   const keys = result.meta.percentiles.map((p) => `p${p}`)
   const series = (
     name: string,
@@ -32,9 +36,7 @@ export async function renderCharts(result: BenchResult): Promise<Chart[]> {
   ): Point[] =>
     levels.flatMap((level) => {
       const value = pick(level)
-      return value === null || value === undefined
-        ? []
-        : [{ concurrency: level.concurrency, value, series: name }]
+      return value === null || value === undefined ? [] : [{ concurrency: level.value, value, series: name }]
     })
   const charts: { name: string; title: string; unit: string; points: Point[] }[] = [
     {
@@ -77,9 +79,7 @@ export async function renderCharts(result: BenchResult): Promise<Chart[]> {
   const distribution = levels.flatMap((level) =>
     stats.flatMap((stat) => {
       const value = level.ttft_ms[stat]
-      return value === null || value === undefined
-        ? []
-        : [{ concurrency: level.concurrency, value, series: stat }]
+      return value === null || value === undefined ? [] : [{ concurrency: level.value, value, series: stat }]
     }),
   )
   const distributionChart: Promise<Chart> = (async () => ({

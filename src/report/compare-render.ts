@@ -14,9 +14,7 @@ function change(metric: MetricComparison): string {
 
 function verdict(metric: MetricComparison, level: LevelComparison, comparison: Comparison): string {
   // A regression at an inconclusive level is gated only with --strict-client: then it is listed.
-  const gated = comparison.regressions.some(
-    (r) => r.concurrency === level.concurrency && r.metric === metric.metric,
-  )
+  const gated = comparison.regressions.some((r) => r.value === level.value && r.metric === metric.metric)
   if (metric.regressed) return gated ? 'REGRESSION' : 'inconclusive'
   if (metric.beyond_threshold) return 'worse, not significant'
   if (metric.threshold === null) return ''
@@ -34,10 +32,7 @@ export function renderComparison(comparison: Comparison, all = false): string {
     comparison.regressions.length === 0
       ? '**No regression** beyond the thresholds that is statistically significant.'
       : `**${comparison.regressions.length} regression(s):** ${comparison.regressions
-          .map(
-            (r) =>
-              `${rateMode ? `rate ${r.concurrency}/s` : `c=${r.concurrency}`} ${r.metric} ${pct(r.change)}`,
-          )
+          .map((r) => `${rateMode ? `rate ${r.value}/s` : `c=${r.value}`} ${r.metric} ${pct(r.change)}`)
           .join(', ')}`,
     ...inconclusiveLines(comparison, rateMode),
     '',
@@ -51,7 +46,7 @@ export function renderComparison(comparison: Comparison, all = false): string {
         metric.interval === null ? '–' : `${pct(metric.interval.low)} … ${pct(metric.interval.high)}`
       const digits = metric.metric === 'success_rate' ? 4 : 1
       lines.push(
-        `| ${level.concurrency} | ${metric.metric} | ${num(metric.base, digits)} | ${num(metric.new, digits)} | ${change(metric)} | ` +
+        `| ${level.value} | ${metric.metric} | ${num(metric.base, digits)} | ${num(metric.new, digits)} | ${change(metric)} | ` +
           `${metric.p_value === null ? '–' : metric.p_value.toPrecision(2)} | ${interval} | ` +
           `${metric.threshold === null ? '–' : metric.metric === 'success_rate' ? `${(metric.threshold * 100).toFixed(1)} pts` : pct(metric.threshold)} | ${verdict(metric, level, comparison)} |`,
       )
@@ -70,9 +65,9 @@ function inconclusiveLines(comparison: Comparison, rateMode: boolean): string[] 
     `**Inconclusive** (a run's client was not trustworthy there, so a difference may be the client's; not gated unless --strict-client):`,
     ...levels.map((level) => {
       const flagged = comparison.inconclusive
-        .filter((entry) => entry.concurrency === level.concurrency)
+        .filter((entry) => entry.value === level.value)
         .map((entry) => `${entry.metric} ${pct(entry.change)}`)
-      return `- ${name(level.concurrency)}: ${level.inconclusive}${flagged.length > 0 ? `; would have flagged ${flagged.join(', ')}` : ''}`
+      return `- ${name(level.value)}: ${level.inconclusive}${flagged.length > 0 ? `; would have flagged ${flagged.join(', ')}` : ''}`
     }),
   ]
 }

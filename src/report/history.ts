@@ -1,5 +1,6 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import type { LoadMode } from '../metrics/summarize.js'
 import type { BenchResult } from '../result/bench-result.js'
 
 export const HISTORY_FILE = 'history.jsonl'
@@ -12,10 +13,16 @@ export interface HistoryEntry {
   base_url: string
   input_tokens: number
   output_tokens: number
+  /**
+   * What the level values below count (streams or requests per second); null on lines written
+   * before it was recorded, when a level value was called `concurrency` whatever the mode.
+   */
+  mode: LoadMode | null
+  /** Level values, as `mode` says. */
   saturation: number | null
   capacity: number | null
   levels: {
-    concurrency: number
+    value: number
     ttft_p95_ms: number | null
     output_tokens_per_s: number
     success_rate: number
@@ -30,10 +37,11 @@ export function historyEntry(result: BenchResult): HistoryEntry {
     base_url: result.meta.target.base_url,
     input_tokens: result.meta.workload.input_tokens,
     output_tokens: result.meta.workload.output_tokens,
-    saturation: result.saturation?.concurrency ?? null,
-    capacity: result.capacity?.concurrency ?? null,
+    mode: result.meta.load.mode,
+    saturation: result.saturation?.value ?? null,
+    capacity: result.capacity?.value ?? null,
     levels: result.levels.map((level) => ({
-      concurrency: level.concurrency,
+      value: level.value,
       ttft_p95_ms: level.ttft_ms.p95 ?? null,
       output_tokens_per_s: level.output_tokens_per_s,
       success_rate: level.success_rate,
@@ -56,12 +64,29 @@ export function readHistory(dir: string): HistoryEntry[] {
     .split('\n')
     .filter((line) => line.trim() !== '')
     .map((line, index) => {
+      let entry: HistoryEntry | OldHistoryEntry
       try {
-        return JSON.parse(line) as HistoryEntry
+        entry = JSON.parse(line)
       } catch {
         throw new Error(`${path}: line ${index + 1} is not a JSON history entry`)
       }
+      return upgradeHistoryEntry(entry)
     })
+}
+
+/** A history line as runs before llmbench.result/2 appended it: no mode, each level's value called `concurrency`. */
+type OldHistoryEntry = Omit<HistoryEntry, 'mode' | 'levels'> & {
+  levels: (Omit<HistoryEntry['levels'][number], 'value'> & { concurrency: number })[]
+}
+
+/** Old lines and new ones stay in the same file (it is only ever appended to): read both as today's. */
+function upgradeHistoryEntry(entry: HistoryEntry | OldHistoryEntry): HistoryEntry {
+  if ('mode' in entry) return entry
+  return {
+    ...entry,
+    mode: null,
+    levels: entry.levels.map(({ concurrency, ...figures }) => ({ value: concurrency, ...figures })),
+  }
 }
 
 /** The trend across runs: saturation, capacity, peak throughput and TTFT p95 at the widest common level. */
@@ -73,12 +98,12 @@ export function renderHistory(entries: readonly HistoryEntry[]): string {
   for (const entry of entries) {
     const peak = Math.max(0, ...entry.levels.map((level) => level.output_tokens_per_s))
     const widest = entry.levels.reduce<HistoryEntry['levels'][number] | null>(
-      (a, b) => (a === null || b.concurrency > a.concurrency ? b : a),
+      (a, b) => (a === null || b.value > a.value ? b : a),
       null,
     )
     lines.push(
       `| ${entry.started_at} | ${entry.tool_version} | ${entry.model} | ${entry.saturation ?? 'none'} | ${entry.capacity ?? '–'} | ` +
-        `${peak.toFixed(1)} | ${widest === null ? '–' : `${widest.ttft_p95_ms?.toFixed(0) ?? '–'} (c=${widest.concurrency})`} |`,
+        `${peak.toFixed(1)} | ${widest === null ? '–' : `${widest.ttft_p95_ms?.toFixed(0) ?? '–'} (c=${widest.value})`} |`,
     )
   }
   return `${lines.join('\n')}\n`

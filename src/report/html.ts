@@ -1,7 +1,7 @@
 import { joinUrl } from '../config/url.js'
 import type { BenchResult } from '../result/bench-result.js'
 import { levelName } from '../result/level-name.js'
-import { achievedNotes, concurrencyCell, throughputCell } from './achieved-cells.js'
+import { achievedNotes, levelCell, throughputCell } from './achieved-cells.js'
 import type { Chart } from './charts.js'
 import { errorMessageLines } from './failure-notes.js'
 import { lengthsLine, levelAxisTitle, workloadNotes } from './workload-notes.js'
@@ -46,7 +46,7 @@ function errorsTable(result: BenchResult): string {
           const samples = (level.error_samples ?? [])
             .filter((sample) => sample.class === name)
             .map((sample) => escapeHtml(sample.message))
-          return `<tr><td>${level.concurrency}</td><td>${name}</td><td>${count}</td><td style="text-align:left">${samples.join('<br>')}</td></tr>`
+          return `<tr><td>${level.value}</td><td>${name}</td><td>${count}</td><td style="text-align:left">${samples.join('<br>')}</td></tr>`
         }),
     )
   if (rows.length === 0) return '<h2>Errors</h2><p>No failed request.</p>'
@@ -58,10 +58,10 @@ export function renderHtml(result: BenchResult, charts: readonly Chart[]): strin
   const { meta } = result
   const keys = meta.percentiles.map((p) => `p${p}`)
   const rows = [...result.levels]
-    .sort((a, b) => a.concurrency - b.concurrency)
+    .sort((a, b) => a.value - b.value)
     .map(
       (level) =>
-        `<tr><td>${concurrencyCell(level, meta.load.mode === 'request_rate')}</td><td>${level.requests}</td><td>${(level.success_rate * 100).toFixed(1)}%</td>` +
+        `<tr><td>${levelCell(level, meta.load.mode === 'request_rate')}</td><td>${level.requests}</td><td>${(level.success_rate * 100).toFixed(1)}%</td>` +
         `<td>${keys.map((k) => one(level.ttft_ms[k])).join(' / ')}</td><td>${keys.map((k) => one(level.tpot_ms[k], 1)).join(' / ')}</td>` +
         `<td>${one(level.itl_ms.p50, 1)}</td><td>${one(level.e2e_ms.p50)}</td><td>${throughputCell(level)}</td>` +
         `<td>${level.requests_per_s.toFixed(2)}</td><td class="verdict-${level.verdict}" title="${escapeHtml(level.advice)}">${level.verdict}</td></tr>`,
@@ -73,12 +73,12 @@ export function renderHtml(result: BenchResult, charts: readonly Chart[]): strin
     ...result.levels
       .filter((level) => level.verdict !== 'healthy' || level.failed > 0)
       .flatMap((level) => [
-        `${levelName(meta, level.concurrency)}: ${level.verdict}: ${level.advice}`,
+        `${levelName(meta, level.value)}: ${level.verdict}: ${level.advice}`,
         ...errorMessageLines(level),
       ]),
     ...result.levels.flatMap((level) =>
       [...(level.notes ?? []), ...(level.client.notes ?? [])].map(
-        (note) => `${levelName(meta, level.concurrency)}: note: ${note}`,
+        (note) => `${levelName(meta, level.value)}: note: ${note}`,
       ),
     ),
     ...result.advice.map((line) => `Advice: ${line}`),

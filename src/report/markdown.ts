@@ -2,7 +2,7 @@ import { joinUrl } from '../config/url.js'
 import type { Distribution } from '../metrics/distribution.js'
 import type { BenchResult } from '../result/bench-result.js'
 import { levelName } from '../result/level-name.js'
-import { achievedNotes, concurrencyCell, throughputCell } from './achieved-cells.js'
+import { achievedNotes, levelCell, throughputCell } from './achieved-cells.js'
 import { errorMessageLines } from './failure-notes.js'
 import { lengthsLine, workloadNotes } from './workload-notes.js'
 
@@ -31,7 +31,7 @@ export function renderMarkdown(result: BenchResult): string {
     `| ${meta.load.mode === 'request_rate' ? 'rate (req/s)' : 'concurrency'} | requests | success | TTFT ms ${keys.join('/')} | TPOT ms ${keys.join('/')} | ITL ms p50 | E2E ms p50 | output tok/s | req/s |${hasSlo ? ' SLO good % |' : ''}${hasCost ? ` tokens in / out | cost ${currency} |` : ''} verdict |`,
     `| --- | --- | --- | --- | --- | --- | --- | --- | --- |${hasSlo ? ' --- |' : ''}${hasCost ? ' --- | --- |' : ''} --- |`,
   ]
-  for (const level of [...result.levels].sort((a, b) => a.concurrency - b.concurrency)) {
+  for (const level of [...result.levels].sort((a, b) => a.value - b.value)) {
     const slo =
       level.slo === null ? '' : ` ${(level.slo.good_share * 100).toFixed(1)}${level.slo.meets ? '' : ' ✗'} |`
     const cost =
@@ -39,7 +39,7 @@ export function renderMarkdown(result: BenchResult): string {
         ? ''
         : ` ${level.cost.input_tokens} / ${level.cost.output_tokens} | ${level.cost.amount.toFixed(4)} |`
     lines.push(
-      `| ${concurrencyCell(level, meta.load.mode === 'request_rate')} | ${level.requests} | ${(level.success_rate * 100).toFixed(1)}% | ` +
+      `| ${levelCell(level, meta.load.mode === 'request_rate')} | ${level.requests} | ${(level.success_rate * 100).toFixed(1)}% | ` +
         `${percentiles(level.ttft_ms, keys)} | ${percentiles(level.tpot_ms, keys, 1)} | ${one(level.itl_ms.p50, 1)} | ` +
         `${one(level.e2e_ms.p50)} | ${throughputCell(level)} | ${level.requests_per_s.toFixed(2)} |${slo}${cost} ` +
         `${level.verdict} |`,
@@ -47,21 +47,18 @@ export function renderMarkdown(result: BenchResult): string {
   }
   const notes = result.levels
     .filter(
-      (level) =>
-        level.verdict !== 'healthy' ||
-        level.failed > 0 ||
-        result.saturation?.concurrency === level.concurrency,
+      (level) => level.verdict !== 'healthy' || level.failed > 0 || result.saturation?.value === level.value,
     )
     .map(
       (level) =>
-        `- ${levelName(meta, level.concurrency)}: **${level.verdict}**: ${level.advice}${level.client.bound ? ` (${level.client.reasons.join('; ')})` : ''}` +
+        `- ${levelName(meta, level.value)}: **${level.verdict}**: ${level.advice}${level.client.bound ? ` (${level.client.reasons.join('; ')})` : ''}` +
         errorMessageLines(level)
           .map((line) => `\n  - ${line}`)
           .join(''),
     )
   for (const level of result.levels)
     for (const note of [...(level.notes ?? []), ...(level.client.notes ?? [])])
-      notes.push(`- ${levelName(meta, level.concurrency)}: note: ${note}`)
+      notes.push(`- ${levelName(meta, level.value)}: note: ${note}`)
   if (notes.length > 0) lines.push('', ...notes)
   if (result.advice.length > 0) lines.push('', ...result.advice.map((line) => `- ${line}`))
   const workload = [...achievedNotes(result), ...workloadNotes(result)]

@@ -4,7 +4,8 @@ import type { RequestRecord } from '../records/types.js'
 
 /** A running level as the progress line shows it. */
 export interface LevelProgress {
-  concurrency: number
+  /** The level: streams, or requests per second in request_rate mode. */
+  value: number
   /** Still in the warm-up round: nothing measured yet. */
   warming_up: boolean
   done: number
@@ -19,7 +20,7 @@ export interface LevelProgress {
 
 /** Progress of a level from the records received so far (the last 200 for the live TTFT). */
 export function levelProgress(
-  concurrency: number,
+  value: number,
   warmingUp: boolean,
   measured: readonly RequestRecord[],
   startedAt: number,
@@ -40,7 +41,7 @@ export function levelProgress(
     else failed++
   }
   return {
-    concurrency,
+    value,
     warming_up: warmingUp,
     done: measured.length,
     total,
@@ -53,11 +54,11 @@ export function levelProgress(
 }
 
 export function formatProgress(p: LevelProgress): string {
-  if (p.warming_up) return `level ${p.concurrency}: warming up`
+  if (p.warming_up) return `level ${p.value}: warming up`
   const amount =
     p.total !== null
       ? `${p.done}/${p.total} requests`
       : `${p.elapsed_s.toFixed(0)}/${p.duration_s ?? '?'} s, ${p.done} requests`
   const ttft = p.ttft_p50_ms === null ? '-' : `${p.ttft_p50_ms.toFixed(0)} ms`
-  return `level ${p.concurrency}: ${amount}, TTFT p50 ${ttft}, ${p.output_tokens_per_s.toFixed(0)} tok/s, ${p.failed} errors`
+  return `level ${p.value}: ${amount}, TTFT p50 ${ttft}, ${p.output_tokens_per_s.toFixed(0)} tok/s, ${p.failed} errors`
 }

@@ -3,7 +3,7 @@ import type { Distribution } from '../metrics/distribution.js'
 import type { LevelSummary } from '../metrics/summarize.js'
 import type { BenchResult } from '../result/bench-result.js'
 import { levelName } from '../result/level-name.js'
-import { achievedNotes, concurrencyCell, throughputCell } from './achieved-cells.js'
+import { achievedNotes, levelCell, throughputCell } from './achieved-cells.js'
 import { errorMessageLines } from './failure-notes.js'
 import { levelHeading, workloadNotes } from './workload-notes.js'
 
@@ -31,14 +31,14 @@ export function renderTable(result: BenchResult): string {
     // One line per level: no rule between rows.
     chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' },
   })
-  for (const level of [...result.levels].sort((a, b) => a.concurrency - b.concurrency))
+  for (const level of [...result.levels].sort((a, b) => a.value - b.value))
     table.push(levelRow(level, keys, rateMode))
   return table.toString()
 }
 
 function levelRow(level: LevelSummary, keys: string[], rateMode: boolean): string[] {
   return [
-    concurrencyCell(level, rateMode),
+    levelCell(level, rateMode),
     String(level.requests),
     `${(level.success_rate * 100).toFixed(1)}%`,
     figures(level.ttft_ms, keys),
@@ -74,20 +74,20 @@ export function renderVerdict(result: BenchResult): string {
         .filter(([, count]) => count > 0)
         .map(([name, count]) => `${name} ${count}`)
         .join(', ')
-      lines.push(`  ${name(level.concurrency)}: ${level.failed} failed (${classes})`)
+      lines.push(`  ${name(level.value)}: ${level.failed} failed (${classes})`)
       for (const line of errorMessageLines(level)) lines.push(`      ${line}`)
     }
-    if (level.verdict !== 'healthy' || result.saturation?.concurrency === level.concurrency) {
-      lines.push(`  ${name(level.concurrency)}: ${level.verdict}: ${level.advice}`)
+    if (level.verdict !== 'healthy' || result.saturation?.value === level.value) {
+      lines.push(`  ${name(level.value)}: ${level.verdict}: ${level.advice}`)
     }
     if (level.client.bound) {
       lines.push(
-        `  ${name(level.concurrency)}: the CLIENT was the bottleneck (${level.client.reasons.join('; ')}): ` +
+        `  ${name(level.value)}: the CLIENT was the bottleneck (${level.client.reasons.join('; ')}): ` +
           'these figures include our own queueing, not only the server',
       )
     }
     for (const note of [...(level.notes ?? []), ...(level.client.notes ?? [])])
-      lines.push(`  ${name(level.concurrency)}: note: ${note}`)
+      lines.push(`  ${name(level.value)}: note: ${note}`)
   }
   for (const note of achievedNotes(result)) lines.push(`  ${note}`)
   for (const note of workloadNotes(result)) lines.push(note.startsWith('Cost') ? note : `  ${note}`)

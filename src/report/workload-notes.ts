@@ -33,7 +33,7 @@ export function workloadNotes(result: BenchResult): string[] {
     lines.push('slope' in calibration ? calibration.summary : `calibration skipped: ${calibration.skipped}`)
   }
   for (const level of result.levels) {
-    const name = levelName(meta, level.concurrency)
+    const name = levelName(meta, level.value)
     const { input, output, schedule } = level
     if (input?.requested_mean != null && input.server_mean != null) {
       const off = (100 * (input.server_mean - input.requested_mean)) / Math.max(1, input.requested_mean)

@@ -1,9 +1,11 @@
 import type { Saturation } from '../analysis/saturation.js'
+import type { Capacity } from '../metrics/slo.js'
 import type { LevelSummary } from '../metrics/summarize.js'
 import type { DEFINITIONS } from './definitions.js'
 import type { RunMeta } from './run-meta.js'
 
-export const RESULT_SCHEMA = 'llmbench.result/1'
+/** /2: a level's value is `value` with `mode` beside it (/1 called it `concurrency`, also when it was a rate). */
+export const RESULT_SCHEMA = 'llmbench.result/2'
 
 /** The summary of a run: what bench_result.json holds. */
 export interface BenchResult {
@@ -15,7 +17,7 @@ export interface BenchResult {
   /** The saturation point in words, also when there is none. */
   saturation_summary: string
   /** The highest level meeting every SLO; null when none does or no SLO was set. */
-  capacity: { concurrency: number; reason: string } | null
+  capacity: Capacity | null
   capacity_summary: string | null
   /** What to change about the run itself: a coarse ladder, outputs too short, ... */
   advice: string[]

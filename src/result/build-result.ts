@@ -5,7 +5,7 @@ import { stepsFromBelow } from '../analysis/scaling-step.js'
 import { adviceFor, levelVerdict } from '../analysis/verdict.js'
 import { round } from '../metrics/distribution.js'
 import { unreachableAfterAnswers } from '../metrics/failure-causes.js'
-import { findCapacity, toSlos } from '../metrics/slo.js'
+import { type Capacity, findCapacity, toSlos } from '../metrics/slo.js'
 import { type LevelSummary, type SummaryOptions, summarizeLevel } from '../metrics/summarize.js'
 import { priceTokens, tokenTotals } from '../metrics/workload-figures.js'
 import type { RequestRecord } from '../records/types.js'
@@ -18,17 +18,17 @@ import type { RunMeta } from './run-meta.js'
 export function buildResult(records: readonly RequestRecord[], meta: RunMeta): BenchResult {
   // A level cut short by a crash or a second Ctrl-C has records but no entry in meta: it is shown
   // too, without the client's self-watch (which it never got to write).
-  const known = new Set(meta.levels_run.map((level) => level.concurrency))
+  const known = new Set(meta.levels_run.map((level) => level.value))
   const cut = [
     ...new Set(records.filter((r) => r.phase === 'measure' && !known.has(r.level)).map((r) => r.level)),
   ]
   const levels = [
     ...meta.levels_run,
-    ...cut.map((concurrency) => ({ concurrency, workers: 0, client: { cpu_percent: 0, loops: [] } })),
+    ...cut.map((value) => ({ value, workers: 0, client: { cpu_percent: 0, loops: [] } })),
   ]
   const totals = { requests: records.length, ...tokenTotals(records) }
   return finishResult(
-    levels.map((level) => summarizeLevel(level.concurrency, records, summaryOptions(meta), level.client)),
+    levels.map((level) => summarizeLevel(level.value, records, summaryOptions(meta), level.client)),
     { ...meta, partial: meta.partial || cut.length > 0, totals },
   )
 }
@@ -59,11 +59,11 @@ export function finishResult(figures: readonly LevelFigures[], meta: RunMeta): B
   const saturation = findSaturation(summaries, ttftKey, rateMode)
   const steps = stepsFromBelow(summaries, ttftKey, rateMode)
   const levels: LevelSummary[] = summaries.map((summary) => {
-    const step = steps.get(summary.concurrency) ?? null
+    const step = steps.get(summary.value) ?? null
     const verdict = levelVerdict(summary, saturation, step)
     const advice =
       misconfiguredAdvice({ ...summary, verdict }) ??
-      adviceFor(verdict, summary.concurrency, saturation, step, ttftKey)
+      adviceFor(verdict, summary.value, saturation, step, ttftKey)
     return { ...summary, verdict, advice }
   })
   const hasSlos = Object.keys(meta.slo ?? {}).length > 0
@@ -98,15 +98,12 @@ function runCost(levels: readonly LevelSummary[], meta: RunMeta): RunCost | null
   }
 }
 
-function describeCapacity(
-  capacity: { concurrency: number; reason: string } | null,
-  slo: Record<string, number>,
-): string {
+function describeCapacity(capacity: Capacity | null, slo: Record<string, number>): string {
   const objectives = Object.entries(slo)
     .map(([key, value]) => `${key} ≤ ${value}`)
     .join(', ')
   if (capacity === null) return `no level meets the SLOs (${objectives})`
-  return `capacity ${capacity.concurrency} under the SLOs (${objectives}): ${capacity.reason}`
+  return `capacity ${capacity.value} under the SLOs (${objectives}): ${capacity.reason}`
 }
 
 function describeSaturation(
@@ -115,8 +112,8 @@ function describeSaturation(
   rateMode: boolean,
 ): string {
   const unit = rateMode ? 'request rate' : 'concurrency'
-  if (saturation !== null) return `saturation at ${unit} ${saturation.concurrency}: ${saturation.reason}`
-  const highest = levels.reduce((max, level) => Math.max(max, level.concurrency), 0)
+  if (saturation !== null) return `saturation at ${unit} ${saturation.value}: ${saturation.reason}`
+  const highest = levels.reduce((max, level) => Math.max(max, level.value), 0)
   if (levels.length < 2) return 'one level only: run a gradient to find the saturation point'
   return `not saturated up to ${highest}: keep adding ${rateMode ? 'load' : 'concurrency'}`
 }

@@ -3,6 +3,10 @@
  * with the names other tools use for the same quantity (they do not agree with each other).
  */
 export const DEFINITIONS = {
+  value:
+    "A level's value (levels[].value, saturation.value, capacity.value, meta.levels_run[].value): streams held " +
+    'in concurrency mode (a closed loop), requests sent per second in request_rate mode (an open loop); mode ' +
+    'beside it says which. llmbench.result/1 called it concurrency in both modes.',
   ttft_ms:
     'Time to first token: from sending the request to the arrival of the first token-bearing SSE event ' +
     '(content, reasoning_content, refusal, text or a tool-call delta; role-only and empty chunks do not count). ' +

@@ -3,8 +3,9 @@ import { dirname, join } from 'node:path'
 import { readRecords } from '../records/jsonl-reader.js'
 import { recordsOfOneRun } from '../records/run-identity.js'
 import type { RequestRecord } from '../records/types.js'
-import { type BenchResult, RESULT_SCHEMA } from './bench-result.js'
+import type { BenchResult } from './bench-result.js'
 import { RECORDS_FILE, RESULT_FILE } from './folder-layout.js'
+import { upgradeResult } from './upgrade.js'
 
 export interface LoadedRun {
   dir: string
@@ -17,7 +18,10 @@ export interface LoadedRun {
   otherRunRecords?: number
 }
 
-/** A result folder, or its bench_result.json (any name): the summary plus the raw records beside it. */
+/**
+ * A result folder, or its bench_result.json (any name): the summary plus the raw records beside it.
+ * The summary is today's model also when an older llmbench wrote it (see upgradeResult).
+ */
 export function loadRun(path: string): LoadedRun {
   if (!existsSync(path)) throw new Error(`${path}: no such file or folder`)
   const isDir = statSync(path).isDirectory()
@@ -25,14 +29,13 @@ export function loadRun(path: string): LoadedRun {
   const resultFile = isDir ? join(dir, RESULT_FILE) : path
   if (!existsSync(resultFile))
     throw new Error(`${dir}: no ${RESULT_FILE} (give the summary file itself if it has another name)`)
-  let result: BenchResult
+  let json: unknown
   try {
-    result = JSON.parse(readFileSync(resultFile, 'utf8')) as BenchResult
+    json = JSON.parse(readFileSync(resultFile, 'utf8'))
   } catch (error) {
     throw new Error(`${resultFile}: not JSON (${error instanceof Error ? error.message : String(error)})`)
   }
-  if (result.schema !== RESULT_SCHEMA)
-    throw new Error(`${resultFile}: schema ${JSON.stringify(result.schema)}, expected ${RESULT_SCHEMA}`)
+  const result: BenchResult = upgradeResult(json, resultFile)
   const recordsFile = join(dir, RECORDS_FILE)
   if (!existsSync(recordsFile))
     return { dir, resultFile, result, records: null, tornLastLine: false, otherRunRecords: 0 }

@@ -1,4 +1,5 @@
 import type { LevelClientStats } from '../metrics/client-health.js'
+import type { LoadMode } from '../metrics/summarize.js'
 import type { Prices } from '../metrics/workload-figures.js'
 
 /** What a run was: everything besides the records that a report needs. */
@@ -29,7 +30,7 @@ export interface RunMeta {
     calibration?: Calibration | { skipped: string } | null
   }
   load: {
-    mode: 'concurrency' | 'request_rate'
+    mode: LoadMode
     /** The level values: streams, or requests per second in request_rate mode. */
     levels: number[]
     arrival?: string
@@ -61,8 +62,8 @@ export interface RunMeta {
   percentiles: number[]
   /** Service-level objectives the run was judged against ({} = none). */
   slo: Record<string, number>
-  /** Levels actually run, in order, with how the client's own threads fared during each. */
-  levels_run: { concurrency: number; workers: number; client: LevelClientStats }[]
+  /** Levels actually run, in order (their values, in load.mode), with how the client's own threads fared during each. */
+  levels_run: { value: number; workers: number; client: LevelClientStats }[]
   /** performance.timeOrigin of the run's process: record times + this = wall-clock ms (for merging shards). */
   time_origin_ms?: number
   /** Set on the result of `llmbench merge`: the shards and how well their levels overlapped. */

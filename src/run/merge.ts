@@ -40,7 +40,7 @@ export function mergeShards(runs: readonly LoadedRun[]): MergeOutcome {
   const meta = mergedMeta(shards)
   const overlap = levelOverlaps(
     records,
-    meta.levels_run.map((level) => level.concurrency),
+    meta.levels_run.map((level) => level.value),
   )
   meta.merged = {
     shards: shards.map((shard) => ({
@@ -141,7 +141,7 @@ function mergedMeta(shards: readonly ShardRun[]): RunMeta {
   const levels = new Map<number, { workers: number; client: LevelClientStats }>()
   for (const shard of shards) {
     for (const level of shard.meta.levels_run) {
-      const merged = levels.get(level.concurrency) ?? { workers: 0, client: { cpu_percent: 0, loops: [] } }
+      const merged = levels.get(level.value) ?? { workers: 0, client: { cpu_percent: 0, loops: [] } }
       merged.workers += level.workers
       const client = merged.client
       // Shards run on their own machines: the busiest one is the figure that matters.
@@ -158,7 +158,7 @@ function mergedMeta(shards: readonly ShardRun[]): RunMeta {
         client.arrivals = sum
         client.max_in_flight = (client.max_in_flight ?? 0) + (level.client.max_in_flight ?? 0)
       }
-      levels.set(level.concurrency, merged)
+      levels.set(level.value, merged)
     }
   }
   const order = first.meta.load.levels
@@ -168,7 +168,7 @@ function mergedMeta(shards: readonly ShardRun[]): RunMeta {
       const ib = order.indexOf(b)
       return (ia < 0 ? Number.POSITIVE_INFINITY : ia) - (ib < 0 ? Number.POSITIVE_INFINITY : ib) || a - b
     })
-    .map(([concurrency, level]) => ({ concurrency, ...level }))
+    .map(([value, level]) => ({ value, ...level }))
   const sum = (pick: (meta: RunMeta) => number | null | undefined): number =>
     shards.reduce((total, shard) => total + (pick(shard.meta) ?? 0), 0)
   const { shard: _shard, ...rest } = first.meta

@@ -245,8 +245,7 @@ async function runLoad(gradient: Gradient): Promise<void> {
     // --refine: bisect between the knee and the next level tried, a few times, before the report.
     for (let step = 0; config.run.refine && result !== null && step < MAX_REFINE_STEPS; step++) {
       const next = refinementLevel(result.levels, result.saturation)
-      if (next === null || stop.requested || meta.levels_run.some((level) => level.concurrency === next))
-        break
+      if (next === null || stop.requested || meta.levels_run.some((level) => level.value === next)) break
       log(`refine: adding level ${next} to place the knee`)
       result = (await runLevel(gradient, next)) ?? result
     }
@@ -272,7 +271,7 @@ async function runLevel(gradient: Gradient, value: number): Promise<BenchResult 
   meta.client.architecture = architecture(gradient.workers, gradient.connections, config.load.mode)
   measure.sink.flush()
   gradient.summaries.push(summarizeLevel(value, measured, summaryOptions(meta), client))
-  meta.levels_run.push({ concurrency: value, workers: outcomes.length, client })
+  meta.levels_run.push({ value, workers: outcomes.length, client })
   const result = finishResult(gradient.summaries, meta)
   writeJsonAtomic(gradient.resultPath, result)
   const summary = result.levels.at(-1)
@@ -318,7 +317,7 @@ function progressLine(level: LevelSummary, mode: RunConfig['load']['mode']): str
   const ttft = level.ttft_ms.p50 == null ? '-' : `${level.ttft_ms.p50.toFixed(0)} ms`
   const bound = level.client.bound ? ` — CLIENT-BOUND: ${level.client.reasons.join('; ')}` : ''
   const behind = level.schedule?.fell_behind ? ` — FELL BEHIND: ${level.schedule.reason}` : ''
-  const name = mode === 'request_rate' ? `rate ${level.concurrency}/s` : `level ${level.concurrency}`
+  const name = mode === 'request_rate' ? `rate ${level.value}/s` : `level ${level.value}`
   const c = level.connections
   const connections =
     c === undefined

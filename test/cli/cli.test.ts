@@ -285,7 +285,7 @@ test('Ctrl-C mid-run: stops issuing, drains, writes a partial result and exits 1
     const summary = JSON.parse(readFileSync(join(out, 'bench_result.json'), 'utf8'))
     assert.equal(summary.meta.partial, true)
     assert.deepEqual(
-      summary.levels.map((level: { concurrency: number }) => level.concurrency),
+      summary.levels.map((level: { value: number }) => level.value),
       [1, 2],
     )
     const { records, tornLastLine } = readRecords(join(out, 'requests.jsonl'))
@@ -358,7 +358,7 @@ test('a second Ctrl-C exits at once, with every finished record on disk; report 
     writeFileSync(
       join(out, 'bench_result.json'),
       JSON.stringify({
-        schema: 'llmbench.result/1',
+        schema: 'llmbench.result/2',
         meta: JSON.parse(readFileSync(join(out, 'bench_result.json'), 'utf8')).meta,
       }),
     )

@@ -35,10 +35,10 @@ test('demo --cpu-like: a sub-linear gradient has its knee at the 8 slots', { tim
   assert.equal(run.code, 0, run.stderr)
   const result = JSON.parse(readFileSync(join(out, 'bench_result.json'), 'utf8'))
   const figures = result.levels.map(
-    (level: { concurrency: number; output_tokens_per_s_steady: number; ttft_ms: { p95: number } }) =>
-      `${level.concurrency}: ${level.output_tokens_per_s_steady} tok/s, TTFT p95 ${level.ttft_ms.p95} ms`,
+    (level: { value: number; output_tokens_per_s_steady: number; ttft_ms: { p95: number } }) =>
+      `${level.value}: ${level.output_tokens_per_s_steady} tok/s, TTFT p95 ${level.ttft_ms.p95} ms`,
   )
-  assert.equal(result.saturation?.concurrency, 8, `${result.saturation_summary}\n${figures.join('\n')}`)
+  assert.equal(result.saturation?.value, 8, `${result.saturation_summary}\n${figures.join('\n')}`)
   const verdicts = result.levels.map((level: { verdict: string }) => level.verdict)
   assert.deepEqual(verdicts, ['healthy', 'healthy', 'healthy', 'healthy', 'saturated'])
   // Every level quotes its own step; none that rose is called flat.

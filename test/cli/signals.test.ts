@@ -35,8 +35,8 @@ for (const signal of ['SIGHUP', 'SIGTERM'] as const) {
       assert.match(stderr(), /interrupt: no new requests/)
       const summary = JSON.parse(readFileSync(join(out, 'bench_result.json'), 'utf8'))
       assert.equal(summary.meta.partial, true)
-      assert.equal(summary.levels[0].concurrency, 1)
-      assert.ok(!summary.levels.some((level: { concurrency: number }) => level.concurrency === 4))
+      assert.equal(summary.levels[0].value, 1)
+      assert.ok(!summary.levels.some((level: { value: number }) => level.value === 4))
       const { tornLastLine } = readRecords(join(out, 'requests.jsonl'))
       assert.equal(tornLastLine, false)
     } finally {

@@ -102,7 +102,7 @@ test('--max-cost: the plan states the cost; above the limit the run does not sta
     assert.equal(result.cost?.estimated, 0.0144)
     const records = readRecords(join(dir, 'ran', 'requests.jsonl')).records
     for (const level of result.levels) {
-      const measured = records.filter((r) => r.phase === 'measure' && r.level === level.concurrency)
+      const measured = records.filter((r) => r.phase === 'measure' && r.level === level.value)
       // Input as the server counted it (chars / 4 in this simulator; calibration keeps it near 100).
       const input = measured.reduce((sum, r) => sum + (r.input_tokens ?? 0), 0)
       assert.ok(

@@ -76,7 +76,7 @@ test('llama.cpp: no request fails that the server did not fail, tokens equal usa
     const table = result.levels
       .map(
         (level) =>
-          `c=${level.concurrency}: ${level.output_tokens_per_s_steady} tok/s steady, TTFT p95 ${level.ttft_ms.p95} ms, ` +
+          `c=${level.value}: ${level.output_tokens_per_s_steady} tok/s steady, TTFT p95 ${level.ttft_ms.p95} ms, ` +
           `${level.connections?.opened} connections opened, ${level.connections?.reused} reused, ${level.verdict}`,
       )
       .join('; ')
@@ -101,7 +101,7 @@ test('llama.cpp: no request fails that the server did not fail, tokens equal usa
     for (const level of result.levels) {
       assert.equal(level.token_counting.usage_rejected ?? 0, 0)
       const perEvent = level.events?.tokens_per_event ?? 0
-      assert.ok(perEvent >= 1 && perEvent < 1.2, `c=${level.concurrency}: ${perEvent} tokens per event`)
+      assert.ok(perEvent >= 1 && perEvent < 1.2, `c=${level.value}: ${perEvent} tokens per event`)
     }
     // The server's own count of generated tokens: every token it made reached a record we kept.
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
@@ -111,7 +111,7 @@ test('llama.cpp: no request fails that the server did not fail, tokens equal usa
       predicted,
       'output tokens of all records vs the server',
     )
-    assert.equal(result.saturation?.concurrency, SLOTS, `knee (${result.saturation_summary}) — ${table}`)
+    assert.equal(result.saturation?.value, SLOTS, `knee (${result.saturation_summary}) — ${table}`)
   } finally {
     process.kill(pid)
   }

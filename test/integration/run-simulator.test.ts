@@ -46,9 +46,9 @@ test('a run against the simulator measures the TTFT and TPOT it was told to prod
     const result = done(
       await runGradient({ config, apiKey: null, outDir: out, log: () => {}, stop: new StopSignal() }),
     )
-    assert.equal(result.schema, 'llmbench.result/1')
+    assert.equal(result.schema, 'llmbench.result/2')
     assert.deepEqual(
-      result.levels.map((l) => l.concurrency),
+      result.levels.map((l) => l.value),
       [1, 4],
     )
     for (const level of result.levels) {
@@ -118,7 +118,7 @@ test('the gradient finds the knee at the simulator batch size', { timeout: 60_00
     const result = done(
       await runGradient({ config, apiKey: null, outDir: out, log: () => {}, stop: new StopSignal() }),
     )
-    assert.equal(result.saturation?.concurrency, 4, result.saturation_summary)
+    assert.equal(result.saturation?.value, 4, result.saturation_summary)
     assert.deepEqual(
       result.levels.map((l) => (l.client.bound ? `client-bound: ${l.client.reasons.join('; ')}` : l.verdict)),
       ['healthy', 'healthy', 'healthy', 'saturated', 'saturated'],
@@ -231,11 +231,11 @@ test('--refine bisects between the knee and the next level and keeps the knee at
     )
     // 4 → 16: add 10; the knee stays at 4, so 4 → 10: add 7; then 4 → 7: add 6 (three steps at most).
     assert.deepEqual(
-      result.meta.levels_run.map((level) => level.concurrency),
+      result.meta.levels_run.map((level) => level.value),
       [1, 4, 16, 10, 7, 6],
     )
     assert.ok(lines.some((line) => line === 'refine: adding level 10 to place the knee'))
-    assert.equal(result.saturation?.concurrency, 4, result.saturation_summary)
+    assert.equal(result.saturation?.value, 4, result.saturation_summary)
   } finally {
     await sim.close()
   }

@@ -62,7 +62,7 @@ test('two shard processes started together, merged, match one process running th
         shard.levels.map((l) => l.achieved_concurrency.streams),
         [1, 2],
       )
-      for (const level of shard.levels) assert.ok(level.achieved_concurrency.max <= level.concurrency / 2)
+      for (const level of shard.levels) assert.ok(level.achieved_concurrency.max <= level.value / 2)
     }
 
     const merge = await runCli([
@@ -76,7 +76,7 @@ test('two shard processes started together, merged, match one process running th
     assert.equal(merge.code, 0, merge.stderr)
     const merged = JSON.parse(merge.stdout) as BenchResult
     assert.deepEqual(
-      merged.levels.map((l) => l.concurrency),
+      merged.levels.map((l) => l.value),
       LEVELS,
     )
     assert.deepEqual(
@@ -96,7 +96,7 @@ test('two shard processes started together, merged, match one process running th
     )
     for (const level of merged.levels) {
       // Exact: the merged percentiles are those of the concatenated records, not averages of the shards'.
-      const measured = records.filter((r) => r.phase === 'measure' && r.level === level.concurrency)
+      const measured = records.filter((r) => r.phase === 'measure' && r.level === level.value)
       const ttft = summarizeSamples(
         measured.map((r) => (r.first_token_at as number) - r.sent_at),
         merged.meta.percentiles,
@@ -105,25 +105,25 @@ test('two shard processes started together, merged, match one process running th
       assert.deepEqual(new Set(measured.map((r) => r.shard)), new Set([0, 1]))
       // Throughput: the sum of each shard's own rate.
       const own = [shard0, shard1].map(
-        (s) => s.levels.find((l) => l.concurrency === level.concurrency)?.output_tokens_per_s ?? 0,
+        (s) => s.levels.find((l) => l.value === level.value)?.output_tokens_per_s ?? 0,
       )
       assert.ok(Math.abs(level.output_tokens_per_s - (own[0] as number) - (own[1] as number)) < 0.05)
-      const single = whole.levels.find((l) => l.concurrency === level.concurrency)
+      const single = whole.levels.find((l) => l.value === level.value)
       assert.ok(single !== undefined)
       // Same load, same server: within the noise of a shared 2-core machine.
       const ratio = level.output_tokens_per_s / single.output_tokens_per_s
       assert.ok(
         ratio > 0.75 && ratio < 1.33,
-        `c=${level.concurrency}: merged ${level.output_tokens_per_s} vs single ${single.output_tokens_per_s} tok/s`,
+        `c=${level.value}: merged ${level.output_tokens_per_s} vs single ${single.output_tokens_per_s} tok/s`,
       )
       t.diagnostic(
-        `c=${level.concurrency}: merged ${level.output_tokens_per_s} tok/s, TTFT p50 ${level.ttft_ms.p50} ms; ` +
+        `c=${level.value}: merged ${level.output_tokens_per_s} tok/s, TTFT p50 ${level.ttft_ms.p50} ms; ` +
           `single ${single.output_tokens_per_s} tok/s, TTFT p50 ${single.ttft_ms.p50} ms`,
       )
       const ttftRatio = (level.ttft_ms.p50 as number) / (single.ttft_ms.p50 as number)
       assert.ok(
         ttftRatio > 0.7 && ttftRatio < 1.5,
-        `c=${level.concurrency}: TTFT p50 merged ${level.ttft_ms.p50} vs single ${single.ttft_ms.p50}`,
+        `c=${level.value}: TTFT p50 merged ${level.ttft_ms.p50} vs single ${single.ttft_ms.p50}`,
       )
     }
     // Started together on a shared schedule: the level windows overlap.

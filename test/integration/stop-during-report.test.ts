@@ -29,7 +29,7 @@ test('a stop while the report is drawn lets it finish: every level kept, the res
     const result = JSON.parse(readFileSync(join(out, 'bench_result.json'), 'utf8'))
     assert.equal(result.meta.partial, false, 'every level was measured before the stop')
     assert.deepEqual(
-      result.levels.map((level: { concurrency: number }) => level.concurrency),
+      result.levels.map((level: { value: number }) => level.value),
       [1, 2],
     )
     assert.ok(existsSync(join(out, 'report.html')), 'the report being drawn is finished')

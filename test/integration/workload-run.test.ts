@@ -294,7 +294,7 @@ test('request-rate mode stops on Ctrl-C: no new arrivals, the rest counted as dr
     assert.ok(afterStop < 5_000, `ended ${afterStop.toFixed(0)} ms after the stop, not after the 20 s level`)
     assert.equal(result.meta.partial, true)
     assert.deepEqual(
-      result.levels.map((l) => l.concurrency),
+      result.levels.map((l) => l.value),
       [20],
       'the second rate never started',
     )

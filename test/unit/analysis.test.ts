@@ -5,9 +5,9 @@ import { stepsFromBelow } from '../../src/analysis/scaling-step.js'
 import { adviceFor, levelVerdict } from '../../src/analysis/verdict.js'
 import type { Distribution } from '../../src/metrics/distribution.js'
 
-function level(concurrency: number, tokensPerS: number, ttftP95: number, successRate = 1) {
+function level(value: number, tokensPerS: number, ttftP95: number, successRate = 1) {
   const ttft: Distribution = { count: 10, mean: ttftP95, min: ttftP95, max: ttftP95, p95: ttftP95 }
-  return { concurrency, output_tokens_per_s: tokensPerS, ttft_ms: ttft, success_rate: successRate }
+  return { value, output_tokens_per_s: tokensPerS, ttft_ms: ttft, success_rate: successRate }
 }
 
 test('a clear knee: throughput flat and TTFT up 4x from 32 to 64 → saturation at 32', () => {
@@ -17,7 +17,7 @@ test('a clear knee: throughput flat and TTFT up 4x from 32 to 64 → saturation 
     level(32, 2900, 80),
     level(64, 2990, 330),
   ])
-  assert.equal(saturation?.concurrency, 32)
+  assert.equal(saturation?.value, 32)
   assert.equal(
     saturation?.reason,
     'throughput +3% from 32 to 64 while TTFT p95 x4.1; up to 32: +93% per doubling from 8',
@@ -36,14 +36,14 @@ test('flat throughput with flat TTFT is not a knee (client- or request-bound), n
 
 test('a falling success rate marks the knee at the last level that held', () => {
   const saturation = findSaturation([level(1, 100, 50), level(8, 750, 60), level(16, 1300, 70, 0.8)])
-  assert.equal(saturation?.concurrency, 8)
+  assert.equal(saturation?.value, 8)
   assert.match(saturation?.reason ?? '', /success rate fell from 100.0% to 80.0%/)
 })
 
 test('verdicts: client-bound beats overloaded beats saturated', () => {
   const errors = { timeout: 0, http_4xx: 0, http_429: 0, http_5xx: 0, connection: 0, stream: 0, other: 0 }
   const base = {
-    concurrency: 64,
+    value: 64,
     success_rate: 1,
     errors,
     requests: 10,
@@ -59,9 +59,9 @@ test('verdicts: client-bound beats overloaded beats saturated', () => {
       reasons: [],
     },
   }
-  const knee = { concurrency: 32, reason: '' }
+  const knee = { value: 32, mode: 'concurrency' as const, reason: '' }
   assert.equal(levelVerdict(base, knee), 'saturated')
-  assert.equal(levelVerdict({ ...base, concurrency: 32 }, knee), 'healthy')
+  assert.equal(levelVerdict({ ...base, value: 32 }, knee), 'healthy')
   assert.equal(levelVerdict({ ...base, errors: { ...errors, timeout: 1 } }, knee), 'overloaded')
   assert.equal(levelVerdict({ ...base, success_rate: 0.9 }, null), 'overloaded')
   assert.equal(
@@ -103,7 +103,7 @@ for (const [run, series] of Object.entries(CPU_SERIES)) {
   test(`CPU engine run ${run}: sub-linear from c=1, the knee is the slot count 8`, () => {
     const levels = series.map(([tokensPerS, ttft], i) => level(2 ** i, tokensPerS, ttft))
     const saturation = findSaturation(levels)
-    assert.equal(saturation?.concurrency, 8, saturation?.reason)
+    assert.equal(saturation?.value, 8, saturation?.reason)
     assert.deepEqual(saturation?.bracket, [8, 16])
     assert.match(saturation?.reason ?? '', /from 8 to 16 while TTFT p95 x[2-6]\.\d/)
   })
@@ -113,12 +113,10 @@ test('CPU run C: verdicts quote their own figures and no rising level is "satura
   const levels = (CPU_SERIES.C as [number, number][]).map(([t, ttft], i) => level(2 ** i, t, ttft))
   const saturation = findSaturation(levels)
   const steps = stepsFromBelow(levels, 'p95')
-  const verdicts = levels.map((l) =>
-    levelVerdict(withHealth(l), saturation, steps.get(l.concurrency) ?? null),
-  )
+  const verdicts = levels.map((l) => levelVerdict(withHealth(l), saturation, steps.get(l.value) ?? null))
   assert.deepEqual(verdicts, ['healthy', 'healthy', 'healthy', 'healthy', 'saturated'])
   const advice = levels.map((l, i) =>
-    adviceFor(verdicts[i] ?? 'healthy', l.concurrency, saturation, steps.get(l.concurrency) ?? null),
+    adviceFor(verdicts[i] ?? 'healthy', l.value, saturation, steps.get(l.value) ?? null),
   )
   assert.match(advice[3] ?? '', /^throughput \+39% from 4, TTFT p95 x3\.0: saturation point/)
   assert.match(advice[4] ?? '', /^throughput \+12% from 8, TTFT p95 x2\.8: past the knee/)
@@ -130,7 +128,7 @@ test('a level above the knee whose throughput rose meaningfully from the one bel
   // 32 dipped (noise), 64 recovered: 64 rose +23% over 32, yet stays within reach of the knee at 16.
   const levels = [level(8, 780, 52), level(16, 1500, 60), level(32, 1300, 200), level(64, 1600, 700)]
   const saturation = findSaturation(levels)
-  assert.equal(saturation?.concurrency, 16)
+  assert.equal(saturation?.value, 16)
   const steps = stepsFromBelow(levels, 'p95')
   assert.equal(
     levelVerdict(withHealth(levels[2] as ReturnType<typeof level>), saturation, steps.get(32) ?? null),
@@ -153,7 +151,7 @@ test('a gain spread over several doublings still counts once it adds 25% in all'
     level(64, 1050, 900),
   ]
   const saturation = findSaturation(levels)
-  assert.equal(saturation?.concurrency, 16, saturation?.reason)
+  assert.equal(saturation?.value, 16, saturation?.reason)
   assert.match(saturation?.reason ?? '', /at most \+24% up to 64, while TTFT p95 x2\.0 \(x4\.5 by 64\)/)
 })
 
@@ -161,7 +159,7 @@ test('achieved concurrency: an under-driven level counts as what it had in fligh
   // Nominally 16 → 64 is two doublings for +18%: not worth it, knee 16. But "64" only ever had 24
   // requests in flight (too few requests for its streams): +18% for 1.5x the streams is still scaling.
   const levels = [level(8, 780, 52), level(16, 1500, 60), level(64, 1770, 300)]
-  assert.equal(findSaturation(levels)?.concurrency, 16)
+  assert.equal(findSaturation(levels)?.value, 16)
   const underDriven = { ...level(64, 1770, 300), achieved_concurrency: { mean: 24, max: 40 } }
   assert.equal(findSaturation([...levels.slice(0, 2), underDriven]), null)
 })
@@ -171,7 +169,7 @@ test('a knee whose own step was weak is uncertain: the bracket is the level belo
   // is not "meaningful" (< 20% per doubling): knee 16, placed between 8 and 16.
   const levels = [level(4, 500, 50), level(8, 1000, 55), level(16, 1080, 120), level(32, 1290, 500)]
   const saturation = findSaturation(levels)
-  assert.equal(saturation?.concurrency, 16, saturation?.reason)
+  assert.equal(saturation?.value, 16, saturation?.reason)
   assert.deepEqual(saturation?.bracket, [8, 16])
 })
 
@@ -191,10 +189,10 @@ test('steady throughput and achieved concurrency are used when present', () => {
   ]
   assert.equal(
     findSaturation(levels.map((l) => ({ ...l, output_tokens_per_s_steady: undefined, steady_window: null })))
-      ?.concurrency,
+      ?.value,
     4,
   )
-  assert.equal(findSaturation(levels)?.concurrency, 8)
+  assert.equal(findSaturation(levels)?.value, 8)
 })
 
 test('a level without a steady window is judged against whole-window figures at both ends of its step', () => {
@@ -215,7 +213,7 @@ test('a level without a steady window is judged against whole-window figures at 
     achieved_concurrency: { mean: 23.8, max: 40 },
   }
   const saturation = findSaturation([sixteen, sixtyFour])
-  assert.equal(saturation?.concurrency, 16)
+  assert.equal(saturation?.value, 16)
   assert.match(saturation?.reason ?? '', /^throughput \+6% from 16 to 64/)
 })
 
@@ -244,8 +242,8 @@ test('a success-rate blip that later levels recover from does not end the search
     level(8, 800, 60),
     level(16, 820, 240),
   ]
-  assert.equal(findSaturation(levels)?.concurrency, 8)
+  assert.equal(findSaturation(levels)?.value, 8)
   // A fall that lasts still ends it: the last level that held is the knee.
   const collapse = [level(1, 100, 50), level(2, 200, 52), level(4, 300, 55, 0.9), level(8, 320, 400, 0.6)]
-  assert.equal(findSaturation(collapse)?.concurrency, 2)
+  assert.equal(findSaturation(collapse)?.value, 2)
 })

@@ -53,7 +53,7 @@ function meta(overrides: Partial<RunMeta['load']> = {}): RunMeta {
       ...overrides,
     },
     percentiles: [50, 95],
-    levels_run: [{ concurrency: STREAMS }],
+    levels_run: [{ value: STREAMS }],
   } as unknown as RunMeta
 }
 
@@ -146,9 +146,9 @@ test('compare: a level where either client was not trustworthy is inconclusive a
   const base = { meta: meta(), records: closedLoop(1, 100, 100, 0) }
   const slower = closedLoop(2, 100, 150, 0)
   const bound = { ...HEALTHY, bound: true, reasons: ['event loop 85% busy (limit 70%)'] }
-  const next = { meta: meta(), records: slower, levels: [{ concurrency: STREAMS, client: bound }] }
+  const next = { meta: meta(), records: slower, levels: [{ value: STREAMS, client: bound }] }
   const gates = { ttft_p95: 0.1 }
-  const lenient = compareRuns({ ...base, levels: [{ concurrency: STREAMS, client: HEALTHY }] }, next, gates)
+  const lenient = compareRuns({ ...base, levels: [{ value: STREAMS, client: HEALTHY }] }, next, gates)
   assert.deepEqual(lenient.regressions, [])
   assert.equal(lenient.inconclusive.length, 1)
   assert.equal(lenient.inconclusive[0]?.metric, 'ttft_p95')
@@ -170,7 +170,7 @@ test('compare: a level where either client was not trustworthy is inconclusive a
   const { noisy: _, ...older } = HEALTHY
   const noisy = { ...older, notes: ['timers fired 12.0 ms late at p99 while the client was mostly idle'] }
   const fromNoisyBase = compareRuns(
-    { ...base, levels: [{ concurrency: STREAMS, client: noisy }] },
+    { ...base, levels: [{ value: STREAMS, client: noisy }] },
     { meta: meta(), records: slower },
     gates,
   )
@@ -178,8 +178,8 @@ test('compare: a level where either client was not trustworthy is inconclusive a
   assert.deepEqual(fromNoisyBase.regressions, [])
   // Healthy clients on both sides: the same slowdown is a regression.
   const judged = compareRuns(
-    { ...base, levels: [{ concurrency: STREAMS, client: HEALTHY }] },
-    { meta: meta(), records: slower, levels: [{ concurrency: STREAMS, client: HEALTHY }] },
+    { ...base, levels: [{ value: STREAMS, client: HEALTHY }] },
+    { meta: meta(), records: slower, levels: [{ value: STREAMS, client: HEALTHY }] },
     gates,
   )
   assert.equal(judged.levels[0]?.inconclusive, null)
@@ -208,7 +208,7 @@ test("compare: a noisy client's reason names the client only, not the level's co
   const base = { meta: meta(), records: closedLoop(1, 100, 100, 0) }
   const next = { meta: meta(), records: closedLoop(2, 100, 150, 0) }
   const judged = compareRuns(
-    { ...base, levels: [{ concurrency: STREAMS, client: { ...older, notes: serverNotes } }] },
+    { ...base, levels: [{ value: STREAMS, client: { ...older, notes: serverNotes } }] },
     next,
     { ttft_p95: 0.1 },
   )

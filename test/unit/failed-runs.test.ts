@@ -141,7 +141,7 @@ test('a level whose successful requests carried no output token is misconfigured
 
 test('levelVerdict: misconfigured comes before every other verdict', () => {
   const level = {
-    concurrency: 1,
+    value: 1,
     requests: 4,
     success_rate: 0,
     errors: { timeout: 0, http_4xx: 4, http_429: 0, http_5xx: 0, connection: 0, stream: 0, other: 0 },
@@ -163,8 +163,8 @@ function meta(levels: number[]): RunMeta {
     started_at: '2026-01-01T00:00:00Z',
     slo: {},
     partial: false,
-    levels_run: levels.map((concurrency) => ({
-      concurrency,
+    levels_run: levels.map((value) => ({
+      value,
       workers: 1,
       client: { cpu_percent: 0, loops: [] },
     })),

@@ -20,7 +20,7 @@ function shardMeta(index: number, origin: number, digest = 'sha256:same'): RunMe
     percentiles: [50, 99],
     slo: {},
     time_origin_ms: origin,
-    levels_run: [{ concurrency: 2, workers: 1, client: { cpu_percent: 10 + index, loops: [] } }],
+    levels_run: [{ value: 2, workers: 1, client: { cpu_percent: 10 + index, loops: [] } }],
     shard: {
       index,
       count: 2,

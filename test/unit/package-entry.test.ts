@@ -15,5 +15,5 @@ test('the package entry (package.json main/exports, the built dist/index.js) loa
   ]) {
     assert.equal(typeof (llmbench as Record<string, unknown>)[name], 'function', name)
   }
-  assert.equal(llmbench.RESULT_SCHEMA, 'llmbench.result/1')
+  assert.equal(llmbench.RESULT_SCHEMA, 'llmbench.result/2')
 })

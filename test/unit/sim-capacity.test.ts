@@ -257,12 +257,12 @@ test(
     assert.ok(Math.abs(at(tput, 4) / at(tput, 3) - 1) < 0.03, `flat beyond the 8 slots: ${tput}`)
     const knee = findSaturation(
       r.map((x) => ({
-        concurrency: x.concurrency,
+        value: x.concurrency,
         output_tokens_per_s: x.output_tokens_per_s,
         ttft_ms: { count: 1, mean: x.mean_ttft_ms, min: x.mean_ttft_ms, max: x.mean_ttft_ms },
         success_rate: 1,
       })),
     )
-    assert.equal(knee?.concurrency, params.slots, knee?.reason)
+    assert.equal(knee?.value, params.slots, knee?.reason)
   },
 )

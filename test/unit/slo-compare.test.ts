@@ -42,8 +42,9 @@ test('SLO accounting on hand-made records: good share, goodput, error-adjusted c
 })
 
 test('capacity is the highest level meeting every SLO', () => {
-  const level = (concurrency: number, meets: boolean) => ({
-    concurrency,
+  const level = (value: number, meets: boolean) => ({
+    value,
+    mode: 'concurrency' as const,
     slo: {
       checks: [{ key: 'ttft_p95_ms', threshold_ms: 800, value_ms: meets ? 500 : 900, met: meets }],
       meets,
@@ -52,10 +53,7 @@ test('capacity is the highest level meeting every SLO', () => {
       goodput_tokens_per_s: 1,
     },
   })
-  assert.equal(
-    findCapacity([level(1, true), level(8, true), level(16, false), level(32, false)])?.concurrency,
-    8,
-  )
+  assert.equal(findCapacity([level(1, true), level(8, true), level(16, false), level(32, false)])?.value, 8)
   assert.equal(findCapacity([level(1, false)]), null)
 })
 
@@ -66,8 +64,8 @@ test('SLO keys: metric and percentile, with a clear error otherwise', () => {
 })
 
 test('knee on a noisy plateau, and with overload failures', () => {
-  const level = (concurrency: number, tokensPerS: number, ttftP95: number, successRate = 1) => ({
-    concurrency,
+  const level = (value: number, tokensPerS: number, ttftP95: number, successRate = 1) => ({
+    value,
     output_tokens_per_s: tokensPerS,
     ttft_ms: { count: 10, mean: ttftP95, min: ttftP95, max: ttftP95, p95: ttftP95 },
     success_rate: successRate,
@@ -80,29 +78,29 @@ test('knee on a noisy plateau, and with overload failures', () => {
     level(32, 1540, 200),
     level(64, 1495, 700),
   ]
-  assert.equal(findSaturation(noisy)?.concurrency, 16)
+  assert.equal(findSaturation(noisy)?.value, 16)
   const overloaded = [level(4, 400, 50), level(8, 790, 52), level(16, 900, 70, 0.7)]
-  assert.equal(findSaturation(overloaded)?.concurrency, 8)
+  assert.equal(findSaturation(overloaded)?.value, 8)
 })
 
 test('advice: a coarse ladder names the level to add; short outputs are warned about', () => {
   const levels = [
-    { concurrency: 4, verdict: 'healthy' as const },
-    { concurrency: 16, verdict: 'healthy' as const },
-    { concurrency: 64, verdict: 'saturated' as const },
+    { value: 4, verdict: 'healthy' as const },
+    { value: 16, verdict: 'healthy' as const },
+    { value: 64, verdict: 'saturated' as const },
   ]
-  assert.equal(refinementLevel(levels, { concurrency: 16, reason: '' }), 40)
+  assert.equal(refinementLevel(levels, { value: 16, mode: 'concurrency' as const, reason: '' }), 40)
   assert.equal(refinementLevel(levels, null), null)
-  const advice = runAdvice(levels, { concurrency: 16, reason: '' }, 32)
+  const advice = runAdvice(levels, { value: 16, mode: 'concurrency' as const, reason: '' }, 32)
   assert.match(advice[0] ?? '', /between 16 and 64: add level 40/)
   assert.match(advice[1] ?? '', /outputs of 32 tokens are short/)
   assert.deepEqual(
     runAdvice(
       [
-        { concurrency: 8, verdict: 'healthy' },
-        { concurrency: 9, verdict: 'saturated' },
+        { value: 8, verdict: 'healthy' },
+        { value: 9, verdict: 'saturated' },
       ],
-      { concurrency: 8, reason: '' },
+      { value: 8, mode: 'concurrency' as const, reason: '' },
       512,
     ),
     [],
@@ -128,7 +126,7 @@ function syntheticRun(seed: number, n: number, median: number): { meta: RunMeta;
     workload: { input_tokens: 8, output_tokens: 20, stream: true },
     load: { levels: [1], warmup_requests: 0 },
     percentiles: [50, 95],
-    levels_run: [{ concurrency: 1 }],
+    levels_run: [{ value: 1 }],
   } as unknown as RunMeta
   return { meta, records }
 }

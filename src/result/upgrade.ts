@@ -1,0 +1,65 @@
+import type { Saturation } from '../analysis/saturation.js'
+import type { Capacity } from '../metrics/slo.js'
+import type { LevelSummary, LoadMode } from '../metrics/summarize.js'
+import { type BenchResult, RESULT_SCHEMA } from './bench-result.js'
+import type { RunMeta } from './run-meta.js'
+
+/**
+ * The schema before level values were named for what they are: its `concurrency` fields held
+ * requests per second in request_rate mode. Still read, so older result folders can be reported,
+ * compared and merged.
+ */
+export const RESULT_SCHEMA_V1 = 'llmbench.result/1'
+
+/** A level value as /1 wrote it: `concurrency`, whatever the mode, and no mode beside it. */
+type V1<T extends { value: number }> = Omit<T, 'value' | 'mode'> & { concurrency: number }
+
+/** bench_result.json as llmbench.result/1 wrote it. */
+export interface ResultV1
+  extends Omit<BenchResult, 'schema' | 'meta' | 'levels' | 'saturation' | 'capacity'> {
+  schema: typeof RESULT_SCHEMA_V1
+  meta: Omit<RunMeta, 'levels_run'> & { levels_run: V1<RunMeta['levels_run'][number]>[] }
+  levels: V1<LevelSummary>[]
+  saturation: V1<Saturation> | null
+  capacity: V1<Capacity> | null
+}
+
+/**
+ * A parsed bench_result.json as today's model: a /2 result as it is, a /1 result upgraded (each
+ * `concurrency` that held a level value becomes `value`, with the run's load mode beside it where
+ * /2 has one). Any other schema is refused: `source` (the file) names it in the message.
+ */
+export function upgradeResult(json: unknown, source: string): BenchResult {
+  const schema = typeof json === 'object' && json !== null ? (json as { schema?: unknown }).schema : undefined
+  if (schema === RESULT_SCHEMA) return json as BenchResult
+  if (schema === RESULT_SCHEMA_V1) return upgradeV1(json as ResultV1)
+  throw new Error(
+    `${source}: schema ${JSON.stringify(schema)}, expected ${RESULT_SCHEMA} (or ${RESULT_SCHEMA_V1}, which is read too)`,
+  )
+}
+
+function upgradeV1(old: ResultV1): BenchResult {
+  // Results written before request-rate mode existed have no load mode: they were closed loops.
+  const mode: LoadMode = old.meta.load?.mode ?? 'concurrency'
+  // Spreading first keeps every key where /1 had it: an upgraded file reads like the one it came from.
+  return {
+    ...old,
+    schema: RESULT_SCHEMA,
+    meta: {
+      ...old.meta,
+      levels_run: old.meta.levels_run.map(({ concurrency, ...level }) => ({ value: concurrency, ...level })),
+    },
+    // A summary cut down to its meta (report rebuilds the rest from the records) has no levels.
+    levels: (old.levels ?? []).map((level) => valueWithMode(level, mode)),
+    saturation: old.saturation == null ? null : valueWithMode(old.saturation, mode),
+    capacity: old.capacity == null ? null : valueWithMode(old.capacity, mode),
+  }
+}
+
+/** A /1 level value named as /2 names it: `concurrency` becomes `value`, with the mode beside it. */
+function valueWithMode<T extends { concurrency: number }>(
+  { concurrency, ...rest }: T,
+  mode: LoadMode,
+): { value: number; mode: LoadMode } & Omit<T, 'concurrency'> {
+  return { value: concurrency, mode, ...rest }
+}
