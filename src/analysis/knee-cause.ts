@@ -1,0 +1,166 @@
+/**
+ * Why the knee is where it is, from what the server recorded at the knee and past it. The client
+ * only sees that throughput stopped growing and TTFT climbed; the server's own figures say which
+ * resource ran out: the KV cache, the batch slots, something before the engine's scheduler (an HTTP
+ * thread pool, a proxy), prefill stalling decode, or the client itself. Each cause names the setting
+ * to look at. Without server figures the answer is "not enough server data", never a guess.
+ */
+
+/** One level as the server saw it; null where the server did not say. */
+export interface LevelServerView {
+  value: number
+  /** The client's own figures. */
+  client_ttft_p50_ms: number | null
+  itl_p99_ms: number | null
+  client_bound: boolean
+  /** From the server's histograms (bucket-interpolated). */
+  server_ttft_p50_ms: number | null
+  /** From the streams' own timings: client TTFT minus the server's prefill time, per request. */
+  queue_before_engine_p50_ms: number | null
+  running_max: number | null
+  waiting_mean: number | null
+  kv_usage_max: number | null
+  preemptions: number | null
+}
+
+export type KneeCauseKind =
+  | 'client-bound'
+  | 'kv-cache'
+  | 'outside-scheduler'
+  | 'batch-slots'
+  | 'prefill-interference'
+  | 'undetermined'
+  | 'no-server-data'
+
+export interface KneeCause {
+  kind: KneeCauseKind
+  /** The figures that point at it. */
+  evidence: string
+  /** What to change or look at. */
+  setting: string
+}
+
+/** KV-cache use at or above this is full: new sequences wait or are preempted. */
+const KV_FULL = 0.95
+/** Below this the KV cache has room: a plateau is not the cache's doing. */
+const KV_ROOM = 0.9
+/** TTFT spent before the engine, as a share of the client's TTFT, that makes it the bottleneck... */
+const OUTSIDE_SHARE = 0.5
+/** ... and at least this much of it, so a fast server's few ms of network are not called a queue. */
+const OUTSIDE_MIN_MS = 50
+/** An engine queue shorter than this on average is empty for the purpose of blaming it. */
+const EMPTY_QUEUE = 1
+/** ITL p99 past the knee at least this many times the knee's: decode is being stalled by prefills. */
+const ITL_STALL = 1.5
+
+/**
+ * The cause of the knee at `knee`, judged on the first level past it (the knee itself when it is the
+ * last level): that is where the extra load met the limit. `slots` is the server's batch size when it
+ * said so (llama.cpp's slots, vLLM's max-num-seqs are not exposed).
+ */
+export function explainKnee(
+  levels: readonly LevelServerView[],
+  knee: number,
+  slots: number | null = null,
+): KneeCause {
+  const sorted = [...levels].sort((a, b) => a.value - b.value)
+  const at = sorted.find((level) => level.value === knee)
+  if (at === undefined) return undetermined('the knee level has no figures')
+  const past = sorted.find((level) => level.value > knee) ?? at
+  const name = past === at ? `at ${knee}` : `from ${knee} to ${past.value}`
+
+  if (at.client_bound || past.client_bound)
+    return {
+      kind: 'client-bound',
+      evidence: `the client was the bottleneck ${name} (its own CPU or event loop)`,
+      setting: 'more load generators: another machine, or shards (--shard / llmbench k8s-manifest)',
+    }
+  if (!hasServerData(at) && !hasServerData(past))
+    return {
+      kind: 'no-server-data',
+      evidence: 'not enough server data: no /metrics figures or stream timings at the knee',
+      setting: 'expose /metrics (vLLM, SGLang, TGI, llama.cpp --metrics) or point --server-metrics at it',
+    }
+
+  const kv = past.kv_usage_max
+  const preempted = (past.preemptions ?? 0) > 0
+  if ((kv !== null && kv >= KV_FULL) || preempted)
+    return {
+      kind: 'kv-cache',
+      evidence: `KV cache full ${name}${kv === null ? '' : ` (use up to ${percent(kv)})`}${preempted ? `, ${past.preemptions} preemption(s)` : ''}`,
+      setting:
+        'KV-cache memory: vLLM --gpu-memory-utilization (or a smaller --max-model-len, shorter outputs, more GPUs)',
+    }
+
+  const outside = outsideSchedulerMs(past)
+  const ttft = past.client_ttft_p50_ms
+  const engineQueueEmpty = past.waiting_mean === null || past.waiting_mean < EMPTY_QUEUE
+  if (
+    outside !== null &&
+    ttft !== null &&
+    ttft > 0 &&
+    outside >= OUTSIDE_MIN_MS &&
+    outside >= OUTSIDE_SHARE * ttft &&
+    engineQueueEmpty
+  )
+    return {
+      kind: 'outside-scheduler',
+      evidence:
+        `requests wait before the engine ${name}: ${round(outside)} ms of the ${round(ttft)} ms TTFT p50 ` +
+        `is spent outside its scheduler${past.waiting_mean === null ? '' : ' while its queue is empty'}` +
+        (slots === null ? '' : ` (${slots} slots)`),
+      setting:
+        'the layer in front of the engine: llama.cpp --parallel (slots) and --threads-http, a proxy or gateway connection limit',
+    }
+
+  const plateau =
+    at.running_max !== null &&
+    past.running_max !== null &&
+    past !== at &&
+    past.running_max <= at.running_max &&
+    (slots === null || at.running_max >= slots)
+  const waitingGrew = (past.waiting_mean ?? 0) > (at.waiting_mean ?? 0)
+  if (plateau && waitingGrew && (kv === null || kv < KV_ROOM))
+    return {
+      kind: 'batch-slots',
+      evidence: `running requests flat at ${at.running_max} ${name} while the engine's queue grew${kv === null ? '' : ` and the KV cache had room (${percent(kv)})`}`,
+      setting: 'the batch size: vLLM --max-num-seqs, SGLang --max-running-requests, llama.cpp --parallel',
+    }
+
+  if (at.itl_p99_ms !== null && past.itl_p99_ms !== null && past.itl_p99_ms >= ITL_STALL * at.itl_p99_ms)
+    return {
+      kind: 'prefill-interference',
+      evidence: `inter-token latency p99 rose from ${round(at.itl_p99_ms)} to ${round(past.itl_p99_ms)} ms ${name}: prefills stall the decoding streams`,
+      setting: 'chunked prefill: vLLM --enable-chunked-prefill and --max-num-batched-tokens',
+    }
+  return undetermined(`the server figures ${name} do not single out a resource`)
+}
+
+/** Time before the engine: the streams' own timings first, else client TTFT minus the server's histogram. */
+function outsideSchedulerMs(level: LevelServerView): number | null {
+  if (level.queue_before_engine_p50_ms !== null) return level.queue_before_engine_p50_ms
+  if (level.client_ttft_p50_ms === null || level.server_ttft_p50_ms === null) return null
+  return level.client_ttft_p50_ms - level.server_ttft_p50_ms
+}
+
+function hasServerData(level: LevelServerView): boolean {
+  return (
+    level.server_ttft_p50_ms !== null ||
+    level.queue_before_engine_p50_ms !== null ||
+    level.running_max !== null ||
+    level.waiting_mean !== null ||
+    level.kv_usage_max !== null ||
+    level.preemptions !== null
+  )
+}
+
+function undetermined(evidence: string): KneeCause {
+  return {
+    kind: 'undetermined',
+    evidence,
+    setting: 'compare the server figures per level (running, waiting, KV cache, server TTFT)',
+  }
+}
+
+const round = (ms: number): string => ms.toFixed(0)
+const percent = (share: number): string => `${(share * 100).toFixed(0)}%`

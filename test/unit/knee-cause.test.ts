@@ -1,0 +1,99 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { explainKnee, type LevelServerView } from '../../src/analysis/knee-cause.js'
+
+function level(value: number, figures: Partial<LevelServerView> = {}): LevelServerView {
+  return {
+    value,
+    client_ttft_p50_ms: 100,
+    itl_p99_ms: 20,
+    client_bound: false,
+    server_ttft_p50_ms: null,
+    queue_before_engine_p50_ms: null,
+    running_max: null,
+    waiting_mean: null,
+    kv_usage_max: null,
+    preemptions: null,
+    ...figures,
+  }
+}
+
+test('no server figures: "not enough server data", not a guess', () => {
+  const cause = explainKnee([level(4), level(8)], 4)
+  assert.equal(cause.kind, 'no-server-data')
+  assert.match(cause.evidence, /not enough server data/)
+})
+
+test('the client watching itself wins: a busy client explains the knee before any server figure', () => {
+  const cause = explainKnee([level(4, { kv_usage_max: 1 }), level(8, { client_bound: true })], 4)
+  assert.equal(cause.kind, 'client-bound')
+})
+
+test('KV cache full or preempting past the knee: kv-cache, with the memory setting', () => {
+  const full = explainKnee([level(16, { kv_usage_max: 0.7 }), level(32, { kv_usage_max: 0.98 })], 16)
+  assert.equal(full.kind, 'kv-cache')
+  assert.match(full.evidence, /use up to 98%/)
+  assert.match(full.setting, /gpu-memory-utilization/)
+  const preempting = explainKnee([level(16, { kv_usage_max: 0.5 }), level(32, { preemptions: 3 })], 16)
+  assert.equal(preempting.kind, 'kv-cache')
+  assert.match(preempting.evidence, /3 preemption/)
+})
+
+test('the llama.cpp case: TTFT spent before the engine while its queue is empty is the HTTP layer, not the engine', () => {
+  const levels = [
+    level(4, { client_ttft_p50_ms: 500, queue_before_engine_p50_ms: 40, running_max: 4, waiting_mean: 0 }),
+    level(8, { client_ttft_p50_ms: 3000, queue_before_engine_p50_ms: 2500, running_max: 4, waiting_mean: 0 }),
+  ]
+  const cause = explainKnee(levels, 4, 4)
+  assert.equal(cause.kind, 'outside-scheduler')
+  assert.match(
+    cause.evidence,
+    /2500 ms of the 3000 ms TTFT p50 is spent outside its scheduler while its queue is empty \(4 slots\)/,
+  )
+  assert.match(cause.setting, /--parallel/)
+  // The same gap with the engine's own queue full is the engine's queue, not the layer in front of it.
+  const queued = levels.map((l) => ({ ...l, waiting_mean: l.value === 8 ? 6 : 0 }))
+  assert.equal(explainKnee(queued, 4, 4).kind, 'batch-slots')
+})
+
+test('client TTFT far above the server histogram TTFT counts as time outside the scheduler too', () => {
+  const cause = explainKnee(
+    [level(8, { server_ttft_p50_ms: 40 }), level(16, { client_ttft_p50_ms: 900, server_ttft_p50_ms: 60 })],
+    8,
+  )
+  assert.equal(cause.kind, 'outside-scheduler')
+  assert.match(cause.evidence, /840 ms of the 900 ms/)
+  // A few ms of network on a fast server is not a queue.
+  const fast = explainKnee(
+    [level(8, { server_ttft_p50_ms: 40 }), level(16, { client_ttft_p50_ms: 70, server_ttft_p50_ms: 45 })],
+    8,
+  )
+  assert.notEqual(fast.kind, 'outside-scheduler')
+})
+
+test('running flat at its maximum while the queue grows and the KV cache has room: batch slots', () => {
+  const cause = explainKnee(
+    [
+      level(8, { running_max: 8, waiting_mean: 0.2, kv_usage_max: 0.4 }),
+      level(16, { running_max: 8, waiting_mean: 7.5, kv_usage_max: 0.45 }),
+    ],
+    8,
+  )
+  assert.equal(cause.kind, 'batch-slots')
+  assert.match(cause.evidence, /running requests flat at 8/)
+  assert.match(cause.setting, /max-num-seqs/)
+})
+
+test('ITL p99 rising past the knee with no other cause: prefill interference', () => {
+  const cause = explainKnee(
+    [level(8, { itl_p99_ms: 30, running_max: 8 }), level(16, { itl_p99_ms: 90, running_max: 16 })],
+    8,
+  )
+  assert.equal(cause.kind, 'prefill-interference')
+  assert.match(cause.evidence, /from 30 to 90 ms/)
+})
+
+test('server figures that single out nothing: undetermined, said as such', () => {
+  const cause = explainKnee([level(8, { running_max: 8 }), level(16, { running_max: 16 })], 8)
+  assert.equal(cause.kind, 'undetermined')
+})
