@@ -17,7 +17,6 @@ import type { AddressInfo } from 'node:net'
 import { performance } from 'node:perf_hooks'
 import { REAL_TIME } from '../clock.js'
 import { seededRandom } from '../random.js'
-import { VllmMetrics } from './vllm-metrics.js'
 import { loadTokenizer } from '../workload/tokenizers.js'
 import {
   type JobSink,
@@ -44,6 +43,7 @@ import {
   KEEP_ALIVE_HEADERS,
   type SimQuirks,
 } from './quirks.js'
+import { VllmMetrics } from './vllm-metrics.js'
 
 export interface SimulatorOptions extends Partial<SimParams> {
   /** Faults to inject and the share of generation requests each hits. */

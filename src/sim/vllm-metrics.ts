@@ -75,18 +75,18 @@ export class VllmMetrics implements EngineObserver {
       ),
       counter('vllm:num_preemptions_total', 'Cumulative number of preemption from the engine.', 0),
       counter('vllm:prompt_tokens_total', 'Number of prefill tokens processed.', this.promptTokens),
-      counter('vllm:generation_tokens_total', 'Number of generation tokens processed.', this.generationTokens),
-      histogram('vllm:time_to_first_token_seconds', 'Histogram of time to first token in seconds.', this.ttft),
-      histogram(
-        'vllm:inter_token_latency_seconds',
-        'Histogram of inter-token latency in seconds.',
-        this.itl,
+      counter(
+        'vllm:generation_tokens_total',
+        'Number of generation tokens processed.',
+        this.generationTokens,
       ),
       histogram(
-        'vllm:e2e_request_latency_seconds',
-        'Histogram of e2e request latency in seconds.',
-        this.e2e,
+        'vllm:time_to_first_token_seconds',
+        'Histogram of time to first token in seconds.',
+        this.ttft,
       ),
+      histogram('vllm:inter_token_latency_seconds', 'Histogram of inter-token latency in seconds.', this.itl),
+      histogram('vllm:e2e_request_latency_seconds', 'Histogram of e2e request latency in seconds.', this.e2e),
       histogram(
         'vllm:request_queue_time_seconds',
         'Histogram of time spent in WAITING phase for request.',

@@ -56,7 +56,9 @@ export function value(families: PromFamily[], name: string): number {
  */
 export function histogramTotals(text: string, name: string): { count: number; sum: number } {
   const read = (suffix: string): number => {
-    const line = text.split('\n').find((l) => l.startsWith(`${name}_${suffix}{`) || l.startsWith(`${name}_${suffix} `))
+    const line = text
+      .split('\n')
+      .find((l) => l.startsWith(`${name}_${suffix}{`) || l.startsWith(`${name}_${suffix} `))
     if (line === undefined) throw new Error(`no ${name}_${suffix} sample`)
     return Number(line.slice(line.lastIndexOf(' ') + 1))
   }

@@ -5,7 +5,13 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { type JobSink, type JobTimeline, SimEngine, type SimParams, VirtualClock } from '../../src/sim/capacity.js'
+import {
+  type JobSink,
+  type JobTimeline,
+  SimEngine,
+  type SimParams,
+  VirtualClock,
+} from '../../src/sim/capacity.js'
 import { BucketHistogram } from '../../src/sim/histogram.js'
 import { llamaCppTimings } from '../../src/sim/llamacpp-timings.js'
 import { renderExposition } from '../../src/sim/metrics-exposition.js'
@@ -103,7 +109,10 @@ test('engine: a cancelled request frees its KV; arrivedAt moves TTFT and E2E, no
   assert.equal(engine.stats().kv_tokens, 0)
   clock.advanceBy(5)
   let timeline: JobTimeline | undefined
-  engine.submit({ inputTokens: 0, outputTokens: 1, arrivedAt: clock.now() - 7 }, sink((t) => (timeline = t)))
+  engine.submit(
+    { inputTokens: 0, outputTokens: 1, arrivedAt: clock.now() - 7 },
+    sink((t) => (timeline = t)),
+  )
   clock.runAll()
   assert.deepEqual(timeline, {
     arrivedAt: 128,
@@ -198,5 +207,9 @@ test("llamaCppTimings: llama.cpp's fields, from the timeline", () => {
     predicted_per_token_ms: 66 / 12,
     predicted_per_second: 12_000 / 66,
   })
-  assert.equal(llamaCppTimings(3, 1, { arrivedAt: 0, queuedAt: 0, admittedAt: 0, firstTokenAt: 9, finishedAt: 9 }).predicted_per_second, 0)
+  assert.equal(
+    llamaCppTimings(3, 1, { arrivedAt: 0, queuedAt: 0, admittedAt: 0, firstTokenAt: 9, finishedAt: 9 })
+      .predicted_per_second,
+    0,
+  )
 })
