@@ -8,6 +8,7 @@ import { test } from 'node:test'
 import {
   type JobSink,
   type JobTimeline,
+  resolveSimParams,
   SimEngine,
   type SimParams,
   VirtualClock,
@@ -28,17 +29,14 @@ import {
 } from '../helpers/prometheus.js'
 
 /** Round numbers so expected times are exact in floating point. */
-const P: SimParams = {
+const P: SimParams = resolveSimParams({
   slots: 1,
-  queue_limit: 0,
   prefill_base_ms: 50,
   prefill_ms_per_token: 0.5,
   decode_base_ms: 10,
   decode_ms_per_seq: 2,
-  seed: 1,
-  prefill_blocks_decode: 0,
   kv_cache_tokens: 1000,
-}
+})
 
 const MODEL = 'sim-model'
 
