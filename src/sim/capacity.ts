@@ -38,6 +38,12 @@ export interface SimParams {
    * (prefills overlap each other and decoding, as on a GPU with chunked prefill).
    */
   prefill_blocks_decode: number
+  /**
+   * KV-cache size in tokens, for the `vllm:kv_cache_usage_perc` gauge only: usage = tokens held by
+   * the requests in a slot (prompt + tokens generated so far) / this. The model does not evict or
+   * preempt, so above it the gauge reads 1. Like a GPU's KV cache, independent of `slots`.
+   */
+  kv_cache_tokens: number
 }
 
 /**
@@ -55,6 +61,7 @@ export const SIM_DEFAULTS: Readonly<SimParams> = Object.freeze({
   decode_ms_per_seq: 0.5,
   seed: 1,
   prefill_blocks_decode: 0,
+  kv_cache_tokens: 65_536,
 })
 
 /**
@@ -92,6 +99,7 @@ function validateSimParams(p: SimParams): void {
   requireNumber('decode_ms_per_seq', p.decode_ms_per_seq, 0, false)
   requireNumber('seed', p.seed, Number.MIN_SAFE_INTEGER, true)
   requireNumber('prefill_blocks_decode', p.prefill_blocks_decode, 0, true)
+  requireNumber('kv_cache_tokens', p.kv_cache_tokens, 1, true)
   if (p.prefill_blocks_decode > 1)
     throw new RangeError(`sim: prefill_blocks_decode must be 0 or 1, got ${p.prefill_blocks_decode}`)
 }
@@ -206,6 +214,24 @@ export interface SimJob {
   inputTokens: number
   /** Tokens to emit, integer >= 1. */
   outputTokens: number
+  /**
+   * When the request arrived at the server, on the engine's clock (before its body was read, say):
+   * TTFT and E2E count from here. Default: the time of `submit`.
+   */
+  arrivedAt?: number
+}
+
+/** One finished request's timeline on the engine's clock, ms. */
+export interface JobTimeline {
+  arrivedAt: number
+  /** submit(): from here to `admittedAt` it waited for a slot. */
+  queuedAt: number
+  /** It got a slot and its prefill began. */
+  admittedAt: number
+  /** Its first token was emitted: the end of its prefill. */
+  firstTokenAt: number
+  /** Its last token was emitted. */
+  finishedAt: number
 }
 
 /**
@@ -214,7 +240,22 @@ export interface SimJob {
  */
 export interface JobSink {
   onToken(index: number): void
-  onFinish(): void
+  onFinish(timeline: JobTimeline): void
+}
+
+/**
+ * Sees what the engine does, as a server's own metrics do (see ./vllm-metrics.ts). Called on every
+ * token: implementations must be cheap and allocate nothing.
+ */
+export interface EngineObserver {
+  /** A request got a slot after waiting `queuedMs` for it. */
+  admitted(queuedMs: number): void
+  /** A request's prefill of `inputTokens` ended with its first token, `ttftMs` after it arrived. */
+  firstToken(inputTokens: number, ttftMs: number): void
+  /** A later token of a request, `gapMs` after that request's previous one. */
+  nextToken(gapMs: number): void
+  /** A request emitted its last token, `e2eMs` after it arrived. */
+  completed(e2eMs: number): void
 }
 
 export interface JobHandle {
@@ -238,6 +279,8 @@ export interface SimStats {
   running: number
   /** Requests waiting for a slot now. */
   waiting: number
+  /** KV-cache tokens held now: prompt + tokens generated so far, of every request in a slot. */
+  kv_tokens: number
 }
 
 interface ActiveJob<T> {
@@ -246,6 +289,13 @@ interface ActiveJob<T> {
   readonly sink: JobSink
   /** Tokens emitted so far. */
   emitted: number
+  readonly arrivedAt: number
+  readonly queuedAt: number
+  /** NaN until it gets a slot. */
+  admittedAt: number
+  firstTokenAt: number
+  /** When its latest token was emitted. */
+  lastTokenAt: number
   /** Scheduled time of the next token, ms on the scheduler's clock. */
   deadline: number
   timer: T | undefined
@@ -260,10 +310,13 @@ export class SimEngine<T> {
   /** CPU-like mode: the time the prefill now running (or last queued) ends; nothing decodes before it. */
   private busyUntil = Number.NEGATIVE_INFINITY
   private readonly counters = { admitted: 0, rejected: 0, completed: 0, aborted: 0, max_running: 0 }
+  /** KV-cache tokens held by the requests in a slot (their KV is allocated when their prefill starts). */
+  private kvTokens = 0
 
   constructor(
     readonly params: SimParams,
     private readonly clock: Scheduler<T>,
+    private readonly observer: EngineObserver | null = null,
   ) {
     this.admission = new AdmissionControl(params.slots, params.queue_limit)
   }
@@ -278,11 +331,17 @@ export class SimEngine<T> {
       this.counters.rejected++
       return { admission, cancel: noop }
     }
+    const now = this.clock.now()
     const entry: ActiveJob<T> = {
       id,
       job,
       sink,
       emitted: 0,
+      arrivedAt: job.arrivedAt ?? now,
+      queuedAt: now,
+      admittedAt: Number.NaN,
+      firstTokenAt: Number.NaN,
+      lastTokenAt: Number.NaN,
       deadline: 0,
       timer: undefined,
       tick: () => this.tick(entry),
@@ -293,7 +352,12 @@ export class SimEngine<T> {
   }
 
   stats(): SimStats {
-    return { ...this.counters, running: this.admission.running, waiting: this.admission.waiting }
+    return {
+      ...this.counters,
+      running: this.admission.running,
+      waiting: this.admission.waiting,
+      kv_tokens: this.kvTokens,
+    }
   }
 
   /** Cancels every queued and running job (server shutdown). */
@@ -305,6 +369,9 @@ export class SimEngine<T> {
     this.counters.admitted++
     this.counters.max_running = Math.max(this.counters.max_running, this.admission.running)
     entry.deadline = this.clock.now()
+    entry.admittedAt = entry.deadline
+    this.kvTokens += entry.job.inputTokens
+    this.observer?.admitted(entry.admittedAt - entry.queuedAt)
     const prefill = prefillMs(this.params, entry.job.inputTokens)
     if (this.params.prefill_blocks_decode === 1) {
       // One compute resource: this prefill starts when the one before it ends.
@@ -333,8 +400,10 @@ export class SimEngine<T> {
       return
     }
     if (entry.emitted === 0) this.admission.startDecode(entry.id)
-    entry.sink.onToken(entry.emitted)
-    entry.emitted++
+    const index = entry.emitted
+    // Counted before the sink runs: a sink that cancels the job then frees this token's KV too.
+    this.noteToken(entry)
+    entry.sink.onToken(index)
     if (!this.active.has(entry.id)) return // the sink cancelled the job
     if (entry.emitted < entry.job.outputTokens) {
       this.scheduleIn(entry, decodeStepMs(this.params, this.admission.decoding))
@@ -343,12 +412,39 @@ export class SimEngine<T> {
     }
   }
 
+  /** Bookkeeping of a token just written: KV grows by one, the observer sees TTFT or the gap. */
+  private noteToken(entry: ActiveJob<T>): void {
+    const now = this.clock.now()
+    if (entry.emitted === 0) {
+      entry.firstTokenAt = now
+      this.observer?.firstToken(entry.job.inputTokens, now - entry.arrivedAt)
+    } else {
+      this.observer?.nextToken(now - entry.lastTokenAt)
+    }
+    entry.lastTokenAt = now
+    entry.emitted++
+    this.kvTokens++
+  }
+
   private complete(entry: ActiveJob<T>): void {
     this.active.delete(entry.id)
     const next = this.admission.release(entry.id)
+    this.freeKv(entry)
     this.counters.completed++
-    entry.sink.onFinish()
+    this.observer?.completed(entry.lastTokenAt - entry.arrivedAt)
+    entry.sink.onFinish({
+      arrivedAt: entry.arrivedAt,
+      queuedAt: entry.queuedAt,
+      admittedAt: entry.admittedAt,
+      firstTokenAt: entry.firstTokenAt,
+      finishedAt: entry.lastTokenAt,
+    })
     this.startAdmitted(next)
+  }
+
+  /** A request leaving its slot frees its KV; a queued one never held any. */
+  private freeKv(entry: ActiveJob<T>): void {
+    if (!Number.isNaN(entry.admittedAt)) this.kvTokens -= entry.job.inputTokens + entry.emitted
   }
 
   private cancel(id: number): void {
@@ -356,6 +452,7 @@ export class SimEngine<T> {
     if (entry === undefined) return
     this.active.delete(id)
     if (entry.timer !== undefined) this.clock.cancel(entry.timer)
+    this.freeKv(entry)
     this.counters.aborted++
     this.startAdmitted(this.admission.release(id))
   }

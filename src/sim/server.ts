@@ -7,6 +7,9 @@
  * Input tokens are estimated as ceil(chars / 4) over the message contents (chat) or the prompt
  * (completions; a prompt given as token ids counts one per id). The estimate drives the prefill time and
  * usage.prompt_tokens only.
+ *
+ * `GET /metrics` (also `/v1/metrics`) serves the capacity model's own view in vLLM's metric names
+ * (./vllm-metrics.ts); the `timings` option adds llama.cpp's `timings` to each response.
  */
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
@@ -15,7 +18,14 @@ import { performance } from 'node:perf_hooks'
 import { REAL_TIME } from '../clock.js'
 import { seededRandom } from '../random.js'
 import { loadTokenizer } from '../workload/tokenizers.js'
-import { type JobSink, resolveSimParams, SimEngine, type SimParams, type SimStats } from './capacity.js'
+import {
+  type JobSink,
+  type JobTimeline,
+  resolveSimParams,
+  SimEngine,
+  type SimParams,
+  type SimStats,
+} from './capacity.js'
 import {
   FAULT_DELAY_MS,
   FAULT_OVERSIZED_BYTES,
@@ -24,6 +34,8 @@ import {
   FaultPicker,
   type FaultRate,
 } from './faults.js'
+import { llamaCppTimings } from './llamacpp-timings.js'
+import { EXPOSITION_CONTENT_TYPE } from './metrics-exposition.js'
 import {
   checkQuirks,
   closeAfterResponse,
@@ -31,6 +43,7 @@ import {
   KEEP_ALIVE_HEADERS,
   type SimQuirks,
 } from './quirks.js'
+import { VllmMetrics } from './vllm-metrics.js'
 
 export interface SimulatorOptions extends Partial<SimParams> {
   /** Faults to inject and the share of generation requests each hits. */
@@ -60,6 +73,11 @@ export interface SimulatorOptions extends Partial<SimParams> {
    * llama.cpp's sentence, as a server started with too small a context does. Default: no limit.
    */
   context_size?: number
+  /**
+   * llama.cpp's `timings` (prompt_n, prompt_ms, predicted_n, predicted_ms, ...) on the finish chunk of
+   * a stream and on a non-streamed response, from the model's own prefill and decode times. Default off.
+   */
+  timings?: boolean
 }
 
 export interface RunningSimulator {
@@ -117,6 +135,9 @@ export function wordSource(seed: number, requestNo: number): () => string {
 
 interface SimContext {
   readonly engine: SimEngine<NodeJS.Timeout>
+  /** What `GET /metrics` shows; the engine feeds it. */
+  readonly metrics: VllmMetrics
+  readonly timings: boolean
   readonly model: string
   readonly modelsBody: string
   /** Generation requests seen, in arrival order: the per-request counter of the text generator. */
@@ -146,6 +167,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
     early_stop = 0,
     quirks = {},
     context_size = Number.POSITIVE_INFINITY,
+    timings = false,
     ...overrides
   } = opts
   if (!(Number.isInteger(template_tokens) && template_tokens >= 0))
@@ -153,8 +175,11 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
   if (!(early_stop >= 0 && early_stop <= 1))
     throw new RangeError(`early_stop must be in [0, 1], got ${early_stop}`)
   const params = resolveSimParams(overrides)
+  const metrics = new VllmMetrics(model, params.kv_cache_tokens)
   const ctx: SimContext = {
-    engine: new SimEngine(params, REAL_TIME),
+    engine: new SimEngine(params, REAL_TIME, metrics),
+    metrics,
+    timings,
     model,
     modelsBody: JSON.stringify({
       object: 'list',
@@ -238,8 +263,17 @@ function onRequest(ctx: SimContext, req: IncomingMessage, res: ServerResponse): 
 }
 
 async function route(ctx: SimContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  // Server-side TTFT and E2E count from here, before the body is read (as vLLM's from the request's arrival).
+  const arrivedAt = REAL_TIME.now()
   const path = (req.url ?? '/').split('?', 1)[0]
   if (req.method === 'GET' && path === '/v1/models') return sendJson(res, 200, ctx.modelsBody)
+  // vLLM serves /metrics at the origin root; /v1/metrics too, for a client that appends it to the base URL.
+  if (req.method === 'GET' && (path === '/metrics' || path === '/v1/metrics')) {
+    const body = ctx.metrics.render(ctx.engine.stats())
+    res.writeHead(200, { 'content-type': EXPOSITION_CONTENT_TYPE, 'content-length': Buffer.byteLength(body) })
+    res.end(body)
+    return
+  }
   const kind: Kind | null =
     path === '/v1/chat/completions' ? 'chat' : path === '/v1/completions' ? 'completion' : null
   if (kind === null || req.method !== 'POST') {
@@ -262,7 +296,7 @@ async function route(ctx: SimContext, req: IncomingMessage, res: ServerResponse)
   const fault = ctx.faults.next()
   if (fault !== null && injectBeforeResponse(fault, req, res, parsed)) return
   if (fault === 'slow-headers') await new Promise((resolve) => setTimeout(resolve, FAULT_DELAY_MS))
-  if (!res.destroyed) generate(ctx, parsed, res, fault)
+  if (!res.destroyed) generate(ctx, parsed, res, fault, arrivedAt)
 }
 
 const STATUS_FAULTS: Partial<Record<FaultKind, ApiError>> = {
@@ -451,7 +485,13 @@ function earlyStopAt(ctx: SimContext, requestNo: number, maxTokens: number): num
   return 1 + Math.floor(random() * (maxTokens - 1))
 }
 
-function generate(ctx: SimContext, r: GenerationRequest, res: ServerResponse, fault: FaultKind | null): void {
+function generate(
+  ctx: SimContext,
+  r: GenerationRequest,
+  res: ServerResponse,
+  fault: FaultKind | null,
+  arrivedAt: number,
+): void {
   const requestNo = ++ctx.requestCount
   const frames = buildFrames(r.kind, ctx.model, requestNo)
   const next = wordSource(ctx.engine.params.seed, requestNo)
@@ -462,6 +502,9 @@ function generate(ctx: SimContext, r: GenerationRequest, res: ServerResponse, fa
     completion_tokens: ctx.quirks.usage_completion_tokens ?? outputTokens,
     total_tokens: r.promptTokens + outputTokens,
   }
+  const timings = ctx.timings
+    ? (t: JobTimeline): string => JSON.stringify(llamaCppTimings(r.promptTokens, outputTokens, t))
+    : null
   const sink = r.stream
     ? new StreamSink(
         res,
@@ -472,9 +515,10 @@ function generate(ctx: SimContext, r: GenerationRequest, res: ServerResponse, fa
         outputTokens,
         finishReason,
         ctx.quirks,
+        timings,
       )
-    : new JsonSink(res, r.kind, frames, next, usage, finishReason)
-  const handle = ctx.engine.submit({ inputTokens: r.promptTokens, outputTokens }, sink)
+    : new JsonSink(res, r.kind, frames, next, usage, finishReason, timings)
+  const handle = ctx.engine.submit({ inputTokens: r.promptTokens, outputTokens, arrivedAt }, sink)
   if (handle.admission === 'rejected') {
     const message = 'The server is overloaded: the request queue is full. Retry later.'
     sendError(res, { status: 503, message, type: 'server_error', code: 'overloaded' })
@@ -500,7 +544,8 @@ interface Frames {
   open: string | null
   tokenPrefix: string
   tokenSuffix: string
-  finish(reason: string): string
+  /** `tail`: more top-level fields after "choices", each with a leading comma (`timings`). */
+  finish(reason: string, tail?: string): string
   usage(u: Usage): string
 }
 
@@ -519,7 +564,7 @@ function buildFrames(kind: Kind, model: string, requestNo: number): Frames {
       open: `${choice}"delta":{"role":"assistant","content":""},"finish_reason":null}]}\n\n`,
       tokenPrefix: `${choice}"delta":{"content":"`,
       tokenSuffix: '"},"finish_reason":null}]}\n\n',
-      finish: (reason) => `${choice}"delta":{},"finish_reason":"${reason}"}]}\n\n`,
+      finish: (reason, tail = '') => `${choice}"delta":{},"finish_reason":"${reason}"}]${tail}}\n\n`,
       usage,
     }
   }
@@ -530,7 +575,8 @@ function buildFrames(kind: Kind, model: string, requestNo: number): Frames {
     open: null,
     tokenPrefix: `${choice}"text":"`,
     tokenSuffix: '","logprobs":null,"finish_reason":null}]}\n\n',
-    finish: (reason) => `${choice}"text":"","logprobs":null,"finish_reason":"${reason}"}]}\n\n`,
+    finish: (reason, tail = '') =>
+      `${choice}"text":"","logprobs":null,"finish_reason":"${reason}"}]${tail}}\n\n`,
     usage,
   }
 }
@@ -553,6 +599,8 @@ class StreamSink implements JobSink {
     private readonly maxTokens = 0,
     private readonly finishReason = 'length',
     private readonly quirks: SimQuirks = {},
+    /** The `timings` JSON of a finished request, or null when they are off. */
+    private readonly timings: ((t: JobTimeline) => string) | null = null,
   ) {}
 
   open(): void {
@@ -588,17 +636,18 @@ class StreamSink implements JobSink {
     this.res.write(event)
   }
 
-  onFinish(): void {
+  onFinish(timeline: JobTimeline): void {
     if (this.fault === 'no-done') return // every token sent; no finish, no [DONE], connection left open
     const wait = this.stalledUntil - Date.now()
     if (wait > 0) {
-      setTimeout(() => this.onFinish(), wait)
+      setTimeout(() => this.onFinish(timeline), wait)
       return
     }
     if (this.held.length > 0) this.res.write(this.held.join(''))
     if (this.batched !== '')
       this.res.write(this.frames.tokenPrefix + this.takeBatch() + this.frames.tokenSuffix)
-    this.res.write(this.frames.finish(this.finishReason))
+    const tail = this.timings === null ? '' : `,"timings":${this.timings(timeline)}`
+    this.res.write(this.frames.finish(this.finishReason, tail))
     if (this.usageEvent !== null) this.res.write(this.usageEvent)
     if (this.quirks.hold_after_done === true) {
       this.res.write('data: [DONE]\n\n') // and the response never ends
@@ -674,13 +723,14 @@ class JsonSink implements JobSink {
     private readonly next: () => string,
     private readonly usage: Usage,
     private readonly finishReason = 'length',
+    private readonly timings: ((t: JobTimeline) => string) | null = null,
   ) {}
 
   onToken(): void {
     this.words.push(this.next())
   }
 
-  onFinish(): void {
+  onFinish(timeline: JobTimeline): void {
     const text = this.words.join('')
     const choice =
       this.kind === 'chat'
@@ -693,11 +743,10 @@ class JsonSink implements JobSink {
         : { index: 0, text, logprobs: null, finish_reason: this.finishReason }
     const object = this.kind === 'chat' ? 'chat.completion' : 'text_completion'
     const { id, created, model } = this.frames
-    sendJson(
-      this.res,
-      200,
-      JSON.stringify({ id, object, created, model, choices: [choice], usage: this.usage }),
-    )
+    const body = JSON.stringify({ id, object, created, model, choices: [choice], usage: this.usage })
+    // llama-server's non-streamed response has `timings` at the top level, after usage.
+    const tail = this.timings === null ? '' : `,"timings":${this.timings(timeline)}`
+    sendJson(this.res, 200, tail === '' ? body : `${body.slice(0, -1)}${tail}}`)
   }
 }
 

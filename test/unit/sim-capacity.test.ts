@@ -27,6 +27,7 @@ const P: SimParams = {
   decode_ms_per_seq: 2,
   seed: 1,
   prefill_blocks_decode: 0,
+  kv_cache_tokens: 1000,
 }
 
 function at(xs: number[], i: number): number {
@@ -130,6 +131,7 @@ test('engine on a fake clock: first token at prefill end, then one per decode st
     max_running: 1,
     running: 0,
     waiting: 0,
+    kv_tokens: 0,
   })
 })
 

@@ -51,10 +51,11 @@ export async function demoCommand(argv: string[], io: Io): Promise<number> {
   simFaults(flags) // validated here: a bad value is a usage error, not a failed child process
   const faults = stringFlag(flags, 'fault')
   // The demo's server counts prompts exactly and wraps chat prompts in a 12-token "template", as a
-  // real one does: the calibration line then shows the correction at work.
+  // real one does: the calibration line then shows the correction at work. It also reports llama.cpp's
+  // timings (and always serves /metrics), so the demo shows server-side figures with no GPU.
   const sim = await startSimulatorProcess(simParams(flags), {
     ...(faults === undefined ? {} : { faults }),
-    args: ['--prompt-counting', 'exact', '--template-tokens', String(DEMO_TEMPLATE_TOKENS)],
+    args: ['--prompt-counting', 'exact', '--template-tokens', String(DEMO_TEMPLATE_TOKENS), '--timings'],
   })
   try {
     const overrides = configFlags(flags)

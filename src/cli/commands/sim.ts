@@ -24,6 +24,10 @@ const PARAM_FLAGS: { key: keyof SimParams; help: string }[] = [
   { key: 'decode_ms_per_seq', help: 'extra decode step time per running sequence, ms' },
   { key: 'seed', help: 'seed of the generated text' },
   { key: 'prefill_blocks_decode', help: '1 = prefills run one at a time and stall decoding (CPU engine)' },
+  {
+    key: 'kv_cache_tokens',
+    help: 'KV-cache size in tokens, for /metrics vllm:kv_cache_usage_perc (prompt + generated tokens held / this)',
+  },
 ]
 
 const flagName = (key: string): string => key.replaceAll('_', '-')
@@ -107,6 +111,11 @@ export const SIM_SPEC: CommandSpec = {
       help: 'share of requests ending before max_tokens (unless ignore_eos/min_tokens)',
       default: '0',
     },
+    {
+      name: 'timings',
+      type: 'boolean',
+      help: "add llama.cpp's timings (prompt_n, prompt_ms, predicted_n, predicted_ms, ...) to each response",
+    },
   ],
 }
 
@@ -184,6 +193,7 @@ export async function simCommand(argv: string[], io: Io): Promise<number> {
     faults: simFaults(flags),
     ...simWorkloadOptions(flags),
     quirks: simQuirks(flags),
+    timings: flags.timings === true,
     host: stringFlag(flags, 'host') ?? '127.0.0.1',
     port,
     model: stringFlag(flags, 'model') ?? SIM_MODEL,
