@@ -170,9 +170,15 @@ interface UrlFigures {
 /** One URL's scrapes (sorted by time) reduced over the window; null when none is in or around it. */
 function urlFigures(scrapes: readonly ScrapeOk[], window: LevelWindow): UrlFigures | null {
   const inside = scrapes.filter((s) => s.at >= window.start && s.at <= window.end)
-  const before = scrapes.filter((s) => s.at < window.start).at(-1)
-  const after = scrapes.find((s) => s.at > window.end)
-  const series = [...(before === undefined ? [] : [before]), ...inside, ...(after === undefined ? [] : [after])]
+  // The server read its counters somewhere between the scrape's send and its answer: the one before
+  // must have been answered before the start, the one after sent after the end.
+  const before = scrapes.filter((s) => s.at + s.duration_ms <= window.start).at(-1)
+  const after = scrapes.find((s) => s.at >= window.end)
+  const series = [
+    ...(before === undefined ? [] : [before]),
+    ...inside.filter((s) => s !== after),
+    ...(after === undefined ? [] : [after]),
+  ]
   if (series.length === 0) return null
   const gauges: UrlFigures['gauges'] = {}
   for (const term of GAUGE_TERMS) {
@@ -254,4 +260,27 @@ function maxOf(values: readonly (number | null)[]): number | null {
 function round(value: number, digits = 3): number {
   const factor = 10 ** digits
   return Math.round(value * factor) / factor
+}
+
+/** What the per-level figures need of a level summary. */
+interface LevelLike {
+  value: number
+  ttft_ms: Record<string, number | null>
+}
+
+/**
+ * The summary with its `server` section (null when no scrape fell in or around its window);
+ * unchanged, without a `server` key, when no scrape of the run ever answered, so results without
+ * server metrics stay as they were.
+ */
+export function withServerFigures<T extends LevelLike>(
+  summary: T,
+  window: LevelWindow | null,
+  scrapes: readonly ServerScrape[],
+  percentiles: readonly number[],
+): T & { server?: ServerLevelFigures | null } {
+  if (!scrapes.some((scrape) => scrape.kind === 'scrape')) return summary
+  const server =
+    window === null ? null : serverLevelFigures(scrapes, window, percentiles, summary.ttft_ms.p50 ?? null)
+  return { ...summary, server }
 }

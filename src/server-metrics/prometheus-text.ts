@@ -71,7 +71,8 @@ export function parseExposition(text: string): Map<string, Family> {
   })
   let parsed: ReturnType<typeof parsePrometheusTextFormat>
   try {
-    parsed = parsePrometheusTextFormat(lines.join('\n'))
+    // The library drops the last sample of a text that does not end in a newline: one is added.
+    parsed = parsePrometheusTextFormat(`${lines.join('\n')}\n`)
   } catch (error) {
     throw new ExpositionError(error instanceof Error ? error.message : String(error))
   }

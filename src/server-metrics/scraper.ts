@@ -142,7 +142,9 @@ export class ServerMetricsScraper {
       const body = await readText(response.body)
       const duration_ms = round(performance.now() - at)
       if (response.statusCode !== 200) {
-        await this.refused(state, at, duration_ms, `HTTP ${response.statusCode}`, response.statusCode === 404)
+        // The default URL is only a guess: any refusal (404, 401 from a hosted API) means not here.
+        const notHere = state.target.auto || response.statusCode === 404
+        await this.refused(state, at, duration_ms, `HTTP ${response.statusCode}`, notHere)
         return
       }
       let families: ReturnType<typeof parseExposition>
