@@ -70,7 +70,9 @@ export function mergeShards(runs: readonly LoadedRun[]): MergeOutcome {
  * the server's counters once per shard. The first shard (by index) that has any, on the merged clock.
  */
 function serverScrapesOf(runs: readonly LoadedRun[], origin: number): ServerScrape[] {
-  const sorted = [...runs].sort((a, b) => (a.result.meta.shard?.index ?? 0) - (b.result.meta.shard?.index ?? 0))
+  const sorted = [...runs].sort(
+    (a, b) => (a.result.meta.shard?.index ?? 0) - (b.result.meta.shard?.index ?? 0),
+  )
   const run = sorted.find((one) => (one.serverScrapes?.length ?? 0) > 0)
   if (run === undefined) return []
   const shift = (run.result.meta.time_origin_ms as number) - origin

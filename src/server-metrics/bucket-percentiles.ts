@@ -45,7 +45,9 @@ export function histogramIncrease(scrapes: readonly Buckets[]): Buckets | null {
 }
 
 function sameBounds(histogram: Buckets, bounds: readonly number[]): boolean {
-  return histogram.buckets.length === bounds.length && histogram.buckets.every(([bound], i) => bound === bounds[i])
+  return (
+    histogram.buckets.length === bounds.length && histogram.buckets.every(([bound], i) => bound === bounds[i])
+  )
 }
 
 /**

@@ -112,7 +112,12 @@ export function serverLevelFigures(
     byUrl.set(scrape.url, list)
   }
   const perUrl = [...byUrl.values()]
-    .map((list) => urlFigures(list.sort((a, b) => a.at - b.at), window))
+    .map((list) =>
+      urlFigures(
+        list.sort((a, b) => a.at - b.at),
+        window,
+      ),
+    )
     .filter((figures) => figures !== null)
   if (perUrl.length === 0) return null
   const gauge = (term: GaugeTerm): GaugeFigures | null => combineGauges(perUrl, term)
@@ -227,7 +232,8 @@ function addHistograms(histograms: readonly Buckets[]): Buckets | null {
   const first = histograms[0]
   if (first === undefined) return null
   const same = histograms.filter(
-    (h) => h.buckets.length === first.buckets.length && h.buckets.every(([b], i) => b === first.buckets[i]?.[0]),
+    (h) =>
+      h.buckets.length === first.buckets.length && h.buckets.every(([b], i) => b === first.buckets[i]?.[0]),
   )
   return {
     buckets: first.buckets.map(([bound], i) => [
@@ -243,7 +249,8 @@ function addHistograms(histograms: readonly Buckets[]): Buckets | null {
 function bucketedMs(histogram: Buckets, percentiles: readonly number[]): BucketedDistribution {
   const result: BucketedDistribution = {
     count: round(histogram.count),
-    mean: histogram.sum === null || histogram.count <= 0 ? null : round((1000 * histogram.sum) / histogram.count),
+    mean:
+      histogram.sum === null || histogram.count <= 0 ? null : round((1000 * histogram.sum) / histogram.count),
   }
   for (const p of percentiles) {
     const value = bucketPercentile(histogram, p)

@@ -44,7 +44,12 @@ export interface RawFamily {
   name: string
   type: Family['type']
   series?: Family['series']
-  histograms?: { labels: Record<string, string>; buckets: [number | '+Inf', number][]; count: number | null; sum: number | null }[]
+  histograms?: {
+    labels: Record<string, string>
+    buckets: [number | '+Inf', number][]
+    count: number | null
+    sum: number | null
+  }[]
 }
 
 /** A family as JSON can hold it. */

@@ -239,7 +239,8 @@ async function readText(body: AsyncIterable<Buffer>): Promise<string> {
   let size = 0
   for await (const chunk of body) {
     size += chunk.length
-    if (size > MAX_BODY_BYTES) throw new Error(`body above ${MAX_BODY_BYTES / 1024 / 1024} MiB: not a metrics page`)
+    if (size > MAX_BODY_BYTES)
+      throw new Error(`body above ${MAX_BODY_BYTES / 1024 / 1024} MiB: not a metrics page`)
     chunks.push(chunk)
   }
   return Buffer.concat(chunks).toString('utf8')

@@ -101,7 +101,10 @@ const SOURCES: Record<Term, readonly Source[]> = {
   gpu_utilization: [{ family: 'DCGM_FI_DEV_GPU_UTIL', scale: 0.01 }],
   gpu_memory_used_bytes: [{ family: 'DCGM_FI_DEV_FB_USED', scale: MIB }],
   gpu_power_watts: [{ family: 'DCGM_FI_DEV_POWER_USAGE' }],
-  prefix_cache_queries: [{ family: 'vllm:prefix_cache_queries' }, { family: 'vllm:gpu_prefix_cache_queries' }],
+  prefix_cache_queries: [
+    { family: 'vllm:prefix_cache_queries' },
+    { family: 'vllm:gpu_prefix_cache_queries' },
+  ],
   prefix_cache_hits: [{ family: 'vllm:prefix_cache_hits' }, { family: 'vllm:gpu_prefix_cache_hits' }],
   preemptions: [
     { family: 'vllm:num_preemptions' },
@@ -242,8 +245,10 @@ function addedHistograms(series: readonly HistogramSeries[]): Buckets | null {
   let count = 0
   let sum: number | null = 0
   for (const one of withBuckets) {
-    if (one.buckets.length !== bounds.length || one.buckets.some(([bound], i) => bound !== bounds[i])) continue
-    for (let i = 0; i < finite.length; i++) counts[i] = (counts[i] as number) + (one.buckets[i] as [number, number])[1]
+    if (one.buckets.length !== bounds.length || one.buckets.some(([bound], i) => bound !== bounds[i]))
+      continue
+    for (let i = 0; i < finite.length; i++)
+      counts[i] = (counts[i] as number) + (one.buckets[i] as [number, number])[1]
     count += one.count ?? (one.buckets.at(-1) as [number, number])[1]
     sum = sum === null || one.sum === null || !Number.isFinite(one.sum) ? null : sum + one.sum
   }

@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { bucketPercentile, counterIncrease, histogramIncrease } from '../../src/server-metrics/bucket-percentiles.js'
+import {
+  bucketPercentile,
+  counterIncrease,
+  histogramIncrease,
+} from '../../src/server-metrics/bucket-percentiles.js'
 import { serverLevelFigures } from '../../src/server-metrics/level-figures.js'
 import type { ServerScrape } from '../../src/server-metrics/scrape-file.js'
 import type { Buckets, ScrapeValues } from '../../src/server-metrics/vocabulary.js'
@@ -50,7 +54,10 @@ test('histogram increase and bucket-interpolated percentiles', () => {
   assert.equal(bucketPercentile({ buckets: [[0.1, 1]], count: 4, sum: null }, 99), 0.1)
   assert.equal(bucketPercentile({ buckets: [[0.1, 0]], count: 0, sum: 0 }, 50), null)
   // A restart between scrapes: the new counts count whole.
-  assert.deepEqual(histogramIncrease([ttft([5, 5, 5], 5, 1), ttft([1, 2, 2], 2, 0.4)]), ttft([1, 2, 2], 2, 0.4))
+  assert.deepEqual(
+    histogramIncrease([ttft([5, 5, 5], 5, 1), ttft([1, 2, 2], 2, 0.4)]),
+    ttft([1, 2, 2], 2, 0.4),
+  )
 })
 
 test('a level: gauges over the window, increases from the scrape before to the one after', () => {
@@ -106,8 +113,16 @@ test('no scrape in or around the window: null; two URLs are added up, fractions 
   const scrapes: ServerScrape[] = [
     ok(10, { gauges: { running: 2, kv_cache_usage: 0.2 } }),
     ok(20, { gauges: { running: 6, kv_cache_usage: 0.6 } }, 'http://replica-2:8000/metrics'),
-    ok(15, { gauges: { gpu_power_watts: 300, gpu_utilization: 0.5 }, counters: { gpu_energy_joules: 0 } }, gpu),
-    ok(25, { gauges: { gpu_power_watts: 310, gpu_utilization: 0.7 }, counters: { gpu_energy_joules: 3 } }, gpu),
+    ok(
+      15,
+      { gauges: { gpu_power_watts: 300, gpu_utilization: 0.5 }, counters: { gpu_energy_joules: 0 } },
+      gpu,
+    ),
+    ok(
+      25,
+      { gauges: { gpu_power_watts: 310, gpu_utilization: 0.7 }, counters: { gpu_energy_joules: 3 } },
+      gpu,
+    ),
   ]
   const figures = serverLevelFigures(scrapes, { start: 0, end: 30 }, [50], null)
   assert.deepEqual(figures?.running, { mean: 8, max: 8 })

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
+import { fileURLToPath } from 'node:url'
 import { ExpositionError, parseExposition } from '../../src/server-metrics/prometheus-text.js'
 import { mapScrape, type ScrapeValues } from '../../src/server-metrics/vocabulary.js'
-import { fileURLToPath } from 'node:url'
 
 /** Real scrapes of each engine: see test/fixtures/metrics/README.md. Expected values read off the files by hand. */
 const DIR = fileURLToPath(new URL('../fixtures/metrics/', import.meta.url))
@@ -85,13 +85,10 @@ test('SGLang under Dynamo (newer labels): queue time, retractions as preemptions
   assert.equal(v.sources.preemptions, 'sglang:num_retractions')
   assert.equal(v.histograms.server_queue_time?.count, 1)
   assert.equal(v.histograms.server_queue_time?.sum, 0.0018392642959952354)
-  assert.deepEqual(
-    v.histograms.server_queue_time?.buckets.slice(0, 2),
-    [
-      [0, 0],
-      [0.1, 1],
-    ],
-  )
+  assert.deepEqual(v.histograms.server_queue_time?.buckets.slice(0, 2), [
+    [0, 0],
+    [0.1, 1],
+  ])
   assert.equal(v.histograms.server_ttft?.sum, 1.5573770999908447)
   assert.equal(v.histograms.server_itl?.count, 299)
 })
@@ -183,7 +180,11 @@ test('a histogram with two label sets keeps both, with their counts and sums, an
     count: 6,
     sum: 0.7,
   })
-  assert.deepEqual(mapScrape(families).values.histograms.server_ttft, { buckets: [[0.1, 6]], count: 8, sum: 1 })
+  assert.deepEqual(mapScrape(families).values.histograms.server_ttft, {
+    buckets: [[0.1, 6]],
+    count: 8,
+    sum: 1,
+  })
 })
 
 test('not Prometheus text: an HTML page, JSON, a bad label line, an empty body are ExpositionErrors', () => {
