@@ -654,7 +654,7 @@ export const SETTINGS = {
       kind: 'strings',
       value: 'URL',
       help: 'a Prometheus metrics URL to scrape during the run, repeatable ("auto": the target\'s /metrics)',
-      group: 'target',
+      group: 'load',
     },
   },
   server_metrics: {
@@ -667,7 +667,7 @@ export const SETTINGS = {
       name: 'no-server-metrics',
       kind: 'negated',
       help: "do not scrape the server's metrics",
-      group: 'target',
+      group: 'load',
     },
   },
   server_metrics_interval: {
@@ -681,7 +681,7 @@ export const SETTINGS = {
       kind: 'number',
       value: 'SECONDS',
       help: 'seconds between two scrapes of a metrics URL',
-      group: 'target',
+      group: 'load',
     },
   },
   // --- the run, continued
