@@ -16,5 +16,5 @@ export const CHARTS_DIR = 'charts'
 
 /** The files and folders a run writes into its result folder (and `--force` removes): nothing else. */
 export function runFiles(resultFile: string): string[] {
-  return [RECORDS_FILE, SERVER_METRICS_FILE, resultFile, SUMMARY_FILE, HTML_FILE, CHARTS_DIR]
+  return [RECORDS_FILE, resultFile, SERVER_METRICS_FILE, SUMMARY_FILE, HTML_FILE, CHARTS_DIR]
 }
