@@ -18,6 +18,7 @@ export function settingFlags(group: FlagDecl['group']): FlagSpec[] {
     return {
       name: flag.name,
       type: flag.kind === 'switch' || flag.kind === 'negated' ? 'boolean' : 'string',
+      ...(flag.kind === 'strings' ? { multiple: true } : {}),
       ...(flag.value === undefined ? {} : { value: flag.value }),
       help: flag.help,
       ...(shown === undefined ? {} : { default: shown }),
@@ -45,6 +46,10 @@ function flagValue(flags: ParsedFlags, { name, kind }: FlagDecl): unknown {
       return numberFlag(flags, name)
     case 'string':
       return stringFlag(flags, name)
+    case 'strings': {
+      const values = flags[name]
+      return Array.isArray(values) && values.length > 0 ? values : undefined
+    }
     case 'list': {
       const text = stringFlag(flags, name)
       return text === undefined ? undefined : numberList(text)

@@ -80,6 +80,7 @@ export const DEFAULTS: RunConfig = deepFreeze({
     slo: {},
     min_success_rate: 90,
   },
+  server_metrics: { enabled: true, urls: ['auto'], interval_s: 1 },
   run: {
     out_dir: null,
     preflight: true,
@@ -265,6 +266,7 @@ function applyPatch(base: RunConfig, patch: Patch): RunConfig {
     load: overlay(base.load, patch.load),
     workload: overlay(base.workload, patch.workload),
     metrics: overlay(base.metrics, patch.metrics),
+    server_metrics: overlay(base.server_metrics, patch.server_metrics),
     run: overlay(base.run, patch.run),
     pricing: patch.pricing === undefined ? base.pricing : overlay(base.pricing ?? NO_PRICES, patch.pricing),
   }

@@ -143,6 +143,19 @@ export function baseUrl() {
   return z.string(e).refine(isHttpUrl, e)
 }
 
+/** Metrics URLs to scrape: "auto" (the target's /metrics) or http(s) URLs; at least one. */
+export function metricsUrls() {
+  const e = expect(
+    'a non-empty list of "auto" or http(s) URLs, such as ["auto", "http://gpu-host:9400/metrics"]',
+  )
+  return z
+    .array(
+      z.string(e).refine((url) => url === 'auto' || isHttpUrl(url), e),
+      e,
+    )
+    .min(1, e)
+}
+
 export function endpoint() {
   const e = expect('a path starting with "/", such as "/v1/chat/completions"')
   return z.string(e).startsWith('/', e)

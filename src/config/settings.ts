@@ -21,6 +21,7 @@ import {
   inputLength,
   levels,
   loadMode,
+  metricsUrls,
   modelId,
   nonEmptyText,
   nonNegativeInt,
@@ -56,6 +57,8 @@ export type FlagKind =
   | 'number'
   /** "1,4,8" → [1, 4, 8] */
   | 'list'
+  /** repeatable: --x A --x B → ["A", "B"] */
+  | 'strings'
   /** a count, or a distribution such as normal(512,64) */
   | 'length'
   /** "ttft_p95_ms=800,e2e_p99_ms=5000" → { ttft_p95_ms: 800, ... } */
@@ -72,6 +75,7 @@ interface FlagValues {
   string: string
   number: number
   list: number[]
+  strings: string[]
   length: number | string
   slo: Record<string, number>
   workers: number | 'auto'
@@ -637,6 +641,48 @@ export const SETTINGS = {
     at: ['metrics', 'output_json'],
     schema: plainFileName,
     toml: 'metrics.output_json',
+  },
+  // --- the server's own metrics
+  server_metrics_urls: {
+    doc: 'Prometheus metrics URLs scraped during the run; "auto" = /metrics at the target\'s origin',
+    at: ['server_metrics', 'urls'],
+    schema: metricsUrls,
+    json: 'server_metrics.urls',
+    toml: 'server_metrics.urls',
+    flag: {
+      name: 'server-metrics',
+      kind: 'strings',
+      value: 'URL',
+      help: 'a Prometheus metrics URL to scrape during the run, repeatable ("auto": the target\'s /metrics)',
+      group: 'load',
+    },
+  },
+  server_metrics: {
+    doc: "scrape the server's Prometheus metrics during the run",
+    at: ['server_metrics', 'enabled'],
+    schema: bool,
+    json: 'server_metrics.enabled',
+    toml: 'server_metrics.enabled',
+    flag: {
+      name: 'no-server-metrics',
+      kind: 'negated',
+      help: "do not scrape the server's metrics",
+      group: 'load',
+    },
+  },
+  server_metrics_interval: {
+    doc: 'seconds between two scrapes of a metrics URL',
+    at: ['server_metrics', 'interval_s'],
+    schema: positiveSeconds,
+    json: 'server_metrics.interval',
+    toml: 'server_metrics.interval',
+    flag: {
+      name: 'server-metrics-interval',
+      kind: 'number',
+      value: 'SECONDS',
+      help: 'seconds between two scrapes of a metrics URL',
+      group: 'load',
+    },
   },
   // --- the run, continued
   refine: {

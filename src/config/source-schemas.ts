@@ -24,11 +24,12 @@ const SECTIONS: Record<'json' | 'toml', { document: string; sections: Record<str
       llm: 'an object (the "llm" section)',
       bench: 'an object (the "bench" section)',
       pricing: PRICING_SECTION,
+      server_metrics: 'an object (the "server_metrics" section)',
     },
   },
   toml: {
     document:
-      'a TOML document with [target], [load], [workload], [metrics], [client], [slo] and/or [pricing] tables',
+      'a TOML document with [target], [load], [workload], [metrics], [client], [slo], [pricing] and/or [server_metrics] tables',
     sections: {
       target: 'a table ([target])',
       load: 'a table ([load])',
@@ -36,6 +37,7 @@ const SECTIONS: Record<'json' | 'toml', { document: string; sections: Record<str
       pricing: PRICING_SECTION,
       metrics: 'a table ([metrics])',
       client: 'a table ([client])',
+      server_metrics: 'a table ([server_metrics])',
     },
   },
 }

@@ -91,6 +91,14 @@ export interface RunConfig {
     /** Service-level objectives, e.g. { ttft_p95_ms: 800, tpot_p95_ms: 50 }; empty = none. */
     slo: Record<string, number>
   }
+  /** Scraping the server's Prometheus metrics during the run (src/server-metrics/). */
+  server_metrics: {
+    enabled: boolean
+    /** Metrics URLs; "auto" = GET /metrics at the target's origin (dropped quietly when there is none). */
+    urls: string[]
+    /** Seconds between the scrapes of one URL. */
+    interval_s: number
+  }
   run: {
     /** The result folder itself; null = results/<timestamp>-<model>/ */
     out_dir: string | null

@@ -1,6 +1,7 @@
 import { fdLimitReason } from '../records/client-fd-limit.js'
 import { ERROR_CLASSES, type ErrorClass, type RequestRecord } from '../records/types.js'
 import { splitEvenly } from '../schedule/split.js'
+import type { ServerLevelFigures } from '../server-metrics/level-figures.js'
 import { type ClientHealth, type Dispatch, judgeClient, type LevelClientStats } from './client-health.js'
 import { type ConnectionFigures, connectionFigures, connectionNotes } from './connection-figures.js'
 import { e2eMs, isOk, pushItlMs, tpotMs, ttftMs } from './derive.js'
@@ -99,6 +100,8 @@ export interface LevelSummary extends LevelFailures {
    */
   notes?: string[]
   client: ClientHealth
+  /** The server's own figures over the level, from its /metrics (server-metrics.jsonl); absent when not scraped. */
+  server?: ServerLevelFigures | null
   verdict: Verdict
   advice: string
 }

@@ -9,13 +9,19 @@ import { type Capacity, findCapacity, toSlos } from '../metrics/slo.js'
 import { type LevelSummary, type SummaryOptions, summarizeLevel } from '../metrics/summarize.js'
 import { priceTokens, tokenTotals } from '../metrics/workload-figures.js'
 import type { RequestRecord } from '../records/types.js'
+import { levelWindow, withServerFigures } from '../server-metrics/level-figures.js'
+import type { ServerScrape } from '../server-metrics/scrape-file.js'
 import { type BenchResult, RESULT_SCHEMA, type RunCost } from './bench-result.js'
 import { DEFINITIONS } from './definitions.js'
 import { levelName } from './level-name.js'
 import type { RunMeta } from './run-meta.js'
 
-/** The whole summary as a pure function of the records and meta: `report` reuses it unchanged. */
-export function buildResult(records: readonly RequestRecord[], meta: RunMeta): BenchResult {
+/** The whole summary as a pure function of the records, the server's scrapes and meta: `report` reuses it unchanged. */
+export function buildResult(
+  records: readonly RequestRecord[],
+  meta: RunMeta,
+  scrapes: readonly ServerScrape[] = [],
+): BenchResult {
   // A level cut short by a crash or a second Ctrl-C has records but no entry in meta: it is shown
   // too, without the client's self-watch (which it never got to write).
   const known = new Set(meta.levels_run.map((level) => level.value))
@@ -28,7 +34,14 @@ export function buildResult(records: readonly RequestRecord[], meta: RunMeta): B
   ]
   const totals = { requests: records.length, ...tokenTotals(records) }
   return finishResult(
-    levels.map((level) => summarizeLevel(level.value, records, summaryOptions(meta), level.client)),
+    levels.map((level) =>
+      withServerFigures(
+        summarizeLevel(level.value, records, summaryOptions(meta), level.client),
+        levelWindow(records, level.value),
+        scrapes,
+        meta.percentiles,
+      ),
+    ),
     { ...meta, partial: meta.partial || cut.length > 0, totals },
   )
 }

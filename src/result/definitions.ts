@@ -66,6 +66,21 @@ export const DEFINITIONS = {
   notes:
     "What a level's records say about the server's stream and connections, in words (resends, closes after " +
     'responses, tokens per event, events after [DONE], usage not trusted); client.notes is about the client.',
+  server:
+    "The server's own figures over a level, from its Prometheus /metrics scraped during the run (server-metrics.jsonl), " +
+    "mapped from the engine's names (vLLM, SGLang, TGI, llama.cpp, TensorRT-LLM/Dynamo, DCGM) to one vocabulary. " +
+    'Gauges (running, waiting, kv_cache_usage 0..1, gpu_*): mean and max over the scrapes inside the measured window. ' +
+    'Counters (prompt_tokens, generation_tokens, preemptions, gpu_energy_joules): increase from the last scrape ' +
+    'answered before the window to the first sent after it (span_s), a drop read as a restart. cache_hit_rate: ' +
+    "prefix-cache hits / queries over the level, else the mean of the engine's own rate. Several URLs are added " +
+    '(fractions averaged). scrapes/gaps: answered/failed scrapes inside the window.',
+  server_bucketed:
+    "ttft_ms_bucketed, queue_time_ms_bucketed, e2e_ms_bucketed, itl_ms_bucketed: the increase of the server's " +
+    'histogram over the level; percentiles interpolated linearly inside the bucket holding the rank (Prometheus ' +
+    'histogram_quantile), so only as precise as the bucket bounds; the mean is exact (sum / count).',
+  outside_scheduler_ms:
+    "Time outside the engine's scheduler: the client's TTFT p50 minus the server's TTFT p50 (bucket-interpolated): " +
+    'network, the HTTP layer and its queue, and the client. Null unless the server publishes a TTFT histogram.',
   percentiles:
     'Exact over the raw samples of successful requests, linear interpolation between closest ranks (numpy default).',
   timestamps: 'performance.now() (monotonic), taken when the bytes arrive, before parsing.',

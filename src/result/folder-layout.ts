@@ -5,6 +5,8 @@
 
 /** The raw records, one request per line, appended as requests finish. */
 export const RECORDS_FILE = 'requests.jsonl'
+/** The server's Prometheus metrics, one scrape per line, appended as scrapes arrive (src/server-metrics). */
+export const SERVER_METRICS_FILE = 'server-metrics.jsonl'
 /** The summary's default name (config output_json). */
 export const RESULT_FILE = 'bench_result.json'
 export const SUMMARY_FILE = 'summary.md'
@@ -14,5 +16,5 @@ export const CHARTS_DIR = 'charts'
 
 /** The files and folders a run writes into its result folder (and `--force` removes): nothing else. */
 export function runFiles(resultFile: string): string[] {
-  return [RECORDS_FILE, resultFile, SUMMARY_FILE, HTML_FILE, CHARTS_DIR]
+  return [RECORDS_FILE, resultFile, SERVER_METRICS_FILE, SUMMARY_FILE, HTML_FILE, CHARTS_DIR]
 }

@@ -3,8 +3,9 @@ import { dirname, join } from 'node:path'
 import { readRecords } from '../records/jsonl-reader.js'
 import { recordsOfOneRun } from '../records/run-identity.js'
 import type { RequestRecord } from '../records/types.js'
+import { readServerScrapes, type ServerScrape } from '../server-metrics/scrape-file.js'
 import type { BenchResult } from './bench-result.js'
-import { RECORDS_FILE, RESULT_FILE } from './folder-layout.js'
+import { RECORDS_FILE, RESULT_FILE, SERVER_METRICS_FILE } from './folder-layout.js'
 import { upgradeResult } from './upgrade.js'
 
 export interface LoadedRun {
@@ -16,6 +17,8 @@ export interface LoadedRun {
   tornLastLine: boolean
   /** Records of other runs in the same requests.jsonl, left out (0 when there were none). */
   otherRunRecords?: number
+  /** The server's scrapes (server-metrics.jsonl); [] when the run scraped none. */
+  serverScrapes?: ServerScrape[]
 }
 
 /**
@@ -42,5 +45,14 @@ export function loadRun(path: string): LoadedRun {
   const read = readRecords(recordsFile)
   // Never mix runs: keep the one the summary describes, or refuse (MixedRunsError) when unsure.
   const { records, ignored } = recordsOfOneRun(read.records, result.meta.run_id, recordsFile)
-  return { dir, resultFile, result, records, tornLastLine: read.tornLastLine, otherRunRecords: ignored }
+  const serverScrapes = readServerScrapes(join(dir, SERVER_METRICS_FILE), result.meta.run_id)
+  return {
+    dir,
+    resultFile,
+    result,
+    records,
+    tornLastLine: read.tornLastLine,
+    otherRunRecords: ignored,
+    serverScrapes,
+  }
 }

@@ -5,6 +5,7 @@ import type { BenchResult } from '../result/bench-result.js'
 import { buildResult } from '../result/build-result.js'
 import type { LoadedRun } from '../result/load-run.js'
 import type { LevelOverlap, RunMeta } from '../result/run-meta.js'
+import type { ServerScrape } from '../server-metrics/scrape-file.js'
 
 /**
  * Merging the shards of one run, exactly: their raw records are put on one clock and concatenated,
@@ -61,7 +62,21 @@ export function mergeShards(runs: readonly LoadedRun[]): MergeOutcome {
         `(below ${MIN_OVERLAP * 100}%): they did not load the server together for all of it; ` +
         'check the clocks (NTP) and use --start-at with a --level-span long enough for every shard',
     )
-  return { result: buildResult(records, meta), records, warnings }
+  return { result: buildResult(records, meta, serverScrapesOf(runs, origin)), records, warnings }
+}
+
+/**
+ * Every shard scraped the same server: one shard's scrapes are enough, and adding several would count
+ * the server's counters once per shard. The first shard (by index) that has any, on the merged clock.
+ */
+function serverScrapesOf(runs: readonly LoadedRun[], origin: number): ServerScrape[] {
+  const sorted = [...runs].sort(
+    (a, b) => (a.result.meta.shard?.index ?? 0) - (b.result.meta.shard?.index ?? 0),
+  )
+  const run = sorted.find((one) => (one.serverScrapes?.length ?? 0) > 0)
+  if (run === undefined) return []
+  const shift = (run.result.meta.time_origin_ms as number) - origin
+  return (run.serverScrapes as ServerScrape[]).map((scrape) => ({ ...scrape, at: scrape.at + shift }))
 }
 
 interface ShardRun {

@@ -13,6 +13,8 @@ import { finishResult, summaryOptions } from '../result/build-result.js'
 import { RECORDS_FILE } from '../result/folder-layout.js'
 import type { ConnectionPolicy, CostEstimate, RunMeta, ShardInfo } from '../result/run-meta.js'
 import { writeJsonAtomic } from '../result/write-json.js'
+import { type LevelWindow, levelWindow, withServerFigures } from '../server-metrics/level-figures.js'
+import type { ServerMetricsScraper } from '../server-metrics/scraper.js'
 import { WorkerPool } from '../worker/pool.js'
 import { noticeFromLoad, policyAfterProbes } from './connection-policy.js'
 import { architecture, describeRun } from './describe-run.js'
@@ -28,6 +30,7 @@ import {
   type WorkloadSources,
 } from './prepare-workload.js'
 import { RecordSink } from './record-sink.js'
+import { startServerMetrics } from './server-metrics.js'
 import { type StartSchedule, waitForLevelStart } from './start-schedule.js'
 import type { StopSignal } from './stop-signal.js'
 
@@ -103,6 +106,7 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
   const sink = new RecordSink(join(outDir, RECORDS_FILE), options.shard, () => stop.request())
   const unregisterFlush = stop.onFlush(() => sink.flush())
   let pool: WorkerPool | null = null
+  let scraper: ServerMetricsScraper | null = null
   try {
     const setUp = await setUpRun(options, endpoint, sources, sink)
     if (setUp.kind !== 'ready') return setUp
@@ -125,6 +129,8 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
     const resultPath = join(outDir, config.metrics.output_json)
     // Written before the first level, so even a crash leaves a folder `report` can rebuild.
     writeJsonAtomic(resultPath, finishResult([], meta))
+    // Before the first level, so its counters have a scrape from before it started.
+    scraper = startServerMetrics(config, endpoint, outDir, sink.runId, options.log)
     const gradient: Gradient = {
       options,
       endpoint,
@@ -134,6 +140,8 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
       workers: workerCount,
       connections,
       summaries: [],
+      windows: [],
+      scraper,
       levelsStarted: 0,
       measure: {
         pool,
@@ -155,6 +163,7 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
   } finally {
     unregisterFlush()
     sink.close()
+    await scraper?.stop(false)
     await pool?.close()
   }
 }
@@ -225,6 +234,9 @@ interface Gradient {
   /** Reuse of connections: the probes' finding, updated when the load sees the server close them. */
   connections: ConnectionPolicy
   summaries: Omit<LevelSummary, 'verdict' | 'advice'>[]
+  /** Each summary's measured window, kept for the server figures recomputed at the end. */
+  windows: (LevelWindow | null)[]
+  scraper: ServerMetricsScraper | null
   /** Levels whose start time has come (for --start-at's schedule). */
   levelsStarted: number
   measure: MeasureContext
@@ -270,7 +282,16 @@ async function runLevel(gradient: Gradient, value: number): Promise<BenchResult 
   if (noticeFromLoad(gradient.connections, outcomes, log)) gradient.pool.stopReuse()
   meta.client.architecture = architecture(gradient.workers, gradient.connections, config.load.mode)
   measure.sink.flush()
-  gradient.summaries.push(summarizeLevel(value, measured, summaryOptions(meta), client))
+  const window = levelWindow(measured, value)
+  gradient.windows.push(window)
+  gradient.summaries.push(
+    withServerFigures(
+      summarizeLevel(value, measured, summaryOptions(meta), client),
+      window,
+      gradient.scraper?.scrapes ?? [],
+      meta.percentiles,
+    ),
+  )
   meta.levels_run.push({ value, workers: outcomes.length, client })
   const result = finishResult(gradient.summaries, meta)
   writeJsonAtomic(gradient.resultPath, result)
@@ -285,12 +306,26 @@ async function finishRun(gradient: Gradient): Promise<RunOutcome> {
   // Interrupted: the level that was running is cut short and later levels are missing.
   meta.partial = options.stop.requested
   meta.finished_at = new Date().toISOString()
+  await serverFiguresAtTheEnd(gradient)
   const result = finishResult(gradient.summaries, meta)
   writeJsonAtomic(resultPath, result)
   options.stop.enter('report')
   const reportNote = await writeReports(options.outDir, result)
   if (reportNote !== null) options.log(`note: ${reportNote}`)
   return { kind: 'done', result, resultPath }
+}
+
+/**
+ * A level summarized as it ended had no scrape after its end yet: with the last scrape taken, every
+ * level's server figures are computed again, as `report` computes them from server-metrics.jsonl.
+ */
+async function serverFiguresAtTheEnd(gradient: Gradient): Promise<void> {
+  const { scraper } = gradient
+  if (scraper === null) return
+  await scraper.stop()
+  gradient.summaries = gradient.summaries.map((summary, i) =>
+    withServerFigures(summary, gradient.windows[i] ?? null, scraper.scrapes, gradient.meta.percentiles),
+  )
 }
 
 /** One request's expected seconds: the preflight's TTFT plus its per-token time over the planned output. */

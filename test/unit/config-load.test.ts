@@ -105,6 +105,7 @@ const FROM_SETTINGS: RunConfig = {
     slo: {},
     min_success_rate: 90,
   },
+  server_metrics: { enabled: true, urls: ['auto'], interval_s: 1 },
   run: {
     out_dir: null,
     preflight: true,
@@ -241,6 +242,7 @@ test('every flag maps onto its RunConfig field', () => {
     },
     pricing: { input_per_mtok: 1, output_per_mtok: 0, currency: 'USD' },
     metrics: { ...FROM_TOML.metrics, min_success_rate: 75 },
+    server_metrics: { enabled: true, urls: ['auto'], interval_s: 1 },
     run: {
       out_dir: 'results/x',
       preflight: false,
@@ -356,6 +358,7 @@ test('DEFAULTS: the documented values, empty base_url and model, frozen', () => 
       slo: {},
       min_success_rate: 90,
     },
+    server_metrics: { enabled: true, urls: ['auto'], interval_s: 1 },
     run: {
       out_dir: null,
       preflight: true,
@@ -422,7 +425,7 @@ test('unknown keys (top level and nested) in settings.json: one issue per key, w
   )
   assert.equal(
     issueAt(issues, 'extra').message,
-    'expected a known key (llm, bench, pricing), got unknown key "extra"',
+    'expected a known key (llm, bench, pricing, server_metrics), got unknown key "extra"',
   )
   // An unknown key's value is never shown: it may be a secret put in the wrong place.
   assert.ok(!issues.some((i) => i.message.includes('do-not-print-me')))

@@ -14,7 +14,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['random', 'version', 'describe-value', 'clock'], // helpers with no imports of their own
   ['records'], // what one request was: the raw record, reading and writing requests.jsonl
   ['client', 'workload'], // sending one request; prompts, lengths, datasets, tokenizers
-  ['schedule'], // arrivals and the loop that sends a level's requests
+  ['schedule', 'server-metrics'], // arrivals and the loop that sends a level's requests; the server's /metrics
   ['metrics'], // figures of one level, from its records
   ['analysis'], // saturation, verdicts and advice, from the levels' figures
   ['result'], // the result model: bench_result.json and the result folder

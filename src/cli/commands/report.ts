@@ -49,7 +49,8 @@ export async function reportCommand(argv: string[], io: Io): Promise<number> {
   }
   // With records, every figure is recomputed by the same pure functions as `run`; without, the
   // saved summary is shown as it is.
-  const result = run.records === null ? run.result : buildResult(run.records, run.result.meta)
+  const result =
+    run.records === null ? run.result : buildResult(run.records, run.result.meta, run.serverScrapes)
   if (run.records === null)
     io.err(`note: ${run.dir} has no requests.jsonl: showing the saved summary as it is\n`)
   if ((run.otherRunRecords ?? 0) > 0)

@@ -1,0 +1,293 @@
+import type { RequestRecord } from '../records/types.js'
+import { bucketPercentile, counterIncrease, histogramIncrease } from './bucket-percentiles.js'
+import type { ScrapeOk, ServerScrape } from './scrape-file.js'
+import {
+  type Buckets,
+  COUNTER_TERMS,
+  type CounterTerm,
+  GAUGE_TERMS,
+  type GaugeTerm,
+  HISTOGRAM_TERMS,
+  type HistogramTerm,
+} from './vocabulary.js'
+
+/**
+ * The server's own figures for one level, from the scrapes around its measured window: a pure
+ * function of server-metrics.jsonl and the level's records, so `report` gets what `run` got.
+ */
+
+export interface GaugeFigures {
+  mean: number
+  max: number
+}
+
+/** Milliseconds; percentiles interpolated inside histogram buckets (see bucketPercentile). */
+export type BucketedDistribution = Record<string, number | null> & { count: number; mean: number | null }
+
+export interface ServerLevelFigures {
+  /** Scrapes that answered inside the level's measured window, over every URL. */
+  scrapes: number
+  /** Scrapes inside the window that failed or timed out: holes in the figures below. */
+  gaps: number
+  /** Seconds between the two scrapes the counters' and histograms' increases are taken between. */
+  span_s: number | null
+  running: GaugeFigures | null
+  waiting: GaugeFigures | null
+  /** 0..1. */
+  kv_cache_usage: GaugeFigures | null
+  /** 0..1 */
+  gpu_utilization: GaugeFigures | null
+  gpu_memory_used_bytes: GaugeFigures | null
+  gpu_power_watts: GaugeFigures | null
+  /** Prefix-cache hits / queries over the level (their counters), else the mean of the engine's own rate. */
+  cache_hit_rate: number | null
+  preemptions: number | null
+  prompt_tokens: number | null
+  generation_tokens: number | null
+  gpu_energy_joules: number | null
+  ttft_ms_bucketed: BucketedDistribution | null
+  queue_time_ms_bucketed: BucketedDistribution | null
+  e2e_ms_bucketed: BucketedDistribution | null
+  itl_ms_bucketed: BucketedDistribution | null
+  /** The client's TTFT p50 beside the server's. */
+  client_ttft_p50_ms: number | null
+  /**
+   * Time outside the engine's scheduler: client TTFT p50 - server TTFT p50 (network, the HTTP layer
+   * and its queue, the client). Null unless both exist.
+   */
+  outside_scheduler_ms: number | null
+}
+
+export interface LevelWindow {
+  start: number
+  end: number
+}
+
+/** A level's measured window: first send to last response end of its measured records; null if none. */
+export function levelWindow(records: readonly RequestRecord[], value: number): LevelWindow | null {
+  let start = Number.POSITIVE_INFINITY
+  let end = Number.NEGATIVE_INFINITY
+  for (const record of records) {
+    if (record.phase !== 'measure' || record.level !== value) continue
+    start = Math.min(start, record.sent_at)
+    end = Math.max(end, record.end_at)
+  }
+  return start <= end ? { start, end } : null
+}
+
+/** Gauges whose mean and max over several URLs are averaged rather than added. */
+const AVERAGED: ReadonlySet<GaugeTerm> = new Set(['kv_cache_usage', 'cache_hit_rate', 'gpu_utilization'])
+
+type BucketedField = 'ttft_ms_bucketed' | 'queue_time_ms_bucketed' | 'e2e_ms_bucketed' | 'itl_ms_bucketed'
+const HISTOGRAM_FIELDS: Record<HistogramTerm, BucketedField> = {
+  server_ttft: 'ttft_ms_bucketed',
+  server_queue_time: 'queue_time_ms_bucketed',
+  server_e2e: 'e2e_ms_bucketed',
+  server_itl: 'itl_ms_bucketed',
+}
+
+/**
+ * Gauges: mean and max of the scrapes inside the window. Counters and histograms: their increase
+ * from the last scrape at or before the window's start to the first at or after its end (or the
+ * first and last inside it when the window is not bracketed), so a level's requests are all counted;
+ * span_s says how long that was. Several URLs (replicas, a GPU exporter) are added up, fractions
+ * averaged. Null when no scrape of any URL fell in or around the window.
+ */
+export function serverLevelFigures(
+  scrapes: readonly ServerScrape[],
+  window: LevelWindow,
+  percentiles: readonly number[],
+  clientTtftP50Ms: number | null,
+): ServerLevelFigures | null {
+  const byUrl = new Map<string, ScrapeOk[]>()
+  let gaps = 0
+  let inside = 0
+  for (const scrape of scrapes) {
+    const within = scrape.at >= window.start && scrape.at <= window.end
+    if (scrape.kind === 'gap' && within) gaps++
+    if (scrape.kind !== 'scrape') continue
+    if (within) inside++
+    const list = byUrl.get(scrape.url) ?? []
+    list.push(scrape)
+    byUrl.set(scrape.url, list)
+  }
+  const perUrl = [...byUrl.values()]
+    .map((list) =>
+      urlFigures(
+        list.sort((a, b) => a.at - b.at),
+        window,
+      ),
+    )
+    .filter((figures) => figures !== null)
+  if (perUrl.length === 0) return null
+  const gauge = (term: GaugeTerm): GaugeFigures | null => combineGauges(perUrl, term)
+  const counter = (term: CounterTerm): number | null => {
+    const values = perUrl.map((url) => url.counters[term]).filter((value) => value !== undefined)
+    return values.length === 0 ? null : round(values.reduce((a, b) => a + b, 0))
+  }
+  const queries = counter('prefix_cache_queries')
+  const hits = counter('prefix_cache_hits')
+  const rateGauge = gauge('cache_hit_rate')
+  const figures: ServerLevelFigures = {
+    scrapes: inside,
+    gaps,
+    span_s: maxOf(perUrl.map((url) => url.span_s)),
+    running: gauge('running'),
+    waiting: gauge('waiting'),
+    kv_cache_usage: gauge('kv_cache_usage'),
+    gpu_utilization: gauge('gpu_utilization'),
+    gpu_memory_used_bytes: gauge('gpu_memory_used_bytes'),
+    gpu_power_watts: gauge('gpu_power_watts'),
+    cache_hit_rate:
+      queries !== null && hits !== null && queries > 0 ? round(hits / queries, 4) : (rateGauge?.mean ?? null),
+    preemptions: counter('preemptions'),
+    prompt_tokens: counter('prompt_tokens'),
+    generation_tokens: counter('generation_tokens'),
+    gpu_energy_joules: counter('gpu_energy_joules'),
+    ttft_ms_bucketed: null,
+    queue_time_ms_bucketed: null,
+    e2e_ms_bucketed: null,
+    itl_ms_bucketed: null,
+    client_ttft_p50_ms: clientTtftP50Ms,
+    outside_scheduler_ms: null,
+  }
+  const added = (term: HistogramTerm): Buckets | null =>
+    addHistograms(perUrl.map((url) => url.histograms[term]).filter((h) => h !== undefined))
+  for (const term of HISTOGRAM_TERMS) {
+    const histogram = added(term)
+    figures[HISTOGRAM_FIELDS[term]] = histogram === null ? null : bucketedMs(histogram, percentiles)
+  }
+  // The median whatever percentiles the run reports.
+  const ttft = added('server_ttft')
+  const serverP50 = ttft === null ? null : bucketPercentile(ttft, 50)
+  if (clientTtftP50Ms !== null && serverP50 !== null)
+    figures.outside_scheduler_ms = round(clientTtftP50Ms - serverP50 * 1000)
+  return figures
+}
+
+interface UrlFigures {
+  gauges: Partial<Record<GaugeTerm, GaugeFigures>>
+  counters: Partial<Record<CounterTerm, number>>
+  histograms: Partial<Record<HistogramTerm, Buckets>>
+  span_s: number | null
+}
+
+/** One URL's scrapes (sorted by time) reduced over the window; null when none is in or around it. */
+function urlFigures(scrapes: readonly ScrapeOk[], window: LevelWindow): UrlFigures | null {
+  const inside = scrapes.filter((s) => s.at >= window.start && s.at <= window.end)
+  // The server read its counters somewhere between the scrape's send and its answer: the one before
+  // must have been answered before the start, the one after sent after the end.
+  const before = scrapes.filter((s) => s.at + s.duration_ms <= window.start).at(-1)
+  const after = scrapes.find((s) => s.at >= window.end)
+  const series = [
+    ...(before === undefined ? [] : [before]),
+    ...inside.filter((s) => s !== after),
+    ...(after === undefined ? [] : [after]),
+  ]
+  if (series.length === 0) return null
+  const gauges: UrlFigures['gauges'] = {}
+  for (const term of GAUGE_TERMS) {
+    const values = inside.map((s) => s.values.gauges[term]).filter((v) => v !== undefined && v !== null)
+    if (values.length === 0) continue
+    gauges[term] = { mean: values.reduce((a, b) => a + b, 0) / values.length, max: Math.max(...values) }
+  }
+  const counters: UrlFigures['counters'] = {}
+  const histograms: UrlFigures['histograms'] = {}
+  if (series.length >= 2) {
+    for (const term of COUNTER_TERMS) {
+      const values = series.map((s) => s.values.counters[term])
+      if (values.some((v) => v === undefined || v === null)) continue
+      counters[term] = counterIncrease(values as number[])
+    }
+    for (const term of HISTOGRAM_TERMS) {
+      const values = series.map((s) => s.values.histograms[term])
+      if (values.some((v) => v === undefined || v === null)) continue
+      const increase = histogramIncrease(values as Buckets[])
+      if (increase !== null) histograms[term] = increase
+    }
+  }
+  const first = series[0] as ScrapeOk
+  const last = series.at(-1) as ScrapeOk
+  return {
+    gauges,
+    counters,
+    histograms,
+    span_s: series.length >= 2 ? round((last.at - first.at) / 1000) : null,
+  }
+}
+
+function combineGauges(perUrl: readonly UrlFigures[], term: GaugeTerm): GaugeFigures | null {
+  const figures = perUrl.map((url) => url.gauges[term]).filter((g) => g !== undefined)
+  if (figures.length === 0) return null
+  const means = figures.map((g) => g.mean)
+  const maxes = figures.map((g) => g.max)
+  const sum = (values: number[]): number => values.reduce((a, b) => a + b, 0)
+  return AVERAGED.has(term)
+    ? { mean: round(sum(means) / means.length, 4), max: round(Math.max(...maxes), 4) }
+    : { mean: round(sum(means)), max: round(sum(maxes)) }
+}
+
+/** Histograms of several URLs with the same bounds, added; others left out. */
+function addHistograms(histograms: readonly Buckets[]): Buckets | null {
+  const first = histograms[0]
+  if (first === undefined) return null
+  const same = histograms.filter(
+    (h) =>
+      h.buckets.length === first.buckets.length && h.buckets.every(([b], i) => b === first.buckets[i]?.[0]),
+  )
+  return {
+    buckets: first.buckets.map(([bound], i) => [
+      bound,
+      same.reduce((total, h) => total + (h.buckets[i] as [number, number])[1], 0),
+    ]),
+    count: same.reduce((total, h) => total + h.count, 0),
+    sum: same.some((h) => h.sum === null) ? null : same.reduce((total, h) => total + (h.sum as number), 0),
+  }
+}
+
+/** Seconds' buckets to a distribution in ms: count, mean (exact, from _sum), bucket-interpolated percentiles. */
+function bucketedMs(histogram: Buckets, percentiles: readonly number[]): BucketedDistribution {
+  const result: BucketedDistribution = {
+    count: round(histogram.count),
+    mean:
+      histogram.sum === null || histogram.count <= 0 ? null : round((1000 * histogram.sum) / histogram.count),
+  }
+  for (const p of percentiles) {
+    const value = bucketPercentile(histogram, p)
+    result[`p${Number(p.toFixed(3))}`] = value === null ? null : round(value * 1000)
+  }
+  return result
+}
+
+function maxOf(values: readonly (number | null)[]): number | null {
+  const present = values.filter((v) => v !== null)
+  return present.length === 0 ? null : Math.max(...present)
+}
+
+function round(value: number, digits = 3): number {
+  const factor = 10 ** digits
+  return Math.round(value * factor) / factor
+}
+
+/** What the per-level figures need of a level summary. */
+interface LevelLike {
+  value: number
+  ttft_ms: Record<string, number | null>
+}
+
+/**
+ * The summary with its `server` section (null when no scrape fell in or around its window);
+ * unchanged, without a `server` key, when no scrape of the run ever answered, so results without
+ * server metrics stay as they were.
+ */
+export function withServerFigures<T extends LevelLike>(
+  summary: T,
+  window: LevelWindow | null,
+  scrapes: readonly ServerScrape[],
+  percentiles: readonly number[],
+): T & { server?: ServerLevelFigures | null } {
+  if (!scrapes.some((scrape) => scrape.kind === 'scrape')) return summary
+  const server =
+    window === null ? null : serverLevelFigures(scrapes, window, percentiles, summary.ttft_ms.p50 ?? null)
+  return { ...summary, server }
+}

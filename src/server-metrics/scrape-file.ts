@@ -1,0 +1,96 @@
+import { existsSync, readFileSync } from 'node:fs'
+import type { Family } from './prometheus-text.js'
+import type { ScrapeValues } from './vocabulary.js'
+
+/**
+ * server-metrics.jsonl: one line per scrape of a metrics URL, appended as scrapes arrive, so
+ * `report` and `merge` recompute the server's per-level figures from it the way they recompute the
+ * client's from requests.jsonl. `at` is on the records' clock (performance.now() of the run, ms).
+ * URLs are stored without credentials; the API key is never in the file.
+ */
+export type ServerScrape = ScrapeOk | ScrapeGap | ScrapeStopped
+
+interface ScrapeLine {
+  url: string
+  /** When the scrape was sent, ms on the run clock (the records' sent_at and end_at clock). */
+  at: number
+  /** The id of the run that wrote it, as in the records: a file holding two runs is caught. */
+  run?: string
+}
+
+export interface ScrapeOk extends ScrapeLine {
+  kind: 'scrape'
+  duration_ms: number
+  /** The scrape in the vocabulary (vocabulary.ts): what the per-level figures are computed from. */
+  values: ScrapeValues
+  /** The families the values were read from, as parsed (histogram bounds: "+Inf" for infinity). */
+  families?: RawFamily[]
+}
+
+/** A scrape that failed or took too long: a marked gap in the server's figures, with why. */
+export interface ScrapeGap extends ScrapeLine {
+  kind: 'gap'
+  duration_ms: number
+  error: string
+}
+
+/** The URL is not scraped again (the default /metrics answered 404, or not Prometheus text). */
+export interface ScrapeStopped extends ScrapeLine {
+  kind: 'stopped'
+  reason: string
+}
+
+export interface RawFamily {
+  name: string
+  type: Family['type']
+  series?: Family['series']
+  histograms?: {
+    labels: Record<string, string>
+    buckets: [number | '+Inf', number][]
+    count: number | null
+    sum: number | null
+  }[]
+}
+
+/** A family as JSON can hold it. */
+export function rawFamily(family: Family): RawFamily {
+  if (family.type !== 'histogram') return { name: family.name, type: family.type, series: family.series }
+  return {
+    name: family.name,
+    type: family.type,
+    histograms: family.histograms.map((series) => ({
+      ...series,
+      buckets: series.buckets.map(([bound, count]) => [Number.isFinite(bound) ? bound : '+Inf', count]),
+    })),
+  }
+}
+
+/**
+ * Reads server-metrics.jsonl back; [] when the run wrote none. A torn last line (a crash) is left
+ * out, as are lines of other runs when the run id is known; any other malformed line is an error
+ * with its number.
+ */
+export function readServerScrapes(path: string, runId?: string): ServerScrape[] {
+  if (!existsSync(path)) return []
+  const lines = readFileSync(path, 'utf8').split('\n')
+  if (lines[lines.length - 1] === '') lines.pop()
+  const scrapes: ServerScrape[] = []
+  for (let i = 0; i < lines.length; i++) {
+    const line = (lines[i] as string).trim()
+    if (line === '') continue
+    let parsed: ServerScrape
+    try {
+      parsed = JSON.parse(line) as ServerScrape
+    } catch {
+      if (i === lines.length - 1) continue
+      throw new Error(`${path}: line ${i + 1} is not JSON`)
+    }
+    if (typeof parsed !== 'object' || parsed === null || typeof parsed.at !== 'number')
+      throw new Error(`${path}: line ${i + 1} is not a scrape`)
+    if (runId !== undefined && parsed.run !== undefined && parsed.run !== runId) continue
+    // Only the values are needed again: the raw families stay on disk.
+    if (parsed.kind === 'scrape') delete parsed.families
+    scrapes.push(parsed)
+  }
+  return scrapes
+}

@@ -1,0 +1,251 @@
+import { appendFileSync } from 'node:fs'
+import { performance } from 'node:perf_hooks'
+import { Client } from 'undici'
+import { displayUrl, redact } from '../client/redact.js'
+import { ExpositionError, parseExposition } from './prometheus-text.js'
+import { rawFamily, type ServerScrape } from './scrape-file.js'
+import { mapScrape } from './vocabulary.js'
+
+/**
+ * Scrapes the server's /metrics (and any other metrics URL) every interval while the run loads it,
+ * appending each scrape to server-metrics.jsonl. Each URL has its own undici Client, a connection the
+ * load never uses, and a scrape of a URL starts only when its previous one is over, so a slow
+ * endpoint (llama.cpp's /metrics took 3.5 s under load) scrapes less often and never piles up. Every
+ * scrape is cut at its timeout: a failure is a marked gap, never a delay to any request.
+ */
+
+export interface ScrapeTarget {
+  url: string
+  /** Sent with every scrape: the target's own headers (Authorization) when the URL is on its origin. */
+  headers: Record<string, string>
+  /** The default URL (the target's /metrics), tried on the chance it exists: stopped quietly-once if not. */
+  auto: boolean
+}
+
+export interface ScraperOptions {
+  intervalMs: number
+  /** Longest a scrape may take before it is cut and recorded as a gap. */
+  timeoutMs: number
+  /** server-metrics.jsonl; null = keep the scrapes in memory only. */
+  file: string | null
+  runId?: string
+  /** One line per notable event: a URL stopped, its first gap. Never holds a header. */
+  log: (line: string) => void
+  /** Scrubbed from every stored or logged message (the API key). */
+  secrets: readonly string[]
+}
+
+/** Largest /metrics body read: vLLM's is ~70 kB; a body far beyond is not a metrics page. */
+const MAX_BODY_BYTES = 16 * 1024 * 1024
+
+interface UrlState {
+  target: ScrapeTarget
+  /** The URL as stored and shown: no user:password. */
+  shown: string
+  client: Client
+  path: string
+  timer: NodeJS.Timeout | null
+  inFlight: Promise<void> | null
+  abort: AbortController | null
+  answered: boolean
+  stopped: boolean
+  gapLogged: boolean
+}
+
+export class ServerMetricsScraper {
+  /** Every scrape so far, values only (the raw families are on disk): the per-level figures read these. */
+  readonly scrapes: ServerScrape[] = []
+  private readonly urls: UrlState[]
+  private closed = false
+  /** Set when stop() cuts the scrapes in flight: their gaps say so. */
+  private stopping = false
+  private writeFailed = false
+
+  constructor(
+    targets: readonly ScrapeTarget[],
+    private readonly options: ScraperOptions,
+  ) {
+    this.urls = targets.map((target) => {
+      const url = new URL(target.url)
+      return {
+        target,
+        shown: displayUrl(target.url),
+        client: new Client(url.origin, {
+          pipelining: 1,
+          connectTimeout: options.timeoutMs,
+          headersTimeout: options.timeoutMs,
+          bodyTimeout: options.timeoutMs,
+          keepAliveTimeout: Math.max(options.intervalMs * 2, 4_000),
+        }),
+        path: `${url.pathname}${url.search}`,
+        timer: null,
+        inFlight: null,
+        abort: null,
+        answered: false,
+        stopped: false,
+        gapLogged: false,
+      }
+    })
+  }
+
+  /** Scrapes every URL now and then every interval. */
+  start(): void {
+    for (const state of this.urls) this.tick(state)
+  }
+
+  /**
+   * One last scrape of every URL that answered (so the last level's increases have a scrape after
+   * its end), then the connections are closed. A scrape still in flight is cut, not waited for.
+   */
+  async stop(finalScrape = true): Promise<void> {
+    if (this.closed) return
+    this.stopping = true
+    for (const state of this.urls) {
+      if (state.timer !== null) clearTimeout(state.timer)
+      state.timer = null
+    }
+    if (finalScrape) {
+      for (const state of this.urls) state.abort?.abort()
+      await Promise.all(this.urls.map((state) => state.inFlight))
+      await Promise.all(this.urls.filter((s) => s.answered && !s.stopped).map((s) => this.scrape(s)))
+    }
+    this.closed = true
+    for (const state of this.urls) state.abort?.abort()
+    await Promise.all(this.urls.map((state) => state.client.destroy().catch(() => {})))
+  }
+
+  private tick(state: UrlState): void {
+    if (this.stopping || state.stopped) return
+    const started = performance.now()
+    state.inFlight = this.scrape(state).finally(() => {
+      state.inFlight = null
+      if (this.stopping || state.stopped) return
+      // Every interval from the previous start, at once when the scrape took longer.
+      const wait = Math.max(0, this.options.intervalMs - (performance.now() - started))
+      state.timer = setTimeout(() => this.tick(state), wait)
+      state.timer.unref()
+    })
+  }
+
+  private async scrape(state: UrlState): Promise<void> {
+    const at = performance.now()
+    const abort = new AbortController()
+    state.abort = abort
+    const cut = setTimeout(() => abort.abort(), this.options.timeoutMs)
+    try {
+      const response = await state.client.request({
+        path: state.path,
+        method: 'GET',
+        headers: { ...state.target.headers, accept: 'text/plain;version=0.0.4, */*;q=0.1' },
+        signal: abort.signal,
+      })
+      const body = await readText(response.body)
+      const duration_ms = round(performance.now() - at)
+      if (response.statusCode !== 200) {
+        // The default URL is only a guess: any refusal (404, 401 from a hosted API) means not here.
+        const notHere = state.target.auto || response.statusCode === 404
+        await this.refused(state, at, duration_ms, `HTTP ${response.statusCode}`, notHere)
+        return
+      }
+      let families: ReturnType<typeof parseExposition>
+      try {
+        families = parseExposition(body)
+      } catch (error) {
+        if (!(error instanceof ExpositionError)) throw error
+        await this.refused(state, at, duration_ms, `not Prometheus text (${error.message})`, true)
+        return
+      }
+      const { values, used } = mapScrape(families)
+      state.answered = true
+      this.keep(
+        { kind: 'scrape', url: state.shown, at: round(at), duration_ms, values, ...this.runTag() },
+        used.map(rawFamily),
+      )
+    } catch (error) {
+      const duration_ms = round(performance.now() - at)
+      const message = abort.signal.aborted
+        ? this.stopping
+          ? 'cut at the end of the run'
+          : `no answer within ${this.options.timeoutMs} ms`
+        : error instanceof Error
+          ? error.message
+          : String(error)
+      this.gap(state, at, duration_ms, message)
+    } finally {
+      clearTimeout(cut)
+      if (state.abort === abort) state.abort = null
+    }
+  }
+
+  /**
+   * A URL that answers, but not with metrics. Before it ever gave metrics, a 404 or a page that is
+   * not Prometheus text means there are none there: said once, and the URL is not asked again.
+   * After, it is a gap like any failure.
+   */
+  private async refused(
+    state: UrlState,
+    at: number,
+    duration_ms: number,
+    what: string,
+    noMetricsHere: boolean,
+  ): Promise<void> {
+    if (!noMetricsHere || state.answered) {
+      this.gap(state, at, duration_ms, what)
+      return
+    }
+    state.stopped = true
+    const reason = `${what}: no Prometheus metrics there`
+    this.keep({ kind: 'stopped', url: state.shown, at: round(at), reason, ...this.runTag() })
+    this.options.log(
+      state.target.auto
+        ? `server metrics: GET ${state.shown} answered ${what}; not scraped (give --server-metrics URL for a metrics port, or --no-server-metrics)`
+        : `server metrics: GET ${state.shown} answered ${what}; not scraped again`,
+    )
+  }
+
+  private gap(state: UrlState, at: number, duration_ms: number, message: string): void {
+    const error = redact(message, this.options.secrets)
+    this.keep({ kind: 'gap', url: state.shown, at: round(at), duration_ms, error, ...this.runTag() })
+    if (state.gapLogged || this.stopping) return
+    state.gapLogged = true
+    this.options.log(
+      `server metrics: ${state.shown}: ${error} (a gap; later ones are in server-metrics.jsonl, not shown)`,
+    )
+  }
+
+  private runTag(): { run?: string } {
+    return this.options.runId === undefined ? {} : { run: this.options.runId }
+  }
+
+  /** In memory (values only) and appended to the file with the raw families. */
+  private keep(scrape: ServerScrape, families?: ReturnType<typeof rawFamily>[]): void {
+    this.scrapes.push(scrape)
+    if (this.options.file === null || this.writeFailed) return
+    try {
+      const line = families === undefined ? scrape : { ...scrape, families }
+      appendFileSync(this.options.file, `${JSON.stringify(line)}\n`)
+    } catch (error) {
+      // A full disk stops the file, not the run: the records' own writer is what stops a run.
+      this.writeFailed = true
+      this.options.log(
+        `server metrics: cannot write ${this.options.file} (${error instanceof Error ? error.message : String(error)}); scrapes kept in memory only`,
+      )
+    }
+  }
+}
+
+async function readText(body: AsyncIterable<Buffer>): Promise<string> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of body) {
+    size += chunk.length
+    if (size > MAX_BODY_BYTES)
+      throw new Error(`body above ${MAX_BODY_BYTES / 1024 / 1024} MiB: not a metrics page`)
+    chunks.push(chunk)
+  }
+  return Buffer.concat(chunks).toString('utf8')
+}
+
+function round(value: number): number {
+  return Math.round(value * 10) / 10
+}

@@ -1,0 +1,52 @@
+import { type Endpoint, getHeaders } from '../client/endpoint.js'
+import type { ScrapeTarget } from './scraper.js'
+
+/** What the run's settings say about scraping (RunConfig.server_metrics). */
+export interface ServerMetricsSettings {
+  enabled: boolean
+  /** "auto" = GET /metrics at the target's origin. */
+  urls: readonly string[]
+  interval_s: number
+}
+
+/** A scrape is cut after the interval or this, whichever is longer: llama.cpp's /metrics took 3.5 s under load. */
+export const SCRAPE_TIMEOUT_MS = 5_000
+
+/**
+ * The URLs to scrape, each once. A URL on the target's origin gets the target's headers (some
+ * gateways want the Authorization there too); any other gets none but its own user:password.
+ */
+export function scrapeTargets(
+  settings: ServerMetricsSettings,
+  endpoint: Pick<Endpoint, 'origin' | 'headers'>,
+): ScrapeTarget[] {
+  if (!settings.enabled) return []
+  const targets = new Map<string, ScrapeTarget>()
+  for (const url of settings.urls) {
+    const auto = url === 'auto'
+    const parsed = new URL(auto ? `${endpoint.origin}/metrics` : url)
+    const sameOrigin = parsed.origin === new URL(endpoint.origin).origin
+    const headers = sameOrigin ? withoutBody(endpoint) : basicAuth(parsed)
+    parsed.username = ''
+    parsed.password = ''
+    const key = parsed.toString()
+    if (!targets.has(key)) targets.set(key, { url: key, headers, auto })
+  }
+  return [...targets.values()]
+}
+
+function withoutBody(endpoint: Pick<Endpoint, 'headers'>): Record<string, string> {
+  const { accept: _accept, ...headers } = getHeaders(endpoint as Endpoint)
+  return headers
+}
+
+function basicAuth(url: URL): Record<string, string> {
+  if (url.username === '' && url.password === '') return {}
+  const pair = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`
+  return { authorization: `Basic ${Buffer.from(pair).toString('base64')}` }
+}
+
+/** Scrapes are cut at the interval when it is the longer. */
+export function scrapeTimeoutMs(settings: ServerMetricsSettings): number {
+  return Math.max(SCRAPE_TIMEOUT_MS, settings.interval_s * 1000)
+}

@@ -1,0 +1,133 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import {
+  bucketPercentile,
+  counterIncrease,
+  histogramIncrease,
+} from '../../src/server-metrics/bucket-percentiles.js'
+import { serverLevelFigures } from '../../src/server-metrics/level-figures.js'
+import type { ServerScrape } from '../../src/server-metrics/scrape-file.js'
+import type { Buckets, ScrapeValues } from '../../src/server-metrics/vocabulary.js'
+
+const URL_A = 'http://engine:8000/metrics'
+
+function ok(at: number, values: Partial<ScrapeValues>, url = URL_A): ServerScrape {
+  return {
+    kind: 'scrape',
+    url,
+    at,
+    duration_ms: 5,
+    values: { gauges: {}, counters: {}, histograms: {}, sources: {}, ...values },
+  }
+}
+
+function ttft(counts: [number, number, number], count: number, sum: number): Buckets {
+  return {
+    buckets: [
+      [0.1, counts[0]],
+      [0.5, counts[1]],
+      [1, counts[2]],
+    ],
+    count,
+    sum,
+  }
+}
+
+test('counter increase: deltas added, a drop read as a restart counting from zero', () => {
+  assert.equal(counterIncrease([10, 15, 15, 22]), 12)
+  assert.equal(counterIncrease([100, 120, 5, 9]), 20 + 5 + 4)
+  assert.equal(counterIncrease([7]), 0)
+})
+
+test('histogram increase and bucket-interpolated percentiles', () => {
+  const increase = histogramIncrease([ttft([1, 1, 1], 1, 0.05), ttft([3, 9, 11], 11, 4.05)])
+  assert.deepEqual(increase, ttft([2, 8, 10], 10, 4))
+  const histogram = increase as Buckets
+  // 10 observations: 2 in (0, 0.1], 6 in (0.1, 0.5], 2 in (0.5, 1].
+  // p50: rank 5 → 3 of the bucket's 6 → 0.1 + 0.4 * 3/6 = 0.3.
+  assert.ok(Math.abs((bucketPercentile(histogram, 50) as number) - 0.3) < 1e-12)
+  // p10: rank 1 → half of the first bucket, from 0 → 0.05.
+  assert.ok(Math.abs((bucketPercentile(histogram, 10) as number) - 0.05) < 1e-12)
+  // p95: rank 9.5 → 1.5 of the last bucket's 2 → 0.5 + 0.5 * 0.75 = 0.875.
+  assert.ok(Math.abs((bucketPercentile(histogram, 95) as number) - 0.875) < 1e-12)
+  // Observations past the last finite bound (+Inf bucket): the highest finite bound.
+  assert.equal(bucketPercentile({ buckets: [[0.1, 1]], count: 4, sum: null }, 99), 0.1)
+  assert.equal(bucketPercentile({ buckets: [[0.1, 0]], count: 0, sum: 0 }, 50), null)
+  // A restart between scrapes: the new counts count whole.
+  assert.deepEqual(
+    histogramIncrease([ttft([5, 5, 5], 5, 1), ttft([1, 2, 2], 2, 0.4)]),
+    ttft([1, 2, 2], 2, 0.4),
+  )
+})
+
+test('a level: gauges over the window, increases from the scrape before to the one after', () => {
+  const scrapes: ServerScrape[] = [
+    ok(500, { gauges: { running: 0, kv_cache_usage: 0.1 }, counters: { generation_tokens: 100 } }),
+    ok(1500, {
+      gauges: { running: 4, kv_cache_usage: 0.5 },
+      counters: { generation_tokens: 180, prefix_cache_queries: 0, prefix_cache_hits: 0 },
+    }),
+    { kind: 'gap', url: URL_A, at: 2500, duration_ms: 5000, error: 'no answer within 5000 ms' },
+    ok(3500, { gauges: { running: 2, kv_cache_usage: 0.9 }, counters: { generation_tokens: 300 } }),
+    ok(4500, { gauges: { running: 0, kv_cache_usage: 0.2 }, counters: { generation_tokens: 310 } }),
+    // A later level: not in this one.
+    ok(9000, { gauges: { running: 16 }, counters: { generation_tokens: 900 } }),
+  ]
+  const figures = serverLevelFigures(scrapes, { start: 1000, end: 4000 }, [50, 95], 250)
+  assert.ok(figures !== null)
+  assert.equal(figures.scrapes, 2)
+  assert.equal(figures.gaps, 1)
+  assert.deepEqual(figures.running, { mean: 3, max: 4 })
+  assert.deepEqual(figures.kv_cache_usage, { mean: 0.7, max: 0.9 })
+  assert.equal(figures.generation_tokens, 310 - 100, 'from the scrape at 500 to the one at 4500')
+  assert.equal(figures.span_s, 4)
+  assert.equal(figures.cache_hit_rate, null, 'the hit counters are not in every scrape')
+  assert.equal(figures.ttft_ms_bucketed, null)
+  assert.equal(figures.outside_scheduler_ms, null, 'no server TTFT')
+  assert.equal(figures.client_ttft_p50_ms, 250)
+})
+
+test("server TTFT percentiles beside the client's, the difference, and hits over queries", () => {
+  const scrapes: ServerScrape[] = [
+    ok(0, {
+      counters: { prefix_cache_queries: 1000, prefix_cache_hits: 100 },
+      histograms: { server_ttft: ttft([0, 0, 0], 0, 0), server_queue_time: ttft([0, 0, 0], 0, 0) },
+    }),
+    ok(2000, {
+      counters: { prefix_cache_queries: 3000, prefix_cache_hits: 1600 },
+      histograms: { server_ttft: ttft([2, 8, 10], 10, 4), server_queue_time: ttft([10, 10, 10], 10, 0.2) },
+    }),
+  ]
+  const figures = serverLevelFigures(scrapes, { start: 100, end: 1900 }, [50, 95], 1300)
+  assert.ok(figures !== null)
+  assert.equal(figures.cache_hit_rate, 0.75, '1500 hits of 2000 queried tokens')
+  assert.deepEqual(figures.ttft_ms_bucketed, { count: 10, mean: 400, p50: 300, p95: 875 })
+  assert.deepEqual(figures.queue_time_ms_bucketed, { count: 10, mean: 20, p50: 50, p95: 95 })
+  assert.equal(figures.outside_scheduler_ms, 1000, 'client 1300 ms - server 300 ms')
+  assert.equal(figures.scrapes, 0, 'no scrape inside the window, only around it')
+})
+
+test('no scrape in or around the window: null; two URLs are added up, fractions averaged', () => {
+  assert.equal(serverLevelFigures([], { start: 0, end: 10 }, [50], null), null)
+  const gpu = 'http://gpu:9400/metrics'
+  const scrapes: ServerScrape[] = [
+    ok(10, { gauges: { running: 2, kv_cache_usage: 0.2 } }),
+    ok(20, { gauges: { running: 6, kv_cache_usage: 0.6 } }, 'http://replica-2:8000/metrics'),
+    ok(
+      15,
+      { gauges: { gpu_power_watts: 300, gpu_utilization: 0.5 }, counters: { gpu_energy_joules: 0 } },
+      gpu,
+    ),
+    ok(
+      25,
+      { gauges: { gpu_power_watts: 310, gpu_utilization: 0.7 }, counters: { gpu_energy_joules: 3 } },
+      gpu,
+    ),
+  ]
+  const figures = serverLevelFigures(scrapes, { start: 0, end: 30 }, [50], null)
+  assert.deepEqual(figures?.running, { mean: 8, max: 8 })
+  assert.deepEqual(figures?.kv_cache_usage, { mean: 0.4, max: 0.6 })
+  assert.deepEqual(figures?.gpu_power_watts, { mean: 305, max: 310 })
+  assert.deepEqual(figures?.gpu_utilization, { mean: 0.6, max: 0.7 })
+  assert.equal(figures?.gpu_energy_joules, 3)
+})
