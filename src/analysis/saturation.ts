@@ -1,4 +1,5 @@
 import type { LoadMode } from '../metrics/summarize.js'
+import type { KneeCause } from './knee-cause.js'
 import {
   isMeaningfulGain,
   perDoublingText,
@@ -19,6 +20,8 @@ export interface Saturation {
    * level (or bisect with --refine) to place it. Absent in results of older versions.
    */
   bracket?: [number, number] | null
+  /** Why the knee is there, from the server's figures at and past it (see knee-cause.ts); absent in older results. */
+  cause?: KneeCause
 }
 
 /** TTFT must climb at least this much beyond the knee: the extra streams queue instead of adding work. */

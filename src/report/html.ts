@@ -4,6 +4,8 @@ import { levelName } from '../result/level-name.js'
 import { achievedNotes, levelCell, throughputCell } from './achieved-cells.js'
 import type { Chart } from './charts.js'
 import { errorMessageLines } from './failure-notes.js'
+import { kneeCauseLine } from './knee-cause-line.js'
+import { serverColumns } from './server-cells.js'
 import { lengthsLine, levelAxisTitle, workloadNotes } from './workload-notes.js'
 
 const escapeHtml = (text: string): string =>
@@ -57,6 +59,7 @@ function errorsTable(result: BenchResult): string {
 export function renderHtml(result: BenchResult, charts: readonly Chart[]): string {
   const { meta } = result
   const keys = meta.percentiles.map((p) => `p${p}`)
+  const server = serverColumns(result)
   const rows = [...result.levels]
     .sort((a, b) => a.value - b.value)
     .map(
@@ -64,11 +67,12 @@ export function renderHtml(result: BenchResult, charts: readonly Chart[]): strin
         `<tr><td>${levelCell(level, meta.load.mode === 'request_rate')}</td><td>${level.requests}</td><td>${(level.success_rate * 100).toFixed(1)}%</td>` +
         `<td>${keys.map((k) => one(level.ttft_ms[k])).join(' / ')}</td><td>${keys.map((k) => one(level.tpot_ms[k], 1)).join(' / ')}</td>` +
         `<td>${one(level.itl_ms.p50, 1)}</td><td>${one(level.e2e_ms.p50)}</td><td>${throughputCell(level)}</td>` +
-        `<td>${level.requests_per_s.toFixed(2)}</td><td class="verdict-${level.verdict}" title="${escapeHtml(level.advice)}">${level.verdict}</td></tr>`,
+        `<td>${level.requests_per_s.toFixed(2)}</td>${server.map((column) => `<td>${escapeHtml(column.cell(level))}</td>`).join('')}<td class="verdict-${level.verdict}" title="${escapeHtml(level.advice)}">${level.verdict}</td></tr>`,
     )
     .join('\n')
   const notes = [
     `Saturation: ${result.saturation_summary}`,
+    ...[kneeCauseLine(result)].filter((line) => line !== null),
     ...(result.capacity_summary === null ? [] : [`Capacity: ${result.capacity_summary}`]),
     ...result.levels
       .filter((level) => level.verdict !== 'healthy' || level.failed > 0)
@@ -105,7 +109,9 @@ ${figures}
 </div>
 <h2>Per level</h2>
 <table><thead><tr><th>${levelAxisTitle(meta)}</th><th>requests</th><th>success</th><th>TTFT ms ${keys.join('/')}</th><th>TPOT ms ${keys.join('/')}</th>
-<th>ITL ms p50</th><th>E2E ms p50</th><th>output tok/s</th><th>req/s</th><th>verdict</th></tr></thead>
+<th>ITL ms p50</th><th>E2E ms p50</th><th>output tok/s</th><th>req/s</th>${server
+    .map((column) => `<th>${escapeHtml(column.head.replace('\n', ' '))}</th>`)
+    .join('')}<th>verdict</th></tr></thead>
 <tbody>
 ${rows}
 </tbody></table>

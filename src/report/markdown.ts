@@ -4,6 +4,8 @@ import type { BenchResult } from '../result/bench-result.js'
 import { levelName } from '../result/level-name.js'
 import { achievedNotes, levelCell, throughputCell } from './achieved-cells.js'
 import { errorMessageLines } from './failure-notes.js'
+import { kneeCauseLine } from './knee-cause-line.js'
+import { serverColumns } from './server-cells.js'
 import { lengthsLine, workloadNotes } from './workload-notes.js'
 
 const one = (value: number | null | undefined, digits = 0): string =>
@@ -18,6 +20,8 @@ export function renderMarkdown(result: BenchResult): string {
   const keys = meta.percentiles.map((p) => `p${p}`)
   const hasSlo = result.levels.some((level) => level.slo !== null)
   const hasCost = result.levels.some((level) => level.cost != null)
+  const server = serverColumns(result)
+  const serverHeads = server.map((column) => ` ${column.head.replace('\n', ' ')} |`).join('')
   const currency = result.cost?.currency ?? ''
   const lines = [
     `# llmbench: ${meta.target.model}`,
@@ -26,10 +30,11 @@ export function renderMarkdown(result: BenchResult): string {
       (meta.partial ? ' · **partial (interrupted)**' : ''),
     '',
     `**Saturation:** ${result.saturation_summary}`,
+    ...whyLines(result),
     ...(result.capacity_summary === null ? [] : ['', `**Capacity:** ${result.capacity_summary}`]),
     '',
-    `| ${meta.load.mode === 'request_rate' ? 'rate (req/s)' : 'concurrency'} | requests | success | TTFT ms ${keys.join('/')} | TPOT ms ${keys.join('/')} | ITL ms p50 | E2E ms p50 | output tok/s | req/s |${hasSlo ? ' SLO good % |' : ''}${hasCost ? ` tokens in / out | cost ${currency} |` : ''} verdict |`,
-    `| --- | --- | --- | --- | --- | --- | --- | --- | --- |${hasSlo ? ' --- |' : ''}${hasCost ? ' --- | --- |' : ''} --- |`,
+    `| ${meta.load.mode === 'request_rate' ? 'rate (req/s)' : 'concurrency'} | requests | success | TTFT ms ${keys.join('/')} | TPOT ms ${keys.join('/')} | ITL ms p50 | E2E ms p50 | output tok/s | req/s |${serverHeads}${hasSlo ? ' SLO good % |' : ''}${hasCost ? ` tokens in / out | cost ${currency} |` : ''} verdict |`,
+    `| --- | --- | --- | --- | --- | --- | --- | --- | --- |${' --- |'.repeat(server.length)}${hasSlo ? ' --- |' : ''}${hasCost ? ' --- | --- |' : ''} --- |`,
   ]
   for (const level of [...result.levels].sort((a, b) => a.value - b.value)) {
     const slo =
@@ -41,7 +46,7 @@ export function renderMarkdown(result: BenchResult): string {
     lines.push(
       `| ${levelCell(level, meta.load.mode === 'request_rate')} | ${level.requests} | ${(level.success_rate * 100).toFixed(1)}% | ` +
         `${percentiles(level.ttft_ms, keys)} | ${percentiles(level.tpot_ms, keys, 1)} | ${one(level.itl_ms.p50, 1)} | ` +
-        `${one(level.e2e_ms.p50)} | ${throughputCell(level)} | ${level.requests_per_s.toFixed(2)} |${slo}${cost} ` +
+        `${one(level.e2e_ms.p50)} | ${throughputCell(level)} | ${level.requests_per_s.toFixed(2)} |${server.map((column) => ` ${column.cell(level)} |`).join('')}${slo}${cost} ` +
         `${level.verdict} |`,
     )
   }
@@ -64,4 +69,10 @@ export function renderMarkdown(result: BenchResult): string {
   const workload = [...achievedNotes(result), ...workloadNotes(result)]
   if (workload.length > 0) lines.push('', ...workload.map((line) => `- ${line}`))
   return `${lines.join('\n')}\n`
+}
+
+/** The knee's cause under the saturation line, when there is a knee. */
+function whyLines(result: BenchResult): string[] {
+  const why = kneeCauseLine(result)
+  return why === null ? [] : ['', why]
 }

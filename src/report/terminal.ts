@@ -5,12 +5,15 @@ import type { BenchResult } from '../result/bench-result.js'
 import { levelName } from '../result/level-name.js'
 import { achievedNotes, levelCell, throughputCell } from './achieved-cells.js'
 import { errorMessageLines } from './failure-notes.js'
+import { kneeCauseLine } from './knee-cause-line.js'
+import { type ServerColumn, serverColumns } from './server-cells.js'
 import { levelHeading, workloadNotes } from './workload-notes.js'
 
 /** The end-of-run table: concurrency vs TTFT / TPOT / throughput / success rate, plus the verdict. */
 export function renderTable(result: BenchResult): string {
   const keys = result.meta.percentiles.map((p) => `p${p}`)
   const rateMode = result.meta.load.mode === 'request_rate'
+  const server = serverColumns(result)
   const table = new Table({
     head: [
       levelHeading(result.meta),
@@ -23,6 +26,7 @@ export function renderTable(result: BenchResult): string {
       'E2E ms\np50',
       'output\ntok/s',
       'req/s',
+      ...server.map((column) => column.head),
       'client\nloop busy / p99',
       'verdict',
     ],
@@ -32,11 +36,11 @@ export function renderTable(result: BenchResult): string {
     chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' },
   })
   for (const level of [...result.levels].sort((a, b) => a.value - b.value))
-    table.push(levelRow(level, keys, rateMode))
+    table.push(levelRow(level, keys, rateMode, server))
   return table.toString()
 }
 
-function levelRow(level: LevelSummary, keys: string[], rateMode: boolean): string[] {
+function levelRow(level: LevelSummary, keys: string[], rateMode: boolean, server: ServerColumn[]): string[] {
   return [
     levelCell(level, rateMode),
     String(level.requests),
@@ -50,6 +54,7 @@ function levelRow(level: LevelSummary, keys: string[], rateMode: boolean): strin
     one(level.e2e_ms.p50),
     throughputCell(level),
     level.requests_per_s.toFixed(2),
+    ...server.map((column) => column.cell(level)),
     `${Math.round(level.client.event_loop_utilization * 100)}% / ${level.client.event_loop_delay_p99_ms.toFixed(1)} ms`,
     level.verdict,
   ]
@@ -65,7 +70,8 @@ function one(value: number | null | undefined, digits = 0): string {
 
 /** The lines under the table: saturation point, failures and what to do about each verdict. */
 export function renderVerdict(result: BenchResult): string {
-  const lines = [`Saturation: ${result.saturation_summary}`]
+  const why = kneeCauseLine(result)
+  const lines = [`Saturation: ${result.saturation_summary}`, ...(why === null ? [] : [`  ${why}`])]
   const name = (value: number): string => levelName(result.meta, value)
   if (result.capacity_summary !== null) lines.push(`Capacity: ${result.capacity_summary}`)
   for (const level of result.levels) {

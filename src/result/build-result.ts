@@ -1,7 +1,9 @@
 import { runAdvice } from '../analysis/advice.js'
+import { explainKnee } from '../analysis/knee-cause.js'
 import { misconfiguredAdvice, misconfiguredSummary } from '../analysis/run-gate.js'
 import { findSaturation, type Saturation } from '../analysis/saturation.js'
 import { stepsFromBelow } from '../analysis/scaling-step.js'
+import { serverViewOf } from '../analysis/server-view.js'
 import { adviceFor, levelVerdict } from '../analysis/verdict.js'
 import { round } from '../metrics/distribution.js'
 import { unreachableAfterAnswers } from '../metrics/failure-causes.js'
@@ -69,7 +71,9 @@ export function finishResult(figures: readonly LevelFigures[], meta: RunMeta): B
   const summaries = unreachableAfterAnswers(figures)
   const ttftKey = meta.percentiles.includes(95) ? 'p95' : 'mean'
   const rateMode = meta.load?.mode === 'request_rate'
-  const saturation = findSaturation(summaries, ttftKey, rateMode)
+  const found = findSaturation(summaries, ttftKey, rateMode)
+  const saturation =
+    found === null ? null : { ...found, cause: explainKnee(summaries.map(serverViewOf), found.value) }
   const steps = stepsFromBelow(summaries, ttftKey, rateMode)
   const levels: LevelSummary[] = summaries.map((summary) => {
     const step = steps.get(summary.value) ?? null

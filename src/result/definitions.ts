@@ -81,6 +81,15 @@ export const DEFINITIONS = {
   outside_scheduler_ms:
     "Time outside the engine's scheduler: the client's TTFT p50 minus the server's TTFT p50 (bucket-interpolated): " +
     'network, the HTTP layer and its queue, and the client. Null unless the server publishes a TTFT histogram.',
+  knee_cause:
+    'saturation.cause: why the knee is where it is, judged on the first level past it from the server figures: ' +
+    'client-bound (the client watched itself busy), kv-cache (KV use >= 95% or preemptions), outside-scheduler ' +
+    "(at least half of the client's TTFT p50, and 50 ms, spent before the engine while its queue is empty: an HTTP " +
+    'layer, slots, a proxy), batch-slots (running flat at its maximum while the queue grows and KV has room), ' +
+    'prefill-interference (ITL p99 x1.5), undetermined, or no-server-data. Each names the setting to look at.',
+  joules_per_output_token:
+    "server.joules_per_output_token: the GPUs' mean power inside the measured window (DCGM) times its length, over " +
+    "the level's output tokens; from the energy counter, scaled to the window, when there is no power gauge.",
   percentiles:
     'Exact over the raw samples of successful requests, linear interpolation between closest ranks (numpy default).',
   timestamps: 'performance.now() (monotonic), taken when the bytes arrive, before parsing.',

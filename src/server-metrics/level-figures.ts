@@ -1,5 +1,6 @@
 import type { RequestRecord } from '../records/types.js'
 import { bucketPercentile, counterIncrease, histogramIncrease } from './bucket-percentiles.js'
+import { joulesPerOutputToken } from './energy.js'
 import type { ScrapeOk, ServerScrape } from './scrape-file.js'
 import {
   type Buckets,
@@ -45,6 +46,8 @@ export interface ServerLevelFigures {
   prompt_tokens: number | null
   generation_tokens: number | null
   gpu_energy_joules: number | null
+  /** GPU energy per output token the client received, joules (see joulesPerOutputToken); null without GPU figures. */
+  joules_per_output_token: number | null
   ttft_ms_bucketed: BucketedDistribution | null
   queue_time_ms_bucketed: BucketedDistribution | null
   e2e_ms_bucketed: BucketedDistribution | null
@@ -144,6 +147,7 @@ export function serverLevelFigures(
     prompt_tokens: counter('prompt_tokens'),
     generation_tokens: counter('generation_tokens'),
     gpu_energy_joules: counter('gpu_energy_joules'),
+    joules_per_output_token: null,
     ttft_ms_bucketed: null,
     queue_time_ms_bucketed: null,
     e2e_ms_bucketed: null,
@@ -273,6 +277,8 @@ function round(value: number, digits = 3): number {
 interface LevelLike {
   value: number
   ttft_ms: Record<string, number | null>
+  output_tokens: number
+  duration_s: number
 }
 
 /**
@@ -289,5 +295,7 @@ export function withServerFigures<T extends LevelLike>(
   if (!scrapes.some((scrape) => scrape.kind === 'scrape')) return summary
   const server =
     window === null ? null : serverLevelFigures(scrapes, window, percentiles, summary.ttft_ms.p50 ?? null)
+  if (server !== null)
+    server.joules_per_output_token = joulesPerOutputToken(server, summary.output_tokens, summary.duration_s)
   return { ...summary, server }
 }

@@ -1,0 +1,47 @@
+import type { LevelSummary } from '../metrics/summarize.js'
+import type { BenchResult } from '../result/bench-result.js'
+
+/**
+ * The server's own figures as table columns, present only when some level has them: what the engine
+ * ran and queued, its TTFT beside the client's with the time spent outside its scheduler, and the GPU
+ * energy per output token when the GPUs were scraped.
+ */
+export interface ServerColumn {
+  head: string
+  cell: (level: LevelSummary) => string
+}
+
+const COLUMNS: { column: ServerColumn; shown: (level: LevelSummary) => boolean }[] = [
+  {
+    shown: (level) => level.server?.running != null || level.server?.waiting != null,
+    column: {
+      head: 'server run / wait\nmax / mean',
+      cell: (level) => `${gauge(level.server?.running?.max, 0)} / ${gauge(level.server?.waiting?.mean, 1)}`,
+    },
+  },
+  {
+    shown: (level) => level.server?.ttft_ms_bucketed != null,
+    column: {
+      head: 'server TTFT p50\n(outside sched.)',
+      cell: (level) => {
+        const server = level.server?.ttft_ms_bucketed?.p50
+        const outside = level.server?.outside_scheduler_ms
+        return server == null
+          ? '-'
+          : `${server.toFixed(0)}${outside == null ? '' : ` (${outside.toFixed(0)})`}`
+      },
+    },
+  },
+  {
+    shown: (level) => level.server?.joules_per_output_token != null,
+    column: { head: 'GPU J /\nout token', cell: (level) => gauge(level.server?.joules_per_output_token, 3) },
+  },
+]
+
+export function serverColumns(result: BenchResult): ServerColumn[] {
+  return COLUMNS.filter(({ shown }) => result.levels.some(shown)).map(({ column }) => column)
+}
+
+function gauge(value: number | null | undefined, digits: number): string {
+  return value == null ? '-' : value.toFixed(digits)
+}
