@@ -7,6 +7,7 @@ import { e2eMs, isOk, pushItlMs, tpotMs, ttftMs } from './derive.js'
 import { type Distribution, percentileOfSorted, round, summarizeSamples } from './distribution.js'
 import { type EventFigures, eventFigures, eventNotes } from './event-figures.js'
 import { type LevelFailures, levelFailures } from './failure-causes.js'
+import { type InBandFigures, inBandFigures } from './in-band-figures.js'
 import { type AchievedConcurrency, inFlightFigures, type SteadyWindow } from './in-flight.js'
 import { shardWindows } from './shard-windows.js'
 import { evaluateSlos, type LevelSlo, type Slo } from './slo.js'
@@ -92,6 +93,8 @@ export interface LevelSummary extends LevelFailures {
   connections?: ConnectionFigures
   /** Tokens per event, ITL per token, events after [DONE]. */
   events?: EventFigures
+  /** What the engine reported in its responses (llama.cpp timings, usage details); null when nothing. */
+  in_band?: InBandFigures | null
   /**
    * What the level's own records say about the server's stream and connections, in words: resends,
    * closes after responses, tokens per event, events after [DONE], usage not trusted. The client's
@@ -243,6 +246,7 @@ export function summarizeLevel(
     },
     connections,
     events,
+    in_band: inBandFigures(records, percentiles),
     notes: [...connectionNotes(connections), ...eventNotes(events, usageRejected)],
     client,
   }
