@@ -19,7 +19,7 @@ export interface InBandFigures {
    * layer, waiting for a slot, network) plus the first token's way back.
    */
   queue_ms: Distribution
-  /** Cached prompt tokens / prompt tokens, over the requests that said how many were cached; null = none did. */
+  /** Cached prompt tokens / prompt tokens, over the requests that said (or, on llama.cpp, showed) how many were cached; null = none did. */
   cached_prompt_share: number | null
   /** Sum of usage.completion_tokens_details.reasoning_tokens; null = no request sent it. */
   reasoning_tokens: number | null
@@ -50,7 +50,7 @@ export function inBandFigures(
       if (timings.predicted_ms !== null && timings.predicted_n !== null && timings.predicted_n > 0)
         decodePerToken.push(timings.predicted_ms / timings.predicted_n)
     }
-    const cachedHere = timings?.cache_n ?? record.cached_tokens ?? null
+    const cachedHere = timings?.cache_n ?? record.cached_tokens ?? cachedByPromptN(record)
     const prompt = promptTokens(record)
     if (cachedHere !== null && prompt !== null && prompt > 0) {
       withCacheFigure++
@@ -68,6 +68,16 @@ export function inBandFigures(
     cached_prompt_share: withCacheFigure === 0 ? null : round(cached / promptOfCached, 4),
     reasoning_tokens: reasoning,
   }
+}
+
+/**
+ * llama.cpp builds before cache_n: prompt_n counts only the prompt tokens computed, so the rest of
+ * usage.prompt_tokens came from the slot's cache (the same prompt sent twice: 31 prompt tokens, prompt_n 1).
+ */
+function cachedByPromptN(record: RequestRecord): number | null {
+  const promptN = record.server_timings?.prompt_n ?? null
+  if (promptN === null || record.input_tokens === null || record.input_tokens < promptN) return null
+  return record.input_tokens - promptN
 }
 
 /**

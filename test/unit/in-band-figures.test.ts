@@ -22,6 +22,7 @@ test('prefill, decode per token and queue time (client TTFT − prompt_ms) per r
     makeRecord({
       sent_at: 1000 * i,
       token_times: [1000 * i + 500 * (i + 1), 1000 * i + 500 * (i + 1) + 40],
+      input_tokens: null,
       server_timings: timings(100 * (i + 1), 20 * (i + 1), 2),
     }),
   )
@@ -34,7 +35,7 @@ test('prefill, decode per token and queue time (client TTFT − prompt_ms) per r
   assert.equal(figures.queue_ms.p95, 1160)
   // predicted_ms / predicted_n: 10, 20, 30 ms per token.
   assert.equal(figures.server_decode_ms_per_token.p50, 20)
-  assert.equal(figures.cached_prompt_share, null, 'no cache_n and no cached_tokens: unknown, not 0')
+  assert.equal(figures.cached_prompt_share, null, 'no cache_n, cached_tokens or usage: unknown, not 0')
   assert.equal(figures.reasoning_tokens, null)
 })
 
@@ -99,6 +100,28 @@ test('the level summary carries in_band only for its own measured requests', () 
     { cpu_percent: 0, loops: [] },
   )
   assert.equal(none.in_band, null)
+})
+
+test('llama.cpp without cache_n: the prompt tokens it did not compute came from the cache', () => {
+  // As the kit answered the same prompt twice: usage.prompt_tokens 31, timings.prompt_n 1.
+  const again = makeRecord({
+    token_times: [50, 60],
+    input_tokens: 31,
+    server_timings: timings(14, 60, 3, { prompt_n: 1 }),
+  })
+  const fresh = makeRecord({
+    token_times: [50, 60],
+    input_tokens: 31,
+    server_timings: timings(24, 60, 3, { prompt_n: 31 }),
+  })
+  assert.equal(inBandFigures([again, fresh], PERCENTILES)?.cached_prompt_share, round4(30 / 62))
+  // A prompt_n above the usage count does not make sense as a cache figure: left out.
+  const odd = makeRecord({
+    token_times: [50, 60],
+    input_tokens: 5,
+    server_timings: timings(24, 60, 3, { prompt_n: 31 }),
+  })
+  assert.equal(inBandFigures([odd], PERCENTILES)?.cached_prompt_share, null)
 })
 
 function round4(value: number): number {
