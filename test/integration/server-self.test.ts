@@ -8,7 +8,7 @@ import { resolveEndpoint } from '../../src/run/endpoint.js'
 import { runGradient } from '../../src/run/run-gradient.js'
 import { readServerSelf, SELF_READ_TIMEOUT_MS } from '../../src/run/server-self-read.js'
 import { StopSignal } from '../../src/run/stop-signal.js'
-import { ENGINE_FIXTURE_DIR, PROTOCOL_FIXTURE_DIR } from '../helpers/fixtures.js'
+import { ENGINE_FIXTURE_DIR, LLAMACPP_KIT_SELF, PROTOCOL_FIXTURE_DIR } from '../helpers/fixtures.js'
 import { tempDir, testConfig } from '../helpers/run-config.js'
 
 const KEY = 'sk-self-read-secret-7431'
@@ -87,13 +87,7 @@ test('reads llama.cpp /props, /slots and /v1/models, sending the run key', { tim
     '/v1/models': { file: 'llamacpp_models.json' },
   })
   const server = await readServerSelf(endpointOf(engine.url))
-  assert.deepEqual(server, {
-    engine: 'llama.cpp',
-    slots: 4,
-    context_per_slot: 1024,
-    max_model_len: null,
-    answered: ['/props', '/slots', '/v1/models'],
-  })
+  assert.deepEqual(server, LLAMACPP_KIT_SELF)
   for (const path of ['/props', '/slots', '/v1/models', '/get_server_info'])
     assert.equal(engine.authorizations.get(path), `Bearer ${KEY}`, path)
 })

@@ -4,7 +4,7 @@ import { test } from 'node:test'
 import { slotsBesideKnee } from '../../src/result/server-self.js'
 import { contextWarning } from '../../src/run/context-warning.js'
 import { describeServer } from '../../src/run/server-self-parse.js'
-import { ENGINE_FIXTURE_DIR } from '../helpers/fixtures.js'
+import { ENGINE_FIXTURE_DIR, LLAMACPP_KIT_SELF } from '../helpers/fixtures.js'
 
 function fixture(name: string): unknown {
   return JSON.parse(readFileSync(`${ENGINE_FIXTURE_DIR}${name}`, 'utf8'))
@@ -23,13 +23,7 @@ test('llama.cpp kit: /props, /slots and /v1/models of a 4-slot server with 1024 
     },
     'x',
   )
-  assert.deepEqual(server, {
-    engine: 'llama.cpp',
-    slots: 4,
-    context_per_slot: 1024,
-    max_model_len: null,
-    answered: ['/props', '/slots', '/v1/models'],
-  })
+  assert.deepEqual(server, LLAMACPP_KIT_SELF)
 })
 
 test('llama.cpp: /props alone (the documented example, 1 slot), and /slots alone', () => {
