@@ -5,7 +5,7 @@ import { type Distribution, round, summarizeSamples } from './distribution.js'
 /**
  * A level's figures from what the engine itself reported in its responses (llama.cpp `timings`,
  * usage token details), beside the client's: where the client's TTFT went. Over successful
- * measured requests; null for a level where no request carried any.
+ * measured requests; null (in_band absent from the level) where no request carried any.
  */
 export interface InBandFigures {
   /** Successful requests that carried llama.cpp timings. */

@@ -93,8 +93,8 @@ export interface LevelSummary extends LevelFailures {
   connections?: ConnectionFigures
   /** Tokens per event, ITL per token, events after [DONE]. */
   events?: EventFigures
-  /** What the engine reported in its responses (llama.cpp timings, usage details); null when nothing. */
-  in_band?: InBandFigures | null
+  /** What the engine reported in its responses (llama.cpp timings, usage details); absent when nothing. */
+  in_band?: InBandFigures
   /**
    * What the level's own records say about the server's stream and connections, in words: resends,
    * closes after responses, tokens per event, events after [DONE], usage not trusted. The client's
@@ -246,10 +246,19 @@ export function summarizeLevel(
     },
     connections,
     events,
-    in_band: inBandFigures(records, percentiles),
+    // Absent, not null, when no request carried any: results of runs without it stay as they were.
+    ...inBand(records, percentiles),
     notes: [...connectionNotes(connections), ...eventNotes(events, usageRejected)],
     client,
   }
+}
+
+function inBand(
+  records: readonly RequestRecord[],
+  percentiles: readonly number[],
+): { in_band?: InBandFigures } {
+  const figures = inBandFigures(records, percentiles)
+  return figures === null ? {} : { in_band: figures }
 }
 
 /**

@@ -73,7 +73,7 @@ export const DEFINITIONS = {
     'slot, network) plus the first token on its way back; cached_prompt_share = cached prompt tokens (timings.cache_n, ' +
     'else usage.prompt_tokens_details.cached_tokens, else usage.prompt_tokens - timings.prompt_n on llama.cpp builds ' +
     'without cache_n) / prompt tokens, over the requests that said; reasoning_tokens ' +
-    '= sum of usage.completion_tokens_details.reasoning_tokens. Null when no request carried any of these.',
+    '= sum of usage.completion_tokens_details.reasoning_tokens. Absent when no request carried any of these.',
   percentiles:
     'Exact over the raw samples of successful requests, linear interpolation between closest ranks (numpy default).',
   timestamps: 'performance.now() (monotonic), taken when the bytes arrive, before parsing.',

@@ -182,16 +182,16 @@ async function setUpRun(
   let preflight: PreflightResult | null = null
   let server: ServerSelf | null = null
   if (config.run.preflight) {
-    // What the server says about itself is read beside the preflight, within its own bound.
-    ;[preflight, server] = await Promise.all([
-      runPreflight(endpoint, { interrupt: stop.setupInterrupt }),
-      readServerSelf(endpoint, { interrupt: stop.setupInterrupt }),
-    ])
+    preflight = await runPreflight(endpoint, { interrupt: stop.setupInterrupt })
     sink.keep(preflight.record)
     if (stop.requested) return { kind: 'interrupted-before-load', phase: 'preflight', recordsPath }
     // A failed preflight's diagnosis is the caller's to print, once, with what to do about it.
     if (!preflight.ok) return { kind: 'preflight-failed', preflight }
     log(preflight.summary)
+    // Once the endpoint answers: a server that failed the preflight is not asked more, and the
+    // preflight's own timing (the run's projection) is not shared with these reads.
+    server = await readServerSelf(endpoint, { interrupt: stop.setupInterrupt })
+    if (stop.requested) return { kind: 'interrupted-before-load', phase: 'preflight', recordsPath }
     if (server !== null) log(describeServerSelf(server))
   }
   const estimate = estimateRun(config, {
