@@ -67,7 +67,7 @@ export interface RunMeta {
   levels_run: { value: number; workers: number; client: LevelClientStats }[]
   /** performance.timeOrigin of the run's process: record times + this = wall-clock ms (for merging shards). */
   time_origin_ms?: number
-  /** What the server said about itself before the run (slots, context); null = nothing answered or no preflight. */
+  /** What the server said about itself before the run (slots, context); null = nothing answered or no preflight; absent in older results. */
   server?: ServerSelf | null
   /** Set on the result of `llmbench merge`: the shards and how well their levels overlapped. */
   merged?: MergeInfo
