@@ -1,7 +1,7 @@
 import type { LevelSummary } from '../metrics/summarize.js'
 import type { LevelServerView } from './knee-cause.js'
 
-type LevelFigures = Pick<LevelSummary, 'value' | 'ttft_ms' | 'itl_ms' | 'client' | 'server'>
+type LevelFigures = Pick<LevelSummary, 'value' | 'ttft_ms' | 'itl_ms' | 'client' | 'server' | 'in_band'>
 
 /** What explainKnee needs of a level, read from its summary: the client's figures beside the server's. */
 export function serverViewOf(level: LevelFigures): LevelServerView {
@@ -12,7 +12,7 @@ export function serverViewOf(level: LevelFigures): LevelServerView {
     itl_p99_ms: level.itl_ms.p99 ?? null,
     client_bound: level.client.bound,
     server_ttft_p50_ms: server?.ttft_ms_bucketed?.p50 ?? null,
-    queue_before_engine_p50_ms: null,
+    queue_before_engine_p50_ms: level.in_band?.queue_ms.p50 ?? null,
     running_max: server?.running?.max ?? null,
     waiting_mean: server?.waiting?.mean ?? null,
     kv_usage_max: server?.kv_cache_usage?.max ?? null,

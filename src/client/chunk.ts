@@ -6,6 +6,8 @@
  * `choices: []`, `reasoning_content`, tool-call deltas, n > 1 choices).
  */
 
+import { type InBand, readInBand } from './in-band.js'
+
 export interface Usage {
   prompt_tokens: number | null
   completion_tokens: number
@@ -18,6 +20,8 @@ export interface ChunkInfo {
   /** All generated text in the chunk (every choice), for the tokenizer fallback. */
   text: string
   usage: Usage | null
+  /** llama.cpp timings and usage token details, on the chunk that carries them (see in-band.ts). */
+  inBand: InBand | null
   finishReason: string | null
   /** An error reported inside a 200 stream, or null. */
   error: string | null
@@ -35,6 +39,7 @@ const DONE: ChunkInfo = {
   tokenBearing: false,
   text: '',
   usage: null,
+  inBand: null,
   finishReason: null,
   error: null,
   malformed: false,
@@ -59,6 +64,7 @@ export function interpretObject(obj: Json): ChunkInfo {
     tokenBearing: false,
     text: '',
     usage: readUsage(obj.usage),
+    inBand: readInBand(obj),
     finishReason: null,
     error: readError(obj),
     malformed: false,

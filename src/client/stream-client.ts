@@ -193,6 +193,9 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
       tokenizer_output_tokens: null,
       chunks: 0,
       finish_reason: null,
+      server_timings: null,
+      cached_tokens: null,
+      reasoning_tokens: null,
       attempt: plan.attempt,
     }
     if (target.stream) this.parser = new SseParser((event, at) => this.onEvent(event, at))
@@ -448,6 +451,13 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
       record.input_tokens = info.usage.prompt_tokens
     }
     if (info.finishReason !== null) record.finish_reason = info.finishReason
+    // Usage and timings may come in separate chunks: each keeps what the last one that had it said.
+    const inBand = info.inBand
+    if (inBand !== null) {
+      if (inBand.timings !== null) record.server_timings = inBand.timings
+      if (inBand.cached_tokens !== null) record.cached_tokens = inBand.cached_tokens
+      if (inBand.reasoning_tokens !== null) record.reasoning_tokens = inBand.reasoning_tokens
+    }
   }
 
   private finishStream(at: number): void {

@@ -8,6 +8,7 @@ import { e2eMs, isOk, pushItlMs, tpotMs, ttftMs } from './derive.js'
 import { type Distribution, percentileOfSorted, round, summarizeSamples } from './distribution.js'
 import { type EventFigures, eventFigures, eventNotes } from './event-figures.js'
 import { type LevelFailures, levelFailures } from './failure-causes.js'
+import { type InBandFigures, inBandFigures } from './in-band-figures.js'
 import { type AchievedConcurrency, inFlightFigures, type SteadyWindow } from './in-flight.js'
 import { shardWindows } from './shard-windows.js'
 import { evaluateSlos, type LevelSlo, type Slo } from './slo.js'
@@ -93,6 +94,8 @@ export interface LevelSummary extends LevelFailures {
   connections?: ConnectionFigures
   /** Tokens per event, ITL per token, events after [DONE]. */
   events?: EventFigures
+  /** What the engine reported in its responses (llama.cpp timings, usage details); absent when nothing. */
+  in_band?: InBandFigures
   /**
    * What the level's own records say about the server's stream and connections, in words: resends,
    * closes after responses, tokens per event, events after [DONE], usage not trusted. The client's
@@ -246,9 +249,19 @@ export function summarizeLevel(
     },
     connections,
     events,
+    // Absent, not null, when no request carried any: results of runs without it stay as they were.
+    ...inBand(records, percentiles),
     notes: [...connectionNotes(connections), ...eventNotes(events, usageRejected)],
     client,
   }
+}
+
+function inBand(
+  records: readonly RequestRecord[],
+  percentiles: readonly number[],
+): { in_band?: InBandFigures } {
+  const figures = inBandFigures(records, percentiles)
+  return figures === null ? {} : { in_band: figures }
 }
 
 /**

@@ -21,6 +21,20 @@ export interface RequestError {
 export type TokenSource = 'usage' | 'tokenizer'
 
 /**
+ * llama.cpp's `timings` object from the last chunk of a response, as the server measured it: prompt
+ * tokens computed (cached ones excluded) and the time they took (the prefill), tokens generated and
+ * the time they took (the decode), and the prompt tokens taken from the slot's cache (`cache_n`,
+ * newer builds only). A field the server did not send is null.
+ */
+export interface ServerTimings {
+  prompt_n: number | null
+  prompt_ms: number | null
+  predicted_n: number | null
+  predicted_ms: number | null
+  cache_n: number | null
+}
+
+/**
  * One request as it happened: the only input to every summary and report.
  * Times are milliseconds on the run clock (performance.now(), monotonic), stamped when bytes
  * arrive, before any parsing. Wire names are snake_case because this is what requests.jsonl holds.
@@ -66,6 +80,12 @@ export interface RequestRecord {
   /** Token-bearing SSE events received: a chunk is not a token, this is kept to show the difference. */
   chunks: number
   finish_reason: string | null
+  /** llama.cpp's in-band `timings` (see ServerTimings); null when the server sent none, absent in older records. */
+  server_timings?: ServerTimings | null
+  /** usage.prompt_tokens_details.cached_tokens (OpenAI, vLLM, SGLang); null when not sent, absent in older records. */
+  cached_tokens?: number | null
+  /** usage.completion_tokens_details.reasoning_tokens; null when not sent, absent in older records. */
+  reasoning_tokens?: number | null
   /** Sharded runs: the shard that sent it (records of a merged run keep it). */
   shard?: number
   /** The id of the run that wrote it (RunMeta.run_id): a file holding two runs is caught. Absent before ids existed. */

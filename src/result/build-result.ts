@@ -17,6 +17,7 @@ import { type BenchResult, RESULT_SCHEMA, type RunCost } from './bench-result.js
 import { DEFINITIONS } from './definitions.js'
 import { levelName } from './level-name.js'
 import type { RunMeta } from './run-meta.js'
+import { type ServerSelf, slotsBesideKnee } from './server-self.js'
 
 /** The whole summary as a pure function of the records, the server's scrapes and meta: `report` reuses it unchanged. */
 export function buildResult(
@@ -73,7 +74,9 @@ export function finishResult(figures: readonly LevelFigures[], meta: RunMeta): B
   const rateMode = meta.load?.mode === 'request_rate'
   const found = findSaturation(summaries, ttftKey, rateMode)
   const saturation =
-    found === null ? null : { ...found, cause: explainKnee(summaries.map(serverViewOf), found.value) }
+    found === null
+      ? null
+      : { ...found, cause: explainKnee(summaries.map(serverViewOf), found.value, meta.server?.slots ?? null) }
   const steps = stepsFromBelow(summaries, ttftKey, rateMode)
   const levels: LevelSummary[] = summaries.map((summary) => {
     const step = steps.get(summary.value) ?? null
@@ -92,7 +95,8 @@ export function finishResult(figures: readonly LevelFigures[], meta: RunMeta): B
     levels,
     saturation: misconfigured === null ? saturation : null,
     saturation_summary:
-      misconfigured ?? describeSaturation(saturation, levels, meta.load?.mode === 'request_rate'),
+      misconfigured ??
+      describeSaturation(saturation, levels, meta.load?.mode === 'request_rate', meta.server ?? null),
     capacity: hasSlos ? findCapacity(levels) : null,
     capacity_summary: hasSlos ? describeCapacity(findCapacity(levels), meta.slo) : null,
     advice: runAdvice(levels, misconfigured === null ? saturation : null, meta.workload.output_tokens),
@@ -127,9 +131,13 @@ function describeSaturation(
   saturation: Saturation | null,
   levels: readonly LevelSummary[],
   rateMode: boolean,
+  server: ServerSelf | null,
 ): string {
   const unit = rateMode ? 'request rate' : 'concurrency'
-  if (saturation !== null) return `saturation at ${unit} ${saturation.value}: ${saturation.reason}`
+  // Streams can be set beside the server's slots; a request rate cannot.
+  const slots = saturation === null || rateMode ? null : slotsBesideKnee(saturation.value, server)
+  if (saturation !== null)
+    return `saturation at ${unit} ${saturation.value}: ${saturation.reason}${slots === null ? '' : ` (${slots})`}`
   const highest = levels.reduce((max, level) => Math.max(max, level.value), 0)
   if (levels.length < 2) return 'one level only: run a gradient to find the saturation point'
   return `not saturated up to ${highest}: keep adding ${rateMode ? 'load' : 'concurrency'}`

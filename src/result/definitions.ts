@@ -90,6 +90,14 @@ export const DEFINITIONS = {
   joules_per_output_token:
     "server.joules_per_output_token: the GPUs' mean power inside the measured window (DCGM) times its length, over " +
     "the level's output tokens; from the energy counter, scaled to the window, when there is no power gauge.",
+  in_band:
+    "What the engine reported in its own responses, over a level's successful requests: server_prefill_ms = " +
+    "llama.cpp's timings.prompt_ms; server_decode_ms_per_token = timings.predicted_ms / predicted_n; queue_ms = " +
+    'client TTFT - timings.prompt_ms, the time before the engine started the prefill (HTTP layer, waiting for a ' +
+    'slot, network) plus the first token on its way back; cached_prompt_share = cached prompt tokens (timings.cache_n, ' +
+    'else usage.prompt_tokens_details.cached_tokens, else usage.prompt_tokens - timings.prompt_n on llama.cpp builds ' +
+    'without cache_n) / prompt tokens, over the requests that said; reasoning_tokens ' +
+    '= sum of usage.completion_tokens_details.reasoning_tokens. Absent when no request carried any of these.',
   percentiles:
     'Exact over the raw samples of successful requests, linear interpolation between closest ranks (numpy default).',
   timestamps: 'performance.now() (monotonic), taken when the bytes arrive, before parsing.',

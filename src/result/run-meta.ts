@@ -1,6 +1,7 @@
 import type { LevelClientStats } from '../metrics/client-health.js'
 import type { LoadMode } from '../metrics/summarize.js'
 import type { Prices } from '../metrics/workload-figures.js'
+import type { ServerSelf } from './server-self.js'
 
 /** What a run was: everything besides the records that a report needs. */
 export interface RunMeta {
@@ -66,6 +67,8 @@ export interface RunMeta {
   levels_run: { value: number; workers: number; client: LevelClientStats }[]
   /** performance.timeOrigin of the run's process: record times + this = wall-clock ms (for merging shards). */
   time_origin_ms?: number
+  /** What the server said about itself before the run (slots, context); null = nothing answered or no preflight; absent in older results. */
+  server?: ServerSelf | null
   /** Set on the result of `llmbench merge`: the shards and how well their levels overlapped. */
   merged?: MergeInfo
   /** Set when this result is one shard of a run spread over several processes or machines. */

@@ -12,11 +12,13 @@ import type { BenchResult } from '../result/bench-result.js'
 import { finishResult, summaryOptions } from '../result/build-result.js'
 import { RECORDS_FILE } from '../result/folder-layout.js'
 import type { ConnectionPolicy, CostEstimate, RunMeta, ShardInfo } from '../result/run-meta.js'
+import { describeServerSelf, type ServerSelf } from '../result/server-self.js'
 import { writeJsonAtomic } from '../result/write-json.js'
 import { type LevelWindow, levelWindow, withServerFigures } from '../server-metrics/level-figures.js'
 import type { ServerMetricsScraper } from '../server-metrics/scraper.js'
 import { WorkerPool } from '../worker/pool.js'
 import { noticeFromLoad, policyAfterProbes } from './connection-policy.js'
+import { contextWarning } from './context-warning.js'
 import { architecture, describeRun } from './describe-run.js'
 import { resolveEndpoint } from './endpoint.js'
 import { describeEstimate, estimateRun } from './estimate.js'
@@ -31,6 +33,7 @@ import {
 } from './prepare-workload.js'
 import { RecordSink } from './record-sink.js'
 import { startServerMetrics } from './server-metrics.js'
+import { readServerSelf } from './server-self-read.js'
 import { type StartSchedule, waitForLevelStart } from './start-schedule.js'
 import type { StopSignal } from './stop-signal.js'
 
@@ -125,6 +128,7 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
     )
     const meta = describeRun(config, workerCount, setUp.prepared, setUp.estimate, options.shard, connections)
     meta.run_id = sink.runId
+    meta.server = setUp.server
     meta.totals = sink.totals
     const resultPath = join(outDir, config.metrics.output_json)
     // Written before the first level, so even a crash leaves a folder `report` can rebuild.
@@ -169,7 +173,7 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
 }
 
 type SetUp =
-  | { kind: 'ready'; estimate: CostEstimate | null; prepared: PreparedWorkload }
+  | { kind: 'ready'; estimate: CostEstimate | null; prepared: PreparedWorkload; server: ServerSelf | null }
   | Exclude<RunOutcome, { kind: 'done' }>
 
 /**
@@ -185,6 +189,7 @@ async function setUpRun(
   const { config, log, stop } = options
   const recordsPath = sink.path
   let preflight: PreflightResult | null = null
+  let server: ServerSelf | null = null
   if (config.run.preflight) {
     preflight = await runPreflight(endpoint, { interrupt: stop.setupInterrupt })
     sink.keep(preflight.record)
@@ -192,6 +197,11 @@ async function setUpRun(
     // A failed preflight's diagnosis is the caller's to print, once, with what to do about it.
     if (!preflight.ok) return { kind: 'preflight-failed', preflight }
     log(preflight.summary)
+    // Once the endpoint answers: a server that failed the preflight is not asked more, and the
+    // preflight's own timing (the run's projection) is not shared with these reads.
+    server = await readServerSelf(endpoint, { interrupt: stop.setupInterrupt })
+    if (stop.requested) return { kind: 'interrupted-before-load', phase: 'preflight', recordsPath }
+    if (server !== null) log(describeServerSelf(server))
   }
   const estimate = estimateRun(config, {
     input_mean: sources.input_mean,
@@ -220,7 +230,12 @@ async function setUpRun(
       phase: prepared.probeRecords.length > 0 ? 'calibration' : config.run.preflight ? 'preflight' : 'set-up',
       recordsPath,
     }
-  return { kind: 'ready', estimate, prepared }
+  const warning = contextWarning(server, prepared.plan.prompts)
+  if (server !== null && warning !== null) {
+    server.context_warning = warning
+    log(`warning: ${warning}`)
+  }
+  return { kind: 'ready', estimate, prepared, server }
 }
 
 /** A run under load: what every level needs, and what the levels so far produced. */

@@ -145,7 +145,7 @@ test('SIGTERM while a shard asks the server for its clock: exit 130 at once, not
   timeout: 60_000,
 }, async () => {
   // The first request of a shard is GET /v1/models, for the server's Date header: held here.
-  const server = await startHoldingServer(0)
+  const server = await startHoldingServer(0, { holdGets: true })
   const out = join(tempDir(), 'result')
   try {
     const run = spawnCli(simRunArgs(server.url, out, { levels: '1', requests: 2, warmup: 0, shard: '0/2' }))

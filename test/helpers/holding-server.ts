@@ -18,10 +18,16 @@ function answer(res: ServerResponse): void {
 }
 
 /**
- * A loopback server that answers its first `answered` requests and then holds every later one
+ * A loopback server that answers its first `answered` POSTs and then holds every later one
  * (headers never sent): a test can signal the CLI while it waits in a known phase.
  */
-export async function startHoldingServer(answered: number): Promise<{
+export async function startHoldingServer(
+  answered: number,
+  options: {
+    /** Count and hold GETs too (a shard's clock reading, GET /v1/models); by default they get a 404. */
+    holdGets?: boolean
+  } = {},
+): Promise<{
   url: string
   /** Resolves once a request is being held. */
   holding: Promise<void>
@@ -34,8 +40,14 @@ export async function startHoldingServer(answered: number): Promise<{
     onHold = resolve
   })
   const server = createServer((req, res) => {
-    requests++
     req.resume()
+    // By default only the model's endpoint is held and counted: the GETs that read what the server
+    // says about itself (/props, /v1/models, ...) find nothing here.
+    if (req.method === 'GET' && options.holdGets !== true) {
+      res.writeHead(404).end()
+      return
+    }
+    requests++
     if (requests <= answered) answer(res)
     else onHold()
   })

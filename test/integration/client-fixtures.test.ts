@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
 import { after, before, test } from 'node:test'
 import { countTokens } from 'gpt-tokenizer'
 import { Pool } from 'undici'
@@ -7,7 +8,7 @@ import { SseParser } from '../../src/client/sse.js'
 import { type RequestPlan, sendRequest, type Target } from '../../src/client/stream-client.js'
 import type { RequestRecord } from '../../src/records/types.js'
 import { completeTokenCounts } from '../../src/workload/token-counts.js'
-import { readSseFixture, sseFixtureNames } from '../helpers/fixtures.js'
+import { PROTOCOL_FIXTURE_DIR, readSseFixture, sseFixtureNames } from '../helpers/fixtures.js'
 import { type ReplayServer, startReplayServer } from '../helpers/replay-server.js'
 
 /** Recordings cut short by the people who quoted them: no [DONE], no finish_reason. */
@@ -29,7 +30,10 @@ before(async () => {
   server = await startReplayServer((path) => {
     const name = decodeURIComponent(path.split('/').pop() ?? '')
     return {
-      body: readSseFixture(name),
+      // /v1/protocols/NAME: a recording of test/fixtures/protocols (in-band timings and usage details).
+      body: path.includes('/protocols/')
+        ? readFileSync(`${PROTOCOL_FIXTURE_DIR}${name}`)
+        : readSseFixture(name),
       contentType: name === 'openai_api_mock_stream.sse' ? null : 'text/event-stream',
       chunkBytes: 97,
     }
@@ -191,4 +195,33 @@ test('connection refused is a connection failure, and a slow stream is a timeout
   } finally {
     await slow.close()
   }
+})
+
+/** Replays a recording of test/fixtures/protocols through the client. */
+function fetchProtocolRecording(name: string): Promise<RequestRecord> {
+  return sendRequest({ ...target(), path: `/v1/protocols/${encodeURIComponent(name)}` }, PLAN)
+}
+
+test('a llama.cpp stream leaves its timings on the record', { timeout: 15_000 }, async () => {
+  const record = await fetchProtocolRecording('llamacpp_chat_timings.sse')
+  assert.equal(record.error, null)
+  assert.deepEqual(record.server_timings, {
+    prompt_n: 31,
+    prompt_ms: 23.773,
+    predicted_n: 12,
+    predicted_ms: 80.418,
+    cache_n: null,
+  })
+  assert.equal(record.cached_tokens, null)
+  assert.equal(record.reasoning_tokens, null)
+  assert.equal(record.input_tokens, 31)
+})
+
+test('OpenAI-style usage details land on the record; no timings', { timeout: 15_000 }, async () => {
+  const record = await fetchProtocolRecording('openrouter-chat-reasoning-comments.sse')
+  assert.equal(record.error, null)
+  assert.equal(record.server_timings, null)
+  assert.equal(record.cached_tokens, 0)
+  assert.equal(record.reasoning_tokens, 13)
+  assert.equal(record.input_tokens, 43)
 })

@@ -81,6 +81,15 @@ test('llama.cpp: no request fails that the server did not fail, tokens equal usa
       )
       .join('; ')
     t.diagnostic(`${table}; ${result.saturation_summary}`)
+    t.diagnostic(
+      result.levels
+        .map(
+          ({ value, ttft_ms, in_band }) =>
+            `c=${value}: TTFT p50 ${ttft_ms.p50} ms, server prefill p50 ${in_band?.server_prefill_ms.p50} ms, ` +
+            `queue p50 ${in_band?.queue_ms.p50} ms (p95 ${in_band?.queue_ms.p95})`,
+        )
+        .join('; '),
+    )
     // The server failed nothing: any failure would be the client's (the keep-alive race).
     const failed = records.filter((record) => record.error !== null)
     assert.deepEqual(
@@ -98,7 +107,30 @@ test('llama.cpp: no request fails that the server did not fail, tokens equal usa
       assert.ok(record.output_tokens > 0 && record.chunks <= record.output_tokens, `request ${record.seq}`)
       assert.equal(record.rejected_usage, undefined)
     }
+    // The engine's own timings come with every response, probes included.
+    for (const record of records.filter((r) => r.error === null)) {
+      const timings = record.server_timings
+      assert.ok(
+        timings?.prompt_ms != null && timings.predicted_n != null,
+        `timings of ${record.phase} ${record.seq}`,
+      )
+      assert.equal(timings.predicted_n, record.output_tokens)
+    }
+    // What the server said about itself: the kit's slots, each with 1024 tokens of context.
+    assert.deepEqual(
+      [result.meta.server?.engine, result.meta.server?.slots, result.meta.server?.context_per_slot],
+      ['llama.cpp', SLOTS, 1024],
+    )
     for (const level of result.levels) {
+      // Queue time per level (client TTFT − server prefill): for every request, and past the slots
+      // it is most of the TTFT (requests wait in the HTTP thread pool, not in the engine).
+      assert.equal(level.in_band?.queue_ms.count, level.ok)
+      assert.ok(level.in_band?.queue_ms.p50 != null && level.in_band.server_prefill_ms.p50 != null)
+      if (level.value > SLOTS)
+        assert.ok(
+          level.in_band.queue_ms.p50 > level.in_band.server_prefill_ms.p50,
+          `c=${level.value}: queue vs prefill`,
+        )
       assert.equal(level.token_counting.usage_rejected ?? 0, 0)
       const perEvent = level.events?.tokens_per_event ?? 0
       assert.ok(perEvent >= 1 && perEvent < 1.2, `c=${level.value}: ${perEvent} tokens per event`)
@@ -112,6 +144,7 @@ test('llama.cpp: no request fails that the server did not fail, tokens equal usa
       'output tokens of all records vs the server',
     )
     assert.equal(result.saturation?.value, SLOTS, `knee (${result.saturation_summary}) — ${table}`)
+    assert.match(result.saturation_summary, new RegExp(`knee at ${SLOTS} = the server's ${SLOTS} slots`))
   } finally {
     process.kill(pid)
   }

@@ -1,0 +1,59 @@
+/**
+ * What an engine says about a request inside the response itself: llama.cpp's `timings` (server
+ * prefill and decode time) and the token details of OpenAI-style `usage` (prompt tokens served from
+ * a cache, reasoning tokens). Only the chunk that carries `timings` or `usage` is looked at, so the
+ * token chunks of a stream cost two property reads and allocate nothing.
+ */
+import type { ServerTimings } from '../records/types.js'
+
+export interface InBand {
+  timings: ServerTimings | null
+  cached_tokens: number | null
+  reasoning_tokens: number | null
+}
+
+type Json = Record<string, unknown>
+
+/** The in-band figures of one response object (a chunk or a whole body), or null when it has none. */
+export function readInBand(obj: Json): InBand | null {
+  const timings = obj.timings
+  const usage = obj.usage
+  const hasTimings = isObject(timings)
+  if (!hasTimings && !isObject(usage)) return null
+  const promptDetails = isObject(usage) ? usage.prompt_tokens_details : null
+  const completionDetails = isObject(usage) ? usage.completion_tokens_details : null
+  const found: InBand = {
+    timings: hasTimings ? readTimings(timings) : null,
+    cached_tokens: isObject(promptDetails) ? count(promptDetails.cached_tokens) : null,
+    reasoning_tokens: isObject(completionDetails) ? count(completionDetails.reasoning_tokens) : null,
+  }
+  return found.timings === null && found.cached_tokens === null && found.reasoning_tokens === null
+    ? null
+    : found
+}
+
+/** A timings object counts when it carries a prefill or decode time; the rest is kept as sent. */
+function readTimings(timings: Json): ServerTimings | null {
+  const read: ServerTimings = {
+    prompt_n: count(timings.prompt_n),
+    prompt_ms: duration(timings.prompt_ms),
+    predicted_n: count(timings.predicted_n),
+    predicted_ms: duration(timings.predicted_ms),
+    cache_n: count(timings.cache_n),
+  }
+  return read.prompt_ms === null && read.predicted_ms === null ? null : read
+}
+
+/** A token count: a non-negative integer, else unknown (a malformed field is never a crash). */
+function count(value: unknown): number | null {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : null
+}
+
+/** Milliseconds: a finite non-negative number, else unknown. */
+function duration(value: unknown): number | null {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : null
+}
+
+function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
