@@ -3,8 +3,9 @@ import type { BenchResult } from '../result/bench-result.js'
 
 /**
  * The server's own figures as table columns, present only when some level has them: what the engine
- * ran and queued, its TTFT beside the client's with the time spent outside its scheduler, and the GPU
- * energy per output token when the GPUs were scraped.
+ * ran and queued, its TTFT beside the client's with the time spent outside its scheduler, the time
+ * before the engine from the streams' own timings (client TTFT minus the server's prefill), and the
+ * GPU energy per output token when the GPUs were scraped.
  */
 export interface ServerColumn {
   head: string
@@ -29,6 +30,17 @@ const COLUMNS: { column: ServerColumn; shown: (level: LevelSummary) => boolean }
         return server == null
           ? '-'
           : `${server.toFixed(0)}${outside == null ? '' : ` (${outside.toFixed(0)})`}`
+      },
+    },
+  },
+  {
+    shown: (level) => level.in_band?.queue_ms.p50 != null,
+    column: {
+      head: 'queue before engine\np50 ms (prefill)',
+      cell: (level) => {
+        const queue = level.in_band?.queue_ms.p50
+        const prefill = level.in_band?.server_prefill_ms.p50
+        return queue == null ? '-' : `${queue.toFixed(0)}${prefill == null ? '' : ` (${prefill.toFixed(0)})`}`
       },
     },
   },
