@@ -24,7 +24,8 @@ interface Point {
 
 /**
  * The report's charts, rendered to SVG by Vega in Node (no browser, no network): concurrency vs
- * TTFT (p50/p95/p99), vs output throughput, vs success rate, and vs TPOT/ITL. Every point carries
+ * TTFT (p50/p95/p99), vs output throughput, vs success rate, vs TPOT/ITL, and, when the server gave
+ * its own figures, client TTFT beside the server's. Every point carries
  * an aria-label with its figures, which the HTML report shows on hover.
  */
 export async function renderCharts(result: BenchResult): Promise<Chart[]> {
@@ -75,6 +76,20 @@ export async function renderCharts(result: BenchResult): Promise<Chart[]> {
       ],
     },
   ]
+  // The server's view of the wait beside the client's, when the server gave one (its /metrics or its
+  // own timings): where client TTFT leaves the server's, the time goes outside the engine.
+  const serverSide = [
+    ...series('server TTFT p50 (bucketed)', (level) => level.server?.ttft_ms_bucketed?.p50),
+    ...series('server prefill p50', (level) => level.in_band?.server_prefill_ms.p50),
+    ...series('queue before engine p50', (level) => level.in_band?.queue_ms.p50),
+  ]
+  if (serverSide.length > 0)
+    charts.push({
+      name: 'ttft-client-server',
+      title: "Client TTFT and the server's view",
+      unit: 'ms',
+      points: [...series('client TTFT p50', (level) => level.ttft_ms.p50), ...serverSide],
+    })
   const stats = ['min', ...keys, 'max']
   const distribution = levels.flatMap((level) =>
     stats.flatMap((stat) => {

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { chromium } from 'playwright-core'
+import type { BenchResult } from '../../src/result/bench-result.js'
 import { runCli } from '../helpers/cli.js'
 import { tempDir } from '../helpers/run-config.js'
 
@@ -88,6 +89,19 @@ test('report.html renders every chart in real Chromium, with no console error an
       // min, each percentile and max per level, as points (no line).
       'ttft-distribution': { series: percentiles + 2, points: (percentiles + 2) * levels },
     }
+    // The simulator serves /metrics (and timings in the demo): client TTFT beside each server-side
+    // figure, one point per level where that figure exists.
+    const typed = result as BenchResult
+    const serverSide = [
+      typed.levels.filter((level) => level.server?.ttft_ms_bucketed?.p50 != null).length,
+      typed.levels.filter((level) => level.in_band?.server_prefill_ms.p50 != null).length,
+      typed.levels.filter((level) => level.in_band?.queue_ms.p50 != null).length,
+    ].filter((points) => points > 0)
+    if (serverSide.length > 0)
+      expected['ttft-client-server'] = {
+        series: 1 + serverSide.length,
+        points: levels + serverSide.reduce((a, b) => a + b, 0),
+      }
     assert.deepEqual(charts.map((chart) => chart.name).sort(), Object.keys(expected).sort())
     for (const chart of charts) {
       const want = expected[chart.name as string] as { series: number; points: number }

@@ -145,6 +145,16 @@ test('llama.cpp: no request fails that the server did not fail, tokens equal usa
     )
     assert.equal(result.saturation?.value, SLOTS, `knee (${result.saturation_summary}) — ${table}`)
     assert.match(result.saturation_summary, new RegExp(`knee at ${SLOTS} = the server's ${SLOTS} slots`))
+    // Why: past the slots the extra requests wait in llama.cpp's HTTP layer, not in its engine's queue.
+    assert.equal(
+      result.saturation?.cause?.kind,
+      'outside-scheduler',
+      JSON.stringify(result.saturation?.cause),
+    )
+    assert.ok(
+      result.levels.every((level) => level.server != null),
+      'its /metrics scraped at every level',
+    )
   } finally {
     process.kill(pid)
   }
