@@ -1,6 +1,7 @@
 import * as vega from 'vega'
 import { compile, type TopLevelSpec } from 'vega-lite'
 import type { BenchResult } from '../result/bench-result.js'
+import type { ServerTimeline } from './server-timeline.js'
 import { levelAxisTitle } from './workload-notes.js'
 
 /** One chart of the report: a file name, a title, and how many series and points it must show. */
@@ -28,7 +29,10 @@ interface Point {
  * its own figures, client TTFT beside the server's. Every point carries
  * an aria-label with its figures, which the HTML report shows on hover.
  */
-export async function renderCharts(result: BenchResult): Promise<Chart[]> {
+export async function renderCharts(
+  result: BenchResult,
+  timeline: ServerTimeline | null = null,
+): Promise<Chart[]> {
   const levels = [...result.levels].sort((a, b) => a.value - b.value)
   const keys = result.meta.percentiles.map((p) => `p${p}`)
   const series = (
@@ -113,7 +117,60 @@ export async function renderCharts(result: BenchResult): Promise<Chart[]> {
       points: chart.points.length,
     })),
   )
-  return [...(await lineCharts), await distributionChart]
+  const timelineChart: Chart[] =
+    timeline === null || timeline.samples.length === 0
+      ? []
+      : [
+          {
+            name: 'server-timeline',
+            title: 'Server: running and waiting requests over the run',
+            svg: await timelineSvg(timeline),
+            series: new Set(timeline.samples.map((sample) => sample.series)).size,
+            points: timeline.samples.length,
+          },
+        ]
+  return [...(await lineCharts), await distributionChart, ...timelineChart]
+}
+
+/** The engine's gauges against time, a rule where each level's measured window began. */
+async function timelineSvg(timeline: ServerTimeline): Promise<string> {
+  const spec: TopLevelSpec = {
+    title: 'Server: running and waiting requests over the run',
+    width: 520,
+    height: 260,
+    background: 'white',
+    layer: [
+      {
+        data: { values: timeline.samples },
+        mark: { type: 'line', point: { size: 20 }, tooltip: true },
+        encoding: {
+          x: { field: 'seconds', type: 'quantitative', title: 'seconds into the run' },
+          y: { field: 'value', type: 'quantitative', title: 'requests' },
+          color: { field: 'series', type: 'nominal', title: null },
+          tooltip: [
+            { field: 'series', type: 'nominal' },
+            { field: 'seconds', type: 'quantitative', format: '.1f' },
+            { field: 'value', type: 'quantitative', format: '.1f' },
+          ],
+        },
+      },
+      {
+        data: { values: timeline.levels },
+        mark: { type: 'rule', strokeDash: [4, 4], color: '#888' },
+        encoding: { x: { field: 'seconds', type: 'quantitative' } },
+      },
+      {
+        data: { values: timeline.levels },
+        mark: { type: 'text', align: 'left', baseline: 'top', dx: 3, dy: 2, color: '#555', fontSize: 10 },
+        encoding: {
+          x: { field: 'seconds', type: 'quantitative' },
+          y: { value: 0 },
+          text: { field: 'label' },
+        },
+      },
+    ],
+  }
+  return render(spec)
 }
 
 /** Per level, TTFT's min, percentiles and max as points on one vertical: the spread at a glance. */

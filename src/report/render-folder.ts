@@ -3,9 +3,11 @@ import { join } from 'node:path'
 import { Resvg } from '@resvg/resvg-js'
 import type { BenchResult } from '../result/bench-result.js'
 import { CHARTS_DIR, HTML_FILE, SUMMARY_FILE } from '../result/folder-layout.js'
+import { levelName } from '../result/level-name.js'
 import type { Chart } from './charts.js'
 import { renderHtml } from './html.js'
 import { renderMarkdown } from './markdown.js'
+import { readServerTimeline } from './server-timeline.js'
 
 /**
  * PNG for places that show no SVG. resvg draws text only with a font: it uses the system's (CI
@@ -29,7 +31,11 @@ export async function writeReports(dir: string, result: BenchResult): Promise<st
   // at a tight `ulimit -n` must get as far as its fd check, and `init` or `sim` never need them.
   let charts: Chart[]
   try {
-    charts = await (await import('./charts.js')).renderCharts(result)
+    const timeline = readServerTimeline(
+      dir,
+      result.levels.map((level) => ({ value: level.value, name: levelName(result.meta, level.value) })),
+    )
+    charts = await (await import('./charts.js')).renderCharts(result, timeline)
   } catch (error) {
     if (!tooManyOpenFiles(error)) throw error
     // The figures are written (bench_result.json, summary.md); only the drawing needs more files than the

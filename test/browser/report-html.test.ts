@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { chromium } from 'playwright-core'
+import { readServerTimeline } from '../../src/report/server-timeline.js'
 import type { BenchResult } from '../../src/result/bench-result.js'
 import { runCli } from '../helpers/cli.js'
 import { tempDir } from '../helpers/run-config.js'
@@ -97,6 +98,16 @@ test('report.html renders every chart in real Chromium, with no console error an
       typed.levels.filter((level) => level.in_band?.server_prefill_ms.p50 != null).length,
       typed.levels.filter((level) => level.in_band?.queue_ms.p50 != null).length,
     ].filter((points) => points > 0)
+    // The engine's running and waiting gauges over the run, one point per answered scrape.
+    const timeline = readServerTimeline(
+      out,
+      typed.levels.map((level) => ({ value: level.value, name: String(level.value) })),
+    )
+    if (timeline !== null && timeline.samples.length > 0)
+      expected['server-timeline'] = {
+        series: new Set(timeline.samples.map((sample) => sample.series)).size,
+        points: timeline.samples.length,
+      }
     if (serverSide.length > 0)
       expected['ttft-client-server'] = {
         series: 1 + serverSide.length,

@@ -6,6 +6,8 @@ import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import type { RequestRecord } from '../../src/records/types.js'
 import type { BenchResult } from '../../src/result/bench-result.js'
+import { levelWindow } from '../../src/server-metrics/level-figures.js'
+import { readServerScrapes, type ScrapeOk } from '../../src/server-metrics/scrape-file.js'
 import { runCli } from '../helpers/cli.js'
 import { freePort } from '../helpers/free-port.js'
 import { tempDir } from '../helpers/run-config.js'
@@ -143,6 +145,35 @@ test('llama.cpp: no request fails that the server did not fail, tokens equal usa
       predicted,
       'output tokens of all records vs the server',
     )
+    // The server's own token counters, per level, against the client's over the same span: from the
+    // last scrape answered before the level's measured window to the first sent after it. A request
+    // that ended while a scrape was in flight may fall either side; one still running at the closing
+    // scrape may have part of its tokens counted; so the client's count is bounded, not guessed.
+    const scrapes = readServerScrapes(join(out, 'server-metrics.jsonl')).filter(
+      (scrape): scrape is ScrapeOk => scrape.kind === 'scrape',
+    )
+    for (const level of result.levels) {
+      const window = levelWindow(records, level.value)
+      assert.ok(window !== null)
+      const before = scrapes.filter((s) => s.at + s.duration_ms <= window.start).at(-1)
+      const after = scrapes.find((s) => s.at >= window.end)
+      assert.ok(before !== undefined && after !== undefined, `c=${level.value}: scrapes around the level`)
+      const server =
+        (after.values.counters.generation_tokens ?? 0) - (before.values.counters.generation_tokens ?? 0)
+      const ended = (from: number, to: number): number =>
+        records
+          .filter((r) => r.error === null && r.end_at > from && r.end_at <= to)
+          .reduce((sum, r) => sum + r.output_tokens, 0)
+      const running = records
+        .filter((r) => r.sent_at < after.at + after.duration_ms && r.end_at > after.at + after.duration_ms)
+        .reduce((sum, r) => sum + r.output_tokens, 0)
+      const least = ended(before.at + before.duration_ms, after.at)
+      const most = ended(before.at, after.at + after.duration_ms) + running
+      assert.ok(
+        server >= least && server <= most,
+        `c=${level.value}: the server generated ${server} tokens between its scrapes, the client received ${least}–${most}`,
+      )
+    }
     assert.equal(result.saturation?.value, SLOTS, `knee (${result.saturation_summary}) — ${table}`)
     assert.match(result.saturation_summary, new RegExp(`knee at ${SLOTS} = the server's ${SLOTS} slots`))
     // Why: past the slots the extra requests wait in llama.cpp's HTTP layer, not in its engine's queue.
