@@ -2,6 +2,12 @@ import { formatLength, type LengthSpec } from '../workload/lengths.js'
 import { DEFAULTS } from './load.js'
 import type { Setting } from './settings.js'
 
+/** A setting's value in DEFAULTS, through its path (undefined for pricing, which has no defaults). */
+export function defaultOf(setting: Setting): unknown {
+  const [section, key] = setting.at
+  return (DEFAULTS[section] as Record<string, unknown> | null)?.[key]
+}
+
 /**
  * A setting's default as a person reads it ("120", "1,4,8", "normal(512, 64)"), read from DEFAULTS
  * through the setting's path, so --help, init's notes and the template comments cannot drift from it;
@@ -10,8 +16,7 @@ import type { Setting } from './settings.js'
 export function defaultShown(setting: Setting): string | undefined {
   if (setting.flag?.shownDefault !== undefined) return setting.flag.shownDefault
   if (setting.flag?.kind === 'switch' || setting.flag?.kind === 'negated') return undefined
-  const [section, key] = setting.at
-  const value = (DEFAULTS[section] as Record<string, unknown> | null)?.[key]
+  const value = defaultOf(setting)
   if (value === null || value === undefined || value === '') return undefined
   if (Array.isArray(value)) return value.join(',')
   if (typeof value === 'object') return isLength(value) ? formatLength(value) : undefined
@@ -28,8 +33,7 @@ export function describeSetting(setting: Setting): string {
 
 /** In a file a list reads as a list, and a switch's default is its value. */
 function fileDefault(setting: Setting): string | undefined {
-  const [section, key] = setting.at
-  const value = (DEFAULTS[section] as Record<string, unknown> | null)?.[key]
+  const value = defaultOf(setting)
   if (Array.isArray(value)) return `[${value.join(', ')}]`
   if (typeof value === 'boolean') return String(value)
   return defaultShown(setting)

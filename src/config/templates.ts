@@ -4,8 +4,7 @@
  * descriptions and defaults come from the settings table and DEFAULTS; only the choice of keys and the
  * example values are made here.
  */
-import { DEFAULTS } from './load.js'
-import { describeSetting } from './setting-defaults.js'
+import { defaultOf, describeSetting } from './setting-defaults.js'
 import { SETTINGS, type Setting, type SettingId } from './settings.js'
 
 /** The example value of a key: `USE_DEFAULT` writes the default itself. */
@@ -27,8 +26,7 @@ function setting(id: SettingId): Setting {
 
 /** The default in a file's own terms: a fixed length is its count. */
 function defaultValue(id: SettingId): string | number | boolean | number[] {
-  const [section, key] = setting(id).at
-  const value = (DEFAULTS[section] as Record<string, unknown> | null)?.[key]
+  const value = defaultOf(setting(id))
   if (typeof value === 'object' && value !== null && 'kind' in value && value.kind === 'fixed')
     return (value as unknown as { value: number }).value
   if (value === null || value === undefined) throw new Error(`templates: ${id} has no default to write`)
