@@ -17,6 +17,10 @@ export interface ChunkInfo {
   done: boolean
   /** At least one choice carries generated output: content, reasoning, refusal, text or a tool call. */
   tokenBearing: boolean
+  /** Part of that output is reasoning (the model thinking before it answers). */
+  reasoningBearing: boolean
+  /** Part of that output is the answer: content, refusal, legacy text or a tool call. */
+  answerBearing: boolean
   /** All generated text in the chunk (every choice), for the tokenizer fallback. */
   text: string
   usage: Usage | null
@@ -31,12 +35,16 @@ export interface ChunkInfo {
 
 type Json = Record<string, unknown>
 
-/** Delta fields that carry generated output (reasoning models use the middle two). */
-const DELTA_TEXT_KEYS = ['content', 'reasoning_content', 'reasoning', 'refusal'] as const
+/** Delta fields that carry the answer. */
+const ANSWER_KEYS = ['content', 'refusal'] as const
+/** Delta fields that carry reasoning (vLLM and DeepSeek `reasoning_content`; OpenRouter, newer vLLM `reasoning`). */
+const REASONING_KEYS = ['reasoning_content', 'reasoning'] as const
 
 const DONE: ChunkInfo = {
   done: true,
   tokenBearing: false,
+  reasoningBearing: false,
+  answerBearing: false,
   text: '',
   usage: null,
   inBand: null,
@@ -62,6 +70,8 @@ export function interpretObject(obj: Json): ChunkInfo {
   const info: ChunkInfo = {
     done: false,
     tokenBearing: false,
+    reasoningBearing: false,
+    answerBearing: false,
     text: '',
     usage: readUsage(obj.usage),
     inBand: readInBand(obj),
@@ -74,49 +84,46 @@ export function interpretObject(obj: Json): ChunkInfo {
   for (const choice of choices) {
     if (!isObject(choice)) continue
     if (typeof choice.finish_reason === 'string') info.finishReason = choice.finish_reason
-    const text = choiceText(choice)
-    if (text !== null) {
-      info.tokenBearing = true
-      info.text += text
-    }
+    readChoice(choice, info)
   }
+  info.tokenBearing = info.reasoningBearing || info.answerBearing
   return info
 }
 
-/** Generated output of one choice, or null when it carries none (role-only, empty, finish-only). */
-function choiceText(choice: Json): string | null {
-  let text = ''
-  let bearing = false
+/** Adds one choice's generated output (none for role-only, empty or finish-only choices) to info. */
+function readChoice(choice: Json, info: ChunkInfo): void {
   if (typeof choice.text === 'string' && choice.text !== '') {
-    text += choice.text
-    bearing = true
+    info.text += choice.text
+    info.answerBearing = true
   }
   const delta = isObject(choice.delta) ? choice.delta : isObject(choice.message) ? choice.message : null
-  if (delta !== null) {
-    for (const key of DELTA_TEXT_KEYS) {
-      const value = delta[key]
-      if (typeof value === 'string' && value !== '') {
-        text += value
-        bearing = true
-      }
+  if (delta === null) return
+  for (const key of REASONING_KEYS) {
+    const value = delta[key]
+    if (typeof value === 'string' && value !== '') {
+      info.text += value
+      info.reasoningBearing = true
     }
-    const toolCalls = delta.tool_calls
-    if (Array.isArray(toolCalls)) {
-      for (const call of toolCalls) {
-        const fn = isObject(call) && isObject(call.function) ? call.function : null
-        if (fn === null) continue
-        if (typeof fn.name === 'string' && fn.name !== '') {
-          text += fn.name
-          bearing = true
-        }
-        if (typeof fn.arguments === 'string' && fn.arguments !== '') {
-          text += fn.arguments
-          bearing = true
-        }
+  }
+  for (const key of ANSWER_KEYS) {
+    const value = delta[key]
+    if (typeof value === 'string' && value !== '') {
+      info.text += value
+      info.answerBearing = true
+    }
+  }
+  const toolCalls = delta.tool_calls
+  if (!Array.isArray(toolCalls)) return
+  for (const call of toolCalls) {
+    const fn = isObject(call) && isObject(call.function) ? call.function : null
+    if (fn === null) continue
+    for (const part of [fn.name, fn.arguments]) {
+      if (typeof part === 'string' && part !== '') {
+        info.text += part
+        info.answerBearing = true
       }
     }
   }
-  return bearing ? text : null
 }
 
 function readUsage(value: unknown): Usage | null {

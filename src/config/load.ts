@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs'
 import { extname } from 'node:path'
 import { parse as parseToml, TomlError } from 'smol-toml'
 import { describeValue } from '../describe-value.js'
+import { PROTOCOL_ENDPOINTS, protocolOfEndpoint } from '../protocol.js'
 import { RESULT_FILE } from '../result/folder-layout.js'
 import { type LengthSpec, meanLength } from '../workload/lengths.js'
 import { PROFILE_NAMES, PROFILES } from '../workload/profiles.js'
@@ -34,7 +35,13 @@ import type { z } from './zod.js'
  * it is shared; loadRunConfig works on a copy.
  */
 export const DEFAULTS: RunConfig = deepFreeze({
-  target: { base_url: '', endpoint: '/v1/chat/completions', model: '', api_key_env: 'OPENAI_API_KEY' },
+  target: {
+    base_url: '',
+    endpoint: '/v1/chat/completions',
+    protocol: 'chat',
+    model: '',
+    api_key_env: 'OPENAI_API_KEY',
+  },
   client: {
     stream: true,
     timeout_s: 120,
@@ -116,6 +123,7 @@ export function loadRunConfig(opts: LoadOptions): RunConfig {
   }
   let config: RunConfig = structuredClone(DEFAULTS)
   for (const layer of ranked) if (layer.patch) config = applyPatch(config, layer.patch)
+  settleProtocol(config, ranked)
   config.workload.input_tokens = Math.round(meanLength(config.workload.input, DEFAULTS.workload.input_tokens))
   config.workload.output_tokens = Math.round(
     meanLength(config.workload.output, DEFAULTS.workload.output_tokens),
@@ -124,6 +132,18 @@ export function loadRunConfig(opts: LoadOptions): RunConfig {
   issues.push(...finalIssues(config, layers))
   if (issues.length > 0) throw new ConfigError(issues)
   return config
+}
+
+/**
+ * The protocol and the endpoint agree: a protocol given alone brings its endpoint, an endpoint given
+ * alone names its protocol, and both given are taken as written (a gateway may serve any path).
+ */
+function settleProtocol(config: RunConfig, layers: readonly Layer[]): void {
+  const sets = (key: 'protocol' | 'endpoint') =>
+    layers.some((layer) => layer.patch?.target?.[key] !== undefined)
+  if (sets('protocol') && !sets('endpoint'))
+    config.target.endpoint = PROTOCOL_ENDPOINTS[config.target.protocol]
+  else if (!sets('protocol')) config.target.protocol = protocolOfEndpoint(config.target.endpoint)
 }
 
 // ---------------------------------------------------------------------------------------------------

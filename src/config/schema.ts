@@ -11,6 +11,7 @@
 
 import { describeValue } from '../describe-value.js'
 import { parseSloKey } from '../metrics/slo.js'
+import { PROTOCOLS } from '../protocol.js'
 import { LENGTH_SYNTAX, parseLength } from '../workload/lengths.js'
 import type { ConfigIssue } from './errors.js'
 import { maskUrlSecrets } from './url.js'
@@ -159,6 +160,11 @@ export function metricsUrls() {
 export function endpoint() {
   const e = expect('a path starting with "/", such as "/v1/chat/completions"')
   return z.string(e).startsWith('/', e)
+}
+
+export function protocol() {
+  const e = expect(`one of ${PROTOCOLS.join(', ')}`)
+  return z.enum(PROTOCOLS, e)
 }
 
 export function modelId() {

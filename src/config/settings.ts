@@ -33,6 +33,7 @@ import {
   positiveNumber,
   positiveSeconds,
   price,
+  protocol,
   rates,
   settingsMode,
   sloTable,
@@ -154,6 +155,20 @@ export const SETTINGS = {
     json: 'llm.endpoint',
     toml: 'target.endpoint',
     flag: { name: 'endpoint', kind: 'string', value: 'PATH', help: 'endpoint path', group: 'target' },
+  },
+  protocol: {
+    doc: 'wire protocol: chat, completions, responses (OpenAI Responses API), messages (Anthropic Messages) or embeddings; inferred from the endpoint when not given, and brings its endpoint when given alone',
+    at: ['target', 'protocol'],
+    schema: protocol,
+    json: 'llm.protocol',
+    toml: 'target.protocol',
+    flag: {
+      name: 'protocol',
+      kind: 'string',
+      value: 'chat|completions|responses|messages|embeddings',
+      help: 'wire protocol (default: from the endpoint)',
+      group: 'target',
+    },
   },
   model: {
     doc: 'model id as the server lists it (`llmbench models`)',

@@ -1,3 +1,4 @@
+import type { Protocol } from '../protocol.js'
 import type { ArrivalProcess } from '../schedule/arrivals.js'
 import type { LengthSpec } from '../workload/lengths.js'
 
@@ -11,6 +12,11 @@ export interface RunConfig {
     base_url: string
     /** e.g. /v1/chat/completions or /v1/completions */
     endpoint: string
+    /**
+     * The wire protocol: given, or inferred from the endpoint. When only the protocol is given, the
+     * endpoint is the protocol's own path (PROTOCOL_ENDPOINTS), so the two always agree.
+     */
+    protocol: Protocol
     model: string
     /** Name of the environment variable holding the API key; the key itself never enters the config. */
     api_key_env: string

@@ -57,6 +57,7 @@ const FROM_SETTINGS: RunConfig = {
   target: {
     base_url: 'https://host/api',
     endpoint: '/v1/chat/completions',
+    protocol: 'chat',
     model: 'm',
     api_key_env: 'MY_API_KEY',
   },
@@ -167,6 +168,7 @@ test('every flag maps onto its RunConfig field', () => {
   const config = load([SETTINGS, TOML, prices], {
     base_url: 'https://other/v1/',
     endpoint: '/v1/completions',
+    protocol: 'completions',
     model: 'flag-model',
     api_key_env: 'OTHER_KEY',
     levels: [2],
@@ -201,6 +203,7 @@ test('every flag maps onto its RunConfig field', () => {
     target: {
       base_url: 'https://other/v1',
       endpoint: '/v1/completions',
+      protocol: 'completions',
       model: 'flag-model',
       api_key_env: 'OTHER_KEY',
     },
@@ -329,6 +332,27 @@ test('extension keys are accepted and mapped', () => {
   assert.deepEqual(config.metrics.percentiles, [50, 90, 99.9])
 })
 
+test('protocol and endpoint agree: one given brings or names the other, both given are kept', () => {
+  const base = { base_url: 'http://h', model: 'm' }
+  assert.deepEqual(pick(load([], { ...base, protocol: 'messages' })), ['messages', '/v1/messages'])
+  assert.deepEqual(pick(load([], { ...base, endpoint: '/v1/responses' })), ['responses', '/v1/responses'])
+  assert.deepEqual(pick(load([], { ...base, endpoint: '/gw/anthropic/v1/messages?beta=true' })), [
+    'messages',
+    '/gw/anthropic/v1/messages?beta=true',
+  ])
+  assert.deepEqual(pick(load([], base)), ['chat', '/v1/chat/completions'])
+  assert.deepEqual(pick(load([], { ...base, protocol: 'chat', endpoint: '/proxy/llm' })), [
+    'chat',
+    '/proxy/llm',
+  ])
+  const issue = issueAt(issuesOf([], { ...base, protocol: 'grpc' }), '--protocol')
+  assert.match(issue.message, /one of chat, completions, responses, messages, embeddings/)
+})
+
+function pick(config: RunConfig): [string, string] {
+  return [config.target.protocol, config.target.endpoint]
+}
+
 test('base_url keeps /v1 as written but loses trailing slashes', () => {
   const file = tempFile('slash.json', '{ "llm": { "base_url": "https://host/api/v1//", "model": "m" } }')
   assert.equal(load([file]).target.base_url, 'https://host/api/v1')
@@ -336,7 +360,13 @@ test('base_url keeps /v1 as written but loses trailing slashes', () => {
 
 test('DEFAULTS: the documented values, empty base_url and model, frozen', () => {
   assert.deepEqual(DEFAULTS, {
-    target: { base_url: '', endpoint: '/v1/chat/completions', model: '', api_key_env: 'OPENAI_API_KEY' },
+    target: {
+      base_url: '',
+      endpoint: '/v1/chat/completions',
+      protocol: 'chat',
+      model: '',
+      api_key_env: 'OPENAI_API_KEY',
+    },
     client: {
       stream: true,
       timeout_s: 120,
