@@ -171,6 +171,13 @@ function describePlan({ config, endpoint, outDir }: PreparedRun): string {
       ? `rates ${load.rates.join(',')}/s (${load.arrival}${load.arrival === 'gamma' ? ` k=${load.burstiness}` : ''})`
       : `levels ${load.levels.join(',')}`
   const input = workload.dataset === null ? formatLength(workload.input) : `dataset ${workload.dataset}`
+  // A trace brings its own rows, lengths and clock.
+  if (workload.trace !== null)
+    return (
+      `llmbench: ${config.target.model} at ${displayUrl(endpoint.url)}: ` +
+      `trace ${workload.trace} at speed ${workload.trace_speeds.map((speed) => `${speed}x`).join(', ')} ` +
+      `(+${load.warmup_requests} warm-up per level), ${config.client.stream ? 'streaming' : 'not streaming'} -> ${outDir}`
+    )
   return (
     `llmbench: ${config.target.model} at ${displayUrl(endpoint.url)}: ` +
     `${levels}, ${bound} per level (+${load.warmup_requests} warm-up), ` +
@@ -179,8 +186,32 @@ function describePlan({ config, endpoint, outDir }: PreparedRun): string {
   )
 }
 
+/** Flags a trace replay has no use for: its rows are the arrivals, the requests and their lengths. */
+const TRACE_IGNORES = [
+  'mode',
+  'levels',
+  'rates',
+  'arrival',
+  'burstiness',
+  'requests',
+  'duration',
+  'input-tokens',
+  'output-tokens',
+  'dataset',
+  'profile',
+  'shared-prefix',
+]
+
 /** Flags that the chosen mode does not use: said, so a typo'd mode does not go unnoticed. */
 function ignoredFlags(config: RunConfig, flags: ParsedFlags): string[] {
+  if (config.workload.trace !== null) {
+    const unused = TRACE_IGNORES.filter((name) => flags[name] !== undefined)
+    return unused.length === 0
+      ? []
+      : [
+          `${unused.map((name) => `--${name}`).join(', ')} do(es) not apply with --trace: the trace gives the arrivals and lengths`,
+        ]
+  }
   const rateOnly = ['rates', 'arrival', 'burstiness', 'max-in-flight'].filter(
     (name) => flags[name] !== undefined,
   )

@@ -76,6 +76,11 @@ export const DEFAULTS: RunConfig = deepFreeze({
     ignore_eos: false,
     calibrate: true,
     seed: 1,
+    trace: null,
+    trace_speeds: [1],
+    trace_start_s: 0,
+    trace_duration_s: null,
+    trace_max_requests: null,
   },
   pricing: null,
   metrics: {
@@ -124,6 +129,8 @@ export function loadRunConfig(opts: LoadOptions): RunConfig {
   let config: RunConfig = structuredClone(DEFAULTS)
   for (const layer of ranked) if (layer.patch) config = applyPatch(config, layer.patch)
   settleProtocol(config, ranked)
+  // A trace is replayed on its own clock: an open loop, whatever the mode says.
+  if (config.workload.trace !== null) config.load.mode = 'request_rate'
   config.workload.input_tokens = Math.round(meanLength(config.workload.input, DEFAULTS.workload.input_tokens))
   config.workload.output_tokens = Math.round(
     meanLength(config.workload.output, DEFAULTS.workload.output_tokens),

@@ -87,6 +87,11 @@ export function rates() {
   return z.array(z.number(e).gt(0, e).lte(100_000, e), e).min(1, e)
 }
 
+export function traceSpeeds() {
+  const e = expect('a non-empty list of positive replay speeds, such as [1, 2, 4] (2 = twice as fast)')
+  return z.array(z.number(e).gt(0, e).lte(10_000, e), e).min(1, e)
+}
+
 export function arrival() {
   const e = expect('"constant", "poisson" or "gamma"')
   return z.enum(['constant', 'poisson', 'gamma'], e)

@@ -78,6 +78,16 @@ export interface RunConfig {
     calibrate: boolean
     /** Seed of prompts and length draws (and arrival times). */
     seed: number
+    /** A serving trace to replay on its own clock (Mooncake JSONL, BurstGPT or Azure CSV); null = none. */
+    trace: string | null
+    /** One level per speed: the trace's offsets divided by it (2 = twice as fast). */
+    trace_speeds: number[]
+    /** The replayed window of the trace, in trace seconds from its first row ... */
+    trace_start_s: number
+    /** ... and its length; null = to the end. */
+    trace_duration_s: number | null
+    /** At most this many rows of the window; null = all. */
+    trace_max_requests: number | null
   }
   /** Prices for the cost estimate before the run and the measured cost after it; null = unknown. */
   pricing: {

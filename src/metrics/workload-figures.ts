@@ -35,6 +35,8 @@ export interface ScheduleFigures {
   late: number
   lateness_p50_ms: number | null
   lateness_p99_ms: number | null
+  /** The latest send of the level: how far behind the client ever was (absent in older results). */
+  lateness_max_ms?: number | null
   fell_behind: boolean
   reason: string | null
 }
@@ -139,6 +141,7 @@ export function scheduleFigures(
     late,
     lateness_p50_ms: roundOrNull(percentileOfSorted(Array.from(lateness), 50)),
     lateness_p99_ms: roundOrNull(p99),
+    lateness_max_ms: roundOrNull(lateness.length === 0 ? null : (lateness[lateness.length - 1] as number)),
     fell_behind: reasons.length > 0,
     reason: reasons.length === 0 ? null : reasons.join('; '),
   }

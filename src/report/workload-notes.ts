@@ -2,6 +2,7 @@ import { STOPPED_EARLY_FLAG_SHARE } from '../metrics/workload-figures.js'
 import type { BenchResult } from '../result/bench-result.js'
 import { levelName } from '../result/level-name.js'
 import type { RunMeta } from '../result/run-meta.js'
+import { traceNotes } from './trace-notes.js'
 
 /** Axis and column title of the level values. */
 /** The lengths as planned: "256", or "normal(300, 50), mean 302" when drawn from a distribution. */
@@ -17,6 +18,7 @@ export function levelAxisTitle(meta: RunMeta): string {
 }
 
 export function levelHeading(meta: RunMeta): string {
+  if (meta.trace != null) return 'speed'
   return meta.load?.mode === 'request_rate' ? 'rate/s' : 'conc.'
 }
 
@@ -27,7 +29,7 @@ export function levelHeading(meta: RunMeta): string {
  */
 export function workloadNotes(result: BenchResult): string[] {
   const { meta } = result
-  const lines: string[] = []
+  const lines: string[] = [...traceNotes(result)]
   const calibration = meta.workload.calibration
   if (calibration != null) {
     lines.push('slope' in calibration ? calibration.summary : `calibration skipped: ${calibration.skipped}`)

@@ -1,6 +1,7 @@
 import type { LevelClientStats } from '../metrics/client-health.js'
 import type { LoadMode } from '../metrics/summarize.js'
 import type { Prices } from '../metrics/workload-figures.js'
+import type { TraceMeta } from '../workload/trace-replay.js'
 import type { ServerSelf } from './server-self.js'
 
 /** What a run was: everything besides the records that a report needs. */
@@ -73,6 +74,8 @@ export interface RunMeta {
   merged?: MergeInfo
   /** Set when this result is one shard of a run spread over several processes or machines. */
   shard?: ShardInfo
+  /** --trace: the file, its format, the rows and window replayed, one level per speed. */
+  trace?: TraceMeta
 }
 
 /** Prompt-length calibration against the server (run/calibrate.ts): server tokens = slope × local + offset. */

@@ -14,6 +14,8 @@ export interface EstimateInputs {
   request_seconds: number | null
   /** This process's share of the load (shards): 1 for a whole run. */
   share: number
+  /** --trace: the rows replayed at every level; null or absent = no trace. */
+  trace_rows?: number | null
 }
 
 export function estimateRun(config: RunConfig, inputs: EstimateInputs): CostEstimate | null {
@@ -23,7 +25,10 @@ export function estimateRun(config: RunConfig, inputs: EstimateInputs): CostEsti
   let requests = 0
   let basis: string
   const windowS = timedLevelSeconds(load)
-  if (load.requests_per_level !== null) {
+  if (inputs.trace_rows != null) {
+    requests = values.length * inputs.trace_rows
+    basis = `${values.length} speeds × ${inputs.trace_rows} trace rows`
+  } else if (load.requests_per_level !== null) {
     requests = values.length * load.requests_per_level
     basis = `${values.length} levels × ${load.requests_per_level} requests`
   } else if (rateMode) {

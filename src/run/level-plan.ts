@@ -13,6 +13,7 @@ export const WHOLE_RUN: ShardSlot = { index: 0, count: 1 }
 
 /** The level values the run steps through: streams, or requests per second. */
 export function levelValues(config: RunConfig): number[] {
+  if (config.workload.trace !== null) return config.workload.trace_speeds
   return config.load.mode === 'request_rate' ? config.load.rates : config.load.levels
 }
 
@@ -26,8 +27,15 @@ export function timedLevelSeconds(load: RunConfig['load']): number {
  * shard derives the same whole schedule from the seed and keeps its own arrivals, so together they
  * send exactly it. Returns null when the shard's share sends nothing (e.g. level 1 of 4 shards).
  */
-export function planLevel(config: RunConfig, value: number, shard: ShardSlot): LevelShare | null {
-  const share = shareOf(wholeLevel(config, value), shard.index, shard.count)
+export function planLevel(
+  config: RunConfig,
+  value: number,
+  shard: ShardSlot,
+  traceOffsetsMs: Float64Array | null = null,
+): LevelShare | null {
+  const whole =
+    traceOffsetsMs === null ? wholeLevel(config, value) : traceLevel(config, value, traceOffsetsMs)
+  const share = shareOf(whole, shard.index, shard.count)
   const idle = share.load.kind === 'closed' ? share.load.concurrency === 0 : share.load.offsets.length === 0
   return idle ? null : share
 }
@@ -52,4 +60,26 @@ function wholeLevel(config: RunConfig, value: number): LevelShare {
   )
   const dropAfterMs = config.client.timeout_s * 1000
   return { ...level, load: { kind: 'open', offsets, maxInFlight: load.max_in_flight, dropAfterMs } }
+}
+
+/**
+ * A trace replayed at `speed`: row i at its trace offset / speed, sending row i's own prompt. The
+ * level is its rows: no timed window, and --requests does not apply.
+ */
+function traceLevel(config: RunConfig, speed: number, offsetsMs: Float64Array): LevelShare {
+  const offsets = offsetsMs.map((offset) => offset / speed)
+  const promptIds = Float64Array.from(offsetsMs, (_, row) => row)
+  return {
+    level: speed,
+    warmup: config.load.warmup_requests,
+    retry: config.client.retry,
+    window: null,
+    load: {
+      kind: 'open',
+      offsets,
+      maxInFlight: config.load.max_in_flight,
+      dropAfterMs: config.client.timeout_s * 1000,
+      promptIds,
+    },
+  }
 }

@@ -7,7 +7,10 @@ import { ExactPromptSource } from '../workload/exact-prompts.js'
 import { meanLength } from '../workload/lengths.js'
 import { promptText } from '../workload/request-body.js'
 import { loadTokenizer, type Tokenizer, TokenizerError } from '../workload/tokenizers.js'
+import { TraceError } from '../workload/trace-file.js'
+import type { TraceReplay } from '../workload/trace-replay.js'
 import { calibrate, localLength } from './calibrate.js'
+import { loadConfiguredTrace, planTraceWorkload } from './trace-plan.js'
 import { planWorkload, type WorkloadPlan } from './workload-plan.js'
 
 /** Distinct synthetic prompts at most; request i uses prompt i mod this. */
@@ -24,6 +27,8 @@ export class WorkloadError extends Error {
 export interface WorkloadSources {
   tokenizer: Tokenizer
   dataset: Dataset | null
+  /** The trace window replayed (--trace), row i sending body i; null = none. */
+  trace: TraceReplay | null
   prompts: ExactPromptSource
   /** Expected mean lengths per request: the plan's figures for the cost estimate. */
   input_mean: number
@@ -41,14 +46,16 @@ export function loadWorkloadSources(config: RunConfig): WorkloadSources {
   const { workload } = config
   let tokenizer: Tokenizer
   let dataset: Dataset | null = null
+  let trace: TraceReplay | null = null
   try {
+    trace = loadConfiguredTrace(config)
     tokenizer = loadTokenizer(workload.tokenizer)
     if (workload.dataset !== null)
       dataset = loadDataset(workload.dataset, (text) => tokenizer.count(text), {
         maxEntries: MAX_DATASET_ENTRIES,
       })
   } catch (error) {
-    if (error instanceof TokenizerError || error instanceof DatasetError)
+    if (error instanceof TokenizerError || error instanceof DatasetError || error instanceof TraceError)
       throw new WorkloadError(error.message)
     throw error
   }
@@ -65,9 +72,14 @@ export function loadWorkloadSources(config: RunConfig): WorkloadSources {
       outputMean =
         entries.reduce((sum, e) => sum + (e.output_tokens ?? workload.output_tokens), 0) / entries.length
   }
+  if (trace !== null) {
+    inputMean = trace.rows.reduce((sum, row) => sum + row.input_tokens, 0) / trace.rows.length
+    outputMean = trace.rows.reduce((sum, row) => sum + row.output_tokens, 0) / trace.rows.length
+  }
   return {
     tokenizer,
     dataset,
+    trace,
     prompts,
     input_mean: Math.round(inputMean),
     output_mean: Math.round(outputMean),
@@ -89,8 +101,14 @@ export async function prepareWorkload(
 ): Promise<PreparedWorkload> {
   let calibration: PreparedWorkload['calibration'] = null
   const probeRecords: RequestRecord[] = []
-  // Calibration is part of the preflight: --no-preflight sends nothing before the load.
-  if (sources.dataset === null && config.workload.calibrate && config.run.preflight) {
+  // Calibration is part of the preflight: --no-preflight sends nothing before the load. A trace's
+  // lengths are the trace's, like a dataset's prompts: not resized.
+  if (
+    sources.dataset === null &&
+    sources.trace === null &&
+    config.workload.calibrate &&
+    config.run.preflight
+  ) {
     const outcome = await calibrate(
       endpoint,
       sources.prompts,
@@ -105,6 +123,14 @@ export async function prepareWorkload(
       log(outcome.ok ? outcome.calibration.summary : `calibration skipped: ${outcome.reason}`)
   }
   const fitted = calibration !== null && 'slope' in calibration ? calibration : null
+  if (sources.trace !== null) {
+    const plan = planTraceWorkload(sources.trace, { ...sources, body: endpoint.body })
+    if (plan.off_length > 0)
+      log(
+        `warning: ${plan.off_length} of ${plan.prompts.length} trace prompts do not count exactly their input_length under ${plan.tokenizer}`,
+      )
+    return { plan, calibration, probeRecords }
+  }
   const plan = planWorkload(config, {
     body: endpoint.body,
     tokenizer: sources.tokenizer,

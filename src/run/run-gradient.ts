@@ -11,6 +11,7 @@ import { writeReports } from '../report/render-folder.js'
 import type { BenchResult } from '../result/bench-result.js'
 import { finishResult, summaryOptions } from '../result/build-result.js'
 import { RECORDS_FILE } from '../result/folder-layout.js'
+import { levelName } from '../result/level-name.js'
 import type { ConnectionPolicy, CostEstimate, RunMeta, ShardInfo } from '../result/run-meta.js'
 import { describeServerSelf, type ServerSelf } from '../result/server-self.js'
 import { writeJsonAtomic } from '../result/write-json.js'
@@ -128,6 +129,7 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
     )
     const meta = describeRun(config, workerCount, setUp.prepared, setUp.estimate, options.shard, connections)
     meta.run_id = sink.runId
+    if (sources.trace !== null) meta.trace = sources.trace.meta
     meta.server = setUp.server
     meta.totals = sink.totals
     const resultPath = join(outDir, config.metrics.output_json)
@@ -147,6 +149,7 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
       windows: [],
       scraper,
       levelsStarted: 0,
+      traceOffsets: sources.trace?.offsets_ms ?? null,
       measure: {
         pool,
         sink,
@@ -208,6 +211,7 @@ async function setUpRun(
     output_mean: sources.output_mean,
     request_seconds: projectedRequestSeconds(preflight, sources.output_mean),
     share: 1 / (options.shard?.count ?? 1),
+    trace_rows: sources.trace?.rows.length ?? null,
   })
   if (estimate !== null) log(describeEstimate(estimate))
   const limit = config.run.max_cost
@@ -254,6 +258,8 @@ interface Gradient {
   scraper: ServerMetricsScraper | null
   /** Levels whose start time has come (for --start-at's schedule). */
   levelsStarted: number
+  /** --trace: the replayed rows' offsets at speed 1; null = arrivals from the arrival process. */
+  traceOffsets: Float64Array | null
   measure: MeasureContext
 }
 
@@ -285,7 +291,7 @@ async function runLoad(gradient: Gradient): Promise<void> {
 async function runLevel(gradient: Gradient, value: number): Promise<BenchResult | null> {
   const { options, meta, measure } = gradient
   const { config, stop, log } = options
-  const level = planLevel(config, value, options.shard ?? WHOLE_RUN)
+  const level = planLevel(config, value, options.shard ?? WHOLE_RUN, gradient.traceOffsets)
   if (options.schedule !== undefined)
     await waitForLevelStart(options.schedule, gradient.levelsStarted, stop, log)
   gradient.levelsStarted++
@@ -311,7 +317,7 @@ async function runLevel(gradient: Gradient, value: number): Promise<BenchResult 
   const result = finishResult(gradient.summaries, meta)
   writeJsonAtomic(gradient.resultPath, result)
   const summary = result.levels.at(-1)
-  if (summary !== undefined) log(progressLine(summary, config.load.mode))
+  if (summary !== undefined) log(progressLine(summary, config.load.mode, meta))
   return result
 }
 
@@ -363,11 +369,16 @@ function budgetRefusal(estimate: CostEstimate | null, limit: number): string | n
   return null
 }
 
-function progressLine(level: LevelSummary, mode: RunConfig['load']['mode']): string {
+function progressLine(level: LevelSummary, mode: RunConfig['load']['mode'], meta: RunMeta): string {
   const ttft = level.ttft_ms.p50 == null ? '-' : `${level.ttft_ms.p50.toFixed(0)} ms`
   const bound = level.client.bound ? ` — CLIENT-BOUND: ${level.client.reasons.join('; ')}` : ''
   const behind = level.schedule?.fell_behind ? ` — FELL BEHIND: ${level.schedule.reason}` : ''
-  const name = mode === 'request_rate' ? `rate ${level.value}/s` : `level ${level.value}`
+  const name =
+    meta.trace !== undefined
+      ? levelName(meta, level.value)
+      : mode === 'request_rate'
+        ? `rate ${level.value}/s`
+        : `level ${level.value}`
   const c = level.connections
   const connections =
     c === undefined

@@ -191,7 +191,7 @@ function runOpenLoop(
 
     const send = async (index: number): Promise<void> => {
       const intended = startAt + (offsets[index] as number)
-      const promptId = context.nextPromptId()
+      const promptId = load.promptIds?.[index] ?? context.nextPromptId()
       const phase = phaseAt(window, intended)
       inFlight++
       sent++

@@ -45,6 +45,11 @@ export interface OpenShare {
   maxInFlight: number
   /** An arrival still waiting this long after its intended time is dropped, not sent. */
   dropAfterMs: number
+  /**
+   * The prompt each arrival sends, dealt with the offsets (trace replay: row i sends body i at row
+   * i's time); absent = the next prompt of the thread's own sequence.
+   */
+  promptIds?: Float64Array
 }
 
 /** Open-loop warm-up requests run this many at a time. */
@@ -82,6 +87,9 @@ export function shareOf(share: LevelShare, index: number, count: number): LevelS
             offsets: dealtArrivals(load.offsets, index, count),
             maxInFlight: connections[index] as number,
             dropAfterMs: load.dropAfterMs,
+            ...(load.promptIds === undefined
+              ? {}
+              : { promptIds: dealtArrivals(load.promptIds, index, count) }),
           },
   }
 }
