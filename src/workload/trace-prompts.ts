@@ -6,7 +6,9 @@ import { MOONCAKE_BLOCK_TOKENS, type TraceRow } from './trace-file.js'
  * The prompt of each trace row, of exactly its input length. A row with Mooncake hash ids is built
  * block by block: block j is the text of its hash id (MOONCAKE_BLOCK_TOKENS tokens, the last block
  * cut to what is left), so two rows share exactly the leading blocks whose ids they share, and a
- * server's prefix cache sees the reuse the trace recorded. A row without ids gets a prompt of its
+ * server's prefix cache sees the reuse the trace recorded. Different ids open with their own two-word
+ * spelling (ExactPromptSource), so two different blocks can share their first word (one token) by
+ * chance, never their first two (ids below 8,836). A row without ids gets a prompt of its
  * own, unlike every other row's from its first words.
  */
 

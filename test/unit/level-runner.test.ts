@@ -258,3 +258,20 @@ test('retries are records of their own; a closed retry is wanted when the failed
   )
   assert.deepEqual(outcome.arrivals, { planned: 1, sent: 1, dropped: 0 }, 'one arrival, sent once')
 })
+
+test('open loop with prompt ids (trace replay): arrival i sends prompt i at its time, even after a drop', async () => {
+  const b = bench({ durationMs: 100 })
+  // One slot: arrival 1 (due at 10) waits for arrival 0 (0 to 100) past its 50 ms drop; arrival 2
+  // (due at 120) must still send prompt 2, not the next of a sequence that skipped the drop.
+  const share = open([0, 10, 120], 1, 50)
+  if (share.load.kind === 'open') share.load.promptIds = Float64Array.from([7, 8, 9])
+  const outcome = await b.run(share, MEASURE_AT_0)
+  assert.deepEqual(outcome.arrivals, { planned: 3, sent: 2, dropped: 1 })
+  assert.deepEqual(
+    b.sent.map((s) => [s.at, s.plan.prompt_id, s.plan.scheduled_at]),
+    [
+      [0, 7, 0],
+      [120, 9, 120],
+    ],
+  )
+})
