@@ -209,7 +209,7 @@ function ignoredFlags(config: RunConfig, flags: ParsedFlags): string[] {
     return unused.length === 0
       ? []
       : [
-          `${unused.map((name) => `--${name}`).join(', ')} do(es) not apply with --trace: the trace gives the arrivals and lengths`,
+          `${unused.map((name) => `--${name}`).join(', ')} ${unused.length === 1 ? 'does' : 'do'} not apply with --trace: the trace gives the arrivals and lengths`,
         ]
   }
   const rateOnly = ['rates', 'arrival', 'burstiness', 'max-in-flight'].filter(
