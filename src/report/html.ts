@@ -101,7 +101,7 @@ export function renderHtml(result: BenchResult, charts: readonly Chart[]): strin
 <body>
 <h1>llmbench: ${escapeHtml(meta.target.model)}</h1>
 <p class="meta">${escapeHtml(`${joinUrl(meta.target.base_url, meta.target.endpoint)}`)} · ${escapeHtml(lengthsLine(meta))} ·
-${meta.load.mode === 'request_rate' ? `rates ${meta.load.levels.join(', ')} req/s (${escapeHtml(meta.load.arrival ?? 'poisson')})` : `levels ${meta.load.levels.join(', ')}`}${meta.workload.dataset === undefined ? '' : ` · ${escapeHtml(meta.workload.dataset)}`} · ${escapeHtml(meta.client.architecture)} · llmbench ${escapeHtml(meta.tool_version)} · ${escapeHtml(meta.started_at)}</p>
+${meta.trace != null ? `trace speeds ${meta.load.levels.join(', ')}x` : meta.load.mode === 'request_rate' ? `rates ${meta.load.levels.join(', ')} req/s (${escapeHtml(meta.load.arrival ?? 'poisson')})` : `levels ${meta.load.levels.join(', ')}`}${meta.workload.dataset === undefined ? '' : ` · ${escapeHtml(meta.workload.dataset)}`} · ${escapeHtml(meta.client.architecture)} · llmbench ${escapeHtml(meta.tool_version)} · ${escapeHtml(meta.started_at)}</p>
 <div class="verdict">${notes.map((line) => `<p>${escapeHtml(line)}</p>`).join('')}</div>
 <h2>Charts</h2>
 <div class="charts">

@@ -33,7 +33,7 @@ export function renderMarkdown(result: BenchResult): string {
     ...whyLines(result),
     ...(result.capacity_summary === null ? [] : ['', `**Capacity:** ${result.capacity_summary}`]),
     '',
-    `| ${meta.load.mode === 'request_rate' ? 'rate (req/s)' : 'concurrency'} | requests | success | TTFT ms ${keys.join('/')} | TPOT ms ${keys.join('/')} | ITL ms p50 | E2E ms p50 | output tok/s | req/s |${serverHeads}${hasSlo ? ' SLO good % |' : ''}${hasCost ? ` tokens in / out | cost ${currency} |` : ''} verdict |`,
+    `| ${meta.trace != null ? 'trace speed' : meta.load.mode === 'request_rate' ? 'rate (req/s)' : 'concurrency'} | requests | success | TTFT ms ${keys.join('/')} | TPOT ms ${keys.join('/')} | ITL ms p50 | E2E ms p50 | output tok/s | req/s |${serverHeads}${hasSlo ? ' SLO good % |' : ''}${hasCost ? ` tokens in / out | cost ${currency} |` : ''} verdict |`,
     `| --- | --- | --- | --- | --- | --- | --- | --- | --- |${' --- |'.repeat(server.length)}${hasSlo ? ' --- |' : ''}${hasCost ? ' --- | --- |' : ''} --- |`,
   ]
   for (const level of [...result.levels].sort((a, b) => a.value - b.value)) {

@@ -14,6 +14,7 @@ export function lengthsLine(meta: RunMeta): string {
 }
 
 export function levelAxisTitle(meta: RunMeta): string {
+  if (meta.trace != null) return 'trace replay speed (x)'
   return meta.load?.mode === 'request_rate' ? 'request rate (req/s)' : 'concurrency'
 }
 

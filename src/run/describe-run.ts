@@ -36,13 +36,16 @@ export function describeRun(
     retry: config.client.retry,
     timeout_s: config.client.timeout_s,
   }
-  if (rateMode) {
+  // A trace's arrivals are its rows (meta.trace), not a process.
+  if (rateMode && workload.trace === null) {
     metaLoad.arrival = load.arrival
     if (load.arrival === 'gamma') metaLoad.burstiness = load.burstiness
-    metaLoad.max_in_flight = load.max_in_flight
   }
-  if (load.requests_per_level !== null) metaLoad.requests_per_level = load.requests_per_level
-  if (load.duration_per_level_s !== null) {
+  if (rateMode) metaLoad.max_in_flight = load.max_in_flight
+  // A trace's levels are its rows: neither a count nor a duration of the config's.
+  const trace = workload.trace !== null
+  if (load.requests_per_level !== null && !trace) metaLoad.requests_per_level = load.requests_per_level
+  if (load.duration_per_level_s !== null && !trace) {
     metaLoad.duration_per_level = load.duration_per_level_s
     metaLoad.warmup_s = load.warmup_s
     metaLoad.cooldown_s = load.cooldown_s
@@ -60,8 +63,8 @@ export function describeRun(
     workload: {
       input_tokens: prepared.plan.input_mean,
       output_tokens: prepared.plan.output_mean,
-      input: workload.dataset === null ? formatLength(workload.input) : 'dataset',
-      output: formatLength(workload.output),
+      input: trace ? 'trace' : workload.dataset === null ? formatLength(workload.input) : 'dataset',
+      output: trace ? 'trace' : formatLength(workload.output),
       dataset: prepared.plan.source,
       tokenizer: prepared.plan.tokenizer,
       stream: config.client.stream,

@@ -155,7 +155,7 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
         sink,
         planned: setUp.prepared.plan.prompts,
         countTokens: (text) => sources.tokenizer.count(text),
-        requestsPerLevel: config.load.requests_per_level,
+        requestsPerLevel: sources.trace?.rows.length ?? config.load.requests_per_level,
         durationPerLevelS: config.load.duration_per_level_s,
         ...(options.progress === undefined ? {} : { progress: options.progress }),
       },
