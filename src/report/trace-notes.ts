@@ -11,8 +11,7 @@ import { describeWindow } from '../workload/trace-replay.js'
 export function traceNotes(result: BenchResult): string[] {
   const trace = result.meta.trace
   if (trace == null) return []
-  const skipped =
-    trace.skipped === null ? '' : `; skipped ${trace.skipped.count}: ${trace.skipped.reason}`
+  const skipped = trace.skipped === null ? '' : `; skipped ${trace.skipped.count}: ${trace.skipped.reason}`
   const lines = [
     `Trace ${trace.file} (${trace.format}): ${trace.rows_used} of ${trace.rows_in_file} rows, ` +
       `${describeWindow(trace.window)}, spanning ${trace.span_s} s at speed 1${skipped}`,

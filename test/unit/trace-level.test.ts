@@ -4,7 +4,7 @@ import { DEFAULTS, loadRunConfig } from '../../src/config/load.js'
 import type { RunConfig } from '../../src/config/types.js'
 import { estimateRun } from '../../src/run/estimate.js'
 import { levelValues, planLevel } from '../../src/run/level-plan.js'
-import { shareOf } from '../../src/schedule/level-share.js'
+import { type LevelShare, shareOf } from '../../src/schedule/level-share.js'
 
 /** Trace offsets at speed 1 (ms), out of step with any round-robin pattern on purpose. */
 const OFFSETS = Float64Array.from([0, 0, 0, 3000, 3000, 5999, 9000, 9000, 9001, 12_500, 13_000])
@@ -27,7 +27,7 @@ test('a trace level: row i at offset_i / speed, sending prompt i, however shards
       if (level === null) continue
       assert.equal(level.window, null, 'a trace level is its rows, not a timed window')
       for (let thread = 0; thread < 2; thread++) {
-        const load = shareOf(level, thread, 2).load
+        const load: LevelShare['load'] = shareOf(level, thread, 2).load
         assert.equal(load.kind, 'open')
         if (load.kind !== 'open') continue
         assert.equal(load.promptIds?.length, load.offsets.length)
