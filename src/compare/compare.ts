@@ -96,6 +96,10 @@ export function setupMismatches(base: RunMeta, next: RunMeta): string[] {
   both('arrival process', (meta) => meta.load.arrival)
   both('ignore_eos', (meta) => meta.workload.ignore_eos)
   both('stop rule', stopRule)
+  both(
+    'trace replayed',
+    (meta) => meta.trace && { file: meta.trace.file, rows: meta.trace.rows_used, window: meta.trace.window },
+  )
   return out
 }
 

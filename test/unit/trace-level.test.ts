@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { setupMismatches } from '../../src/compare/compare.js'
 import { DEFAULTS, loadRunConfig } from '../../src/config/load.js'
 import type { RunConfig } from '../../src/config/types.js'
+import { loadRun } from '../../src/result/load-run.js'
 import { estimateRun } from '../../src/run/estimate.js'
 import { levelValues, planLevel } from '../../src/run/level-plan.js'
 import { type LevelShare, shareOf } from '../../src/schedule/level-share.js'
@@ -73,5 +76,26 @@ test('--trace makes the run an open loop with one level per speed; the plan coun
         flags: { base_url: 'http://x', model: 'm', trace: 't', trace_speed: [0] },
       }),
     /trace-speed/,
+  )
+})
+
+test('compare: two replays of different windows of a trace are a set-up difference', () => {
+  const meta = loadRun(fileURLToPath(new URL('../fixtures/result-v1/rate/', import.meta.url))).result.meta
+  const trace = {
+    file: 'mooncake.jsonl',
+    format: 'mooncake' as const,
+    rows_in_file: 30,
+    rows_used: 30,
+    skipped: null,
+    window: { start_s: 0, duration_s: null, max_requests: null },
+    span_s: 9,
+    speeds: [1],
+  }
+  const a = { ...meta, trace }
+  assert.deepEqual(setupMismatches(a, { ...meta, trace: { ...trace, speeds: [2] } }), [])
+  const later = { ...trace, rows_used: 17, window: { ...trace.window, start_s: 3 } }
+  assert.deepEqual(
+    setupMismatches(a, { ...meta, trace: later }).map((line) => line.split(':')[0]),
+    ['trace replayed'],
   )
 })
