@@ -188,7 +188,11 @@ function loadFile(file: string): Layer {
       : parseTomlText(file, text.value)
   if (!parsed.ok) return { rank, patch: null, issues: [parsed.issue], raw: UNPARSED }
   const foreign = foreignShape(ext === '.json' ? 'json' : 'toml', parsed.value)
-  if (foreign !== null) return { rank, ...foreignPatch(foreign, file, parsed.value), raw: parsed.value }
+  if (foreign !== null) {
+    // Its keys are not llmbench's: a failed one could have set anything the final checks look at.
+    const layer = foreignPatch(foreign, file, parsed.value)
+    return { rank, ...layer, raw: layer.patch === null ? UNPARSED : parsed.value }
+  }
   return ext === '.json'
     ? schemaLayer(rank, file, parsed.value, 'json', SETTINGS_SIZING)
     : schemaLayer(rank, file, parsed.value, 'toml', TOML_SIZING)

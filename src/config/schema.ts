@@ -192,7 +192,7 @@ export function headerTable() {
     {
       error: (issue) =>
         issue.code === 'invalid_key'
-          ? 'a header name'
+          ? (headerNameProblem(String(issue.input)) ?? 'a header name')
           : 'a table of header names and values, such as { "X-Team" = "bench" }',
     },
   )
@@ -313,14 +313,15 @@ function toConfigIssues(
  * docs/configuration.md "The API key": the key never reaches the terminal.
  */
 function describeFound(found: unknown, path: readonly PropertyKey[]): string {
-  if (path.at(-1) === 'api_key_env' && typeof found === 'string') {
+  if ((path.at(-1) === 'api_key_env' || path.at(-1) === 'env_key') && typeof found === 'string') {
     return 'a value that is not a variable name (not shown: it may be the key itself)'
   }
   // A key stored in another tool's file (env.ANTHROPIC_AUTH_TOKEN, experimental_bearer_token).
   if (/(auth_token|api_key|bearer_token|secret|password)$/i.test(String(path.at(-1) ?? '')))
     return 'a value (not shown: it may be a key)'
   // A header's value may be a credential: show the name only.
-  if (path.some((part) => part === 'headers' || part === 'header')) return describeHeader(found, path)
+  if (path.some((part) => part === 'headers' || part === 'header' || part === 'env_headers'))
+    return describeHeader(found, path)
   // A URL that does not parse may still carry user:password@ or a key in its query.
   if (path.at(-1) === 'base_url' && typeof found === 'string') return describeValue(maskUrlSecrets(found))
   return describeValue(found)
@@ -328,7 +329,8 @@ function describeFound(found: unknown, path: readonly PropertyKey[]): string {
 
 function describeHeader(found: unknown, path: readonly PropertyKey[]): string {
   if (typeof found !== 'string') return describeValue(found)
-  const name = path.at(-2) === 'headers' ? String(path.at(-1)) : (splitHeaderLine(found)?.[0] ?? '')
+  // A file's table is keyed by the name; a flag's list holds "Name: value" lines.
+  const name = typeof path.at(-1) === 'string' ? String(path.at(-1)) : (splitHeaderLine(found)?.[0] ?? '')
   return name === ''
     ? 'a value without "Name:" (not shown)'
     : `a value for ${JSON.stringify(name)} (not shown)`

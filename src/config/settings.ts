@@ -218,7 +218,7 @@ export const SETTINGS = {
       group: 'target',
     },
   },
-  headers: {
+  header: {
     doc: 'extra headers of every request, e.g. { "X-Team": "bench" }; values of names with key, token, secret or auth in them are never printed',
     at: ['target', 'headers'],
     schema: headerTable,

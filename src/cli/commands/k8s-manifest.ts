@@ -146,6 +146,13 @@ export async function k8sManifestCommand(argv: string[], io: Io): Promise<number
   // Load the config as each pod will (files + run flags), so mistakes show up here, once, rather than
   // in N pods after the start time; it also names the variable the API key must arrive in.
   const config = loadConfigOrThrow(configPaths, configFlags(parseRunFlags(extraArgs)))
+  // A key stored in a -c file (a Claude Code settings.json) would land in the ConfigMap in clear.
+  const stored = config.target.api_key_file
+  if (stored !== null)
+    throw new CliError(
+      `llmbench k8s-manifest: ${stored.file} holds the API key (${stored.path.join('.')}), which the ConfigMap would carry in clear: give a file without it and the key in the Secret (--secret, as $${config.target.api_key_env})`,
+      EXIT.usage,
+    )
   const cpu = stringFlag(flags, 'cpu')
   // Node's availableParallelism() counts the node's cores, not the pod's CPU limit, so `--workers auto`
   // would start a thread per node core, all squeezed into the limit.
