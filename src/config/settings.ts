@@ -213,8 +213,8 @@ export const SETTINGS = {
     flag: {
       name: 'auth',
       kind: 'string',
-      value: 'auto|bearer|api-key|x-api-key|none',
-      help: 'where the API key goes',
+      value: 'MODE',
+      help: 'where the API key goes: bearer, api-key (Azure), x-api-key (Anthropic), none or auto',
       group: 'target',
     },
   },

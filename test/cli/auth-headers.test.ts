@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { runCli } from '../helpers/cli.js'
-import { filesUnder } from '../helpers/files.js'
+import { assertSecretsNowhere } from '../helpers/files.js'
 import { type SeenRequest, startHeaderServer } from '../helpers/header-server.js'
 import { tempDir } from '../helpers/run-config.js'
 
@@ -32,16 +32,6 @@ function runArgs(baseUrl: string, out: string, extra: string[] = []): string[] {
   ]
 }
 
-/** No secret in what was printed or in any file of the result folder. */
-function assertNowhere(secrets: string[], printed: string[], folder: string | null): void {
-  for (const secret of secrets) {
-    for (const text of printed) assert.ok(!text.includes(secret), `${secret} printed:\n${text}`)
-    if (folder === null) continue
-    for (const file of filesUnder(folder))
-      assert.ok(!readFileSync(file, 'utf8').includes(secret), `${secret} written to ${file}`)
-  }
-}
-
 const posts = (seen: SeenRequest[]) => seen.filter((request) => request.method === 'POST')
 
 test('bearer (the default) and --header reach every request: preflight, calibration, the levels, the model list', {
@@ -65,7 +55,7 @@ test('bearer (the default) and --header reach every request: preflight, calibrat
       assert.equal(request.headers['x-team'], 'bench', where)
       assert.equal(request.headers['x-gateway-token'], HEADER_SECRET, where)
     }
-    assertNowhere([KEY, HEADER_SECRET], [run.stdout, run.stderr, models.stdout, models.stderr], out)
+    assertSecretsNowhere([KEY, HEADER_SECRET], [run.stdout, run.stderr, models.stdout, models.stderr], out)
   } finally {
     await server.close()
   }
@@ -90,7 +80,7 @@ test("--auth api-key: Azure OpenAI's header, and the base URL's api-version on e
       assert.equal(request.headers['api-key'], KEY)
       assert.equal(request.headers.authorization, undefined, 'the key is not also sent as a bearer token')
     }
-    assertNowhere([KEY], [run.stdout, run.stderr], out)
+    assertSecretsNowhere([KEY], [run.stdout, run.stderr], out)
   } finally {
     await server.close()
   }
@@ -113,7 +103,7 @@ test('--auth x-api-key: the key as x-api-key with anthropic-version, which a --h
     assert.equal(first?.headers['anthropic-version'], '2023-06-01')
     assert.equal(first?.headers.authorization, undefined)
     assert.equal(second?.headers['anthropic-version'], '2099-01-01')
-    assertNowhere([KEY], [check.stdout, check.stderr, own.stdout, own.stderr], null)
+    assertSecretsNowhere([KEY], [check.stdout, check.stderr, own.stdout, own.stderr], null)
   } finally {
     await server.close()
   }
@@ -132,7 +122,7 @@ test('user:password@ in the base URL goes as Basic; the password is never printe
     for (const request of posts(server.seen)) assert.equal(request.headers.authorization, basic)
     const result = JSON.parse(readFileSync(join(out, 'bench_result.json'), 'utf8'))
     assert.equal(result.meta.target.base_url, `${server.origin}/v1`)
-    assertNowhere([PASSWORD, basic.slice('Basic '.length)], [run.stdout, run.stderr], out)
+    assertSecretsNowhere([PASSWORD, basic.slice('Basic '.length)], [run.stdout, run.stderr], out)
   } finally {
     await server.close()
   }
@@ -169,7 +159,7 @@ test('a server that echoes the key, the header secret and the Basic credentials 
     })
     assert.notEqual(check.code, 0)
     const basic = Buffer.from(`bench-user:${PASSWORD}`).toString('base64')
-    assertNowhere(
+    assertSecretsNowhere(
       [KEY, HEADER_SECRET, PASSWORD, basic],
       [run.stdout, run.stderr, check.stdout, check.stderr],
       out,

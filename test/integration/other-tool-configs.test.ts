@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { type SimulatorOptions, startSimulator } from '../../src/sim/server.js'
 import { runCli } from '../helpers/cli.js'
-import { filesUnder } from '../helpers/files.js'
+import { assertSecretsNowhere } from '../helpers/files.js'
 import { tempDir } from '../helpers/run-config.js'
 
 /**
@@ -26,11 +26,6 @@ function fixture(name: string, baseUrl: string): string {
   const path = join(tempDir(), name)
   writeFileSync(path, readFileSync(new URL(name, FIXTURES), 'utf8').replace('__BASE_URL__', baseUrl))
   return path
-}
-
-function assertNowhere(secret: string, printed: string[], folder: string): void {
-  for (const text of printed) assert.ok(!text.includes(secret), `the key was printed:\n${text}`)
-  for (const file of filesUnder(folder)) assert.ok(!readFileSync(file, 'utf8').includes(secret), file)
 }
 
 interface Result {
@@ -65,8 +60,8 @@ test('a Claude Code settings.json: its gateway, its model alias and the token it
     assert.equal(result.meta.target.base_url, origin)
     assert.equal(result.levels.length, 2)
     for (const level of result.levels) assert.equal(level.failed, 0)
-    assertNowhere('cc-TOKEN-in-settings-31337', [run.stdout, run.stderr], out)
-    assertNowhere('route-SECRET-2718', [run.stdout, run.stderr], out)
+    assertSecretsNowhere(['cc-TOKEN-in-settings-31337'], [run.stdout, run.stderr], out)
+    assertSecretsNowhere(['route-SECRET-2718'], [run.stdout, run.stderr], out)
   } finally {
     await sim.close()
   }
@@ -88,7 +83,7 @@ test('a Codex config.toml: its provider, wire_api chat, the key from env_key', {
     assert.equal(result.meta.target.model, 'gateway-model')
     assert.equal(result.meta.target.endpoint, '/chat/completions')
     for (const level of result.levels) assert.equal(level.failed, 0)
-    assertNowhere(key, [run.stdout, run.stderr], out)
+    assertSecretsNowhere([key], [run.stdout, run.stderr], out)
   } finally {
     await sim.close()
   }
@@ -110,7 +105,7 @@ test('a Codex config.toml that keeps its token in the file: used, never printed 
     ])
     assert.equal(run.code, 0, run.stderr)
     assert.doesNotMatch(run.stderr, /is not set: sending no/, 'the key was found')
-    assertNowhere('cx-TOKEN-in-config-4242', [run.stdout, run.stderr], out)
+    assertSecretsNowhere(['cx-TOKEN-in-config-4242'], [run.stdout, run.stderr], out)
   } finally {
     await sim.close()
   }
