@@ -1,9 +1,14 @@
 import { placeAuth } from '../config/auth-mode.js'
-import { isSecretHeaderName } from '../config/headers.js'
+import { isSecretHeaderName, publicHeaders } from '../config/headers.js'
 import type { RunConfig } from '../config/types.js'
 
 /** The version header Anthropic's Messages API requires; the one its documentation shows. */
 export const ANTHROPIC_VERSION = '2023-06-01'
+
+const AUTO_REASON = {
+  'api-key': 'auto: an Azure OpenAI host',
+  'x-api-key': 'auto: the messages protocol',
+} as const
 
 const KEY_HEADER = { bearer: 'Authorization', 'api-key': 'api-key', 'x-api-key': 'x-api-key' } as const
 
@@ -71,7 +76,26 @@ export function requestAuth(
     headers[name] = value
     if (isSecretHeaderName(name)) secrets.push(...secretParts(value))
   }
+  if (apiKey !== null && target.auth === 'auto' && placed !== 'bearer' && placed !== 'none')
+    notes.push(
+      `note: sending the key as ${KEY_HEADER[placed]} (${AUTO_REASON[placed]}); --auth bearer sends it as a bearer token`,
+    )
+  const extra = { ...publicHeaders(target.headers), ...redactedAll(target.env_headers, headers) }
+  if (Object.keys(extra).length > 0)
+    notes.push(
+      `headers: ${Object.entries(extra)
+        .map(([name, value]) => `${name}: ${value}`)
+        .join(', ')}`,
+    )
   return { headers, baseUrl, secrets: [...new Set(secrets)].filter((s) => s.length > 0), notes }
+}
+
+/** Headers read from the environment, as shown: the value never, only whether it was set. */
+function redactedAll(fromEnv: Record<string, string>, sent: Record<string, string>): Record<string, string> {
+  const shown: Record<string, string> = {}
+  for (const [name, variable] of Object.entries(fromEnv))
+    if (sent[name] !== undefined) shown[name] = `[from $${variable}]`
+  return shown
 }
 
 /** The URL without user:password@, and the Basic credentials they make (with every form of the secret). */

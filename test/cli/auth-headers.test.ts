@@ -43,6 +43,7 @@ test('bearer (the default) and --header reach every request: preflight, calibrat
     const headers = ['--header', 'X-Team: bench', '--header', `X-Gateway-Token: ${HEADER_SECRET}`]
     const run = await runCli(runArgs(`${server.origin}/v1`, out, headers), { env: { OPENAI_API_KEY: KEY } })
     assert.equal(run.code, 0, run.stderr)
+    assert.match(run.stderr, /headers: x-team: bench, x-gateway-token: \[redacted\]/, 'the plan names them')
     assert.ok(posts(server.seen).length >= 3, 'preflight, calibration and the level sent')
     const models = await runCli(['models', '--base-url', `${server.origin}/v1`, ...headers], {
       env: { OPENAI_API_KEY: KEY },

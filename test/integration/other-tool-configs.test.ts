@@ -110,3 +110,16 @@ test('a Codex config.toml that keeps its token in the file: used, never printed 
     await sim.close()
   }
 })
+
+test('k8s-manifest refuses a file that holds the key: the ConfigMap would carry it in clear', {
+  timeout: 60_000,
+}, async () => {
+  const file = fixture('claude-code-settings.json', 'http://127.0.0.1:9')
+  const manifest = await runCli(['k8s-manifest', '-c', file, '--shards', '2'])
+  assert.equal(manifest.code, 2, manifest.stderr)
+  assert.match(
+    manifest.stderr,
+    /holds the API key \(env\.ANTHROPIC_AUTH_TOKEN\), which the ConfigMap would carry in clear/,
+  )
+  assertSecretsNowhere(['cc-TOKEN-in-settings-31337'], [manifest.stdout, manifest.stderr], null)
+})
