@@ -122,4 +122,19 @@ test('k8s-manifest refuses a file that holds the key: the ConfigMap would carry 
     /holds the API key \(env\.ANTHROPIC_AUTH_TOKEN\), which the ConfigMap would carry in clear/,
   )
   assertSecretsNowhere(['cc-TOKEN-in-settings-31337'], [manifest.stdout, manifest.stderr], null)
+  const header = await runCli([
+    'k8s-manifest',
+    '--shards',
+    '2',
+    '--',
+    '--base-url',
+    'http://h/v1',
+    '--model',
+    'm',
+    '--header',
+    'X-Gateway-Token: gw-K8S-secret-1',
+  ])
+  assert.equal(header.code, 2, header.stderr)
+  assert.match(header.stderr, /the header\(s\) x-gateway-token would be carried in clear/)
+  assertSecretsNowhere(['gw-K8S-secret-1'], [header.stdout, header.stderr], null)
 })
