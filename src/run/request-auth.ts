@@ -35,10 +35,26 @@ export function requestAuth(
   apiKey: string | null,
   env: NodeJS.ProcessEnv,
 ): RequestAuth {
+  const { url: baseUrl, basic } = takeCredentials(target.base_url)
+  const key = keyHeaders(target, apiKey, basic)
+  const extra = extraHeaders(target, env)
+  const secrets = [...key.secrets, ...extra.secrets].filter((secret) => secret.length > 0)
+  return {
+    headers: { ...key.headers, ...extra.headers },
+    baseUrl,
+    secrets: [...new Set(secrets)],
+    notes: [...key.notes, ...extra.notes],
+  }
+}
+
+type HeaderPart = Pick<RequestAuth, 'headers' | 'secrets' | 'notes'>
+type Basic = { encoded: string; secrets: string[] } | null
+
+/** The key where `auth` places it, Basic from the URL, and the version header the Messages API requires. */
+function keyHeaders(target: RunConfig['target'], apiKey: string | null, basic: Basic): HeaderPart {
   const headers: Record<string, string> = {}
   const secrets: string[] = []
   const notes: string[] = []
-  const { url: baseUrl, basic } = takeCredentials(target.base_url)
   const placed = placeAuth(target.auth, target.protocol, target.base_url)
   if (basic !== null) {
     headers.authorization = `Basic ${basic.encoded}`
@@ -51,7 +67,11 @@ export function requestAuth(
     else if (basic === null) headers.authorization = `Bearer ${apiKey}`
     else
       notes.push(
-        `note: the base URL's user:password@ is sent as Basic authorization; the key is not sent (--auth api-key or x-api-key sends both)`,
+        "note: the base URL's user:password@ is sent as Basic authorization; the key is not sent (--auth api-key or x-api-key sends both)",
+      )
+    if (target.auth === 'auto' && placed !== 'bearer')
+      notes.push(
+        `note: sending the key as ${KEY_HEADER[placed]} (${AUTO_REASON[placed]}); --auth bearer sends it as a bearer token`,
       )
   }
   if (apiKey === null && placed !== 'none' && basic === null && target.headers.authorization === undefined)
@@ -62,6 +82,17 @@ export function requestAuth(
     )
   if (placed === 'x-api-key' || target.protocol === 'messages')
     headers['anthropic-version'] = ANTHROPIC_VERSION
+  return { headers, secrets, notes }
+}
+
+/**
+ * The user's headers and those read from the environment: they win over the computed ones (the
+ * user said so). Values of secret-looking names, and every value from the environment, are secrets.
+ */
+function extraHeaders(target: RunConfig['target'], env: NodeJS.ProcessEnv): HeaderPart {
+  const headers: Record<string, string> = {}
+  const secrets: string[] = []
+  const notes: string[] = []
   for (const [name, variable] of Object.entries(target.env_headers)) {
     const value = env[variable]?.trim()
     if (value === undefined || value === '') {
@@ -76,18 +107,14 @@ export function requestAuth(
     headers[name] = value
     if (isSecretHeaderName(name)) secrets.push(...secretParts(value))
   }
-  if (apiKey !== null && target.auth === 'auto' && placed !== 'bearer' && placed !== 'none')
+  const shown = { ...publicHeaders(target.headers), ...redactedAll(target.env_headers, headers) }
+  if (Object.keys(shown).length > 0)
     notes.push(
-      `note: sending the key as ${KEY_HEADER[placed]} (${AUTO_REASON[placed]}); --auth bearer sends it as a bearer token`,
-    )
-  const extra = { ...publicHeaders(target.headers), ...redactedAll(target.env_headers, headers) }
-  if (Object.keys(extra).length > 0)
-    notes.push(
-      `headers: ${Object.entries(extra)
+      `headers: ${Object.entries(shown)
         .map(([name, value]) => `${name}: ${value}`)
         .join(', ')}`,
     )
-  return { headers, baseUrl, secrets: [...new Set(secrets)].filter((s) => s.length > 0), notes }
+  return { headers, secrets, notes }
 }
 
 /** Headers read from the environment, as shown: the value never, only whether it was set. */
@@ -99,10 +126,7 @@ function redactedAll(fromEnv: Record<string, string>, sent: Record<string, strin
 }
 
 /** The URL without user:password@, and the Basic credentials they make (with every form of the secret). */
-function takeCredentials(baseUrl: string): {
-  url: string
-  basic: { encoded: string; secrets: string[] } | null
-} {
+function takeCredentials(baseUrl: string): { url: string; basic: Basic } {
   let parsed: URL
   try {
     parsed = new URL(baseUrl)
