@@ -3,7 +3,6 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { placeAuth } from '../../src/config/auth-mode.js'
-import { ConfigError } from '../../src/config/errors.js'
 import { isSecretHeaderName } from '../../src/config/headers.js'
 import { loadRunConfig } from '../../src/config/load.js'
 import type { ConfigFlags, RunConfig } from '../../src/config/types.js'
@@ -11,6 +10,7 @@ import { joinUrl } from '../../src/config/url.js'
 import { configDigest } from '../../src/run/config-digest.js'
 import { resolveEndpoint } from '../../src/run/endpoint.js'
 import { ANTHROPIC_VERSION } from '../../src/run/request-auth.js'
+import { configErrorMessage } from '../helpers/config-error.js'
 import { tempDir } from '../helpers/run-config.js'
 
 const KEY = 'sk-UNIT-distinctive-5150'
@@ -21,13 +21,7 @@ function load(flags: ConfigFlags, files: string[] = []): RunConfig {
 }
 
 function issuesOf(flags: ConfigFlags, files: string[] = []): string {
-  try {
-    load(flags, files)
-  } catch (error) {
-    if (error instanceof ConfigError) return error.message
-    throw error
-  }
-  assert.fail('expected a ConfigError')
+  return configErrorMessage(files, { ...TARGET, ...flags })
 }
 
 test('auto places the key by protocol and host; a given mode is kept', () => {

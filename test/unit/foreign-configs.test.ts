@@ -2,12 +2,12 @@ import assert from 'node:assert/strict'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { ConfigError } from '../../src/config/errors.js'
 import { loadRunConfig } from '../../src/config/load.js'
 import type { ConfigFlags, RunConfig } from '../../src/config/types.js'
 import { readApiKey } from '../../src/run/api-key.js'
 import { configDigest } from '../../src/run/config-digest.js'
 import { resolveEndpoint } from '../../src/run/endpoint.js'
+import { configErrorMessage } from '../helpers/config-error.js'
 import { tempDir } from '../helpers/run-config.js'
 
 const FIXTURES = new URL('../fixtures/config/other-tools/', import.meta.url)
@@ -32,15 +32,7 @@ function load(files: string[], flags: ConfigFlags = {}): RunConfig {
   return loadRunConfig({ configFiles: files, flags })
 }
 
-function problems(files: string[], flags: ConfigFlags = {}): string {
-  try {
-    load(files, flags)
-  } catch (error) {
-    if (error instanceof ConfigError) return error.message
-    throw error
-  }
-  assert.fail('expected a ConfigError')
-}
+const problems = configErrorMessage
 
 test('a Claude Code settings.json: Messages at its base URL, the alias resolved, the token read from the file', () => {
   const file = fixture('claude-code-settings.json', 'https://gateway.example/anthropic/')
