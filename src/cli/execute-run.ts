@@ -47,10 +47,8 @@ export async function executeRun(
   if (config.run.fail_on_slo && Object.keys(config.metrics.slo).length === 0) {
     throw new CliError('--fail-on-slo needs objectives: set --slo (or [slo] in config.toml)', EXIT.usage)
   }
+  // endpointFromEnv says when the key is missing, or sent otherwise than as a bearer token.
   const endpoint = options.endpoint ?? endpointFromEnv(config, process.env, log)
-  if (options.endpoint === undefined && endpoint.secrets.length === 0) {
-    log(`note: $${config.target.api_key_env} is not set: sending no Authorization header`)
-  }
   const run = readyRun({
     config,
     endpoint,

@@ -13,6 +13,7 @@ import { RESULT_FILE } from '../result/folder-layout.js'
 import { type LengthSpec, meanLength } from '../workload/lengths.js'
 import { PROFILE_NAMES, PROFILES } from '../workload/profiles.js'
 import { ConfigError, type ConfigIssue } from './errors.js'
+import { foreignPatch, foreignShape } from './foreign-configs.js'
 import { parseJsonc } from './jsonc.js'
 import { validate, valueAt } from './schema.js'
 import type { ConfigFlags } from './settings.js'
@@ -41,6 +42,10 @@ export const DEFAULTS: RunConfig = deepFreeze({
     protocol: 'chat',
     model: '',
     api_key_env: 'OPENAI_API_KEY',
+    api_key_file: null,
+    auth: 'auto',
+    headers: {},
+    env_headers: {},
   },
   client: {
     stream: true,
@@ -189,6 +194,12 @@ function loadFile(file: string): Layer {
       ? parseJson(file, text.value)
       : parseTomlText(file, text.value)
   if (!parsed.ok) return { rank, patch: null, issues: [parsed.issue], raw: UNPARSED }
+  const foreign = foreignShape(ext === '.json' ? 'json' : 'toml', parsed.value)
+  if (foreign !== null) {
+    // Its keys are not llmbench's: a failed one could have set anything the final checks look at.
+    const layer = foreignPatch(foreign, file, parsed.value)
+    return { rank, ...layer, raw: layer.patch === null ? UNPARSED : parsed.value }
+  }
   return ext === '.json'
     ? schemaLayer(rank, file, parsed.value, 'json', SETTINGS_SIZING)
     : schemaLayer(rank, file, parsed.value, 'toml', TOML_SIZING)
@@ -273,15 +284,6 @@ function bothSizesIssues(file: string, raw: unknown, { path, requests, duration 
   ]
 }
 
-function hasCredentials(url: string): boolean {
-  try {
-    const parsed = new URL(url)
-    return parsed.username !== '' || parsed.password !== ''
-  } catch {
-    return false
-  }
-}
-
 // ---------------------------------------------------------------------------------------------------
 // Layering
 // ---------------------------------------------------------------------------------------------------
@@ -301,7 +303,23 @@ function applyPatch(base: RunConfig, patch: Patch): RunConfig {
   // source's choice of the other, instead of leaving both set (RunConfig: exactly one is non-null).
   if (patch.load?.requests_per_level != null) next.load.duration_per_level_s = null
   if (patch.load?.duration_per_level_s != null) next.load.requests_per_level = null
+  mergeHeaderTables(next.target, base.target, patch.target)
   return next
+}
+
+/**
+ * Header tables add up across sources (a file's gateway headers plus one --header) instead of the
+ * later table replacing the earlier, a later source's value winning per name. A source naming its
+ * own key variable drops a key file an earlier source pointed at.
+ */
+function mergeHeaderTables(
+  next: RunConfig['target'],
+  base: RunConfig['target'],
+  patch: Partial<RunConfig['target']> | undefined,
+): void {
+  if (patch?.headers !== undefined) next.headers = { ...base.headers, ...patch.headers }
+  if (patch?.env_headers !== undefined) next.env_headers = { ...base.env_headers, ...patch.env_headers }
+  if (patch?.api_key_env !== undefined && patch.api_key_file === undefined) next.api_key_file = null
 }
 
 /** `base` with every key that `patch` defines replaced; undefined means "not set here", not "unset". */
@@ -334,16 +352,6 @@ const FINAL_CHECKS: FinalCheck[] = [
     path: 'base_url',
     fails: (c) => c.target.base_url === '',
     message: `expected a base URL (${whereToSet('base_url')}), got nothing`,
-    sources: rawKeysOf('base_url'),
-  },
-  {
-    // Never sent (fetch-style clients drop them) and never shown: say so rather than drop them.
-    path: 'base_url',
-    fails: (c) => hasCredentials(c.target.base_url),
-    message:
-      `expected a base URL without user:password@ (${whereToSet('base_url')}): credentials ` +
-      'in the URL are neither sent nor shown; llmbench sends the key from the variable api_key_env names as a ' +
-      'Bearer token (Basic auth is not supported), got a URL with credentials',
     sources: rawKeysOf('base_url'),
   },
   {

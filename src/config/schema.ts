@@ -13,7 +13,9 @@ import { describeValue } from '../describe-value.js'
 import { parseSloKey } from '../metrics/slo.js'
 import { PROTOCOLS } from '../protocol.js'
 import { LENGTH_SYNTAX, parseLength } from '../workload/lengths.js'
+import { AUTH_MODES } from './auth-mode.js'
 import type { ConfigIssue } from './errors.js'
+import { headerNameProblem, headerValueSendable, splitHeaderLine } from './headers.js'
 import { maskUrlSecrets } from './url.js'
 import { z } from './zod.js'
 
@@ -183,6 +185,56 @@ export function envVarName() {
   return z.string(e).regex(/^[A-Za-z_][A-Za-z0-9_]*$/, e)
 }
 
+const HEADER_VALUE = 'a header value without control characters or characters beyond Latin-1'
+
+/** `headers` in the files: { "X-Name": "value" }; names and values checked as undici will. */
+export function headerTable() {
+  return z.record(
+    z.string().refine((name) => headerNameProblem(name) === null, {
+      error: (issue) => headerNameProblem(String(issue.input)) ?? 'a header name',
+    }),
+    z.string(expect(HEADER_VALUE)).refine(headerValueSendable, expect(HEADER_VALUE)),
+    {
+      error: (issue) =>
+        issue.code === 'invalid_key'
+          ? (headerNameProblem(String(issue.input)) ?? 'a header name')
+          : 'a table of header names and values, such as { "X-Team" = "bench" }',
+    },
+  )
+}
+
+/** `env_headers`: { "X-Name": "ENV_VAR" }. */
+export function envHeaderTable() {
+  return z.record(headerTable().keyType, envVarName(), {
+    error: (issue) =>
+      issue.code === 'invalid_key'
+        ? 'a header name'
+        : 'a table of header names and environment variable names, such as { "X-Gateway-Key" = "GATEWAY_KEY" }',
+  })
+}
+
+/** Where another tool's config file keeps the key (set by the loader, never written by users). */
+export function keyFileRef() {
+  return z.object({ file: z.string(), path: z.array(z.string()) }).nullable()
+}
+
+/** --header, repeatable: each "Name: value". */
+export function headerLines() {
+  const e = expect('"Name: value" with a valid header name and a value a header can carry')
+  return z.array(
+    z.string(e).refine((line) => {
+      const parts = splitHeaderLine(line)
+      return parts !== null && headerNameProblem(parts[0]) === null && headerValueSendable(parts[1])
+    }, e),
+    e,
+  )
+}
+
+/** Where the key goes: auto, bearer, api-key (Azure OpenAI), x-api-key (Anthropic) or none. */
+export function authMode() {
+  return z.enum(AUTH_MODES, expect(AUTH_MODES.map((mode) => `"${mode}"`).join(', ')))
+}
+
 /** output_json names the summary inside the result folder; a path would let it escape the folder. */
 export function plainFileName() {
   const e = expect('a plain file name without slashes, such as "bench_result.json"')
@@ -266,12 +318,27 @@ function toConfigIssues(
  * docs/configuration.md "The API key": the key never reaches the terminal.
  */
 function describeFound(found: unknown, path: readonly PropertyKey[]): string {
-  if (path.at(-1) === 'api_key_env' && typeof found === 'string') {
+  if ((path.at(-1) === 'api_key_env' || path.at(-1) === 'env_key') && typeof found === 'string') {
     return 'a value that is not a variable name (not shown: it may be the key itself)'
   }
+  // A key stored in another tool's file (env.ANTHROPIC_AUTH_TOKEN, experimental_bearer_token).
+  if (/(auth_token|api_key|bearer_token|secret|password)$/i.test(String(path.at(-1) ?? '')))
+    return 'a value (not shown: it may be a key)'
+  // A header's value may be a credential: show the name only.
+  if (path.some((part) => part === 'headers' || part === 'header' || part === 'env_headers'))
+    return describeHeader(found, path)
   // A URL that does not parse may still carry user:password@ or a key in its query.
   if (path.at(-1) === 'base_url' && typeof found === 'string') return describeValue(maskUrlSecrets(found))
   return describeValue(found)
+}
+
+function describeHeader(found: unknown, path: readonly PropertyKey[]): string {
+  if (typeof found !== 'string') return describeValue(found)
+  // A file's table is keyed by the name; a flag's list holds "Name: value" lines.
+  const name = typeof path.at(-1) === 'string' ? String(path.at(-1)) : (splitHeaderLine(found)?.[0] ?? '')
+  return name === ''
+    ? 'a value without "Name:" (not shown)'
+    : `a value for ${JSON.stringify(name)} (not shown)`
 }
 
 function unknownKeyMessage(key: string, known: string[]): string {

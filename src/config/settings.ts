@@ -10,15 +10,21 @@
  */
 
 import { parseLength } from '../workload/lengths.js'
+import { normalizeHeaders, splitHeaderLine } from './headers.js'
 import {
   arrival,
+  authMode,
   baseUrl,
   bool,
   endpoint,
+  envHeaderTable,
   envVarName,
   flagMode,
   folderPath,
+  headerLines,
+  headerTable,
   inputLength,
+  keyFileRef,
   levels,
   loadMode,
   metricsUrls,
@@ -193,6 +199,50 @@ export const SETTINGS = {
       help: 'environment variable holding the API key',
       group: 'target',
     },
+  },
+  api_key_file: {
+    doc: 'set only by a Claude Code settings.json or a Codex config.toml that holds the key: where it is, never the key',
+    at: ['target', 'api_key_file'],
+    schema: keyFileRef,
+  },
+  auth: {
+    doc: 'where the key goes: auto, bearer (Authorization: Bearer), api-key (Azure OpenAI), x-api-key (Anthropic) or none; auto = x-api-key for the messages protocol, api-key for an *.openai.azure.com host, else bearer',
+    at: ['target', 'auth'],
+    schema: authMode,
+    json: 'llm.auth',
+    toml: 'target.auth',
+    flag: {
+      name: 'auth',
+      kind: 'string',
+      value: 'MODE',
+      help: 'where the API key goes: bearer, api-key (Azure), x-api-key (Anthropic), none or auto',
+      group: 'target',
+    },
+  },
+  header: {
+    doc: 'extra headers of every request, e.g. { "X-Team": "bench" }; values of names with key, token, secret or auth in them are never printed',
+    at: ['target', 'headers'],
+    schema: headerTable,
+    convert: headerRecord,
+    json: 'llm.headers',
+    toml: 'target.headers',
+    flag: {
+      name: 'header',
+      kind: 'strings',
+      value: "'NAME: VALUE'",
+      help: 'an extra header of every request, repeatable',
+      group: 'target',
+      shownDefault: 'none',
+      schema: headerLines,
+    },
+  },
+  env_headers: {
+    doc: 'headers whose value is read from an environment variable, e.g. { "X-Gateway-Key": "GATEWAY_KEY" }: keeps a secret header out of the file',
+    at: ['target', 'env_headers'],
+    schema: envHeaderTable,
+    convert: headerRecord,
+    json: 'llm.env_headers',
+    toml: 'target.env_headers',
   },
   // --- load
   mode: {
@@ -831,6 +881,17 @@ export type ConfigFlags = {
   }
     ? FlagValues[Kind]
     : never
+}
+
+/** --header's "Name: value" lines or a file's table → one table, names in lower case. */
+function headerRecord(value: string[] | Record<string, string>): Record<string, string> {
+  if (!Array.isArray(value)) return normalizeHeaders(value)
+  const table: Record<string, string> = {}
+  for (const line of value) {
+    const parts = splitHeaderLine(line)
+    if (parts !== null) table[parts[0]] = parts[1]
+  }
+  return normalizeHeaders(table)
 }
 
 /** A length's text or count, already validated by its schema: parseLength cannot fail on it. */

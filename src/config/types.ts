@@ -1,6 +1,7 @@
 import type { Protocol } from '../protocol.js'
 import type { ArrivalProcess } from '../schedule/arrivals.js'
 import type { LengthSpec } from '../workload/lengths.js'
+import type { AuthMode } from './auth-mode.js'
 
 /**
  * The normalized run configuration: what every layer (defaults, settings.json, config.toml, flags)
@@ -20,6 +21,18 @@ export interface RunConfig {
     model: string
     /** Name of the environment variable holding the API key; the key itself never enters the config. */
     api_key_env: string
+    /**
+     * A key stored in another tool's config file (Claude Code's env.ANTHROPIC_AUTH_TOKEN, Codex's
+     * experimental_bearer_token): the file and the key path, read when the endpoint is resolved, so the
+     * key itself never enters the config. Null = the key comes from api_key_env.
+     */
+    api_key_file: { file: string; path: string[] } | null
+    /** Where the key goes: auto, bearer, api-key (Azure OpenAI), x-api-key (Anthropic) or none. */
+    auth: AuthMode
+    /** Extra headers of every request, names in lower case. Secret-looking values are never printed. */
+    headers: Record<string, string>
+    /** Headers whose value is read from an environment variable when the run starts: name → variable. */
+    env_headers: Record<string, string>
   }
   client: {
     stream: boolean

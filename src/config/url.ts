@@ -9,15 +9,20 @@
  *   "https://h/api/v1" + "/chat/completions"    -> "https://h/api/v1/chat/completions"
  */
 export function joinUrl(base_url: string, endpoint: string): string {
-  const base = trimTrailingSlashes(base_url)
+  // A query on the base (Azure OpenAI's ?api-version=..., a gateway's routing parameter) belongs to
+  // every request: it moves after the joined path, ahead of any query the endpoint has of its own.
+  const queryAt = base_url.indexOf('?')
+  const base = trimTrailingSlashes(queryAt < 0 ? base_url : base_url.slice(0, queryAt))
+  const baseQuery = queryAt < 0 ? '' : base_url.slice(queryAt + 1)
   let path = endpoint.startsWith('/') ? endpoint : `/${endpoint}`
   if (/\/v1$/.test(base) && /^\/v1(?:\/|$)/.test(path)) path = path.slice('/v1'.length)
-  return base + path
+  if (baseQuery === '') return base + path
+  return base + path + (path.includes('?') ? '&' : '?') + baseQuery
 }
 
-/** "https://h/api/" -> "https://h/api": every join then adds exactly one slash. */
+/** "https://h/api/" -> "https://h/api": every join then adds exactly one slash. A query stays. */
 export function trimTrailingSlashes(url: string): string {
-  return url.replace(/\/+$/, '')
+  return url.replace(/\/+(\?|$)/, '$1')
 }
 
 /**

@@ -1,4 +1,5 @@
 import { ConfigError } from '../config/errors.js'
+import { readStoredKey } from '../config/stored-key.js'
 import type { RunConfig } from '../config/types.js'
 
 /**
@@ -13,6 +14,8 @@ export function readApiKey(
   env: NodeJS.ProcessEnv = process.env,
   note: (line: string) => void = () => {},
 ): string | null {
+  const stored = config.target.api_key_file
+  if (stored !== null) return keyFromFile(stored)
   const name = config.target.api_key_env
   const raw = env[name]
   if (raw === undefined) return null
@@ -32,15 +35,37 @@ export function readApiKey(
  * (library callers): undici would refuse the first request and leave the rest of its pool waiting
  * out the whole timeout, recorded as server timeouts.
  */
-export function refuseUnsendableKey(name: string, value: string): void {
+export function refuseUnsendableKey(name: string, value: string, where?: KeyFile): void {
   const at = unsendableAt(value)
   if (at < 0) return
   const what = value.charCodeAt(at) <= 0xff ? 'a control character' : 'a character outside Latin-1'
   throw new ConfigError([
     {
-      file: `$${name}`,
-      path: '',
-      message: `the API key holds ${what} at position ${at + 1} of ${value.length}, which an HTTP header cannot carry: fix the variable's value`,
+      file: where === undefined ? `$${name}` : where.file,
+      path: where === undefined ? '' : where.path.join('.'),
+      message: `the API key holds ${what} at position ${at + 1} of ${value.length}, which an HTTP header cannot carry: fix the ${where === undefined ? "variable's" : "file's"} value`,
+    },
+  ])
+}
+
+type KeyFile = NonNullable<RunConfig['target']['api_key_file']>
+
+/**
+ * The key another tool's config file holds (a Claude Code settings.json's env.ANTHROPIC_AUTH_TOKEN),
+ * read again when the endpoint is resolved so it never enters the config; that tool gives the
+ * file's value precedence over the shell's variable, and so does llmbench.
+ */
+function keyFromFile(where: KeyFile): string | null {
+  const value = readStoredKey(where.file, where.path)
+  if (typeof value === 'string') {
+    refuseUnsendableKey('', value.trim(), where)
+    return value.trim() === '' ? null : value.trim()
+  }
+  throw new ConfigError([
+    {
+      file: where.file,
+      path: where.path.join('.'),
+      message: 'expected the API key the file held when it was loaded, got none',
     },
   ])
 }

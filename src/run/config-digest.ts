@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { publicTarget } from '../config/public-target.js'
 import type { RunConfig } from '../config/types.js'
 
 /**
@@ -8,7 +9,10 @@ import type { RunConfig } from '../config/types.js'
  */
 export function configDigest(config: RunConfig): string {
   const { target, load, workload, client, metrics, pricing } = config
-  const canonical = JSON.stringify(sortKeys({ target, load, workload, client, metrics, pricing }))
+  // No credential enters the digest, not even hashed: the base URL's password and secret header values are left out.
+  const canonical = JSON.stringify(
+    sortKeys({ target: publicTarget(target), load, workload, client, metrics, pricing }),
+  )
   return `sha256:${createHash('sha256').update(canonical).digest('hex').slice(0, 32)}`
 }
 

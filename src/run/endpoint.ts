@@ -2,23 +2,34 @@ import type { Endpoint } from '../client/endpoint.js'
 import type { RunConfig } from '../config/types.js'
 import { joinUrl } from '../config/url.js'
 import { readApiKey, refuseUnsendableKey } from './api-key.js'
+import { requestAuth } from './request-auth.js'
 
 /** Seconds → ms: the only place the config's timeouts change unit. */
 const ms = (seconds: number): number => seconds * 1000
 
-/** The endpoint of `config` with `apiKey` (null = no Authorization header); an unsendable key is a ConfigError. */
-export function resolveEndpoint(config: RunConfig, apiKey: string | null): Endpoint {
+/**
+ * The endpoint of `config` with `apiKey` (null = no key is sent), placed as config.target.auth says,
+ * with the user's headers and those `env` holds (see requestAuth); an unsendable key is a ConfigError.
+ */
+export function resolveEndpoint(
+  config: RunConfig,
+  apiKey: string | null,
+  env: NodeJS.ProcessEnv = process.env,
+  note: (line: string) => void = () => {},
+): Endpoint {
   const { target, client, workload } = config
   if (apiKey !== null) refuseUnsendableKey(target.api_key_env, apiKey)
-  const joined = joinUrl(target.base_url, target.endpoint)
+  const auth = requestAuth(target, apiKey, env)
+  for (const line of auth.notes) note(line)
+  const joined = joinUrl(auth.baseUrl, target.endpoint)
   const url = new URL(joined)
-  const headers = apiHeaders(apiKey, client.stream ? 'text/event-stream' : 'application/json')
-  headers['content-type'] = 'application/json'
+  const headers = { ...apiHeaders(client.stream ? 'text/event-stream' : 'application/json'), ...auth.headers }
+  headers['content-type'] ??= 'application/json'
   return {
     url: joined,
     origin: url.origin,
     path: `${url.pathname}${url.search}`,
-    modelsUrl: joinUrl(target.base_url, '/v1/models'),
+    modelsUrl: joinUrl(auth.baseUrl, '/v1/models'),
     headers,
     body: {
       model: target.model,
@@ -31,7 +42,7 @@ export function resolveEndpoint(config: RunConfig, apiKey: string | null): Endpo
     connectTimeoutMs: ms(Math.min(client.connect_timeout_s, client.timeout_s)),
     firstTokenTimeoutMs: client.first_token_timeout_s === null ? null : ms(client.first_token_timeout_s),
     idleTimeoutMs: ms(Math.min(client.idle_timeout_s, client.timeout_s)),
-    secrets: apiKey === null ? [] : [apiKey],
+    secrets: auth.secrets,
     keepAlive: client.keepalive,
     apiKeyEnv: target.api_key_env,
   }
@@ -43,13 +54,11 @@ export function endpointFromEnv(
   env: NodeJS.ProcessEnv = process.env,
   note: (line: string) => void = () => {},
 ): Endpoint {
-  return resolveEndpoint(config, readApiKey(config, env, note))
+  return resolveEndpoint(config, readApiKey(config, env, note), env, note)
 }
 
-/** Headers of every request llmbench sends: who we are, what we accept, and the key if there is one. */
-function apiHeaders(apiKey: string | null, accept: string): Record<string, string> {
+/** Headers of every request llmbench sends: who we are and what we accept (the key: requestAuth). */
+function apiHeaders(accept: string): Record<string, string> {
   // identity: a compressed event stream would arrive in bursts; a proxy that compresses anyway is decoded.
-  const headers: Record<string, string> = { accept, 'accept-encoding': 'identity', 'user-agent': 'llmbench' }
-  if (apiKey !== null) headers.authorization = `Bearer ${apiKey}`
-  return headers
+  return { accept, 'accept-encoding': 'identity', 'user-agent': 'llmbench' }
 }

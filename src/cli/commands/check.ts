@@ -16,6 +16,8 @@ const TARGET_FLAGS = RUN_SPEC.flags.filter((flag) =>
     'endpoint',
     'model',
     'api-key-env',
+    'auth',
+    'header',
     'timeout',
     'connect-timeout',
     'no-stream',
@@ -37,7 +39,9 @@ export const MODELS_SPEC: CommandSpec = {
   name: 'models',
   summary: 'GET /v1/models and print the served model ids, one per line.',
   usage: 'llmbench models [-c FILE] [--base-url URL] [--api-key-env NAME]',
-  flags: TARGET_FLAGS.filter((flag) => ['config', 'base-url', 'api-key-env', 'timeout'].includes(flag.name)),
+  flags: TARGET_FLAGS.filter((flag) =>
+    ['config', 'base-url', 'api-key-env', 'auth', 'header', 'timeout'].includes(flag.name),
+  ),
 }
 
 export async function checkCommand(argv: string[], io: Io): Promise<number> {

@@ -1,5 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { basename } from 'node:path'
+import { isSecretHeaderName } from '../../config/headers.js'
 import type { RunConfig } from '../../config/types.js'
 import {
   APP_DIR,
@@ -146,6 +147,19 @@ export async function k8sManifestCommand(argv: string[], io: Io): Promise<number
   // Load the config as each pod will (files + run flags), so mistakes show up here, once, rather than
   // in N pods after the start time; it also names the variable the API key must arrive in.
   const config = loadConfigOrThrow(configPaths, configFlags(parseRunFlags(extraArgs)))
+  // A key stored in a -c file (a Claude Code settings.json) would land in the ConfigMap in clear.
+  const stored = config.target.api_key_file
+  if (stored !== null)
+    throw new CliError(
+      `llmbench k8s-manifest: ${stored.file} holds the API key (${stored.path.join('.')}), which the ConfigMap would carry in clear: give a file without it and the key in the Secret (--secret, as $${config.target.api_key_env})`,
+      EXIT.usage,
+    )
+  const secretHeaders = Object.keys(config.target.headers).filter(isSecretHeaderName)
+  if (secretHeaders.length > 0)
+    throw new CliError(
+      `llmbench k8s-manifest: the header(s) ${secretHeaders.join(', ')} would be carried in clear by the manifest (ConfigMap or pod arguments): send that credential as the API key instead (it comes from the Secret; --auth places it) or leave the header out`,
+      EXIT.usage,
+    )
   const cpu = stringFlag(flags, 'cpu')
   // Node's availableParallelism() counts the node's cores, not the pod's CPU limit, so `--workers auto`
   // would start a thread per node core, all squeezed into the limit.
