@@ -1,0 +1,96 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { reasoningFigures, reasoningNotes } from '../../src/metrics/reasoning-figures.js'
+import { evaluateSlos, parseSloKey, toSlos } from '../../src/metrics/slo.js'
+import { summarizeLevel } from '../../src/metrics/summarize.js'
+import type { RequestRecord } from '../../src/records/types.js'
+import { makeRecord } from '../helpers/records.js'
+
+const PERCENTILES = [50, 95]
+
+/** A request that thought for `reasoning` events (one token each, 10 ms apart) then answered `answer` tokens. */
+function reasoned(sentAt: number, reasoning: number, answer: number): RequestRecord {
+  const times = Array.from({ length: reasoning + answer }, (_, i) => sentAt + 100 + 10 * i)
+  return makeRecord({
+    sent_at: sentAt,
+    token_times: times,
+    first_reasoning_at: reasoning > 0 ? (times[0] as number) : null,
+    first_answer_at: times[reasoning] ?? null,
+    reasoning_events: reasoning > 0 ? reasoning : undefined,
+    reasoning_tokens: null,
+    ...(reasoning > 0
+      ? { reasoning_output_tokens: reasoning, reasoning_token_source: 'events' as const }
+      : {}),
+  })
+}
+
+test('no request reasoned (or records of older versions): no reasoning figures', () => {
+  assert.equal(reasoningFigures([makeRecord({ token_times: [100, 110, 120] })], PERCENTILES), null)
+  assert.equal(reasoningFigures([reasoned(0, 0, 5)], PERCENTILES), null)
+})
+
+test('TTFR, TTFO, reasoning and answer tokens and answer TPOT over a level', () => {
+  const figures = reasoningFigures(
+    [reasoned(0, 20, 11), reasoned(1000, 40, 6), reasoned(2000, 0, 9)],
+    PERCENTILES,
+  )
+  assert.ok(figures !== null)
+  assert.equal(figures.requests_reasoning, 2)
+  // TTFR only for those that reasoned; TTFO for every answer, the non-reasoning one's equal to its TTFT.
+  assert.deepEqual([figures.ttfr_ms.count, figures.ttfr_ms.min, figures.ttfr_ms.max], [2, 100, 100])
+  assert.deepEqual([figures.ttfo_ms.min, figures.ttfo_ms.max, figures.ttfo_ms.count], [100, 500, 3])
+  assert.equal(figures.ttfo_ms.p50, 300)
+  assert.deepEqual([figures.reasoning_tokens.min, figures.reasoning_tokens.max], [20, 40])
+  assert.deepEqual([figures.answer_tokens.min, figures.answer_tokens.max], [6, 11])
+  // Answer tokens 10 ms apart: the answer phase's TPOT is 10 ms whatever the thinking took.
+  assert.deepEqual([figures.answer_tpot_ms.min, figures.answer_tpot_ms.max], [10, 10])
+  assert.deepEqual(figures.reasoning_token_sources, { usage: 0, events: 2, tokenizer: 0 })
+  assert.equal(figures.reasoning_hidden, 0)
+  assert.deepEqual(reasoningNotes(figures), [])
+})
+
+test('usage counts reasoning tokens that never came as events: flagged as hidden, and noted on the level', () => {
+  const hidden = makeRecord({
+    token_times: [400, 410, 420],
+    output_tokens: 303,
+    first_reasoning_at: null,
+    first_answer_at: 400,
+    reasoning_tokens: 300,
+    reasoning_output_tokens: 300,
+    reasoning_token_source: 'usage',
+  })
+  const figures = reasoningFigures([hidden], PERCENTILES)
+  assert.ok(figures !== null)
+  assert.equal(figures.reasoning_hidden, 1)
+  assert.equal(figures.ttfr_ms.count, 0)
+  assert.equal(figures.answer_tokens.p50, 3)
+  const level = summarizeLevel(
+    1,
+    [hidden],
+    { percentiles: PERCENTILES, timeout_ms: 1000, slos: [] },
+    {
+      cpu_percent: 1,
+      rss_mib: 1,
+      loops: [],
+    },
+  )
+  assert.equal(level.reasoning?.reasoning_hidden, 1)
+  assert.ok(level.notes?.some((note) => note.includes('TTFT includes the thinking')))
+})
+
+test('SLO keys on the reasoning phases parse, and an unknown metric is refused', () => {
+  assert.deepEqual(parseSloKey('ttfo_p95_ms'), { metric: 'ttfo', percentile: 95 })
+  assert.deepEqual(parseSloKey('ttfr_p50_ms'), { metric: 'ttfr', percentile: 50 })
+  assert.deepEqual(parseSloKey('answer_tpot_p99_ms'), { metric: 'answer_tpot', percentile: 99 })
+  assert.match(parseSloKey('ttfa_p95_ms') as string, /ttfo/)
+})
+
+test('an SLO on TTFO judges the answer, not the thinking', () => {
+  const records = [reasoned(0, 20, 11), reasoned(1000, 20, 11)]
+  const slo = evaluateSlos(records, toSlos({ ttft_p95_ms: 150, ttfo_p95_ms: 150 }), 10_000, 1)
+  const [ttft, ttfo] = slo.checks
+  assert.deepEqual([ttft?.value_ms, ttft?.met], [100, true])
+  assert.deepEqual([ttfo?.value_ms, ttfo?.met], [300, false])
+  assert.equal(slo.meets, false)
+  assert.equal(slo.good_share, 0)
+})
