@@ -1,4 +1,5 @@
 import type { ReasoningTokenSource, RequestRecord } from '../records/types.js'
+import { unstreamedReasoningTokens } from '../records/unstreamed-reasoning.js'
 import { isOk } from './derive.js'
 import { type Distribution, summarizeSamples } from './distribution.js'
 
@@ -45,7 +46,7 @@ export function reasoned(record: RequestRecord): boolean {
  * them), so the first event is the answer and TTFT includes the whole thinking.
  */
 export function reasoningHidden(record: RequestRecord): boolean {
-  return (record.reasoning_tokens ?? 0) > 0 && (record.reasoning_events ?? 0) === 0
+  return unstreamedReasoningTokens(record) > 0
 }
 
 /** A level's reasoning figures, over its successful requests; absent from the level when none reasoned. */
@@ -111,7 +112,8 @@ export function reasoningNotes(figures: ReasoningFigures | undefined): string[] 
   return [
     `reasoning hidden by the server: ${figures.reasoning_hidden} of ${figures.requests_reasoning} reasoning ` +
       'requests had reasoning tokens in their usage and no reasoning event, so TTFT includes the thinking ' +
-      '(TTFO and TTFT are the same moment for them)',
+      '(TTFO and TTFT are the same moment for them), and so do the figures read against TTFT (TPOT, the ' +
+      "time outside the server's scheduler, the queue before the engine); answer TPOT leaves it out",
   ]
 }
 

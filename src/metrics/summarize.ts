@@ -1,5 +1,6 @@
 import { fdLimitReason } from '../records/client-fd-limit.js'
 import { ERROR_CLASSES, type ErrorClass, type RequestRecord } from '../records/types.js'
+import { unstreamedReasoningTokens } from '../records/unstreamed-reasoning.js'
 import { splitEvenly } from '../schedule/split.js'
 import type { ServerLevelFigures } from '../server-metrics/level-figures.js'
 import { type ClientHealth, type Dispatch, judgeClient, type LevelClientStats } from './client-health.js'
@@ -321,8 +322,10 @@ function countTokenSource(
     return
   }
   counting.from_usage++
-  if (record.tokenizer_output_tokens !== null && record.output_tokens > 0) {
-    counting.discrepancySum += (record.tokenizer_output_tokens - record.output_tokens) / record.output_tokens
+  // The text holds no hidden reasoning: the tokenizer is compared with the usage of what was streamed.
+  const streamed = record.output_tokens - unstreamedReasoningTokens(record)
+  if (record.tokenizer_output_tokens !== null && streamed > 0) {
+    counting.discrepancySum += (record.tokenizer_output_tokens - streamed) / streamed
     counting.discrepancyCount++
   }
 }

@@ -146,6 +146,10 @@ test('the simulator hiding its reasoning: no reasoning event, usage counts it, T
       JSON.stringify(level.notes),
     )
     assert.equal(level.slo?.meets, true)
+    // What arrived is compared with what was streamed: no multi-token-event note, tokenizer = usage.
+    assert.equal(level.events?.tokens_per_event, 1)
+    assert.equal(level.token_counting.tokenizer_vs_usage_percent, 0)
+    assert.equal(level.token_counting.usage_rejected, 0)
   }
   assert.equal(result.capacity?.value, 4)
   const { records } = readRecords(join(out, 'requests.jsonl'))

@@ -4,6 +4,7 @@ import { reasoningFigures, reasoningNotes } from '../../src/metrics/reasoning-fi
 import { evaluateSlos, parseSloKey, toSlos } from '../../src/metrics/slo.js'
 import { summarizeLevel } from '../../src/metrics/summarize.js'
 import type { RequestRecord } from '../../src/records/types.js'
+import { implausibleUsage } from '../../src/records/usage-check.js'
 import { makeRecord } from '../helpers/records.js'
 
 const PERCENTILES = [50, 95]
@@ -93,4 +94,21 @@ test('an SLO on TTFO judges the answer, not the thinking', () => {
   assert.deepEqual([ttfo?.value_ms, ttfo?.met], [300, false])
   assert.equal(slo.meets, false)
   assert.equal(slo.good_share, 0)
+})
+
+test('usage with much hidden thinking is believed; the same count with streamed or no reasoning is not', () => {
+  // 5000 tokens of thinking never streamed, then 100 answer tokens in 100 events.
+  const hidden = makeRecord({
+    token_times: Array.from({ length: 100 }, (_, i) => 100 + i),
+    first_answer_at: 100,
+    first_reasoning_at: null,
+    reasoning_tokens: 5000,
+    requested_output_tokens: 8000,
+  })
+  assert.equal(implausibleUsage(hidden, 5100, 100), null)
+  const noReasoning = { ...hidden, reasoning_tokens: null }
+  assert.match(implausibleUsage(noReasoning, 5100, 100) as string, /far from the 100 token events/)
+  // A record of an older version (no first_answer_at) is judged as before.
+  const older = { ...hidden, first_answer_at: undefined }
+  assert.match(implausibleUsage(older, 5100, 100) as string, /far from/)
 })
