@@ -37,7 +37,11 @@ export function answerTpotMs(record: RequestRecord): number | null {
 
 /** A request that reasoned: reasoning events came, or the server counted reasoning tokens. */
 export function reasoned(record: RequestRecord): boolean {
-  return record.first_reasoning_at != null || (record.reasoning_output_tokens ?? 0) > 0
+  return (
+    record.first_reasoning_at != null ||
+    (record.reasoning_output_tokens ?? 0) > 0 ||
+    unstreamedReasoningTokens(record) > 0
+  )
 }
 
 /**
@@ -112,8 +116,8 @@ export function reasoningNotes(figures: ReasoningFigures | undefined): string[] 
   return [
     `reasoning hidden by the server: ${figures.reasoning_hidden} of ${figures.requests_reasoning} reasoning ` +
       'requests had reasoning tokens in their usage and no reasoning event, so TTFT includes the thinking ' +
-      '(TTFO and TTFT are the same moment for them), and so do the figures read against TTFT (TPOT, the ' +
-      "time outside the server's scheduler, the queue before the engine); answer TPOT leaves it out",
+      "(TTFO and TTFT are the same moment for them); the comparisons of TTFT with the server's own first " +
+      'token (time outside its scheduler, queue before the engine) leave them out',
   ]
 }
 

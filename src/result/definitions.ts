@@ -13,7 +13,8 @@ export const DEFINITIONS = {
     'Same as vLLM, GuideLLM and AIPerf TTFT.',
   tpot_ms:
     'Time per output token, first token excluded, per request: (e2e - ttft) / (output_tokens - 1); requests with ' +
-    'fewer than 2 output tokens have none. Same as vLLM TPOT; GuideLLM and AIPerf call this inter-token latency (ITL).',
+    'fewer than 2 output tokens have none; reasoning tokens that usage counted and no event carried (hidden ' +
+    'reasoning, see reasoning) came before the first token and are left out. Same as vLLM TPOT; GuideLLM and AIPerf call this inter-token latency (ITL).',
   itl_ms:
     'Inter-token latency: every gap between consecutive token-bearing events of a request, pooled over requests. ' +
     'Same as vLLM per-gap ITL. One event may carry several tokens, so ITL >= TPOT when servers batch tokens per chunk.',
@@ -114,7 +115,10 @@ export const DEFINITIONS = {
     'reasoning_token_sources counts requests per source. answer_tokens: output_tokens - reasoning tokens. ' +
     'answer_tpot_ms: (end - first answer token) / (answer_tokens - 1), requests with at least 2 answer tokens. ' +
     'reasoning_hidden: requests whose usage counted reasoning tokens while no reasoning event came (the server thinks ' +
-    'without streaming it, as OpenAI o-series models): their TTFT includes the thinking, and a note says so.',
+    'without streaming it, as OpenAI o-series models): their TTFT includes the thinking, and a note says so; TPOT, ' +
+    'tokens per event, the usage check and the tokenizer-vs-usage discrepancy leave those tokens out, and the ' +
+    "comparisons of TTFT with the server's first token (outside_scheduler_ms, in_band.queue_ms, the knee's cause) " +
+    'leave those requests out.',
   percentiles:
     'Exact over the raw samples of successful requests, linear interpolation between closest ranks (numpy default).',
   timestamps: 'performance.now() (monotonic), taken when the bytes arrive, before parsing.',

@@ -138,6 +138,10 @@ test('the simulator hiding its reasoning: no reasoning event, usage counts it, T
     assert.deepEqual(reasoning.ttfo_ms, level.ttft_ms, 'the first event is the answer')
     assert.deepEqual(reasoning.reasoning_token_sources, { usage: 8, events: 0, tokenizer: 0 })
     assert.equal(reasoning.answer_tokens.p50, OUTPUT - REASONING)
+    // The thinking came before the first event: TPOT counts only the tokens after it, as answer TPOT does.
+    assert.deepEqual(level.tpot_ms, reasoning.answer_tpot_ms)
+    const tpot = level.tpot_ms.mean as number
+    assert.ok(tpot >= STEP_MS - 1.5 && tpot <= STEP_MS + 4, `TPOT ${tpot}`)
     // The hidden thinking still took its decode steps before the first event.
     const ttft = level.ttft_ms.min as number
     assert.ok(ttft >= PREFILL_MS + REASONING * STEP_MS - 3, `TTFT min ${ttft} includes the thinking`)

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { serverViewOf } from '../../src/analysis/server-view.js'
+import { inBandFigures } from '../../src/metrics/in-band-figures.js'
 import { reasoningFigures, reasoningNotes } from '../../src/metrics/reasoning-figures.js'
 import { evaluateSlos, parseSloKey, toSlos } from '../../src/metrics/slo.js'
 import { summarizeLevel } from '../../src/metrics/summarize.js'
@@ -111,4 +113,37 @@ test('usage with much hidden thinking is believed; the same count with streamed 
   // A record of an older version (no first_answer_at) is judged as before.
   const older = { ...hidden, first_answer_at: undefined }
   assert.match(implausibleUsage(older, 5100, 100) as string, /far from/)
+})
+
+test("hidden reasoning is left out of the comparisons of TTFT with the server's own first token", () => {
+  const timings = { prompt_n: 10, prompt_ms: 20, predicted_n: 303, predicted_ms: 3000, cache_n: 0 }
+  const shown = reasoned(0, 20, 11)
+  shown.server_timings = timings
+  const hidden = makeRecord({
+    token_times: [3000, 3010, 3020],
+    output_tokens: 303,
+    first_reasoning_at: null,
+    first_answer_at: 3000,
+    reasoning_tokens: 300,
+    server_timings: timings,
+  })
+  // The queue before the engine (TTFT - prefill) is 80 ms for the request whose thinking streamed;
+  // the hidden one's TTFT of 3000 ms is mostly thinking, not queue.
+  const inBand = inBandFigures([shown, hidden], PERCENTILES)
+  assert.deepEqual([inBand?.queue_ms.count, inBand?.queue_ms.p50], [1, 80])
+  const level = summarizeLevel(
+    1,
+    [hidden],
+    { percentiles: PERCENTILES, timeout_ms: 10_000, slos: [] },
+    {
+      cpu_percent: 1,
+      rss_mib: 1,
+      loops: [],
+    },
+  )
+  assert.equal(level.ttft_ms.p50, 3000)
+  assert.equal(serverViewOf(level).client_ttft_p50_ms, null)
+  assert.equal(serverViewOf({ ...level, reasoning: undefined }).client_ttft_p50_ms, 3000)
+  // TPOT: the 2 gaps after the first event over the 2 answer tokens after it, not over 302 tokens.
+  assert.equal(level.tpot_ms.p50, 10)
 })
