@@ -53,6 +53,20 @@ export function reasoningHidden(record: RequestRecord): boolean {
   return unstreamedReasoningTokens(record) > 0
 }
 
+/**
+ * One request's reasoning in words, for a probe's line (`check`, the preflight): empty when it did
+ * not reason; else its reasoning tokens and their source, and its TTFO or that no answer came.
+ */
+export function reasoningPhrase(record: RequestRecord): string {
+  if (!reasoned(record)) return ''
+  const tokens = record.reasoning_output_tokens ?? record.reasoning_tokens ?? 0
+  const source = record.reasoning_token_source ?? 'usage'
+  const ttfo = ttfoMs(record)
+  const answer = ttfo === null ? 'no answer token yet' : `TTFO ${ttfo.toFixed(0)} ms`
+  const hidden = reasoningHidden(record) ? ', not streamed' : ''
+  return `; reasoning ${tokens} tokens (${source}${hidden}), ${answer}`
+}
+
 /** A level's reasoning figures, over its successful requests; absent from the level when none reasoned. */
 export interface ReasoningFigures {
   /** Successful requests that reasoned (reasoning events, or reasoning tokens in usage). */

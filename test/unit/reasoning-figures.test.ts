@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { serverViewOf } from '../../src/analysis/server-view.js'
 import { inBandFigures } from '../../src/metrics/in-band-figures.js'
-import { reasoningFigures, reasoningNotes } from '../../src/metrics/reasoning-figures.js'
+import { reasoningFigures, reasoningNotes, reasoningPhrase } from '../../src/metrics/reasoning-figures.js'
 import { evaluateSlos, parseSloKey, toSlos } from '../../src/metrics/slo.js'
 import { summarizeLevel } from '../../src/metrics/summarize.js'
 import type { RequestRecord } from '../../src/records/types.js'
@@ -146,4 +146,18 @@ test("hidden reasoning is left out of the comparisons of TTFT with the server's 
   assert.equal(serverViewOf({ ...level, reasoning: undefined }).client_ttft_p50_ms, 3000)
   // TPOT: the 2 gaps after the first event over the 2 answer tokens after it, not over 302 tokens.
   assert.equal(level.tpot_ms.p50, 10)
+})
+
+test("a probe's line names the reasoning: tokens, source, TTFO, or that no answer came", () => {
+  assert.equal(reasoningPhrase(reasoned(0, 0, 5)), '')
+  assert.equal(reasoningPhrase(reasoned(0, 20, 11)), '; reasoning 20 tokens (events), TTFO 300 ms')
+  const cut = reasoned(0, 4, 0)
+  assert.equal(reasoningPhrase(cut), '; reasoning 4 tokens (events), no answer token yet')
+  const hidden = makeRecord({
+    token_times: [400, 410],
+    first_reasoning_at: null,
+    first_answer_at: 400,
+    reasoning_tokens: 9,
+  })
+  assert.equal(reasoningPhrase(hidden), '; reasoning 9 tokens (usage, not streamed), TTFO 400 ms')
 })
