@@ -5,11 +5,10 @@ import { test } from 'node:test'
 import type { LevelSummary } from '../../src/metrics/summarize.js'
 import { readRecords } from '../../src/records/jsonl-reader.js'
 import type { BenchResult } from '../../src/result/bench-result.js'
-import { type RunOutcome, runGradient } from '../../src/run/run-gradient.js'
-import { StopSignal } from '../../src/run/stop-signal.js'
 import { startSimulatorProcess } from '../../src/sim/child.js'
 import { SIM_MODEL } from '../../src/sim/server.js'
 import { tempDir, testConfig } from '../helpers/run-config.js'
+import { runToResult } from '../helpers/run-result.js'
 
 /**
  * The simulator is told: 40 ms to the first token, then one token every 15 ms whatever the batch,
@@ -47,15 +46,7 @@ async function runWithReasoning(
       out_dir: out,
     })
     config.metrics.slo = slo
-    const outcome: RunOutcome = await runGradient({
-      config,
-      apiKey: null,
-      outDir: out,
-      log: () => {},
-      stop: new StopSignal(),
-    })
-    assert.equal(outcome.kind, 'done')
-    return { result: (outcome as Extract<RunOutcome, { kind: 'done' }>).result, out }
+    return { result: await runToResult(config, out), out }
   } finally {
     await sim.close()
   }

@@ -27,6 +27,24 @@ function reasoned(sentAt: number, reasoning: number, answer: number): RequestRec
   })
 }
 
+/** A request that thought 300 tokens without streaming them, then answered 3 events 10 ms apart from `firstAt`. */
+function thoughtUnseen(firstAt: number, overrides: Partial<RequestRecord>): RequestRecord {
+  return makeRecord({
+    token_times: [firstAt, firstAt + 10, firstAt + 20],
+    output_tokens: 303,
+    first_reasoning_at: null,
+    first_answer_at: firstAt,
+    reasoning_tokens: 300,
+    ...overrides,
+  })
+}
+
+/** One level's summary of `records`, the client idle. */
+function levelOf(records: RequestRecord[]): ReturnType<typeof summarizeLevel> {
+  const client = { cpu_percent: 1, rss_mib: 1, loops: [] }
+  return summarizeLevel(1, records, { percentiles: PERCENTILES, timeout_ms: 10_000, slos: [] }, client)
+}
+
 test('no request reasoned (or records of older versions): no reasoning figures', () => {
   assert.equal(reasoningFigures([makeRecord({ token_times: [100, 110, 120] })], PERCENTILES), null)
   assert.equal(reasoningFigures([reasoned(0, 0, 5)], PERCENTILES), null)
@@ -53,30 +71,13 @@ test('TTFR, TTFO, reasoning and answer tokens and answer TPOT over a level', () 
 })
 
 test('usage counts reasoning tokens that never came as events: flagged as hidden, and noted on the level', () => {
-  const hidden = makeRecord({
-    token_times: [400, 410, 420],
-    output_tokens: 303,
-    first_reasoning_at: null,
-    first_answer_at: 400,
-    reasoning_tokens: 300,
-    reasoning_output_tokens: 300,
-    reasoning_token_source: 'usage',
-  })
+  const hidden = thoughtUnseen(400, { reasoning_output_tokens: 300, reasoning_token_source: 'usage' })
   const figures = reasoningFigures([hidden], PERCENTILES)
   assert.ok(figures !== null)
   assert.equal(figures.reasoning_hidden, 1)
   assert.equal(figures.ttfr_ms.count, 0)
   assert.equal(figures.answer_tokens.p50, 3)
-  const level = summarizeLevel(
-    1,
-    [hidden],
-    { percentiles: PERCENTILES, timeout_ms: 1000, slos: [] },
-    {
-      cpu_percent: 1,
-      rss_mib: 1,
-      loops: [],
-    },
-  )
+  const level = levelOf([hidden])
   assert.equal(level.reasoning?.reasoning_hidden, 1)
   assert.ok(level.notes?.some((note) => note.includes('TTFT includes the thinking')))
 })
@@ -119,28 +120,12 @@ test("hidden reasoning is left out of the comparisons of TTFT with the server's 
   const timings = { prompt_n: 10, prompt_ms: 20, predicted_n: 303, predicted_ms: 3000, cache_n: 0 }
   const shown = reasoned(0, 20, 11)
   shown.server_timings = timings
-  const hidden = makeRecord({
-    token_times: [3000, 3010, 3020],
-    output_tokens: 303,
-    first_reasoning_at: null,
-    first_answer_at: 3000,
-    reasoning_tokens: 300,
-    server_timings: timings,
-  })
+  const hidden = thoughtUnseen(3000, { server_timings: timings })
   // The queue before the engine (TTFT - prefill) is 80 ms for the request whose thinking streamed;
   // the hidden one's TTFT of 3000 ms is mostly thinking, not queue.
   const inBand = inBandFigures([shown, hidden], PERCENTILES)
   assert.deepEqual([inBand?.queue_ms.count, inBand?.queue_ms.p50], [1, 80])
-  const level = summarizeLevel(
-    1,
-    [hidden],
-    { percentiles: PERCENTILES, timeout_ms: 10_000, slos: [] },
-    {
-      cpu_percent: 1,
-      rss_mib: 1,
-      loops: [],
-    },
-  )
+  const level = levelOf([hidden])
   assert.equal(level.ttft_ms.p50, 3000)
   assert.equal(serverViewOf(level).client_ttft_p50_ms, null)
   assert.equal(serverViewOf({ ...level, reasoning: undefined }).client_ttft_p50_ms, 3000)
