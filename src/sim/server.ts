@@ -513,7 +513,7 @@ function generate(
   const next = wordSource(ctx.engine.params.seed, requestNo)
   const outputTokens = r.eosAllowed ? earlyStopAt(ctx, requestNo, r.maxTokens) : r.maxTokens
   const finishReason = outputTokens < r.maxTokens ? 'stop' : 'length'
-  const phases = reasoningPlan(ctx.reasoning, frames.reasoning, outputTokens)
+  const phases = reasoningPlan(ctx.reasoning, frames.reasoning ?? null, outputTokens)
   const usage = withReasoningUsage(
     {
       prompt_tokens: r.promptTokens,
@@ -565,8 +565,8 @@ interface Frames {
   open: string | null
   tokenPrefix: string
   tokenSuffix: string
-  /** A reasoning token's event; null when the format has no reasoning field (no reasoning phase then). */
-  reasoning: ReasoningFrame | null
+  /** A reasoning token's event; absent or null when the format has no reasoning field (no reasoning phase then). */
+  reasoning?: ReasoningFrame | null
   /** `tail`: more top-level fields after "choices", each with a leading comma (`timings`). */
   finish(reason: string, tail?: string): string
   usage(u: Usage): string
@@ -632,7 +632,7 @@ class StreamSink implements JobSink {
 
   /** One event of `phase` carrying `text`. */
   private frame(phase: TokenPhase, text: string): string {
-    const reasoning = phase === 'reasoning' ? this.frames.reasoning : null
+    const reasoning = phase === 'reasoning' ? (this.frames.reasoning ?? null) : null
     return reasoning === null
       ? this.frames.tokenPrefix + text + this.frames.tokenSuffix
       : reasoning.prefix + text + reasoning.suffix
