@@ -1,14 +1,17 @@
 import type { LevelSummary } from '../metrics/summarize.js'
 import type { LevelServerView } from './knee-cause.js'
 
-type LevelFigures = Pick<LevelSummary, 'value' | 'ttft_ms' | 'itl_ms' | 'client' | 'server' | 'in_band'>
+type LevelFigures = Pick<LevelSummary, 'value' | 'ttft_ms' | 'itl_ms' | 'client' | 'server' | 'in_band'> &
+  Partial<Pick<LevelSummary, 'reasoning'>>
 
 /** What explainKnee needs of a level, read from its summary: the client's figures beside the server's. */
 export function serverViewOf(level: LevelFigures): LevelServerView {
   const server = level.server ?? null
+  // A server that hides its reasoning: the client's TTFT holds the thinking, the server's does not.
+  const hidden = (level.reasoning?.reasoning_hidden ?? 0) > 0
   return {
     value: level.value,
-    client_ttft_p50_ms: level.ttft_ms.p50 ?? null,
+    client_ttft_p50_ms: hidden ? null : (level.ttft_ms.p50 ?? null),
     itl_p99_ms: level.itl_ms.p99 ?? null,
     client_bound: level.client.bound,
     server_ttft_p50_ms: server?.ttft_ms_bucketed?.p50 ?? null,

@@ -23,6 +23,8 @@ export interface ChunkInfo {
   answerBearing: boolean
   /** All generated text in the chunk (every choice), for the tokenizer fallback. */
   text: string
+  /** The reasoning part of `text`, when there is one: the reasoning count's tokenizer fallback. */
+  reasoningText?: string
   usage: Usage | null
   /** llama.cpp timings and usage token details, on the chunk that carries them (see in-band.ts). */
   inBand: InBand | null
@@ -102,6 +104,7 @@ function readChoice(choice: Json, info: ChunkInfo): void {
     const value = delta[key]
     if (typeof value === 'string' && value !== '') {
       info.text += value
+      info.reasoningText = (info.reasoningText ?? '') + value
       info.reasoningBearing = true
     }
   }

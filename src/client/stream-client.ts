@@ -23,6 +23,7 @@ import {
   diedUnanswered as socketDiedUnanswered,
 } from './connections.js'
 import { type ContentEncoding, contentEncodingOf, decodeWhole, StreamDecoder } from './content-decoding.js'
+import { ReasoningPhase } from './reasoning-phase.js'
 import { redact } from './redact.js'
 import { type SseEvent, SseParser } from './sse.js'
 
@@ -167,6 +168,8 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
   private usageCompletion: number | null = null
   /** Generated text, kept only to count tokens when the server sends no usage. */
   private textParts: string[] = []
+  /** When reasoning and answer began, and the reasoning text: see reasoning-phase.ts. */
+  private readonly reasoning = new ReasoningPhase()
 
   constructor(
     private readonly target: Target,
@@ -196,6 +199,8 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
       server_timings: null,
       cached_tokens: null,
       reasoning_tokens: null,
+      first_reasoning_at: null,
+      first_answer_at: null,
       attempt: plan.attempt,
     }
     if (target.stream) this.parser = new SseParser((event, at) => this.onEvent(event, at))
@@ -443,6 +448,7 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
       }
       record.token_times.push(at)
       record.chunks++
+      this.reasoning.onEvent(record, info, at)
       this.textParts.push(info.text)
       this.target.onText?.(info.text)
     }
@@ -489,7 +495,10 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
     const tokenBearing = info.tokenBearing
     info.tokenBearing = false
     this.take(info, at)
-    if (tokenBearing) this.textParts.push(info.text)
+    if (tokenBearing) {
+      this.textParts.push(info.text)
+      this.reasoning.onBody(info)
+    }
     if (this.streamError !== null) {
       this.fail(this.streamError.class, this.streamError.message, at)
       return
@@ -525,6 +534,7 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
     const record = this.record
     record.output_text = this.textParts.join('')
     this.textParts = []
+    this.reasoning.finish(record)
     if (this.usageCompletion !== null) {
       record.output_tokens = this.usageCompletion
       record.token_source = 'usage'

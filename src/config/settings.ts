@@ -714,7 +714,7 @@ export const SETTINGS = {
   },
   // --- metrics and gates
   slo: {
-    doc: 'objectives, e.g. { "ttft_p95_ms": 800, "tpot_p95_ms": 50 } (metrics ttft, tpot, e2e; any percentile)',
+    doc: 'objectives, e.g. { "ttft_p95_ms": 800, "tpot_p95_ms": 50 } (metrics ttft, tpot, e2e, and ttfr, ttfo, answer_tpot for reasoning models; any percentile)',
     at: ['metrics', 'slo'],
     schema: sloTable,
     json: 'bench.slo',
@@ -723,7 +723,7 @@ export const SETTINGS = {
       name: 'slo',
       kind: 'slo',
       value: 'KEY=MS,...',
-      help: 'objectives, e.g. ttft_p95_ms=800,tpot_p95_ms=50 (metrics ttft, tpot, e2e)',
+      help: 'objectives, e.g. ttft_p95_ms=800,tpot_p95_ms=50 (metrics ttft, tpot, e2e, ttfr, ttfo, answer_tpot)',
       group: 'load',
     },
   },

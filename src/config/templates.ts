@@ -190,7 +190,7 @@ function configToml(): string {
   lines.push(
     '',
     '# [slo]                                 # objectives: per level, goodput and whether it meets them',
-    '# ttft_p95_ms = 800                     # metric ttft, tpot or e2e; any percentile; milliseconds',
+    '# ttft_p95_ms = 800                     # metric ttft, tpot, e2e (reasoning: ttfr, ttfo, answer_tpot); any percentile; ms',
     '# tpot_p95_ms = 50',
   )
   return `${lines.join('\n')}\n`

@@ -1,4 +1,5 @@
 import type { RequestRecord } from '../records/types.js'
+import { unstreamedReasoningTokens } from '../records/unstreamed-reasoning.js'
 
 /** Per-request figures, all in milliseconds. Null when the request has no such figure. */
 
@@ -14,11 +15,14 @@ export function e2eMs(record: RequestRecord): number {
 
 /**
  * Time per output token, first token excluded: (e2e - ttft) / (output_tokens - 1).
- * Undefined for fewer than two tokens or a response without a first token.
+ * Undefined for fewer than two tokens or a response without a first token. Reasoning the server
+ * counted but never streamed was generated before the first event, so it is not among the tokens
+ * after it.
  */
 export function tpotMs(record: RequestRecord): number | null {
-  if (record.first_token_at === null || record.output_tokens < 2) return null
-  return (record.end_at - record.first_token_at) / (record.output_tokens - 1)
+  const tokens = record.output_tokens - unstreamedReasoningTokens(record)
+  if (record.first_token_at === null || tokens < 2) return null
+  return (record.end_at - record.first_token_at) / (tokens - 1)
 }
 
 /** Every gap between consecutive token-bearing events (one event may hold several tokens). */

@@ -1,4 +1,5 @@
 import type { RequestRecord } from '../records/types.js'
+import { unstreamedReasoningTokens } from '../records/unstreamed-reasoning.js'
 import { type Distribution, round, summarizeSamples } from './distribution.js'
 
 /**
@@ -32,10 +33,12 @@ export function eventFigures(
       afterDoneRequests++
       afterDone += record.events_after_done
     }
-    if (record.error !== null || record.chunks === 0 || record.output_tokens <= 0) continue
-    tokens += record.output_tokens
+    // Tokens the events carried: hidden reasoning is in output_tokens but came in no event.
+    const streamed = record.output_tokens - unstreamedReasoningTokens(record)
+    if (record.error !== null || record.chunks === 0 || streamed <= 0) continue
+    tokens += streamed
     events += record.chunks
-    const scale = record.chunks / record.output_tokens
+    const scale = record.chunks / streamed
     const times = record.token_times
     for (let i = 1; i < times.length; i++)
       perToken.push(((times[i] as number) - (times[i - 1] as number)) * scale)

@@ -1,4 +1,5 @@
 import type { RequestRecord } from '../records/types.js'
+import { unstreamedReasoningTokens } from '../records/unstreamed-reasoning.js'
 import { isOk, ttftMs } from './derive.js'
 import { type Distribution, round, summarizeSamples } from './distribution.js'
 
@@ -45,7 +46,8 @@ export function inBandFigures(
       if (timings.prompt_ms !== null) {
         prefill.push(timings.prompt_ms)
         const ttft = ttftMs(record)
-        if (ttft !== null) queue.push(ttft - timings.prompt_ms)
+        // Hidden reasoning: the first event came after the thinking, not after the prefill.
+        if (ttft !== null && unstreamedReasoningTokens(record) === 0) queue.push(ttft - timings.prompt_ms)
       }
       if (timings.predicted_ms !== null && timings.predicted_n !== null && timings.predicted_n > 0)
         decodePerToken.push(timings.predicted_ms / timings.predicted_n)

@@ -1,6 +1,7 @@
 import type { RequestRecord } from '../records/types.js'
 import { e2eMs, isOk, tpotMs, ttftMs } from './derive.js'
 import { percentileOfSorted, round } from './distribution.js'
+import { answerTpotMs, ttfoMs, ttfrMs } from './reasoning-figures.js'
 import type { LoadMode } from './summarize.js'
 
 /** One service-level objective: the `percentile` of `metric` must be at most `threshold_ms`. */
@@ -12,17 +13,18 @@ export interface Slo {
   threshold_ms: number
 }
 
-export const SLO_METRICS = ['ttft', 'tpot', 'e2e'] as const
+/** ttfr, ttfo, answer_tpot: a reasoning model's phases (reasoning-figures.ts). */
+export const SLO_METRICS = ['ttft', 'tpot', 'e2e', 'ttfr', 'ttfo', 'answer_tpot'] as const
 export type SloMetric = (typeof SLO_METRICS)[number]
 
-const SLO_KEY = /^(ttft|tpot|e2e)_p(\d+(?:\.\d+)?)_ms$/
+const SLO_KEY = new RegExp(`^(${SLO_METRICS.join('|')})_p(\\d+(?:\\.\\d+)?)_ms$`)
 
 /** `ttft_p95_ms` → its parts, or an error message saying what is expected. */
 export function parseSloKey(key: string): { metric: SloMetric; percentile: number } | string {
   const match = SLO_KEY.exec(key)
   const percentile = Number(match?.[2])
   if (match === null || !(percentile > 0 && percentile <= 100)) {
-    return `expected a key like ttft_p95_ms, tpot_p99_ms or e2e_p50_ms (metric ttft, tpot or e2e; percentile in (0, 100]), got ${JSON.stringify(key)}`
+    return `expected a key like ttft_p95_ms, tpot_p99_ms or e2e_p50_ms (metric ${SLO_METRICS.join(', ')}; percentile in (0, 100]), got ${JSON.stringify(key)}`
   }
   return { metric: match[1] as SloMetric, percentile }
 }
@@ -56,6 +58,9 @@ export interface LevelSlo {
 function metricOf(record: RequestRecord, metric: SloMetric): number | null {
   if (metric === 'ttft') return ttftMs(record)
   if (metric === 'tpot') return tpotMs(record)
+  if (metric === 'ttfr') return ttfrMs(record)
+  if (metric === 'ttfo') return ttfoMs(record)
+  if (metric === 'answer_tpot') return answerTpotMs(record)
   return e2eMs(record)
 }
 

@@ -1,5 +1,6 @@
 import { fdLimitReason } from '../records/client-fd-limit.js'
 import { ERROR_CLASSES, type ErrorClass, type RequestRecord } from '../records/types.js'
+import { unstreamedReasoningTokens } from '../records/unstreamed-reasoning.js'
 import { splitEvenly } from '../schedule/split.js'
 import type { ServerLevelFigures } from '../server-metrics/level-figures.js'
 import { type ClientHealth, type Dispatch, judgeClient, type LevelClientStats } from './client-health.js'
@@ -10,6 +11,7 @@ import { type EventFigures, eventFigures, eventNotes } from './event-figures.js'
 import { type LevelFailures, levelFailures } from './failure-causes.js'
 import { type InBandFigures, inBandFigures } from './in-band-figures.js'
 import { type AchievedConcurrency, inFlightFigures, type SteadyWindow } from './in-flight.js'
+import { type ReasoningFigures, reasoningFigures, reasoningNotes } from './reasoning-figures.js'
 import { shardWindows } from './shard-windows.js'
 import { evaluateSlos, type LevelSlo, type Slo } from './slo.js'
 import {
@@ -96,6 +98,8 @@ export interface LevelSummary extends LevelFailures {
   events?: EventFigures
   /** What the engine reported in its responses (llama.cpp timings, usage details); absent when nothing. */
   in_band?: InBandFigures
+  /** Time to first reasoning and answer token, reasoning and answer tokens; absent when no request reasoned. */
+  reasoning?: ReasoningFigures
   /**
    * What the level's own records say about the server's stream and connections, in words: resends,
    * closes after responses, tokens per event, events after [DONE], usage not trusted. The client's
@@ -179,6 +183,7 @@ export function summarizeLevel(
   const connections = connectionFigures(records, clientStats.connections?.closed_by_server)
   const events = eventFigures(records, percentiles)
   const usageRejected = records.filter((r) => r.rejected_usage !== undefined).length
+  const reasoning = reasoningFigures(records, percentiles) ?? undefined
   const client = judgeClient(
     clientStats,
     options.mode === 'request_rate' ? null : dispatchFigures(lateness, e2e),
@@ -251,7 +256,12 @@ export function summarizeLevel(
     events,
     // Absent, not null, when no request carried any: results of runs without it stay as they were.
     ...inBand(records, percentiles),
-    notes: [...connectionNotes(connections), ...eventNotes(events, usageRejected)],
+    ...(reasoning === undefined ? {} : { reasoning }),
+    notes: [
+      ...connectionNotes(connections),
+      ...eventNotes(events, usageRejected),
+      ...reasoningNotes(reasoning),
+    ],
     client,
   }
 }
@@ -312,8 +322,10 @@ function countTokenSource(
     return
   }
   counting.from_usage++
-  if (record.tokenizer_output_tokens !== null && record.output_tokens > 0) {
-    counting.discrepancySum += (record.tokenizer_output_tokens - record.output_tokens) / record.output_tokens
+  // The text holds no hidden reasoning: the tokenizer is compared with the usage of what was streamed.
+  const streamed = record.output_tokens - unstreamedReasoningTokens(record)
+  if (record.tokenizer_output_tokens !== null && streamed > 0) {
+    counting.discrepancySum += (record.tokenizer_output_tokens - streamed) / streamed
     counting.discrepancyCount++
   }
 }

@@ -21,6 +21,13 @@ export interface RequestError {
 export type TokenSource = 'usage' | 'tokenizer'
 
 /**
+ * Where a request's reasoning token count came from: the server's
+ * usage.completion_tokens_details.reasoning_tokens, the reasoning events themselves (the stream
+ * carried one token per event, as usage confirmed), or the offline tokenizer on the reasoning text.
+ */
+export type ReasoningTokenSource = 'usage' | 'events' | 'tokenizer'
+
+/**
  * llama.cpp's `timings` object from the last chunk of a response, as the server measured it: prompt
  * tokens computed (cached ones excluded) and the time they took (the prefill), tokens generated and
  * the time they took (the decode), and the prompt tokens taken from the slot's cache (`cache_n`,
@@ -86,6 +93,21 @@ export interface RequestRecord {
   cached_tokens?: number | null
   /** usage.completion_tokens_details.reasoning_tokens; null when not sent, absent in older records. */
   reasoning_tokens?: number | null
+  /**
+   * Arrival of the first event carrying reasoning (`reasoning_content`, `reasoning`), and of the
+   * first carrying the answer (content, refusal, legacy text or a tool call); first_token_at is the
+   * earlier of the two. Null when none came; absent in records of older versions.
+   */
+  first_reasoning_at?: number | null
+  first_answer_at?: number | null
+  /** Token-bearing events that carried reasoning (an event holding both counts here and as an answer). */
+  reasoning_events?: number
+  /**
+   * Reasoning tokens of the output, whichever source had them (reasoning_token_source); the answer's
+   * tokens are output_tokens minus these. Absent when the request did not reason.
+   */
+  reasoning_output_tokens?: number
+  reasoning_token_source?: ReasoningTokenSource
   /** Sharded runs: the shard that sent it (records of a merged run keep it). */
   shard?: number
   /** The id of the run that wrote it (RunMeta.run_id): a file holding two runs is caught. Absent before ids existed. */
@@ -115,4 +137,6 @@ export interface RequestRecord {
    * loads or runs the tokenizer.
    */
   output_text?: string
+  /** Transient, never written: the reasoning part of output_text, for the same count (reasoning-counts.ts). */
+  reasoning_text?: string
 }

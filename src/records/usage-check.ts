@@ -1,4 +1,5 @@
 import type { RequestRecord } from './types.js'
+import { unstreamedReasoningTokens } from './unstreamed-reasoning.js'
 
 /**
  * Whether a server's usage.completion_tokens can be believed. A server's count is the best there
@@ -20,7 +21,8 @@ export function implausibleUsage(record: RequestRecord, usage: number, counted: 
   const max = record.requested_output_tokens
   if (max !== undefined && usage > max * USAGE_MAX_TOKENS_FACTOR + USAGE_SLACK_TOKENS)
     return `${usage} tokens, far above the max_tokens of ${max} sent`
-  const evidence = Math.max(counted, record.chunks)
+  // Thinking the server counted and did not stream is evidence no event or text can show.
+  const evidence = Math.max(counted, record.chunks) + Math.min(unstreamedReasoningTokens(record), usage)
   if (usage > evidence * USAGE_EVIDENCE_FACTOR + USAGE_SLACK_TOKENS)
     return `${usage} tokens, far from the ${record.chunks} token events and ${counted} tokens of text received`
   // Below: an event carries at least about one token, and text is no tokenizer's quarter.

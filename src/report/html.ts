@@ -5,6 +5,7 @@ import { achievedNotes, levelCell, throughputCell } from './achieved-cells.js'
 import type { Chart } from './charts.js'
 import { errorMessageLines } from './failure-notes.js'
 import { kneeCauseLine } from './knee-cause-line.js'
+import { reasoningColumns } from './reasoning-cells.js'
 import { serverColumns } from './server-cells.js'
 import { lengthsLine, levelAxisTitle, workloadNotes } from './workload-notes.js'
 
@@ -59,7 +60,7 @@ function errorsTable(result: BenchResult): string {
 export function renderHtml(result: BenchResult, charts: readonly Chart[]): string {
   const { meta } = result
   const keys = meta.percentiles.map((p) => `p${p}`)
-  const server = serverColumns(result)
+  const server = [...serverColumns(result), ...reasoningColumns(result)]
   const rows = [...result.levels]
     .sort((a, b) => a.value - b.value)
     .map(

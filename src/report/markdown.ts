@@ -5,6 +5,7 @@ import { levelName } from '../result/level-name.js'
 import { achievedNotes, levelCell, throughputCell } from './achieved-cells.js'
 import { errorMessageLines } from './failure-notes.js'
 import { kneeCauseLine } from './knee-cause-line.js'
+import { reasoningColumns } from './reasoning-cells.js'
 import { serverColumns } from './server-cells.js'
 import { lengthsLine, workloadNotes } from './workload-notes.js'
 
@@ -20,7 +21,7 @@ export function renderMarkdown(result: BenchResult): string {
   const keys = meta.percentiles.map((p) => `p${p}`)
   const hasSlo = result.levels.some((level) => level.slo !== null)
   const hasCost = result.levels.some((level) => level.cost != null)
-  const server = serverColumns(result)
+  const server = [...serverColumns(result), ...reasoningColumns(result)]
   const serverHeads = server.map((column) => ` ${column.head.replace('\n', ' ')} |`).join('')
   const currency = result.cost?.currency ?? ''
   const lines = [

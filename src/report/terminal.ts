@@ -6,6 +6,7 @@ import { levelName } from '../result/level-name.js'
 import { achievedNotes, levelCell, throughputCell } from './achieved-cells.js'
 import { errorMessageLines } from './failure-notes.js'
 import { kneeCauseLine } from './knee-cause-line.js'
+import { reasoningColumns } from './reasoning-cells.js'
 import { type ServerColumn, serverColumns } from './server-cells.js'
 import { levelHeading, workloadNotes } from './workload-notes.js'
 
@@ -13,7 +14,7 @@ import { levelHeading, workloadNotes } from './workload-notes.js'
 export function renderTable(result: BenchResult): string {
   const keys = result.meta.percentiles.map((p) => `p${p}`)
   const rateMode = result.meta.load.mode === 'request_rate'
-  const server = serverColumns(result)
+  const server = [...serverColumns(result), ...reasoningColumns(result)]
   const table = new Table({
     head: [
       levelHeading(result.meta),

@@ -13,7 +13,8 @@ export const DEFINITIONS = {
     'Same as vLLM, GuideLLM and AIPerf TTFT.',
   tpot_ms:
     'Time per output token, first token excluded, per request: (e2e - ttft) / (output_tokens - 1); requests with ' +
-    'fewer than 2 output tokens have none. Same as vLLM TPOT; GuideLLM and AIPerf call this inter-token latency (ITL).',
+    'fewer than 2 output tokens have none; reasoning tokens that usage counted and no event carried (hidden ' +
+    'reasoning, see reasoning) came before the first token and are left out. Same as vLLM TPOT; GuideLLM and AIPerf call this inter-token latency (ITL).',
   itl_ms:
     'Inter-token latency: every gap between consecutive token-bearing events of a request, pooled over requests. ' +
     'Same as vLLM per-gap ITL. One event may carry several tokens, so ITL >= TPOT when servers batch tokens per chunk.',
@@ -98,6 +99,26 @@ export const DEFINITIONS = {
     'else usage.prompt_tokens_details.cached_tokens, else usage.prompt_tokens - timings.prompt_n on llama.cpp builds ' +
     'without cache_n) / prompt tokens, over the requests that said; reasoning_tokens ' +
     '= sum of usage.completion_tokens_details.reasoning_tokens. Absent when no request carried any of these.',
+  reasoning:
+    "levels[].reasoning, a reasoning model's two phases over a level's successful requests, present when any request " +
+    'reasoned (reasoning events, or usage.completion_tokens_details.reasoning_tokens above 0). ttft_ms stays the first ' +
+    'token of either phase. ttfr_ms: time to first reasoning token, send to the first event carrying reasoning_content ' +
+    'or reasoning (only requests whose reasoning arrived as events). ttfo_ms: time to first output token, send to the ' +
+    'first event carrying the answer (content, refusal, legacy text or a tool call); equals TTFT for a request that did ' +
+    'not reason. AIPerf calls it Time to First Output (TTFO, metric time_to_first_output) and its migration notes call ' +
+    "it GenAI-Perf's TTFT; GuideLLM reports it as time_to_first_output_token_ms; a TTFT that reads only delta.content (GuideLLM before " +
+    'its issue 737, inference-perf per its issue 559) measures this instead of TTFT; genai-bench TTFT counts ' +
+    'reasoning_content, like llmbench ttft_ms. ' +
+    'reasoning_tokens: per request, usage.completion_tokens_details.reasoning_tokens when sent (source usage), else the ' +
+    'reasoning events when the stream carried one token per event (usage.completion_tokens = events; source events), ' +
+    'else the offline tokenizer on the reasoning text (source tokenizer), never above output_tokens; ' +
+    'reasoning_token_sources counts requests per source. answer_tokens: output_tokens - reasoning tokens. ' +
+    'answer_tpot_ms: (end - first answer token) / (answer_tokens - 1), requests with at least 2 answer tokens. ' +
+    'reasoning_hidden: requests whose usage counted reasoning tokens while no reasoning event came (the server thinks ' +
+    'without streaming it, as OpenAI o-series models): their TTFT includes the thinking, and a note says so; TPOT, ' +
+    'tokens per event, the usage check and the tokenizer-vs-usage discrepancy leave those tokens out, and the ' +
+    "comparisons of TTFT with the server's first token (outside_scheduler_ms, in_band.queue_ms, the knee's cause) " +
+    'leave those requests out.',
   percentiles:
     'Exact over the raw samples of successful requests, linear interpolation between closest ranks (numpy default).',
   timestamps: 'performance.now() (monotonic), taken when the bytes arrive, before parsing.',

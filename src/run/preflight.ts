@@ -1,6 +1,7 @@
 import { closeTarget, type Endpoint, openTarget } from '../client/endpoint.js'
 import { sendRequest } from '../client/stream-client.js'
 import { tpotMs, ttftMs } from '../metrics/derive.js'
+import { reasoningPhrase } from '../metrics/reasoning-figures.js'
 import type { RequestRecord } from '../records/types.js'
 import { type BodyOptions, buildBody } from '../workload/request-body.js'
 import { completeTokenCounts } from '../workload/token-counts.js'
@@ -44,7 +45,7 @@ export async function runPreflight(
       summary:
         `${label} ok: HTTP ${record.status}, TTFT ${ttft === null ? 'n/a' : `${ttft.toFixed(0)} ms`}, ` +
         `TPOT ${tpot === null ? 'n/a' : `${tpot.toFixed(1)} ms`}, ${record.output_tokens} output tokens (${record.token_source}` +
-        `${record.input_tokens === null ? '' : `, ${record.input_tokens} prompt tokens`})`,
+        `${record.input_tokens === null ? '' : `, ${record.input_tokens} prompt tokens`})${reasoningPhrase(record)}`,
     }
   }
   // An unknown model is easier to fix with the list of served ones.

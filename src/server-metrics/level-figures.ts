@@ -279,6 +279,8 @@ interface LevelLike {
   ttft_ms: Record<string, number | null>
   output_tokens: number
   duration_s: number
+  /** Requests whose reasoning the server hid: their TTFT is not the server's first token (metrics/reasoning-figures.ts). */
+  reasoning?: { reasoning_hidden: number }
 }
 
 /**
@@ -293,8 +295,9 @@ export function withServerFigures<T extends LevelLike>(
   percentiles: readonly number[],
 ): T & { server?: ServerLevelFigures | null } {
   if (!scrapes.some((scrape) => scrape.kind === 'scrape')) return summary
-  const server =
-    window === null ? null : serverLevelFigures(scrapes, window, percentiles, summary.ttft_ms.p50 ?? null)
+  // Hidden reasoning puts the thinking inside the client's TTFT, not the server's: no comparison then.
+  const clientTtft = (summary.reasoning?.reasoning_hidden ?? 0) > 0 ? null : (summary.ttft_ms.p50 ?? null)
+  const server = window === null ? null : serverLevelFigures(scrapes, window, percentiles, clientTtft)
   if (server !== null)
     server.joules_per_output_token = joulesPerOutputToken(server, summary.output_tokens, summary.duration_s)
   return { ...summary, server }

@@ -43,6 +43,17 @@ import {
   KEEP_ALIVE_HEADERS,
   type SimQuirks,
 } from './quirks.js'
+import {
+  chatReasoningFrame,
+  checkReasoning,
+  phaseOf,
+  type ReasoningFrame,
+  type ReasoningPlan,
+  reasoningPlan,
+  type SimReasoning,
+  type TokenPhase,
+  withReasoningUsage,
+} from './reasoning.js'
 import { VllmMetrics } from './vllm-metrics.js'
 
 export interface SimulatorOptions extends Partial<SimParams> {
@@ -78,6 +89,8 @@ export interface SimulatorOptions extends Partial<SimParams> {
    * a stream and on a non-streamed response, from the model's own prefill and decode times. Default off.
    */
   timings?: boolean
+  /** A reasoning phase before each chat answer (reasoning_content deltas, usage reasoning_tokens): see reasoning.ts. */
+  reasoning?: SimReasoning
 }
 
 export interface RunningSimulator {
@@ -149,6 +162,7 @@ interface SimContext {
   /** performance.now() until which new generation requests wait (hold()). */
   heldUntil: number
   readonly quirks: SimQuirks
+  readonly reasoning: SimReasoning | null
 }
 
 interface PromptCounting {
@@ -168,6 +182,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
     quirks = {},
     context_size = Number.POSITIVE_INFINITY,
     timings = false,
+    reasoning,
     ...overrides
   } = opts
   if (!(Number.isInteger(template_tokens) && template_tokens >= 0))
@@ -192,6 +207,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
     contextSize: context_size,
     heldUntil: 0,
     quirks: checkQuirks(quirks),
+    reasoning: checkReasoning(reasoning),
   }
   // keepAlive: TCP keep-alive probes; HTTP keep-alive (connection reuse) is on by default.
   const server = createServer({ keepAlive: true, noDelay: true }, (req, res) => onRequest(ctx, req, res))
@@ -497,11 +513,15 @@ function generate(
   const next = wordSource(ctx.engine.params.seed, requestNo)
   const outputTokens = r.eosAllowed ? earlyStopAt(ctx, requestNo, r.maxTokens) : r.maxTokens
   const finishReason = outputTokens < r.maxTokens ? 'stop' : 'length'
-  const usage = {
-    prompt_tokens: r.promptTokens,
-    completion_tokens: ctx.quirks.usage_completion_tokens ?? outputTokens,
-    total_tokens: r.promptTokens + outputTokens,
-  }
+  const phases = reasoningPlan(ctx.reasoning, frames.reasoning ?? null, outputTokens)
+  const usage = withReasoningUsage(
+    {
+      prompt_tokens: r.promptTokens,
+      completion_tokens: ctx.quirks.usage_completion_tokens ?? outputTokens,
+      total_tokens: r.promptTokens + outputTokens,
+    },
+    phases,
+  )
   const timings = ctx.timings
     ? (t: JobTimeline): string => JSON.stringify(llamaCppTimings(r.promptTokens, outputTokens, t))
     : null
@@ -516,8 +536,9 @@ function generate(
         finishReason,
         ctx.quirks,
         timings,
+        phases,
       )
-    : new JsonSink(res, r.kind, frames, next, usage, finishReason, timings)
+    : new JsonSink(res, r.kind, frames, next, usage, finishReason, timings, phases)
   const handle = ctx.engine.submit({ inputTokens: r.promptTokens, outputTokens, arrivedAt }, sink)
   if (handle.admission === 'rejected') {
     const message = 'The server is overloaded: the request queue is full. Retry later.'
@@ -544,6 +565,8 @@ interface Frames {
   open: string | null
   tokenPrefix: string
   tokenSuffix: string
+  /** A reasoning token's event; absent or null when the format has no reasoning field (no reasoning phase then). */
+  reasoning?: ReasoningFrame | null
   /** `tail`: more top-level fields after "choices", each with a leading comma (`timings`). */
   finish(reason: string, tail?: string): string
   usage(u: Usage): string
@@ -564,6 +587,7 @@ function buildFrames(kind: Kind, model: string, requestNo: number): Frames {
       open: `${choice}"delta":{"role":"assistant","content":""},"finish_reason":null}]}\n\n`,
       tokenPrefix: `${choice}"delta":{"content":"`,
       tokenSuffix: '"},"finish_reason":null}]}\n\n',
+      reasoning: chatReasoningFrame(choice),
       finish: (reason, tail = '') => `${choice}"delta":{},"finish_reason":"${reason}"}]${tail}}\n\n`,
       usage,
     }
@@ -575,6 +599,7 @@ function buildFrames(kind: Kind, model: string, requestNo: number): Frames {
     open: null,
     tokenPrefix: `${choice}"text":"`,
     tokenSuffix: '","logprobs":null,"finish_reason":null}]}\n\n',
+    reasoning: null,
     finish: (reason, tail = '') =>
       `${choice}"text":"","logprobs":null,"finish_reason":"${reason}"}]${tail}}\n\n`,
     usage,
@@ -601,7 +626,17 @@ class StreamSink implements JobSink {
     private readonly quirks: SimQuirks = {},
     /** The `timings` JSON of a finished request, or null when they are off. */
     private readonly timings: ((t: JobTimeline) => string) | null = null,
+    /** Which tokens are reasoning (reasoning.ts); null = all answer. */
+    private readonly phases: ReasoningPlan | null = null,
   ) {}
+
+  /** One event of `phase` carrying `text`. */
+  private frame(phase: TokenPhase, text: string): string {
+    const reasoning = phase === 'reasoning' ? (this.frames.reasoning ?? null) : null
+    return reasoning === null
+      ? this.frames.tokenPrefix + text + this.frames.tokenSuffix
+      : reasoning.prefix + text + reasoning.suffix
+  }
 
   open(): void {
     const closing = this.quirks.close_after_response === true
@@ -618,12 +653,20 @@ class StreamSink implements JobSink {
 
   onToken(index: number): void {
     const perEvent = this.quirks.tokens_per_event ?? 1
+    const phase = phaseOf(this.phases, index)
+    // Hidden thinking takes its decode step and is never sent.
+    if (phase === 'hidden') {
+      this.next()
+      return
+    }
     if (perEvent > 1) {
+      // A batch never spans the thinking and the answer: what was batched goes out as thinking.
+      if (phase === 'answer' && this.batched !== '' && phaseOf(this.phases, index - 1) === 'reasoning')
+        this.res.write(this.frame('reasoning', this.takeBatch()))
       this.batched += this.next()
       if ((index + 1) % perEvent !== 0) return
     }
-    const event =
-      this.frames.tokenPrefix + (perEvent > 1 ? this.takeBatch() : this.next()) + this.frames.tokenSuffix
+    const event = this.frame(phase, perEvent > 1 ? this.takeBatch() : this.next())
     if (this.fault !== null && index === Math.floor(this.maxTokens / 2) && this.injectMidStream()) return
     if (Date.now() < this.stalledUntil) {
       this.held.push(event)
@@ -645,7 +688,7 @@ class StreamSink implements JobSink {
     }
     if (this.held.length > 0) this.res.write(this.held.join(''))
     if (this.batched !== '')
-      this.res.write(this.frames.tokenPrefix + this.takeBatch() + this.frames.tokenSuffix)
+      this.res.write(this.frame(phaseOf(this.phases, this.maxTokens - 1), this.takeBatch()))
     const tail = this.timings === null ? '' : `,"timings":${this.timings(timeline)}`
     this.res.write(this.frames.finish(this.finishReason, tail))
     if (this.usageEvent !== null) this.res.write(this.usageEvent)
@@ -715,6 +758,7 @@ class StreamSink implements JobSink {
 /** Non-streaming: same timing, one JSON body at the end, usage always included. */
 class JsonSink implements JobSink {
   private readonly words: string[] = []
+  private readonly reasoningWords: string[] = []
 
   constructor(
     private readonly res: ServerResponse,
@@ -724,10 +768,14 @@ class JsonSink implements JobSink {
     private readonly usage: Usage,
     private readonly finishReason = 'length',
     private readonly timings: ((t: JobTimeline) => string) | null = null,
+    private readonly phases: ReasoningPlan | null = null,
   ) {}
 
-  onToken(): void {
-    this.words.push(this.next())
+  onToken(index: number): void {
+    const phase = phaseOf(this.phases, index)
+    if (phase === 'answer') this.words.push(this.next())
+    else if (phase === 'reasoning') this.reasoningWords.push(this.next())
+    else this.next()
   }
 
   onFinish(timeline: JobTimeline): void {
@@ -736,7 +784,13 @@ class JsonSink implements JobSink {
       this.kind === 'chat'
         ? {
             index: 0,
-            message: { role: 'assistant', content: text },
+            message: {
+              role: 'assistant',
+              ...(this.reasoningWords.length === 0
+                ? {}
+                : { reasoning_content: this.reasoningWords.join('') }),
+              content: text,
+            },
             logprobs: null,
             finish_reason: this.finishReason,
           }

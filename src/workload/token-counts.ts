@@ -1,16 +1,22 @@
 import type { RequestRecord } from '../records/types.js'
 import { implausibleUsage } from '../records/usage-check.js'
+import { completeReasoningCounts } from './reasoning-counts.js'
 import { loadTokenizer } from './tokenizers.js'
 
 /**
  * Completes a record's token counts on the main thread and drops its transient text: output_tokens
  * from the tokenizer when the server sent no usage, and the tokenizer's own count beside the
  * server's when it did (so a report can show how far apart they are). A chunk is not a token.
+ * Then the reasoning part of the output (reasoning-counts.ts).
  */
 export function completeTokenCounts(
   record: RequestRecord,
   count: (text: string) => number = (text) => loadTokenizer('o200k').count(text),
 ): RequestRecord {
+  return completeReasoningCounts(completeOutputCount(record, count), count)
+}
+
+function completeOutputCount(record: RequestRecord, count: (text: string) => number): RequestRecord {
   const text = record.output_text ?? ''
   delete record.output_text
   const counted = text === '' ? 0 : count(text)

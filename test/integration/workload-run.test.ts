@@ -4,7 +4,6 @@ import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import type { RunConfig } from '../../src/config/types.js'
 import { readRecords } from '../../src/records/jsonl-reader.js'
 import type { BenchResult } from '../../src/result/bench-result.js'
 import { RECORDS_FILE } from '../../src/result/folder-layout.js'
@@ -14,6 +13,7 @@ import { SIM_MODEL, type SimulatorOptions, startSimulator } from '../../src/sim/
 import { loadDataset } from '../../src/workload/dataset.js'
 import { loadTokenizer } from '../../src/workload/tokenizers.js'
 import { tempDir, testConfig } from '../helpers/run-config.js'
+import { runToResult } from '../helpers/run-result.js'
 import { waitUntil } from '../helpers/wait.js'
 
 const SHAREGPT = fileURLToPath(new URL('../../datasets/sharegpt-sample.json', import.meta.url))
@@ -27,17 +27,7 @@ const FAST: SimulatorOptions = {
   decode_ms_per_seq: 0,
 }
 
-async function run(config: RunConfig, out: string): Promise<BenchResult> {
-  const outcome: RunOutcome = await runGradient({
-    config,
-    apiKey: null,
-    outDir: out,
-    log: () => {},
-    stop: new StopSignal(),
-  })
-  assert.equal(outcome.kind, 'done', JSON.stringify(outcome).slice(0, 300))
-  return (outcome as Extract<RunOutcome, { kind: 'done' }>).result
-}
+const run = runToResult
 
 test('calibration: prompts are sized so the server counts exactly the requested input, template included', {
   timeout: 60_000,

@@ -9,6 +9,7 @@ import type { Io } from '../io.js'
 import { loadConfigOrThrow } from '../load-config.js'
 import { configFlags, LOAD_FLAGS } from './run.js'
 import { SIM_PARAM_FLAGS, simFaults, simParams } from './sim.js'
+import { SIM_REASONING_FLAGS, simReasoningArgs } from './sim-reasoning.js'
 
 /** A short gradient that shows the simulator's knee (16 slots) in about half a minute. */
 export const DEMO_DEFAULTS = {
@@ -37,7 +38,7 @@ export const DEMO_SPEC: CommandSpec = {
   name: 'demo',
   summary: 'Start the built-in simulator on a free loopback port and run a short gradient against it.',
   usage: 'llmbench demo [flags]',
-  flags: [...DEMO_LOAD_FLAGS, ...SIM_PARAM_FLAGS],
+  flags: [...DEMO_LOAD_FLAGS, ...SIM_PARAM_FLAGS, ...SIM_REASONING_FLAGS],
 }
 
 const DEMO_TEMPLATE_TOKENS = 12
@@ -55,7 +56,14 @@ export async function demoCommand(argv: string[], io: Io): Promise<number> {
   // timings (and always serves /metrics), so the demo shows server-side figures with no GPU.
   const sim = await startSimulatorProcess(simParams(flags), {
     ...(faults === undefined ? {} : { faults }),
-    args: ['--prompt-counting', 'exact', '--template-tokens', String(DEMO_TEMPLATE_TOKENS), '--timings'],
+    args: [
+      '--prompt-counting',
+      'exact',
+      '--template-tokens',
+      String(DEMO_TEMPLATE_TOKENS),
+      '--timings',
+      ...simReasoningArgs(flags),
+    ],
   })
   try {
     const overrides = configFlags(flags)

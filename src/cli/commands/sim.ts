@@ -13,6 +13,7 @@ import {
 } from '../args.js'
 import { CliError, EXIT } from '../exit-codes.js'
 import type { Io } from '../io.js'
+import { SIM_REASONING_FLAGS, simReasoning } from './sim-reasoning.js'
 
 /** The capacity-model flags, shared by `sim` and `demo`: --slots, --prefill-base-ms, ... */
 const PARAM_FLAGS: { key: keyof SimParams; help: string }[] = [
@@ -116,6 +117,7 @@ export const SIM_SPEC: CommandSpec = {
       type: 'boolean',
       help: "add llama.cpp's timings (prompt_n, prompt_ms, predicted_n, predicted_ms, ...) to each response",
     },
+    ...SIM_REASONING_FLAGS,
   ],
 }
 
@@ -194,6 +196,7 @@ export async function simCommand(argv: string[], io: Io): Promise<number> {
     ...simWorkloadOptions(flags),
     quirks: simQuirks(flags),
     timings: flags.timings === true,
+    ...(simReasoning(flags) === undefined ? {} : { reasoning: simReasoning(flags) }),
     host: stringFlag(flags, 'host') ?? '127.0.0.1',
     port,
     model: stringFlag(flags, 'model') ?? SIM_MODEL,
