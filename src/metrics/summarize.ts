@@ -2,6 +2,7 @@ import { fdLimitReason } from '../records/client-fd-limit.js'
 import { ERROR_CLASSES, type ErrorClass, type RequestRecord } from '../records/types.js'
 import { splitEvenly } from '../schedule/split.js'
 import type { ServerLevelFigures } from '../server-metrics/level-figures.js'
+import { type CacheShareBucket, cacheEffect } from './cache-effect.js'
 import { type ClientHealth, type Dispatch, judgeClient, type LevelClientStats } from './client-health.js'
 import { type ConnectionFigures, connectionFigures, connectionNotes } from './connection-figures.js'
 import { e2eMs, isOk, pushItlMs, tpotMs, ttftMs } from './derive.js'
@@ -12,6 +13,7 @@ import { type InBandFigures, inBandFigures } from './in-band-figures.js'
 import { type AchievedConcurrency, inFlightFigures, type SteadyWindow } from './in-flight.js'
 import { shardWindows } from './shard-windows.js'
 import { evaluateSlos, type LevelSlo, type Slo } from './slo.js'
+import { type TurnFigures, turnFigures } from './turn-figures.js'
 import {
   type CostFigures,
   costOf,
@@ -96,6 +98,10 @@ export interface LevelSummary extends LevelFailures {
   events?: EventFigures
   /** What the engine reported in its responses (llama.cpp timings, usage details); absent when nothing. */
   in_band?: InBandFigures
+  /** Session runs: figures per turn index (turn-figures.ts); absent otherwise. */
+  turns?: TurnFigures[]
+  /** TTFT by the share of the prompt served from the server's prefix cache (cache-effect.ts); absent without hits. */
+  cache_effect?: CacheShareBucket[]
   /**
    * What the level's own records say about the server's stream and connections, in words: resends,
    * closes after responses, tokens per event, events after [DONE], usage not trusted. The client's
@@ -251,9 +257,17 @@ export function summarizeLevel(
     events,
     // Absent, not null, when no request carried any: results of runs without it stay as they were.
     ...inBand(records, percentiles),
+    ...prefixCacheFigures(records),
     notes: [...connectionNotes(connections), ...eventNotes(events, usageRejected)],
     client,
   }
+}
+
+/** Per-turn and cache-share figures, each absent when the level has none (results stay as they were). */
+function prefixCacheFigures(records: readonly RequestRecord[]): Pick<LevelSummary, 'turns' | 'cache_effect'> {
+  const turns = turnFigures(records)
+  const effect = cacheEffect(records)
+  return { ...(turns === null ? {} : { turns }), ...(effect === null ? {} : { cache_effect: effect }) }
 }
 
 function inBand(

@@ -6,6 +6,7 @@ import { achievedNotes, levelCell, throughputCell } from './achieved-cells.js'
 import { errorMessageLines } from './failure-notes.js'
 import { kneeCauseLine } from './knee-cause-line.js'
 import { serverColumns } from './server-cells.js'
+import { sessionTables } from './session-tables.js'
 import { lengthsLine, workloadNotes } from './workload-notes.js'
 
 const one = (value: number | null | undefined, digits = 0): string =>
@@ -64,6 +65,7 @@ export function renderMarkdown(result: BenchResult): string {
   for (const level of result.levels)
     for (const note of [...(level.notes ?? []), ...(level.client.notes ?? [])])
       notes.push(`- ${levelName(meta, level.value)}: note: ${note}`)
+  lines.push(...sessionTables(result, 'markdown'))
   if (notes.length > 0) lines.push('', ...notes)
   if (result.advice.length > 0) lines.push('', ...result.advice.map((line) => `- ${line}`))
   const workload = [...achievedNotes(result), ...workloadNotes(result)]

@@ -6,8 +6,10 @@ import { type Dataset, DatasetError, loadDataset } from '../workload/dataset.js'
 import { ExactPromptSource } from '../workload/exact-prompts.js'
 import { meanLength } from '../workload/lengths.js'
 import { promptText } from '../workload/request-body.js'
+import type { SessionSet } from '../workload/sessions.js'
 import { loadTokenizer, type Tokenizer, TokenizerError } from '../workload/tokenizers.js'
 import { calibrate, localLength } from './calibrate.js'
+import { planSessions, sessionMeans } from './session-plan.js'
 import { planWorkload, type WorkloadPlan } from './workload-plan.js'
 
 /** Distinct synthetic prompts at most; request i uses prompt i mod this. */
@@ -24,6 +26,8 @@ export class WorkloadError extends Error {
 export interface WorkloadSources {
   tokenizer: Tokenizer
   dataset: Dataset | null
+  /** --sessions: the conversations to run turn by turn (the dataset is then read as these, not as prompts). */
+  sessions: SessionSet | null
   prompts: ExactPromptSource
   /** Expected mean lengths per request: the plan's figures for the cost estimate. */
   input_mean: number
@@ -41,9 +45,11 @@ export function loadWorkloadSources(config: RunConfig): WorkloadSources {
   const { workload } = config
   let tokenizer: Tokenizer
   let dataset: Dataset | null = null
+  let sessions: SessionSet | null = null
   try {
     tokenizer = loadTokenizer(workload.tokenizer)
-    if (workload.dataset !== null)
+    if (workload.sessions) sessions = planSessions(config, tokenizer, sessionRequests(config))
+    else if (workload.dataset !== null)
       dataset = loadDataset(workload.dataset, (text) => tokenizer.count(text), {
         maxEntries: MAX_DATASET_ENTRIES,
       })
@@ -65,13 +71,26 @@ export function loadWorkloadSources(config: RunConfig): WorkloadSources {
       outputMean =
         entries.reduce((sum, e) => sum + (e.output_tokens ?? workload.output_tokens), 0) / entries.length
   }
+  if (sessions !== null) {
+    const means = sessionMeans(sessions.sessions, (text) => tokenizer.count(text))
+    inputMean = means.input_mean
+    outputMean = means.output_mean
+  }
   return {
     tokenizer,
     dataset,
+    sessions,
     prompts,
     input_mean: Math.round(inputMean),
     output_mean: Math.round(outputMean),
   }
+}
+
+/** Requests a session run sends over all its levels (warm-up included), unbounded for timed levels. */
+function sessionRequests(config: RunConfig): number {
+  const { load } = config
+  if (load.requests_per_level === null) return Number.POSITIVE_INFINITY
+  return (load.requests_per_level + load.warmup_requests) * load.levels.length
 }
 
 /**
@@ -90,7 +109,12 @@ export async function prepareWorkload(
   let calibration: PreparedWorkload['calibration'] = null
   const probeRecords: RequestRecord[] = []
   // Calibration is part of the preflight: --no-preflight sends nothing before the load.
-  if (sources.dataset === null && config.workload.calibrate && config.run.preflight) {
+  if (
+    sources.dataset === null &&
+    sources.sessions === null &&
+    config.workload.calibrate &&
+    config.run.preflight
+  ) {
     const outcome = await calibrate(
       endpoint,
       sources.prompts,
@@ -105,6 +129,19 @@ export async function prepareWorkload(
       log(outcome.ok ? outcome.calibration.summary : `calibration skipped: ${outcome.reason}`)
   }
   const fitted = calibration !== null && 'slope' in calibration ? calibration : null
+  if (sources.sessions !== null) {
+    // Sessions' bodies are built turn by turn on the workers, from the specs and the replies.
+    const { source, sessions } = sources.sessions
+    const plan: WorkloadPlan = {
+      prompts: [],
+      sessions,
+      input_mean: sources.input_mean,
+      output_mean: sources.output_mean,
+      source,
+      tokenizer: sources.tokenizer.name,
+    }
+    return { plan, calibration, probeRecords }
+  }
   const plan = planWorkload(config, {
     body: endpoint.body,
     tokenizer: sources.tokenizer,

@@ -36,6 +36,7 @@ import {
 } from './faults.js'
 import { llamaCppTimings } from './llamacpp-timings.js'
 import { EXPOSITION_CONTENT_TYPE } from './metrics-exposition.js'
+import { PrefixCache } from './prefix-cache.js'
 import {
   checkQuirks,
   closeAfterResponse,
@@ -78,6 +79,11 @@ export interface SimulatorOptions extends Partial<SimParams> {
    * a stream and on a non-streamed response, from the model's own prefill and decode times. Default off.
    */
   timings?: boolean
+  /**
+   * A prefix cache (./prefix-cache.ts) as large as kv_cache_tokens: repeated prompt prefixes (a shared
+   * prefix, a session's history) cost no prefill and are reported as cached_tokens. Default off.
+   */
+  prefix_cache?: boolean
 }
 
 export interface RunningSimulator {
@@ -149,6 +155,7 @@ interface SimContext {
   /** performance.now() until which new generation requests wait (hold()). */
   heldUntil: number
   readonly quirks: SimQuirks
+  readonly prefixCache: PrefixCache | null
 }
 
 interface PromptCounting {
@@ -168,6 +175,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
     quirks = {},
     context_size = Number.POSITIVE_INFINITY,
     timings = false,
+    prefix_cache = false,
     ...overrides
   } = opts
   if (!(Number.isInteger(template_tokens) && template_tokens >= 0))
@@ -192,6 +200,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
     contextSize: context_size,
     heldUntil: 0,
     quirks: checkQuirks(quirks),
+    prefixCache: prefix_cache ? new PrefixCache(params.kv_cache_tokens) : null,
   }
   // keepAlive: TCP keep-alive probes; HTTP keep-alive (connection reuse) is on by default.
   const server = createServer({ keepAlive: true, noDelay: true }, (req, res) => onRequest(ctx, req, res))
@@ -249,6 +258,8 @@ interface GenerationRequest {
   promptTokens: number
   /** False when the request asks to ignore end-of-sequence. */
   eosAllowed: boolean
+  /** The messages (chat) or prompt (completions) as sent: what the prefix cache keys. */
+  input?: unknown
 }
 
 function onRequest(ctx: SimContext, req: IncomingMessage, res: ServerResponse): void {
@@ -407,7 +418,9 @@ function parseGeneration(
       kind === 'chat' ? "'messages' must be an array of messages" : "'prompt' must be a string or an array",
     )
   }
-  return parseOptions(kind, body, promptTokens)
+  const request = parseOptions(kind, body, promptTokens)
+  if (!('status' in request)) request.input = kind === 'chat' ? body.messages : body.prompt
+  return request
 }
 
 function parseOptions(
@@ -497,13 +510,19 @@ function generate(
   const next = wordSource(ctx.engine.params.seed, requestNo)
   const outputTokens = r.eosAllowed ? earlyStopAt(ctx, requestNo, r.maxTokens) : r.maxTokens
   const finishReason = outputTokens < r.maxTokens ? 'stop' : 'length'
-  const usage = {
+  // A chat reply is the words the sinks will stream, drawn again from the same seeded source.
+  const reply = (): string =>
+    Array.from({ length: outputTokens }, wordSource(ctx.engine.params.seed, requestNo)).join('')
+  const cached = ctx.prefixCache?.serve(r.input, r.promptTokens, r.kind === 'chat' ? reply() : null) ?? 0
+  const usage: Usage = {
     prompt_tokens: r.promptTokens,
     completion_tokens: ctx.quirks.usage_completion_tokens ?? outputTokens,
     total_tokens: r.promptTokens + outputTokens,
   }
+  if (ctx.prefixCache !== null) usage.prompt_tokens_details = { cached_tokens: cached }
   const timings = ctx.timings
-    ? (t: JobTimeline): string => JSON.stringify(llamaCppTimings(r.promptTokens, outputTokens, t))
+    ? (t: JobTimeline): string =>
+        JSON.stringify(llamaCppTimings(r.promptTokens - cached, outputTokens, t, cached))
     : null
   const sink = r.stream
     ? new StreamSink(
@@ -518,7 +537,8 @@ function generate(
         timings,
       )
     : new JsonSink(res, r.kind, frames, next, usage, finishReason, timings)
-  const handle = ctx.engine.submit({ inputTokens: r.promptTokens, outputTokens, arrivedAt }, sink)
+  // Only the uncached tokens are prefilled (and, a simplification, held in the KV accounting).
+  const handle = ctx.engine.submit({ inputTokens: r.promptTokens - cached, outputTokens, arrivedAt }, sink)
   if (handle.admission === 'rejected') {
     const message = 'The server is overloaded: the request queue is full. Retry later.'
     sendError(res, { status: 503, message, type: 'server_error', code: 'overloaded' })
@@ -533,6 +553,7 @@ interface Usage {
   prompt_tokens: number
   completion_tokens: number
   total_tokens: number
+  prompt_tokens_details?: { cached_tokens: number }
 }
 
 /** The pre-built text around every SSE event of one request, so a token costs one string concat. */

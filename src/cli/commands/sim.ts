@@ -116,6 +116,11 @@ export const SIM_SPEC: CommandSpec = {
       type: 'boolean',
       help: "add llama.cpp's timings (prompt_n, prompt_ms, predicted_n, predicted_ms, ...) to each response",
     },
+    {
+      name: 'prefix-cache',
+      type: 'boolean',
+      help: 'cache prompt prefixes (16-token blocks, LRU, --kv-cache-tokens large): hits skip prefill and show as cached_tokens',
+    },
   ],
 }
 
@@ -194,6 +199,7 @@ export async function simCommand(argv: string[], io: Io): Promise<number> {
     ...simWorkloadOptions(flags),
     quirks: simQuirks(flags),
     timings: flags.timings === true,
+    prefix_cache: flags['prefix-cache'] === true,
     host: stringFlag(flags, 'host') ?? '127.0.0.1',
     port,
     model: stringFlag(flags, 'model') ?? SIM_MODEL,
