@@ -73,6 +73,8 @@ export function loadSessions(
       items.push({ where: `${path}: conversation ${i + 1}`, value: item })
     })
   } else {
+    const whole = oneJsonObject(path, text)
+    if (whole !== null) throw new DatasetError(whole)
     const lines = text.split('\n')
     for (let i = 0; i < lines.length && items.length < maxSessions; i++) {
       const raw = (lines[i] as string).replace(/\r$/, '')
@@ -93,6 +95,32 @@ export function loadSessions(
   if (sessions.length === 0) throw new DatasetError(`dataset ${path}: no conversations`)
   const turns = sessions.reduce((sum, s) => sum + s.turns.length, 0)
   return { source: `${path} (${sessions.length} sessions, ${turns} user turns)`, sessions }
+}
+
+/**
+ * A pretty-printed JSON object is neither JSONL nor an array: say what it is rather than fail on its
+ * first line. vLLM's multi-turn generator settings are a common such file.
+ */
+function oneJsonObject(path: string, text: string): string | null {
+  const first = text.trimStart().split('\n', 1)[0] as string
+  try {
+    JSON.parse(first)
+    return null
+  } catch {
+    // Not one object per line: is the whole file one object?
+  }
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch {
+    return null
+  }
+  if (!isObject(value) || value.turns !== undefined || value.conversations !== undefined) return null
+  const vllm =
+    value.filetype === 'generate_conversations'
+      ? "; this is vLLM's multi-turn generator config: for sessions like it, use --sessions without a dataset, with --turns, --input-tokens, --output-tokens and --shared-prefix"
+      : ''
+  return `dataset ${path}: one JSON object, not conversations (JSONL, one per line, or a JSON array); ${keysOf(value)}${vllm}`
 }
 
 /** One conversation as a session, or what is wrong with it. */

@@ -2,7 +2,7 @@ import type { RunConfig } from '../../config/types.js'
 import { resolveEndpoint } from '../../run/endpoint.js'
 import { startSimulatorProcess } from '../../sim/child.js'
 import { SIM_MODEL } from '../../sim/server.js'
-import { type CommandSpec, type FlagSpec, parseFlags, renderHelp, stringFlag } from '../args.js'
+import { type CommandSpec, type FlagSpec, numberFlag, parseFlags, renderHelp, stringFlag } from '../args.js'
 import { executeRun } from '../execute-run.js'
 import { EXIT } from '../exit-codes.js'
 import type { Io } from '../io.js'
@@ -55,7 +55,15 @@ export async function demoCommand(argv: string[], io: Io): Promise<number> {
   // timings (and always serves /metrics), so the demo shows server-side figures with no GPU.
   const sim = await startSimulatorProcess(simParams(flags), {
     ...(faults === undefined ? {} : { faults }),
-    args: ['--prompt-counting', 'exact', '--template-tokens', String(DEMO_TEMPLATE_TOKENS), '--timings'],
+    args: [
+      '--prompt-counting',
+      'exact',
+      '--template-tokens',
+      String(DEMO_TEMPLATE_TOKENS),
+      '--timings',
+      // Sessions and a shared prefix are prefix-cache runs: the server then has one, as vLLM's does.
+      ...(flags.sessions === true || (numberFlag(flags, 'shared-prefix') ?? 0) > 0 ? ['--prefix-cache'] : []),
+    ],
   })
   try {
     const overrides = configFlags(flags)
