@@ -6,6 +6,7 @@ import type { Chart } from './charts.js'
 import { errorMessageLines } from './failure-notes.js'
 import { kneeCauseLine } from './knee-cause-line.js'
 import { serverColumns } from './server-cells.js'
+import { sessionTablesHtml } from './session-tables.js'
 import { lengthsLine, levelAxisTitle, workloadNotes } from './workload-notes.js'
 
 const escapeHtml = (text: string): string =>
@@ -115,6 +116,7 @@ ${figures}
 <tbody>
 ${rows}
 </tbody></table>
+${sessionTablesHtml(result)}
 ${errorsTable(result)}
 <div id="tip" hidden></div>
 <script>${TOOLTIP_SCRIPT}</script>

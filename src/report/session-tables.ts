@@ -7,8 +7,36 @@ import { levelName } from '../result/level-name.js'
  * the server reported cache hits, TTFT p50 by the share of the prompt served from the cache.
  */
 export function sessionTables(result: BenchResult, format: 'text' | 'markdown'): string[] {
+  return sections(result).flatMap((section) => [
+    '',
+    `${section.title}:`,
+    ...table(section.head, section.rows, format),
+  ])
+}
+
+/** The same tables in report.html, each under its heading; empty when the run has neither. */
+export function sessionTablesHtml(result: BenchResult): string {
+  const cell = (text: string, tag: 'th' | 'td'): string =>
+    `<${tag}>${text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')}</${tag}>`
+  return sections(result)
+    .map(
+      (section) =>
+        `<h2>${section.title}</h2><table><thead><tr>${section.head.map((h) => cell(h, 'th')).join('')}</tr></thead><tbody>${section.rows
+          .map((row) => `<tr>${row.map((c) => cell(c, 'td')).join('')}</tr>`)
+          .join('')}</tbody></table>`,
+    )
+    .join('\n')
+}
+
+interface Section {
+  title: string
+  head: string[]
+  rows: string[][]
+}
+
+function sections(result: BenchResult): Section[] {
   const levels = [...result.levels].sort((a, b) => a.value - b.value)
-  const lines: string[] = []
+  const found: Section[] = []
   const turnRows = levels.flatMap((level) =>
     (level.turns ?? []).map((t) => [
       levelName(result.meta, level.value),
@@ -21,15 +49,11 @@ export function sessionTables(result: BenchResult, format: 'text' | 'markdown'):
     ]),
   )
   if (turnRows.length > 0)
-    lines.push(
-      '',
-      'Sessions, per turn (prompt tokens as the server counted them):',
-      ...table(
-        ['level', 'turn', 'requests', 'TTFT ms p50 / p95', 'input tok', 'cached tok', 'cached'],
-        turnRows,
-        format,
-      ),
-    )
+    found.push({
+      title: 'Sessions, per turn (prompt tokens as the server counted them)',
+      head: ['level', 'turn', 'requests', 'TTFT ms p50 / p95', 'input tok', 'cached tok', 'cached'],
+      rows: turnRows,
+    })
   const effectRows = levels.flatMap((level) =>
     (level.cache_effect ?? [])
       .filter((bucket) => bucket.requests > 0)
@@ -42,12 +66,12 @@ export function sessionTables(result: BenchResult, format: 'text' | 'markdown'):
       ]),
   )
   if (effectRows.length > 0)
-    lines.push(
-      '',
-      'TTFT against the cached share of the prompt:',
-      ...table(['level', 'cached share', 'requests', 'TTFT ms p50', 'uncached tok'], effectRows, format),
-    )
-  return lines
+    found.push({
+      title: 'TTFT against the cached share of the prompt',
+      head: ['level', 'cached share', 'requests', 'TTFT ms p50', 'uncached tok'],
+      rows: effectRows,
+    })
+  return found
 }
 
 function one(value: number | null): string {
