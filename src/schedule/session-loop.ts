@@ -40,11 +40,12 @@ export async function sessionLoop(
     const { id, promptId, conversation } = sessions.next()
     for (let turn = 0; turn < conversation.turns; turn++) {
       if (turn > 0) {
-        if (!spend()) return
         if (sessions.thinkMs > 0) {
           await new Promise<void>((resolve) => clock.after(sessions.thinkMs, resolve))
           wantedAt = clock.now()
         }
+        // Asked after the pause: a Ctrl-C or the level's end during it sends nothing more.
+        if (!spend()) return
       }
       const requested = conversation.spec.output_tokens[turn] as number
       const record = await sendTurn(promptId, conversation.nextBody(), wantedAt, (r) => {

@@ -169,6 +169,8 @@ async function sessionRound(options: {
   turns: number
   thinkMs?: number
   failTurn?: number
+  /** Virtual time from which the user has asked to stop. */
+  stopAt?: number
 }): Promise<{ sent: { at: number; plan: RequestPlan }[]; records: RequestRecord[] }> {
   const clock = new VirtualClock()
   const sent: { at: number; plan: RequestPlan }[] = []
@@ -275,6 +277,12 @@ test('session loop: think time delays the next turn; a failed turn ends its sess
   )
   // The turn was due when the think time ended: no lateness is charged for the pause.
   assert.equal((thinking.records[1] as RequestRecord).scheduled_at, 60)
+  // A stop asked during the pause: the next turn is never sent.
+  const stopped = await sessionRound({ concurrency: 1, requests: 3, turns: 3, thinkMs: 50, stopAt: 30 })
+  assert.deepEqual(
+    stopped.sent.map((s) => s.at),
+    [0],
+  )
   const failing = await sessionRound({ concurrency: 1, requests: 4, turns: 3, failTurn: 1 })
   assert.deepEqual(
     failing.records.map((r) => `${r.session}/${r.turn}`),
