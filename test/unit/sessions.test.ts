@@ -218,7 +218,7 @@ async function sessionRound(options: {
         )
       },
       onRecord: (record) => records.push(record),
-      stopRequested: () => false,
+      stopRequested: () => clock.now() >= (options.stopAt ?? Number.POSITIVE_INFINITY),
       clock,
       sessions: {
         thinkMs: options.thinkMs ?? 0,
