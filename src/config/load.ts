@@ -78,6 +78,9 @@ export const DEFAULTS: RunConfig = deepFreeze({
     profile: null,
     tokenizer: 'o200k',
     shared_prefix: 0,
+    sessions: false,
+    turns: 4,
+    think_time_s: 0,
     ignore_eos: false,
     calibrate: true,
     seed: 1,
@@ -385,10 +388,19 @@ const FINAL_CHECKS: FinalCheck[] = [
     path: 'shared_prefix',
     fails: (c) =>
       c.workload.dataset === null &&
+      // Sessions send the shared prefix as a system prompt of its own, not as the start of each prompt.
+      !c.workload.sessions &&
       c.workload.shared_prefix > 0 &&
       c.workload.shared_prefix >= shortestInput(c.workload.input),
     message: 'expected a shared prefix shorter than the shortest prompt (input_tokens)',
     sources: [...rawKeysOf('shared_prefix'), ...DATASET_LENGTH_SOURCES],
+  },
+  {
+    path: 'sessions',
+    fails: (c) => c.workload.sessions && c.load.mode !== 'concurrency',
+    message:
+      'expected mode "concurrency" with sessions: a session\'s turns wait for each other, so only a closed loop can run them',
+    sources: [...rawKeysOf('sessions'), ...rawKeysOf('mode')],
   },
   {
     path: 'max_cost',

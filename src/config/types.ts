@@ -85,6 +85,12 @@ export interface RunConfig {
     tokenizer: string
     /** Tokens every prompt shares at its start (to test a prefix cache on purpose); 0 = none. */
     shared_prefix: number
+    /** Multi-turn sessions (closed loop): from the dataset's conversations, or synthetic. */
+    sessions: boolean
+    /** User turns per synthetic session. */
+    turns: number
+    /** Pause between a session's reply and its next turn, seconds. */
+    think_time_s: number
     /** Send ignore_eos and min_tokens (vLLM, SGLang, TGI) so outputs reach max_tokens. */
     ignore_eos: boolean
     /** Probe the server's prompt_tokens before the run and correct prompt lengths by its template overhead. */

@@ -52,7 +52,7 @@ export function inBandFigures(
       if (timings.predicted_ms !== null && timings.predicted_n !== null && timings.predicted_n > 0)
         decodePerToken.push(timings.predicted_ms / timings.predicted_n)
     }
-    const cachedHere = timings?.cache_n ?? record.cached_tokens ?? cachedByPromptN(record)
+    const cachedHere = cachedPromptTokens(record)
     const prompt = promptTokens(record)
     if (cachedHere !== null && prompt !== null && prompt > 0) {
       withCacheFigure++
@@ -73,6 +73,14 @@ export function inBandFigures(
 }
 
 /**
+ * Prompt tokens the server took from its cache: llama.cpp's timings.cache_n, else
+ * usage.prompt_tokens_details.cached_tokens (OpenAI, vLLM, SGLang), else what prompt_n leaves out.
+ */
+export function cachedPromptTokens(record: RequestRecord): number | null {
+  return record.server_timings?.cache_n ?? record.cached_tokens ?? cachedByPromptN(record)
+}
+
+/**
  * llama.cpp builds before cache_n: prompt_n counts only the prompt tokens computed, so the rest of
  * usage.prompt_tokens came from the slot's cache (the same prompt sent twice: 31 prompt tokens, prompt_n 1).
  */
@@ -86,7 +94,7 @@ function cachedByPromptN(record: RequestRecord): number | null {
  * The request's prompt tokens: the server's usage.prompt_tokens, else llama.cpp's computed plus
  * cached tokens (prompt_n leaves the cached ones out).
  */
-function promptTokens(record: RequestRecord): number | null {
+export function promptTokens(record: RequestRecord): number | null {
   if (record.input_tokens !== null) return record.input_tokens
   const timings = record.server_timings
   if (timings?.prompt_n == null) return null

@@ -3,6 +3,7 @@ import { ERROR_CLASSES, type ErrorClass, type RequestRecord } from '../records/t
 import { unstreamedReasoningTokens } from '../records/unstreamed-reasoning.js'
 import { splitEvenly } from '../schedule/split.js'
 import type { ServerLevelFigures } from '../server-metrics/level-figures.js'
+import { type CacheShareBucket, cacheEffect } from './cache-effect.js'
 import { type ClientHealth, type Dispatch, judgeClient, type LevelClientStats } from './client-health.js'
 import { type ConnectionFigures, connectionFigures, connectionNotes } from './connection-figures.js'
 import { e2eMs, isOk, pushItlMs, tpotMs, ttftMs } from './derive.js'
@@ -14,6 +15,7 @@ import { type AchievedConcurrency, inFlightFigures, type SteadyWindow } from './
 import { type ReasoningFigures, reasoningFigures, reasoningNotes } from './reasoning-figures.js'
 import { shardWindows } from './shard-windows.js'
 import { evaluateSlos, type LevelSlo, type Slo } from './slo.js'
+import { type TurnFigures, turnFigures } from './turn-figures.js'
 import {
   type CostFigures,
   costOf,
@@ -100,6 +102,10 @@ export interface LevelSummary extends LevelFailures {
   in_band?: InBandFigures
   /** Time to first reasoning and answer token, reasoning and answer tokens; absent when no request reasoned. */
   reasoning?: ReasoningFigures
+  /** Session runs: figures per turn index (turn-figures.ts); absent otherwise. */
+  turns?: TurnFigures[]
+  /** TTFT by the share of the prompt served from the server's prefix cache (cache-effect.ts); absent without hits. */
+  cache_effect?: CacheShareBucket[]
   /**
    * What the level's own records say about the server's stream and connections, in words: resends,
    * closes after responses, tokens per event, events after [DONE], usage not trusted. The client's
@@ -257,6 +263,7 @@ export function summarizeLevel(
     // Absent, not null, when no request carried any: results of runs without it stay as they were.
     ...inBand(records, percentiles),
     ...(reasoning === undefined ? {} : { reasoning }),
+    ...prefixCacheFigures(records),
     notes: [
       ...connectionNotes(connections),
       ...eventNotes(events, usageRejected),
@@ -264,6 +271,13 @@ export function summarizeLevel(
     ],
     client,
   }
+}
+
+/** Per-turn and cache-share figures, each absent when the level has none (results stay as they were). */
+function prefixCacheFigures(records: readonly RequestRecord[]): Pick<LevelSummary, 'turns' | 'cache_effect'> {
+  const turns = turnFigures(records)
+  const effect = cacheEffect(records)
+  return { ...(turns === null ? {} : { turns }), ...(effect === null ? {} : { cache_effect: effect }) }
 }
 
 function inBand(

@@ -108,6 +108,10 @@ export interface RequestRecord {
    */
   reasoning_output_tokens?: number
   reasoning_token_source?: ReasoningTokenSource
+  /** Multi-turn runs: the session (conversation) the request is a turn of, unique in the run. */
+  session?: string
+  /** Multi-turn runs: the turn's index in its session, from 0; its request carries turns 0..turn-1 and their replies. */
+  turn?: number
   /** Sharded runs: the shard that sent it (records of a merged run keep it). */
   shard?: number
   /** The id of the run that wrote it (RunMeta.run_id): a file holding two runs is caught. Absent before ids existed. */

@@ -7,6 +7,7 @@ import { errorMessageLines } from './failure-notes.js'
 import { kneeCauseLine } from './knee-cause-line.js'
 import { reasoningColumns } from './reasoning-cells.js'
 import { serverColumns } from './server-cells.js'
+import { sessionTablesHtml } from './session-tables.js'
 import { lengthsLine, levelAxisTitle, workloadNotes } from './workload-notes.js'
 
 const escapeHtml = (text: string): string =>
@@ -116,6 +117,7 @@ ${figures}
 <tbody>
 ${rows}
 </tbody></table>
+${sessionTablesHtml(result)}
 ${errorsTable(result)}
 <div id="tip" hidden></div>
 <script>${TOOLTIP_SCRIPT}</script>

@@ -7,6 +7,7 @@ import { errorMessageLines } from './failure-notes.js'
 import { kneeCauseLine } from './knee-cause-line.js'
 import { reasoningColumns } from './reasoning-cells.js'
 import { serverColumns } from './server-cells.js'
+import { sessionTables } from './session-tables.js'
 import { lengthsLine, workloadNotes } from './workload-notes.js'
 
 const one = (value: number | null | undefined, digits = 0): string =>
@@ -65,6 +66,7 @@ export function renderMarkdown(result: BenchResult): string {
   for (const level of result.levels)
     for (const note of [...(level.notes ?? []), ...(level.client.notes ?? [])])
       notes.push(`- ${levelName(meta, level.value)}: note: ${note}`)
+  lines.push(...sessionTables(result, 'markdown'))
   if (notes.length > 0) lines.push('', ...notes)
   if (result.advice.length > 0) lines.push('', ...result.advice.map((line) => `- ${line}`))
   const workload = [...achievedNotes(result), ...workloadNotes(result)]

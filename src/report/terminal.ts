@@ -8,6 +8,7 @@ import { errorMessageLines } from './failure-notes.js'
 import { kneeCauseLine } from './knee-cause-line.js'
 import { reasoningColumns } from './reasoning-cells.js'
 import { type ServerColumn, serverColumns } from './server-cells.js'
+import { sessionTables } from './session-tables.js'
 import { levelHeading, workloadNotes } from './workload-notes.js'
 
 /** The end-of-run table: concurrency vs TTFT / TPOT / throughput / success rate, plus the verdict. */
@@ -96,6 +97,7 @@ export function renderVerdict(result: BenchResult): string {
     for (const note of [...(level.notes ?? []), ...(level.client.notes ?? [])])
       lines.push(`  ${name(level.value)}: note: ${note}`)
   }
+  lines.push(...sessionTables(result, 'text'))
   for (const note of achievedNotes(result)) lines.push(`  ${note}`)
   for (const note of workloadNotes(result)) lines.push(note.startsWith('Cost') ? note : `  ${note}`)
   for (const advice of result.advice) lines.push(`Advice: ${advice}`)

@@ -119,6 +119,15 @@ export const DEFINITIONS = {
     'tokens per event, the usage check and the tokenizer-vs-usage discrepancy leave those tokens out, and the ' +
     "comparisons of TTFT with the server's first token (outside_scheduler_ms, in_band.queue_ms, the knee's cause) " +
     'leave those requests out.',
+  turns:
+    "levels[].turns, session runs (--sessions) only: per turn index (0 = a session's first request, whose prompt " +
+    'carries no history), over successful measured requests: requests, ttft_ms_p50/p95, input_tokens_mean (the ' +
+    "server's prompt tokens: the history grows each turn), cached_tokens_mean and cached_share (cached prompt tokens, " +
+    'counted as for in_band.cached_prompt_share, / prompt tokens). Others call this multi-turn or conversation figures.',
+  cache_effect:
+    'levels[].cache_effect: successful requests bucketed by the share of their prompt served from the prefix cache ' +
+    '([0, 0.25), [0.25, 0.5), [0.5, 0.75), [0.75, 1]), each with requests, ttft_ms_p50 and uncached_tokens_mean (the ' +
+    'prompt tokens the prefill computed). Absent when no request had a cache hit.',
   percentiles:
     'Exact over the raw samples of successful requests, linear interpolation between closest ranks (numpy default).',
   timestamps: 'performance.now() (monotonic), taken when the bytes arrive, before parsing.',

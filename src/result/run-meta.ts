@@ -30,6 +30,8 @@ export interface RunMeta {
     seed?: number
     /** Prompt-length calibration against the server's usage.prompt_tokens, or why there was none. */
     calibration?: Calibration | { skipped: string } | null
+    /** Session runs (--sessions): the turns of synthetic sessions (null: the dataset's) and the think time. */
+    sessions?: { turns: number | null; think_time_s: number }
   }
   load: {
     mode: LoadMode

@@ -73,6 +73,14 @@ export function describeRun(
       ignore_eos: workload.ignore_eos,
       seed: workload.seed,
       calibration: prepared.calibration,
+      ...(workload.sessions
+        ? {
+            sessions: {
+              turns: workload.dataset === null ? workload.turns : null,
+              think_time_s: workload.think_time_s,
+            },
+          }
+        : {}),
     },
     load: metaLoad,
     client: {

@@ -6,10 +6,12 @@ import { type Dataset, DatasetError, loadDataset } from '../workload/dataset.js'
 import { ExactPromptSource } from '../workload/exact-prompts.js'
 import { meanLength } from '../workload/lengths.js'
 import { promptText } from '../workload/request-body.js'
+import type { SessionSet } from '../workload/sessions.js'
 import { loadTokenizer, type Tokenizer, TokenizerError } from '../workload/tokenizers.js'
 import { TraceError } from '../workload/trace-file.js'
 import type { TraceReplay } from '../workload/trace-replay.js'
 import { calibrate, localLength } from './calibrate.js'
+import { planSessions, sessionMeans } from './session-plan.js'
 import { loadConfiguredTrace, planTraceWorkload } from './trace-plan.js'
 import { planWorkload, type WorkloadPlan } from './workload-plan.js'
 
@@ -29,6 +31,8 @@ export interface WorkloadSources {
   dataset: Dataset | null
   /** The trace window replayed (--trace), row i sending body i; null = none. */
   trace: TraceReplay | null
+  /** --sessions: the conversations to run turn by turn (the dataset is then read as these, not as prompts). */
+  sessions: SessionSet | null
   prompts: ExactPromptSource
   /** Expected mean lengths per request: the plan's figures for the cost estimate. */
   input_mean: number
@@ -47,10 +51,12 @@ export function loadWorkloadSources(config: RunConfig): WorkloadSources {
   let tokenizer: Tokenizer
   let dataset: Dataset | null = null
   let trace: TraceReplay | null = null
+  let sessions: SessionSet | null = null
   try {
     trace = loadConfiguredTrace(config)
     tokenizer = loadTokenizer(workload.tokenizer)
-    if (workload.dataset !== null)
+    if (workload.sessions) sessions = planSessions(config, tokenizer, sessionRequests(config))
+    else if (workload.dataset !== null)
       dataset = loadDataset(workload.dataset, (text) => tokenizer.count(text), {
         maxEntries: MAX_DATASET_ENTRIES,
       })
@@ -76,14 +82,27 @@ export function loadWorkloadSources(config: RunConfig): WorkloadSources {
     inputMean = trace.rows.reduce((sum, row) => sum + row.input_tokens, 0) / trace.rows.length
     outputMean = trace.rows.reduce((sum, row) => sum + row.output_tokens, 0) / trace.rows.length
   }
+  if (sessions !== null) {
+    const means = sessionMeans(sessions.sessions, (text) => tokenizer.count(text))
+    inputMean = means.input_mean
+    outputMean = means.output_mean
+  }
   return {
     tokenizer,
     dataset,
     trace,
+    sessions,
     prompts,
     input_mean: Math.round(inputMean),
     output_mean: Math.round(outputMean),
   }
+}
+
+/** Requests a session run sends over all its levels (warm-up included), unbounded for timed levels. */
+function sessionRequests(config: RunConfig): number {
+  const { load } = config
+  if (load.requests_per_level === null) return Number.POSITIVE_INFINITY
+  return (load.requests_per_level + load.warmup_requests) * load.levels.length
 }
 
 /**
@@ -106,6 +125,7 @@ export async function prepareWorkload(
   if (
     sources.dataset === null &&
     sources.trace === null &&
+    sources.sessions === null &&
     config.workload.calibrate &&
     config.run.preflight
   ) {
@@ -123,6 +143,19 @@ export async function prepareWorkload(
       log(outcome.ok ? outcome.calibration.summary : `calibration skipped: ${outcome.reason}`)
   }
   const fitted = calibration !== null && 'slope' in calibration ? calibration : null
+  if (sources.sessions !== null) {
+    // Sessions' bodies are built turn by turn on the workers, from the specs and the replies.
+    const { source, sessions } = sources.sessions
+    const plan: WorkloadPlan = {
+      prompts: [],
+      sessions,
+      input_mean: sources.input_mean,
+      output_mean: sources.output_mean,
+      source,
+      tokenizer: sources.tokenizer.name,
+    }
+    return { plan, calibration, probeRecords }
+  }
   if (sources.trace !== null) {
     const plan = planTraceWorkload(sources.trace, { ...sources, body: endpoint.body })
     if (plan.off_length > 0)

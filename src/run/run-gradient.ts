@@ -35,6 +35,7 @@ import {
 import { RecordSink } from './record-sink.js'
 import { startServerMetrics } from './server-metrics.js'
 import { readServerSelf } from './server-self-read.js'
+import { sessionWork } from './session-plan.js'
 import { type StartSchedule, waitForLevelStart } from './start-schedule.js'
 import type { StopSignal } from './stop-signal.js'
 
@@ -126,6 +127,7 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
       { ...endpoint, keepAlive: endpoint.keepAlive && connections.server_closes_after_response === null },
       setUp.prepared.plan.prompts.map((prompt) => prompt.body),
       options.shard ?? WHOLE_RUN,
+      sessionWork(setUp.prepared.plan, config),
     )
     const meta = describeRun(config, workerCount, setUp.prepared, setUp.estimate, options.shard, connections)
     meta.run_id = sink.runId

@@ -4,6 +4,7 @@ import type { Dataset } from '../workload/dataset.js'
 import type { ExactPromptSource } from '../workload/exact-prompts.js'
 import { drawLength } from '../workload/lengths.js'
 import { type BodyOptions, buildBody, type Prompt, promptText } from '../workload/request-body.js'
+import type { SessionSpec } from '../workload/sessions.js'
 import type { Tokenizer } from '../workload/tokenizers.js'
 
 /**
@@ -21,6 +22,8 @@ export interface PlannedPrompt {
 
 export interface WorkloadPlan {
   prompts: PlannedPrompt[]
+  /** --sessions: the conversations the workers run turn by turn; `prompts` is then empty. */
+  sessions?: SessionSpec[]
   input_mean: number
   output_mean: number
   /** What the prompts are, in words (result metadata). */

@@ -3,6 +3,7 @@ import type { RequestPlan } from '../client/stream-client.js'
 import type { Scheduler } from '../clock.js'
 import type { RequestRecord } from '../records/types.js'
 import { type LevelShare, type OpenShare, type TimedWindow, warmupConcurrency } from './level-share.js'
+import { type SessionSource, sessionLoop } from './session-loop.js'
 
 /** Which round of a level a thread runs: its warm-up requests first, then the measured round. */
 export type Round =
@@ -37,6 +38,8 @@ export interface RoundContext {
   stopRequested: () => boolean
   /** REAL_TIME in the program; a VirtualClock in tests. */
   clock: Scheduler<unknown>
+  /** Multi-turn sessions (closed loop only): each stream runs whole sessions instead of single prompts. */
+  sessions?: SessionSource
 }
 
 /**
@@ -112,8 +115,21 @@ async function runClosedLoop(
   let left = load.requests ?? Number.POSITIVE_INFINITY
   const { clock } = context
   const claim = (): boolean => !context.stopRequested() && left-- > 0 && clock.now() < deadline
+  // A session's later turns each use up a request but never stop it short of the budget, only of time.
+  const spend = (): boolean => {
+    left--
+    return !context.stopRequested() && clock.now() < deadline
+  }
+  const { sessions } = context
   const loops: Promise<void>[] = []
-  for (let i = 0; i < load.concurrency; i++) loops.push(closedLoop(share, window, context, claim))
+  for (let i = 0; i < load.concurrency; i++)
+    loops.push(
+      sessions === undefined
+        ? closedLoop(share, window, context, claim)
+        : sessionLoop(sessions, clock, claim, spend, (promptId, body, wantedAt, stamp) =>
+            sendAttempts(share, window, context, promptId, wantedAt, body, stamp),
+          ),
+    )
   await Promise.all(loops)
 }
 
@@ -137,6 +153,28 @@ async function closedLoop(
   }
 }
 
+/** A session turn: sent with its retries like any request; resolves with the last attempt's record. */
+async function sendAttempts(
+  share: LevelShare,
+  window: Window,
+  context: RoundContext,
+  promptId: number,
+  wantedAt: number | null,
+  body: Buffer,
+  stamp: (record: RequestRecord) => void,
+): Promise<RequestRecord> {
+  const phase = phaseAt(window, context.clock.now())
+  let record: RequestRecord | null = null
+  for (let attempt = 1; attempt <= share.retry + 1; attempt++) {
+    record = await context.send(requestPlan(share, context, promptId, phase, wantedAt, attempt, body))
+    stamp(record)
+    context.onRecord(record)
+    wantedAt = record.end_at
+    if (record.error === null || context.stopRequested()) break
+  }
+  return record as RequestRecord
+}
+
 function requestPlan(
   share: LevelShare,
   context: RoundContext,
@@ -144,6 +182,7 @@ function requestPlan(
   phase: RequestRecord['phase'],
   scheduledAt: number | null,
   attempt: number,
+  body: Buffer = context.bodyFor(promptId),
 ): RequestPlan {
   return {
     seq: context.nextSeq(),
@@ -153,7 +192,7 @@ function requestPlan(
     prompt_id: promptId,
     scheduled_at: scheduledAt,
     attempt,
-    body: context.bodyFor(promptId),
+    body,
   }
 }
 

@@ -4,7 +4,7 @@
  * - prompt_ms: the prefill, from getting a slot to the first token (as llama.cpp's prompt processing);
  * - predicted_ms: from the first token to the last; predicted_n counts every output token, the first
  *   one included, as llama.cpp's n_decoded does (see test/fixtures/protocols/llamacpp_chat_timings.sse).
- * cache_n is 0: the simulator has no prompt cache. A rate over 0 ms (a one-token output) is written 0,
+ * cache_n: prompt tokens the prefix cache served (prefix-cache.ts; 0 without it), not in prompt_n. A rate over 0 ms (a one-token output) is written 0,
  * since JSON has no Infinity.
  */
 
@@ -22,11 +22,16 @@ export interface LlamaCppTimings {
   predicted_per_second: number
 }
 
-export function llamaCppTimings(promptTokens: number, outputTokens: number, t: JobTimeline): LlamaCppTimings {
+export function llamaCppTimings(
+  promptTokens: number,
+  outputTokens: number,
+  t: JobTimeline,
+  cachedTokens = 0,
+): LlamaCppTimings {
   const promptMs = t.firstTokenAt - t.admittedAt
   const predictedMs = t.finishedAt - t.firstTokenAt
   return {
-    cache_n: 0,
+    cache_n: cachedTokens,
     prompt_n: promptTokens,
     prompt_ms: microseconds(promptMs),
     prompt_per_token_ms: promptTokens > 0 ? promptMs / promptTokens : 0,

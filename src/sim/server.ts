@@ -36,6 +36,7 @@ import {
 } from './faults.js'
 import { llamaCppTimings } from './llamacpp-timings.js'
 import { EXPOSITION_CONTENT_TYPE } from './metrics-exposition.js'
+import { PrefixCache } from './prefix-cache.js'
 import {
   checkQuirks,
   closeAfterResponse,
@@ -91,6 +92,11 @@ export interface SimulatorOptions extends Partial<SimParams> {
   timings?: boolean
   /** A reasoning phase before each chat answer (reasoning_content deltas, usage reasoning_tokens): see reasoning.ts. */
   reasoning?: SimReasoning
+  /**
+   * A prefix cache (./prefix-cache.ts) as large as kv_cache_tokens: repeated prompt prefixes (a shared
+   * prefix, a session's history) cost no prefill and are reported as cached_tokens. Default off.
+   */
+  prefix_cache?: boolean
 }
 
 export interface RunningSimulator {
@@ -163,6 +169,7 @@ interface SimContext {
   heldUntil: number
   readonly quirks: SimQuirks
   readonly reasoning: SimReasoning | null
+  readonly prefixCache: PrefixCache | null
 }
 
 interface PromptCounting {
@@ -183,6 +190,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
     context_size = Number.POSITIVE_INFINITY,
     timings = false,
     reasoning,
+    prefix_cache = false,
     ...overrides
   } = opts
   if (!(Number.isInteger(template_tokens) && template_tokens >= 0))
@@ -208,6 +216,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
     heldUntil: 0,
     quirks: checkQuirks(quirks),
     reasoning: checkReasoning(reasoning),
+    prefixCache: prefix_cache ? new PrefixCache(params.kv_cache_tokens) : null,
   }
   // keepAlive: TCP keep-alive probes; HTTP keep-alive (connection reuse) is on by default.
   const server = createServer({ keepAlive: true, noDelay: true }, (req, res) => onRequest(ctx, req, res))
@@ -265,6 +274,8 @@ interface GenerationRequest {
   promptTokens: number
   /** False when the request asks to ignore end-of-sequence. */
   eosAllowed: boolean
+  /** The messages (chat) or prompt (completions) as sent: what the prefix cache keys. */
+  input?: unknown
 }
 
 function onRequest(ctx: SimContext, req: IncomingMessage, res: ServerResponse): void {
@@ -423,7 +434,9 @@ function parseGeneration(
       kind === 'chat' ? "'messages' must be an array of messages" : "'prompt' must be a string or an array",
     )
   }
-  return parseOptions(kind, body, promptTokens)
+  const request = parseOptions(kind, body, promptTokens)
+  if (!('status' in request)) request.input = kind === 'chat' ? body.messages : body.prompt
+  return request
 }
 
 function parseOptions(
@@ -514,7 +527,11 @@ function generate(
   const outputTokens = r.eosAllowed ? earlyStopAt(ctx, requestNo, r.maxTokens) : r.maxTokens
   const finishReason = outputTokens < r.maxTokens ? 'stop' : 'length'
   const phases = reasoningPlan(ctx.reasoning, frames.reasoning ?? null, outputTokens)
-  const usage = withReasoningUsage(
+  // A chat reply is the words the sinks will stream, drawn again from the same seeded source.
+  const reply = (): string =>
+    Array.from({ length: outputTokens }, wordSource(ctx.engine.params.seed, requestNo)).join('')
+  const cached = ctx.prefixCache?.serve(r.input, r.promptTokens, r.kind === 'chat' ? reply() : null) ?? 0
+  const usage: Usage = withReasoningUsage(
     {
       prompt_tokens: r.promptTokens,
       completion_tokens: ctx.quirks.usage_completion_tokens ?? outputTokens,
@@ -522,8 +539,10 @@ function generate(
     },
     phases,
   )
+  if (ctx.prefixCache !== null) usage.prompt_tokens_details = { cached_tokens: cached }
   const timings = ctx.timings
-    ? (t: JobTimeline): string => JSON.stringify(llamaCppTimings(r.promptTokens, outputTokens, t))
+    ? (t: JobTimeline): string =>
+        JSON.stringify(llamaCppTimings(r.promptTokens - cached, outputTokens, t, cached))
     : null
   const sink = r.stream
     ? new StreamSink(
@@ -539,7 +558,8 @@ function generate(
         phases,
       )
     : new JsonSink(res, r.kind, frames, next, usage, finishReason, timings, phases)
-  const handle = ctx.engine.submit({ inputTokens: r.promptTokens, outputTokens, arrivedAt }, sink)
+  // Only the uncached tokens are prefilled (and, a simplification, held in the KV accounting).
+  const handle = ctx.engine.submit({ inputTokens: r.promptTokens - cached, outputTokens, arrivedAt }, sink)
   if (handle.admission === 'rejected') {
     const message = 'The server is overloaded: the request queue is full. Retry later.'
     sendError(res, { status: 503, message, type: 'server_error', code: 'overloaded' })
@@ -554,6 +574,8 @@ interface Usage {
   prompt_tokens: number
   completion_tokens: number
   total_tokens: number
+  prompt_tokens_details?: { cached_tokens: number }
+  completion_tokens_details?: { reasoning_tokens: number }
 }
 
 /** The pre-built text around every SSE event of one request, so a token costs one string concat. */

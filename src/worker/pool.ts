@@ -4,7 +4,7 @@ import type { LoopStats } from '../metrics/client-health.js'
 import type { RequestRecord } from '../records/types.js'
 import type { Round, RoundOutcome } from '../schedule/level-runner.js'
 import { connectionsOf, type LevelShare, shareOf } from '../schedule/level-share.js'
-import type { FromWorker, TargetSpec, ToWorker } from './protocol.js'
+import type { FromWorker, SessionWork, TargetSpec, ToWorker } from './protocol.js'
 
 interface RoundDone {
   loop: LoopStats
@@ -51,6 +51,7 @@ export class WorkerPool {
     target: TargetSpec,
     bodies: Buffer[],
     shard: { index: number; count: number } = { index: 0, count: 1 },
+    sessions?: SessionWork,
   ): Promise<WorkerPool> {
     const workers = Array.from({ length: count }, spawnWorker)
     const ready = workers.map(
@@ -67,6 +68,7 @@ export class WorkerPool {
     )
     workers.forEach((worker, index) => {
       const init: ToWorker = { type: 'init', worker: index, workers: count, shard, target, bodies }
+      if (sessions !== undefined) init.sessions = sessions
       worker.postMessage(init)
     })
     await Promise.all(ready)

@@ -3,6 +3,7 @@ import type { LoopStats } from '../metrics/client-health.js'
 import type { RequestRecord } from '../records/types.js'
 import type { Round, RoundOutcome } from '../schedule/level-runner.js'
 import type { LevelShare } from '../schedule/level-share.js'
+import type { SessionSpec } from '../workload/sessions.js'
 
 /**
  * Everything a worker needs to build its own connection pool to the target: the run's resolved
@@ -19,6 +20,8 @@ export type ToWorker =
       shard: { index: number; count: number }
       target: TargetSpec
       bodies: Uint8Array[]
+      /** --sessions: the conversations whose turns this thread builds and sends (bodies is then empty). */
+      sessions?: SessionWork
     }
   | {
       type: 'round'
@@ -35,3 +38,9 @@ export type FromWorker =
   | { type: 'records'; records: RequestRecord[] }
   | { type: 'level-done'; loop: LoopStats; outcome: RoundOutcome }
   | { type: 'failed'; message: string }
+
+/** A session run's work: every thread holds all specs and takes sessions by its own sequence. */
+export interface SessionWork {
+  specs: SessionSpec[]
+  thinkMs: number
+}

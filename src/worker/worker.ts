@@ -9,7 +9,9 @@ import { LoopMonitor } from '../metrics/client-health.js'
 import type { RequestRecord } from '../records/types.js'
 import { type Round, type RoundOutcome, runRound } from '../schedule/level-runner.js'
 import { connectionsOf, type LevelShare } from '../schedule/level-share.js'
+import type { SessionSource } from '../schedule/session-loop.js'
 import type { FromWorker, TargetSpec, ToWorker } from './protocol.js'
+import { threadSessions } from './session-source.js'
 
 /**
  * A load-generating thread: its own event loop and its own connection pool per level. It stamps,
@@ -27,6 +29,7 @@ let workerCount = 1
 let shardSlot = { index: 0, count: 1 }
 let target: TargetSpec | null = null
 let bodies: Buffer[] = []
+let sessions: SessionSource | undefined
 let seq = 0
 let promptRound = 0
 let stopRequested = false
@@ -46,6 +49,12 @@ function flush(): void {
   if (batch.length === 0) return
   post({ type: 'records', records: batch })
   batch = []
+}
+
+// Worker w of W in shard s of S takes prompts s + S(w + W k), k = 0, 1, ...: distinct across workers
+// and shards.
+function nextPromptId(): number {
+  return shardSlot.index + shardSlot.count * (workerIndex + workerCount * promptRound++)
 }
 
 /** The level's connection pool: opened by its warm-up round and reused by the measured round, so
@@ -75,14 +84,13 @@ async function runShare(share: LevelShare, round: Round, keepAlive: boolean): Pr
     outcome = await runRound(share, round, {
       worker: workerIndex,
       nextSeq: () => seq++,
-      // Worker w of W in shard s of S takes prompts s + S(w + W k), k = 0, 1, ...: distinct across
-      // workers and shards.
-      nextPromptId: () => shardSlot.index + shardSlot.count * (workerIndex + workerCount * promptRound++),
+      nextPromptId,
       bodyFor: (promptId) => bodies[promptId % bodies.length] as Buffer,
       send: (request) => sendRequest(connection, request),
       onRecord: (record) => batch.push(record),
       stopRequested: () => stopRequested,
       clock: REAL_TIME,
+      ...(sessions === undefined ? {} : { sessions }),
     })
   } finally {
     clearInterval(flusher)
@@ -107,6 +115,9 @@ port.on('message', (message: ToWorker) => {
       target = message.target
       watch = new ConnectionWatch(message.target.keepAlive)
       bodies = message.bodies.map((body) => Buffer.from(body.buffer, body.byteOffset, body.byteLength))
+      // Session ids follow the same dealing as prompt ids: distinct across workers and shards.
+      if (message.sessions !== undefined)
+        sessions = threadSessions(message.sessions, message.target.body, () => nextPromptId())
       post({ type: 'ready' })
       break
     case 'stop':

@@ -73,7 +73,7 @@ export function loadDataset(
     : loadJsonl(path, text, maxEntries)
 }
 
-function readText(path: string): string {
+export function readText(path: string): string {
   let text: string
   try {
     text = readFileSync(path, 'utf8')
@@ -109,15 +109,15 @@ function issuesError(
 }
 
 /** V8's parse message on one line: its quoted excerpt of the input may span several. */
-function parseMessage(err: unknown): string {
+export function parseMessage(err: unknown): string {
   return (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ')
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
+export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
-function keysOf(record: Record<string, unknown>): string {
+export function keysOf(record: Record<string, unknown>): string {
   const keys = Object.keys(record)
   if (keys.length === 0) return 'no keys'
   const shown = keys.slice(0, 8).join(', ')
@@ -337,7 +337,7 @@ function shareGptEntry(
 }
 
 /** {from, value} or {role, content}; a malformed or unknown turn is a reason to skip, as dirty data. */
-function readTurn(turn: unknown): ChatMessage | string {
+export function readTurn(turn: unknown): ChatMessage | string {
   if (!isObject(turn)) return 'with a malformed turn'
   const speaker = turn.from ?? turn.role
   const content = turn.value ?? turn.content

@@ -96,6 +96,9 @@ const FROM_SETTINGS: RunConfig = {
     profile: null,
     tokenizer: 'o200k',
     shared_prefix: 0,
+    sessions: false,
+    turns: 4,
+    think_time_s: 0,
     ignore_eos: false,
     calibrate: true,
     seed: 1,
@@ -202,6 +205,8 @@ test('every flag maps onto its RunConfig field', () => {
     dataset: 'prompts.jsonl',
     tokenizer: 'cl100k',
     shared_prefix: 0,
+    turns: 3,
+    think_time: 1.5,
     ignore_eos: true,
     calibrate: false,
     seed: 9,
@@ -252,6 +257,9 @@ test('every flag maps onto its RunConfig field', () => {
       profile: 'rag',
       tokenizer: 'cl100k',
       shared_prefix: 0,
+      sessions: false,
+      turns: 3,
+      think_time_s: 1.5,
       ignore_eos: true,
       calibrate: false,
       seed: 9,
@@ -931,6 +939,18 @@ test('workload mistakes: bad lengths, unknown profile, dataset lengths without a
   assert.match(dataset[0]?.message ?? '', /expected a dataset/)
   const prefix = issuesOf([], { ...TARGET, input_tokens: 100, shared_prefix: 100 })
   assert.equal(prefix[0]?.path, 'shared_prefix')
+  // Sessions send the shared prefix as a system prompt of its own: no prompt has to be longer than it.
+  assert.equal(
+    load([], { ...TARGET, input_tokens: 100, shared_prefix: 100, sessions: true }).workload.sessions,
+    true,
+  )
+  // A session's turns wait for each other: an open loop cannot run them.
+  const openSessions = issuesOf([], { ...TARGET, mode: 'rate', sessions: true })
+  assert.deepEqual(
+    openSessions.map((issue) => issue.path),
+    ['sessions'],
+  )
+  assert.match(openSessions[0]?.message ?? '', /only a closed loop/)
   const rate = issuesOf([tempFile('bad-rate.toml', '[load]\nrates = [0, 2]\narrival = "bursty"\n')], TARGET)
   assert.deepEqual(
     rate.map((issue) => issue.path),

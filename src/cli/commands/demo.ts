@@ -2,7 +2,7 @@ import type { RunConfig } from '../../config/types.js'
 import { resolveEndpoint } from '../../run/endpoint.js'
 import { startSimulatorProcess } from '../../sim/child.js'
 import { SIM_MODEL } from '../../sim/server.js'
-import { type CommandSpec, type FlagSpec, parseFlags, renderHelp, stringFlag } from '../args.js'
+import { type CommandSpec, type FlagSpec, numberFlag, parseFlags, renderHelp, stringFlag } from '../args.js'
 import { executeRun } from '../execute-run.js'
 import { EXIT } from '../exit-codes.js'
 import type { Io } from '../io.js'
@@ -63,6 +63,8 @@ export async function demoCommand(argv: string[], io: Io): Promise<number> {
       String(DEMO_TEMPLATE_TOKENS),
       '--timings',
       ...simReasoningArgs(flags),
+      // Sessions and a shared prefix are prefix-cache runs: the server then has one, as vLLM's does.
+      ...(flags.sessions === true || (numberFlag(flags, 'shared-prefix') ?? 0) > 0 ? ['--prefix-cache'] : []),
     ],
   })
   try {

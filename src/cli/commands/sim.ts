@@ -118,6 +118,11 @@ export const SIM_SPEC: CommandSpec = {
       help: "add llama.cpp's timings (prompt_n, prompt_ms, predicted_n, predicted_ms, ...) to each response",
     },
     ...SIM_REASONING_FLAGS,
+    {
+      name: 'prefix-cache',
+      type: 'boolean',
+      help: 'cache prompt prefixes (16-token blocks, LRU, --kv-cache-tokens large): hits skip prefill and show as cached_tokens',
+    },
   ],
 }
 
@@ -197,6 +202,7 @@ export async function simCommand(argv: string[], io: Io): Promise<number> {
     quirks: simQuirks(flags),
     timings: flags.timings === true,
     ...(simReasoning(flags) === undefined ? {} : { reasoning: simReasoning(flags) }),
+    prefix_cache: flags['prefix-cache'] === true,
     host: stringFlag(flags, 'host') ?? '127.0.0.1',
     port,
     model: stringFlag(flags, 'model') ?? SIM_MODEL,

@@ -1,0 +1,92 @@
+import type { BenchResult } from '../result/bench-result.js'
+import { levelName } from '../result/level-name.js'
+
+/**
+ * The prefix cache's effect, under the level table: a session run's figures per turn (the prompt
+ * grows with the history, the cached share with it, and TTFT shows what that bought), and, whenever
+ * the server reported cache hits, TTFT p50 by the share of the prompt served from the cache.
+ */
+export function sessionTables(result: BenchResult, format: 'text' | 'markdown'): string[] {
+  return sections(result).flatMap((section) => [
+    '',
+    `${section.title}:`,
+    ...table(section.head, section.rows, format),
+  ])
+}
+
+/** The same tables in report.html, each under its heading; empty when the run has neither. */
+export function sessionTablesHtml(result: BenchResult): string {
+  const cell = (text: string, tag: 'th' | 'td'): string =>
+    `<${tag}>${text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')}</${tag}>`
+  return sections(result)
+    .map(
+      (section) =>
+        `<h2>${section.title}</h2><table><thead><tr>${section.head.map((h) => cell(h, 'th')).join('')}</tr></thead><tbody>${section.rows
+          .map((row) => `<tr>${row.map((c) => cell(c, 'td')).join('')}</tr>`)
+          .join('')}</tbody></table>`,
+    )
+    .join('\n')
+}
+
+interface Section {
+  title: string
+  head: string[]
+  rows: string[][]
+}
+
+function sections(result: BenchResult): Section[] {
+  const levels = [...result.levels].sort((a, b) => a.value - b.value)
+  const found: Section[] = []
+  const turnRows = levels.flatMap((level) =>
+    (level.turns ?? []).map((t) => [
+      levelName(result.meta, level.value),
+      String(t.turn),
+      String(t.requests),
+      `${one(t.ttft_ms_p50)} / ${one(t.ttft_ms_p95)}`,
+      one(t.input_tokens_mean),
+      one(t.cached_tokens_mean),
+      t.cached_share === null ? '–' : `${(t.cached_share * 100).toFixed(1)}%`,
+    ]),
+  )
+  if (turnRows.length > 0)
+    found.push({
+      title: 'Sessions, per turn (prompt tokens as the server counted them)',
+      head: ['level', 'turn', 'requests', 'TTFT ms p50 / p95', 'input tok', 'cached tok', 'cached'],
+      rows: turnRows,
+    })
+  const effectRows = levels.flatMap((level) =>
+    (level.cache_effect ?? [])
+      .filter((bucket) => bucket.requests > 0)
+      .map((bucket) => [
+        levelName(result.meta, level.value),
+        `${Math.round(bucket.from * 100)}–${Math.round(bucket.to * 100)}%`,
+        String(bucket.requests),
+        one(bucket.ttft_ms_p50),
+        one(bucket.uncached_tokens_mean),
+      ]),
+  )
+  if (effectRows.length > 0)
+    found.push({
+      title: 'TTFT against the cached share of the prompt',
+      head: ['level', 'cached share', 'requests', 'TTFT ms p50', 'uncached tok'],
+      rows: effectRows,
+    })
+  return found
+}
+
+function one(value: number | null): string {
+  return value === null ? '–' : String(Math.round(value))
+}
+
+function table(head: string[], rows: string[][], format: 'text' | 'markdown'): string[] {
+  if (format === 'markdown')
+    return [
+      `| ${head.join(' | ')} |`,
+      `|${' --- |'.repeat(head.length)}`,
+      ...rows.map((row) => `| ${row.join(' | ')} |`),
+    ]
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] as string).length)))
+  const line = (cells: string[]): string =>
+    `  ${cells.map((c, i) => c.padEnd(widths[i] as number)).join('  ')}`.trimEnd()
+  return [line(head), ...rows.map(line)]
+}
