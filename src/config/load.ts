@@ -397,7 +397,14 @@ const FINAL_CHECKS: FinalCheck[] = [
   },
   {
     path: 'sessions',
-    fails: (c) => c.workload.sessions && c.load.mode !== 'concurrency',
+    fails: (c) => c.workload.sessions && c.workload.trace !== null,
+    message:
+      'expected sessions or a trace, not both: a trace replays its own requests on its own clock, with no conversation between them',
+    sources: [...rawKeysOf('sessions'), ...rawKeysOf('trace')],
+  },
+  {
+    path: 'sessions',
+    fails: (c) => c.workload.sessions && c.workload.trace === null && c.load.mode !== 'concurrency',
     message:
       'expected mode "concurrency" with sessions: a session\'s turns wait for each other, so only a closed loop can run them',
     sources: [...rawKeysOf('sessions'), ...rawKeysOf('mode')],

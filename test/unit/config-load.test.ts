@@ -358,6 +358,12 @@ test('extension keys are accepted and mapped', () => {
   assert.deepEqual(config.metrics.percentiles, [50, 90, 99.9])
 })
 
+test('sessions and a trace together are refused, naming both', () => {
+  const issues = issuesOf([], { base_url: 'http://h', model: 'm', sessions: true, trace: 'trace.jsonl' })
+  assert.equal(issues.length, 1, JSON.stringify(issues))
+  assert.match(issues[0]?.message ?? '', /sessions or a trace, not both/)
+})
+
 test('protocol and endpoint agree: one given brings or names the other, both given are kept', () => {
   const base = { base_url: 'http://h', model: 'm' }
   assert.deepEqual(pick(load([], { ...base, protocol: 'messages' })), ['messages', '/v1/messages'])
