@@ -175,7 +175,7 @@ function describePlan({ config, endpoint, outDir }: PreparedRun): string {
     `llmbench: ${config.target.model} at ${displayUrl(endpoint.url)}: ` +
     `${levels}, ${bound} per level (+${load.warmup_requests} warm-up), ` +
     `input ${input} / output ${formatLength(workload.output)} tokens${workload.profile === null ? '' : ` (profile ${workload.profile})`}, ` +
-    `${config.client.stream ? 'streaming' : 'not streaming'} -> ${outDir}`
+    `${endpoint.stream ? 'streaming' : 'not streaming'} -> ${outDir}`
   )
 }
 

@@ -10,7 +10,8 @@ import { type InBand, readInBand } from './in-band.js'
 
 export interface Usage {
   prompt_tokens: number | null
-  completion_tokens: number
+  /** Null when the event says only the prompt's size (Anthropic's message_start). */
+  completion_tokens: number | null
 }
 
 export interface ChunkInfo {
@@ -180,7 +181,7 @@ export function errorEventMessage(text: string): string {
  * "500 server_error: message": the code when it is a number, the type, then a code that is a word
  * (OpenAI's "rate_limit_exceeded"), each when present.
  */
-function withCode(message: string, code: unknown, type: unknown): string {
+export function withCode(message: string, code: unknown, type: unknown): string {
   const numeric = typeof code === 'number' || (typeof code === 'string' && /^\d+$/.test(code))
   const words = [
     numeric ? String(code) : null,
@@ -190,6 +191,6 @@ function withCode(message: string, code: unknown, type: unknown): string {
   return words.length === 0 ? message : `${words.join(' ')}: ${message}`
 }
 
-function isObject(value: unknown): value is Json {
+export function isObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }

@@ -1,6 +1,7 @@
 import type { Endpoint } from '../client/endpoint.js'
 import type { RunConfig } from '../config/types.js'
 import { joinUrl } from '../config/url.js'
+import { protocolStreams } from '../protocol.js'
 import { readApiKey, refuseUnsendableKey } from './api-key.js'
 
 /** Seconds → ms: the only place the config's timeouts change unit. */
@@ -12,7 +13,9 @@ export function resolveEndpoint(config: RunConfig, apiKey: string | null): Endpo
   if (apiKey !== null) refuseUnsendableKey(target.api_key_env, apiKey)
   const joined = joinUrl(target.base_url, target.endpoint)
   const url = new URL(joined)
-  const headers = apiHeaders(apiKey, client.stream ? 'text/event-stream' : 'application/json')
+  // Embeddings answer with one body: a run of them is never streamed, whatever --no-stream says.
+  const stream = client.stream && protocolStreams(target.protocol)
+  const headers = apiHeaders(apiKey, stream ? 'text/event-stream' : 'application/json')
   headers['content-type'] = 'application/json'
   return {
     url: joined,
@@ -23,10 +26,12 @@ export function resolveEndpoint(config: RunConfig, apiKey: string | null): Endpo
     body: {
       model: target.model,
       endpoint: target.endpoint,
-      stream: client.stream,
+      protocol: target.protocol,
+      stream,
       ignoreEos: workload.ignore_eos,
     },
-    stream: client.stream,
+    stream,
+    protocol: target.protocol,
     timeoutMs: ms(client.timeout_s),
     connectTimeoutMs: ms(Math.min(client.connect_timeout_s, client.timeout_s)),
     firstTokenTimeoutMs: client.first_token_timeout_s === null ? null : ms(client.first_token_timeout_s),

@@ -1,6 +1,7 @@
 /**
  * The built-in OpenAI-compatible simulator: `GET /v1/models`, `POST /v1/chat/completions`,
- * `POST /v1/completions` (streamed or not), timed by the capacity model in ./capacity.ts.
+ * `POST /v1/completions` (streamed or not), timed by the capacity model in ./capacity.ts; the Responses
+ * API, Anthropic Messages and embeddings endpoints in the same timing (./protocol-frames.ts).
  *
  * Token accounting: every output token is one word from SIM_WORDS, each a single token in both
  * cl100k_base and o200k_base, so a local tokenizer counts the same completion_tokens as `usage` does.
@@ -36,6 +37,15 @@ import {
 } from './faults.js'
 import { llamaCppTimings } from './llamacpp-timings.js'
 import { EXPOSITION_CONTENT_TYPE } from './metrics-exposition.js'
+import {
+  embeddingInputs,
+  isSimProtocol,
+  protocolInput,
+  protocolMaxTokens,
+  protocolSink,
+  type SimProtocol,
+  simProtocolOf,
+} from './protocol-frames.js'
 import {
   checkQuirks,
   closeAfterResponse,
@@ -232,7 +242,7 @@ function shutdown(server: Server, engine: SimEngine<NodeJS.Timeout>): Promise<vo
 // ---------------------------------------------------------------------------------------------------
 // Routing and request parsing
 
-type Kind = 'chat' | 'completion'
+type Kind = 'chat' | 'completion' | SimProtocol
 
 interface ApiError {
   status: number
@@ -249,6 +259,8 @@ interface GenerationRequest {
   promptTokens: number
   /** False when the request asks to ignore end-of-sequence. */
   eosAllowed: boolean
+  /** Embeddings: texts to embed. */
+  inputs: number
 }
 
 function onRequest(ctx: SimContext, req: IncomingMessage, res: ServerResponse): void {
@@ -275,7 +287,7 @@ async function route(ctx: SimContext, req: IncomingMessage, res: ServerResponse)
     return
   }
   const kind: Kind | null =
-    path === '/v1/chat/completions' ? 'chat' : path === '/v1/completions' ? 'completion' : null
+    path === '/v1/chat/completions' ? 'chat' : path === '/v1/completions' ? 'completion' : simProtocolOf(path)
   if (kind === null || req.method !== 'POST') {
     const message = `Unknown request URL: ${req.method ?? ''} ${path ?? ''}`
     return sendError(res, { status: 404, message, type: 'invalid_request_error', code: 'unknown_url' })
@@ -396,15 +408,23 @@ function parseGeneration(
     const message = `The model \`${body.model}\` does not exist`
     return { status: 404, message, type: 'invalid_request_error', code: 'model_not_found' }
   }
+  // The other protocols' prompts are counted as chat messages (see protocol-frames.ts).
+  const chatLike = kind !== 'completion'
+  const input =
+    kind === 'chat' ? body.messages : isSimProtocol(kind) ? protocolInput(kind, body) : body.prompt
   const counted = counting.exact
-    ? exactInputTokens(kind === 'chat' ? body.messages : body.prompt)
-    : kind === 'chat'
-      ? chatInputTokens(body.messages)
-      : promptInputTokens(body.prompt)
-  const promptTokens = counted === null ? null : counted + (kind === 'chat' ? counting.templateTokens : 0)
+    ? exactInputTokens(input)
+    : chatLike
+      ? chatInputTokens(input)
+      : promptInputTokens(input)
+  const promptTokens = counted === null ? null : counted + (chatLike ? counting.templateTokens : 0)
   if (promptTokens === null) {
     return badRequest(
-      kind === 'chat' ? "'messages' must be an array of messages" : "'prompt' must be a string or an array",
+      kind === 'completion'
+        ? "'prompt' must be a string or an array"
+        : kind === 'chat' || kind === 'messages'
+          ? "'messages' must be an array of messages"
+          : "'input' must be a string or an array",
     )
   }
   return parseOptions(kind, body, promptTokens)
@@ -415,17 +435,20 @@ function parseOptions(
   body: Record<string, unknown>,
   promptTokens: number,
 ): GenerationRequest | ApiError {
-  const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? DEFAULT_MAX_TOKENS
+  const maxTokens =
+    (isSimProtocol(kind) ? protocolMaxTokens(kind, body) : (body.max_completion_tokens ?? body.max_tokens)) ??
+    DEFAULT_MAX_TOKENS
   if (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1) {
     return badRequest("'max_tokens' must be an integer >= 1")
   }
-  const stream = body.stream ?? false
+  const stream = kind !== 'embeddings' && (body.stream ?? false)
   if (typeof stream !== 'boolean') return badRequest("'stream' must be a boolean")
   const includeUsage = isRecord(body.stream_options) && body.stream_options.include_usage === true
   // Servers that honour ignore_eos/min_tokens (vLLM, SGLang, TGI) generate up to max_tokens regardless.
   const minTokens = typeof body.min_tokens === 'number' ? body.min_tokens : 0
   const eosAllowed = body.ignore_eos !== true && minTokens < maxTokens
-  return { kind, stream, includeUsage, maxTokens, promptTokens, eosAllowed }
+  const inputs = kind === 'embeddings' ? embeddingInputs(body) : 1
+  return { kind, stream, includeUsage, maxTokens, promptTokens, eosAllowed, inputs }
 }
 
 /** o200k tokens of a chat's message contents (or a completions prompt); null when not readable. */
@@ -505,19 +528,35 @@ function generate(
   const timings = ctx.timings
     ? (t: JobTimeline): string => JSON.stringify(llamaCppTimings(r.promptTokens, outputTokens, t))
     : null
-  const sink = r.stream
-    ? new StreamSink(
+  const { kind } = r
+  const sink: JobSink & { open?: () => void } = isSimProtocol(kind)
+    ? protocolSink(
         res,
-        frames,
+        {
+          protocol: kind,
+          model: ctx.model,
+          requestNo,
+          finishReason,
+          inputs: r.inputs,
+          usage: { input: r.promptTokens, output: outputTokens, cached: 0, reasoning: 0 },
+        },
         next,
-        r.includeUsage ? frames.usage(usage) : null,
+        r.stream,
         fault,
-        outputTokens,
-        finishReason,
-        ctx.quirks,
-        timings,
       )
-    : new JsonSink(res, r.kind, frames, next, usage, finishReason, timings)
+    : r.stream
+      ? new StreamSink(
+          res,
+          frames,
+          next,
+          r.includeUsage ? frames.usage(usage) : null,
+          fault,
+          outputTokens,
+          finishReason,
+          ctx.quirks,
+          timings,
+        )
+      : new JsonSink(res, r.kind, frames, next, usage, finishReason, timings)
   const handle = ctx.engine.submit({ inputTokens: r.promptTokens, outputTokens, arrivedAt }, sink)
   if (handle.admission === 'rejected') {
     const message = 'The server is overloaded: the request queue is full. Retry later.'
@@ -526,7 +565,7 @@ function generate(
   }
   // Fires on normal end too; cancel() is then a no-op.
   res.on('close', handle.cancel)
-  if (sink instanceof StreamSink) sink.open()
+  sink.open?.()
 }
 
 interface Usage {
