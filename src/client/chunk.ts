@@ -185,7 +185,8 @@ export function withCode(message: string, code: unknown, type: unknown): string 
   const numeric = typeof code === 'number' || (typeof code === 'string' && /^\d+$/.test(code))
   const words = [
     numeric ? String(code) : null,
-    typeof type === 'string' && type !== '' ? type : null,
+    // A type of "error" (the Responses API's error event) says nothing the words do not.
+    typeof type === 'string' && type !== '' && type !== 'error' ? type : null,
     !numeric && typeof code === 'string' && code !== '' && code !== type ? code : null,
   ].filter((word) => word !== null)
   return words.length === 0 ? message : `${words.join(' ')}: ${message}`
