@@ -86,7 +86,7 @@ export interface ProtocolReply {
 }
 
 /** The SSE events of one streamed answer, built as the tokens come. */
-interface EventWriter {
+export interface EventWriter {
   open(): string
   token(text: string, phase: TokenPhase): string
   finish(): string
@@ -316,6 +316,11 @@ function embeddingsBody(reply: ProtocolReply): Json {
     data.push({ object: 'embedding', index, embedding: embedding(reply.requestNo, index) })
   const { input } = reply.usage
   return { object: 'list', data, model: reply.model, usage: { prompt_tokens: input, total_tokens: input } }
+}
+
+/** The event writer of a streamed Responses or Messages answer (exported for tests of the phases). */
+export function eventWriter(reply: ProtocolReply): EventWriter {
+  return reply.protocol === 'responses' ? new ResponsesWriter(reply) : new MessagesWriter(reply)
 }
 
 /** Streams one answer: the protocol's opening events with the headers, one event per token, the terminal event. */
