@@ -61,7 +61,7 @@ export function summaryOptions(meta: RunMeta): SummaryOptions {
     mode: meta.load.mode ?? 'concurrency',
     pricing: meta.pricing ?? null,
     shard: meta.shard ?? null,
-    protocol: meta.target.protocol,
+    protocol: meta.target?.protocol,
   }
 }
 
@@ -104,7 +104,7 @@ export function finishResult(figures: readonly LevelFigures[], meta: RunMeta): B
       levels,
       misconfigured === null ? saturation : null,
       // Embeddings generate nothing: no advice on output lengths.
-      meta.target.protocol === 'embeddings' ? null : meta.workload.output_tokens,
+      meta.target?.protocol === 'embeddings' ? null : meta.workload.output_tokens,
     ),
     cost: runCost(levels, meta),
   }
