@@ -41,18 +41,23 @@ const ANSWER_KEYS = ['content', 'refusal'] as const
 /** Delta fields that carry reasoning (vLLM and DeepSeek `reasoning_content`; OpenRouter, newer vLLM `reasoning`). */
 const REASONING_KEYS = ['reasoning_content', 'reasoning'] as const
 
-const DONE: ChunkInfo = {
-  done: true,
-  tokenBearing: false,
-  reasoningBearing: false,
-  answerBearing: false,
-  text: '',
-  usage: null,
-  inBand: null,
-  finishReason: null,
-  error: null,
-  malformed: false,
+/** A fresh ChunkInfo that says nothing: the start of every interpreter's answer. */
+export function blankChunk(): ChunkInfo {
+  return {
+    done: false,
+    tokenBearing: false,
+    reasoningBearing: false,
+    answerBearing: false,
+    text: '',
+    usage: null,
+    inBand: null,
+    finishReason: null,
+    error: null,
+    malformed: false,
+  }
 }
+
+const DONE: ChunkInfo = { ...blankChunk(), done: true }
 
 export function interpretChunk(data: string): ChunkInfo {
   if (data === '[DONE]') return DONE

@@ -5,26 +5,13 @@
  */
 
 import type { ChunkInfo, Usage } from './chunk.js'
-import { isObject, withCode } from './chunk.js'
+import { blankChunk, isObject, withCode } from './chunk.js'
 import type { InBand } from './in-band.js'
 
 export type Json = Record<string, unknown>
 
 /** An event that carries nothing a benchmark needs (created, in_progress, ping, block start/stop). */
-export function quietChunk(): ChunkInfo {
-  return {
-    done: false,
-    tokenBearing: false,
-    reasoningBearing: false,
-    answerBearing: false,
-    text: '',
-    usage: null,
-    inBand: null,
-    finishReason: null,
-    error: null,
-    malformed: false,
-  }
-}
+export const quietChunk = blankChunk
 
 /** The payload as a JSON object, or null when it is not one (a malformed event). */
 export function parseEventObject(data: string): Json | null {

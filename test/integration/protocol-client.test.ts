@@ -8,12 +8,13 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { after, before, test } from 'node:test'
 import { Pool } from 'undici'
-import { type RequestPlan, sendRequest, type Target } from '../../src/client/stream-client.js'
+import { sendRequest, type Target } from '../../src/client/stream-client.js'
 import type { Protocol } from '../../src/protocol.js'
 import type { RequestRecord } from '../../src/records/types.js'
 import { completeTokenCounts } from '../../src/workload/token-counts.js'
 import { PROTOCOL_FIXTURE_DIR } from '../helpers/fixtures.js'
 import { type ReplayServer, startReplayServer } from '../helpers/replay-server.js'
+import { measurePlan } from '../helpers/request-plan.js'
 
 const recording = (name: string): string => readFileSync(`${PROTOCOL_FIXTURE_DIR}${name}`, 'utf8')
 
@@ -74,17 +75,6 @@ after(async () => {
   await server.close()
 })
 
-const PLAN: RequestPlan = {
-  seq: 0,
-  worker: 0,
-  level: 1,
-  phase: 'measure',
-  prompt_id: 0,
-  scheduled_at: null,
-  attempt: 1,
-  body: Buffer.from('{}'),
-}
-
 async function fetchAs(protocol: Protocol, name: string): Promise<RequestRecord> {
   const target: Target = {
     dispatcher: pool,
@@ -98,7 +88,7 @@ async function fetchAs(protocol: Protocol, name: string): Promise<RequestRecord>
     idleTimeoutMs: 10_000,
     secrets: [],
   }
-  return completeTokenCounts(await sendRequest(target, PLAN))
+  return completeTokenCounts(await sendRequest(target, measurePlan()))
 }
 
 function assertStreamed(record: RequestRecord, events: number): void {

@@ -8,12 +8,13 @@ import { after, before, test } from 'node:test'
 import { Pool } from 'undici'
 import { interpreterOf } from '../../src/client/protocol-interpreter.js'
 import { SseParser } from '../../src/client/sse.js'
-import { type RequestPlan, sendRequest, type Target } from '../../src/client/stream-client.js'
+import { sendRequest, type Target } from '../../src/client/stream-client.js'
 import { PROTOCOL_ENDPOINTS, type Protocol } from '../../src/protocol.js'
 import type { RequestRecord } from '../../src/records/types.js'
 import { eventWriter, type TokenPhase } from '../../src/sim/protocol-frames.js'
 import { type RunningSimulator, SIM_MODEL, startSimulator } from '../../src/sim/server.js'
 import { buildBody } from '../../src/workload/request-body.js'
+import { measurePlan } from '../helpers/request-plan.js'
 
 let sim: RunningSimulator
 let faulty: RunningSimulator
@@ -56,17 +57,7 @@ async function send(
     secrets: [],
   }
   const body = buildBody({ model: SIM_MODEL, endpoint: target.path, protocol, stream }, prompt, 8)
-  const plan: RequestPlan = {
-    seq: 0,
-    worker: 0,
-    level: 1,
-    phase: 'measure',
-    prompt_id: 0,
-    scheduled_at: null,
-    attempt: 1,
-    body,
-  }
-  return sendRequest(target, plan)
+  return sendRequest(target, measurePlan(body))
 }
 
 test('streamed Responses and Messages from the simulator: one event per token, usage, a length finish', async () => {
