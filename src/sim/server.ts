@@ -528,12 +528,26 @@ function generate(
   const timings = ctx.timings
     ? (t: JobTimeline): string => JSON.stringify(llamaCppTimings(r.promptTokens, outputTokens, t))
     : null
-  const { kind } = r
-  const sink: JobSink & { open?: () => void } = isSimProtocol(kind)
+  const sink = r.stream
+    ? new StreamSink(
+        res,
+        frames,
+        next,
+        r.includeUsage ? frames.usage(usage) : null,
+        fault,
+        outputTokens,
+        finishReason,
+        ctx.quirks,
+        timings,
+      )
+    : new JsonSink(res, r.kind, frames, next, usage, finishReason, timings)
+  // The Responses API, Messages and embeddings answer in their own events and bodies
+  // (protocol-frames.ts); the chat sink above then goes unused.
+  const answer: JobSink & { open?: () => void } = isSimProtocol(r.kind)
     ? protocolSink(
         res,
         {
-          protocol: kind,
+          protocol: r.kind,
           model: ctx.model,
           requestNo,
           finishReason,
@@ -544,20 +558,8 @@ function generate(
         r.stream,
         fault,
       )
-    : r.stream
-      ? new StreamSink(
-          res,
-          frames,
-          next,
-          r.includeUsage ? frames.usage(usage) : null,
-          fault,
-          outputTokens,
-          finishReason,
-          ctx.quirks,
-          timings,
-        )
-      : new JsonSink(res, r.kind, frames, next, usage, finishReason, timings)
-  const handle = ctx.engine.submit({ inputTokens: r.promptTokens, outputTokens, arrivedAt }, sink)
+    : sink
+  const handle = ctx.engine.submit({ inputTokens: r.promptTokens, outputTokens, arrivedAt }, answer)
   if (handle.admission === 'rejected') {
     const message = 'The server is overloaded: the request queue is full. Retry later.'
     sendError(res, { status: 503, message, type: 'server_error', code: 'overloaded' })
@@ -565,7 +567,7 @@ function generate(
   }
   // Fires on normal end too; cancel() is then a no-op.
   res.on('close', handle.cancel)
-  sink.open?.()
+  answer.open?.()
 }
 
 interface Usage {
