@@ -37,7 +37,7 @@ export function refinementLevel(levels: readonly Level[], saturation: Saturation
 export function runAdvice(
   levels: readonly Level[],
   saturation: Saturation | null,
-  outputTokens: number,
+  outputTokens: number | null,
 ): string[] {
   const advice: string[] = []
   const next = refinementLevel(levels, saturation)
@@ -50,7 +50,7 @@ export function runAdvice(
         '(or run with --refine to bisect automatically)',
     )
   }
-  if (outputTokens < MIN_THROUGHPUT_OUTPUT_TOKENS) {
+  if (outputTokens !== null && outputTokens < MIN_THROUGHPUT_OUTPUT_TOKENS) {
     advice.push(
       `outputs of ${outputTokens} tokens are short: connection set-up and time to first token dominate ` +
         `throughput; use at least ${MIN_THROUGHPUT_OUTPUT_TOKENS} output tokens for throughput figures`,

@@ -179,8 +179,9 @@ function describePlan({ config, endpoint, outDir }: PreparedRun): string {
   return (
     `llmbench: ${config.target.model} at ${displayUrl(endpoint.url)}: ` +
     `${levels}, ${bound} per level (+${load.warmup_requests} warm-up), ` +
-    `input ${input} / output ${formatLength(workload.output)} tokens${workload.profile === null ? '' : ` (profile ${workload.profile})`}, ` +
-    `${config.client.stream ? 'streaming' : 'not streaming'} -> ${outDir}`
+    // Embeddings generate nothing: only their input length means anything.
+    `input ${input}${endpoint.protocol === 'embeddings' ? ' tokens (embeddings)' : ` / output ${formatLength(workload.output)} tokens`}${workload.profile === null ? '' : ` (profile ${workload.profile})`}, ` +
+    `${endpoint.stream ? 'streaming' : 'not streaming'} -> ${outDir}`
   )
 }
 

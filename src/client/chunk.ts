@@ -10,7 +10,8 @@ import { type InBand, readInBand } from './in-band.js'
 
 export interface Usage {
   prompt_tokens: number | null
-  completion_tokens: number
+  /** Null when the event says only the prompt's size (Anthropic's message_start). */
+  completion_tokens: number | null
 }
 
 export interface ChunkInfo {
@@ -42,18 +43,23 @@ const ANSWER_KEYS = ['content', 'refusal'] as const
 /** Delta fields that carry reasoning (vLLM and DeepSeek `reasoning_content`; OpenRouter, newer vLLM `reasoning`). */
 const REASONING_KEYS = ['reasoning_content', 'reasoning'] as const
 
-const DONE: ChunkInfo = {
-  done: true,
-  tokenBearing: false,
-  reasoningBearing: false,
-  answerBearing: false,
-  text: '',
-  usage: null,
-  inBand: null,
-  finishReason: null,
-  error: null,
-  malformed: false,
+/** A fresh ChunkInfo that says nothing: the start of every interpreter's answer. */
+export function blankChunk(): ChunkInfo {
+  return {
+    done: false,
+    tokenBearing: false,
+    reasoningBearing: false,
+    answerBearing: false,
+    text: '',
+    usage: null,
+    inBand: null,
+    finishReason: null,
+    error: null,
+    malformed: false,
+  }
 }
+
+const DONE: ChunkInfo = { ...blankChunk(), done: true }
 
 export function interpretChunk(data: string): ChunkInfo {
   if (data === '[DONE]') return DONE
@@ -183,16 +189,17 @@ export function errorEventMessage(text: string): string {
  * "500 server_error: message": the code when it is a number, the type, then a code that is a word
  * (OpenAI's "rate_limit_exceeded"), each when present.
  */
-function withCode(message: string, code: unknown, type: unknown): string {
+export function withCode(message: string, code: unknown, type: unknown): string {
   const numeric = typeof code === 'number' || (typeof code === 'string' && /^\d+$/.test(code))
   const words = [
     numeric ? String(code) : null,
-    typeof type === 'string' && type !== '' ? type : null,
+    // A type of "error" (the Responses API's error event) says nothing the words do not.
+    typeof type === 'string' && type !== '' && type !== 'error' ? type : null,
     !numeric && typeof code === 'string' && code !== '' && code !== type ? code : null,
   ].filter((word) => word !== null)
   return words.length === 0 ? message : `${words.join(' ')}: ${message}`
 }
 
-function isObject(value: unknown): value is Json {
+export function isObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }

@@ -1,4 +1,5 @@
 import { Pool } from 'undici'
+import type { Protocol } from '../protocol.js'
 import type { ConnectionWatch } from './connections.js'
 import type { Target } from './stream-client.js'
 
@@ -21,9 +22,11 @@ export interface Endpoint {
   /** Headers of a request to the endpoint, Authorization included. Travel in memory only, never logged. */
   headers: Record<string, string>
   /** What every request body carries besides the prompt and max_tokens. */
-  body: { model: string; endpoint: string; stream: boolean; ignoreEos: boolean }
-  /** Ask for an event stream (and parse the response as one). */
+  body: { model: string; endpoint: string; protocol: Protocol; stream: boolean; ignoreEos: boolean }
+  /** Ask for an event stream (and parse the response as one); never for embeddings. */
   stream: boolean
+  /** The wire protocol: the body's shape and how responses are read. */
+  protocol: Protocol
   /** Whole request. */
   timeoutMs: number
   /** TCP (and TLS) set-up; never longer than the whole request. */

@@ -1,8 +1,9 @@
 import type { Socket } from 'node:net'
 import { performance } from 'node:perf_hooks'
 import { Client, type Dispatcher } from 'undici'
+import type { Protocol } from '../protocol.js'
 import type { ErrorClass, RequestRecord } from '../records/types.js'
-import { type ChunkInfo, errorEventMessage, interpretChunk, interpretObject } from './chunk.js'
+import { type ChunkInfo, errorEventMessage } from './chunk.js'
 import {
   classifyStatus,
   classifyTransportError,
@@ -23,6 +24,7 @@ import {
   diedUnanswered as socketDiedUnanswered,
 } from './connections.js'
 import { type ContentEncoding, contentEncodingOf, decodeWhole, StreamDecoder } from './content-decoding.js'
+import { interpreterOf, type ProtocolInterpreter } from './protocol-interpreter.js'
 import { ReasoningPhase } from './reasoning-phase.js'
 import { redact } from './redact.js'
 import { type SseEvent, SseParser } from './sse.js'
@@ -37,6 +39,8 @@ export interface Target {
   /** Request headers, Authorization included; built once. Never logged. */
   headers: Record<string, string>
   stream: boolean
+  /** How responses are read (events and bodies); chat completions when absent. */
+  protocol?: Protocol | undefined
   /** Whole request, ms. */
   timeoutMs: number
   /** Send to first token, ms; null = only the whole-request timeout. */
@@ -140,6 +144,7 @@ function diedUnanswered(record: RequestRecord, target: Target): boolean {
 class Exchange implements Dispatcher.DispatchHandler, SocketUser {
   private readonly record: RequestRecord
   private readonly parser: SseParser | null = null
+  private readonly interpreter: ProtocolInterpreter
   private controller: Dispatcher.DispatchController | null = null
   private timer: NodeJS.Timeout | null = null
   private firstTokenTimer: NodeJS.Timeout | null = null
@@ -203,6 +208,7 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
       first_answer_at: null,
       attempt: plan.attempt,
     }
+    this.interpreter = interpreterOf(target.protocol)
     if (target.stream) this.parser = new SseParser((event, at) => this.onEvent(event, at))
     this.watch = watchOf(target)
   }
@@ -422,8 +428,10 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
       return
     }
     if (event.data === '') return
-    const info = interpretChunk(event.data)
+    const info = this.interpreter.event(event.event, event.data)
     if (info.done) {
+      // A Responses stream's terminal event carries its usage; chat's [DONE] carries nothing.
+      this.take(info, at)
       this.sawDone = true
       this.doneAt = at
       return
@@ -453,8 +461,9 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
       this.target.onText?.(info.text)
     }
     if (info.usage !== null) {
-      this.usageCompletion = info.usage.completion_tokens
-      record.input_tokens = info.usage.prompt_tokens
+      // Anthropic tells the prompt's size and the output's in different events: each keeps the last said.
+      if (info.usage.completion_tokens !== null) this.usageCompletion = info.usage.completion_tokens
+      if (info.usage.prompt_tokens !== null) record.input_tokens = info.usage.prompt_tokens
     }
     if (info.finishReason !== null) record.finish_reason = info.finishReason
     // Usage and timings may come in separate chunks: each keeps what the last one that had it said.
@@ -472,7 +481,7 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
       return
     }
     if (!this.sawDone && this.record.finish_reason === null) {
-      this.fail('stream', 'stream ended without [DONE] or a finish_reason', at)
+      this.fail('stream', `stream ended without ${this.interpreter.end}`, at)
       return
     }
     this.succeed(at)
@@ -490,7 +499,7 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
       this.fail('stream', 'response body is not a JSON object', at)
       return
     }
-    const info = interpretObject(parsed as Record<string, unknown>)
+    const info = this.interpreter.body(parsed as Record<string, unknown>)
     // A non-streamed response has no first token to time: TTFT stays null, E2E is the figure.
     const tokenBearing = info.tokenBearing
     info.tokenBearing = false

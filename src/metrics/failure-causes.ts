@@ -60,6 +60,8 @@ export function levelFailures(
   records: readonly RequestRecord[],
   ok: number,
   outputTokens: number,
+  /** False for embeddings: succeeding with no output token is then what they do, not a fault. */
+  generates = true,
 ): LevelFailures {
   const groups = new Map<string, MessageGroup>()
   let nonLoad = 0
@@ -89,7 +91,7 @@ export function levelFailures(
     top === undefined || found === null ? null : { requests: nonLoad, message: top.message, ...found }
   if (non_load_failures !== null && 2 * nonLoad >= records.length)
     return { error_messages, non_load_failures, misconfiguration: non_load_failures }
-  if (ok > 0 && outputTokens === 0) {
+  if (generates && ok > 0 && outputTokens === 0) {
     return {
       error_messages,
       non_load_failures,

@@ -1,3 +1,4 @@
+import type { Protocol } from '../protocol.js'
 import { fdLimitReason } from '../records/client-fd-limit.js'
 import { ERROR_CLASSES, type ErrorClass, type RequestRecord } from '../records/types.js'
 import { unstreamedReasoningTokens } from '../records/unstreamed-reasoning.js'
@@ -8,6 +9,7 @@ import { type ClientHealth, type Dispatch, judgeClient, type LevelClientStats } 
 import { type ConnectionFigures, connectionFigures, connectionNotes } from './connection-figures.js'
 import { e2eMs, isOk, pushItlMs, tpotMs, ttftMs } from './derive.js'
 import { type Distribution, percentileOfSorted, round, summarizeSamples } from './distribution.js'
+import { type EmbeddingFigures, embeddingFigures } from './embedding-figures.js'
 import { type EventFigures, eventFigures, eventNotes } from './event-figures.js'
 import { type LevelFailures, levelFailures } from './failure-causes.js'
 import { type InBandFigures, inBandFigures } from './in-band-figures.js'
@@ -98,6 +100,8 @@ export interface LevelSummary extends LevelFailures {
   connections?: ConnectionFigures
   /** Tokens per event, ITL per token, events after [DONE]. */
   events?: EventFigures
+  /** Embeddings runs: inputs and input tokens per second (TTFT, TPOT, ITL, output tok/s do not apply). */
+  embeddings?: EmbeddingFigures
   /** What the engine reported in its responses (llama.cpp timings, usage details); absent when nothing. */
   in_band?: InBandFigures
   /** Time to first reasoning and answer token, reasoning and answer tokens; absent when no request reasoned. */
@@ -138,6 +142,8 @@ export interface SummaryOptions {
    * (split as the plan splits them), and its achieved concurrency is judged against that share.
    */
   shard?: { index: number; count: number } | null
+  /** The wire protocol; embeddings levels get their own figures and generate nothing by design. */
+  protocol?: Protocol | undefined
 }
 
 export function summarizeLevel(
@@ -222,7 +228,8 @@ export function summarizeLevel(
     success_rate: records.length === 0 ? 0 : round(ok / records.length, 4),
     errors,
     error_samples: samples,
-    ...levelFailures(records, ok, outputTokens),
+    ...levelFailures(records, ok, outputTokens, options.protocol !== 'embeddings'),
+    ...(options.protocol === 'embeddings' ? { embeddings: embeddingFigures(records, durationS) } : {}),
     timeouts,
     ttft_ms: summarizeSamples(ttft, percentiles),
     tpot_ms: summarizeSamples(tpot, percentiles),

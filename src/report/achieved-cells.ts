@@ -14,7 +14,9 @@ export const ACHIEVED_SHOWN_BEYOND = 0.1
 const STEADY_SHOWN_BEYOND = 0.02
 
 type Level = Pick<LevelSummary, 'value' | 'output_tokens_per_s'> &
-  Partial<Pick<LevelSummary, 'achieved_concurrency' | 'output_tokens_per_s_steady' | 'steady_window'>>
+  Partial<
+    Pick<LevelSummary, 'achieved_concurrency' | 'output_tokens_per_s_steady' | 'steady_window' | 'embeddings'>
+  >
 
 /** The streams the level's records were meant to hold: a shard holds its share of the level. */
 function streamsOf(level: Level): number {
@@ -38,8 +40,9 @@ export function levelCell(level: Level, rateMode: boolean): string {
   return `${level.value} (${share}avg ${achieved.mean.toFixed(1)}, max ${achieved.max})`
 }
 
-/** "164.1" or "158.3 (steady 170.2)" */
+/** "164.1" or "158.3 (steady 170.2)"; "n/a" for embeddings, which generate no tokens. */
 export function throughputCell(level: Level): string {
+  if (level.embeddings !== undefined) return 'n/a'
   const whole = level.output_tokens_per_s
   const steady = level.steady_window == null ? undefined : level.output_tokens_per_s_steady
   if (steady === undefined || whole <= 0 || Math.abs(steady / whole - 1) <= STEADY_SHOWN_BEYOND)

@@ -1,3 +1,4 @@
+import type { EmbeddingFigures } from '../metrics/embedding-figures.js'
 import { STOPPED_EARLY_FLAG_SHARE } from '../metrics/workload-figures.js'
 import type { BenchResult } from '../result/bench-result.js'
 import { levelName } from '../result/level-name.js'
@@ -28,6 +29,15 @@ export function levelHeading(meta: RunMeta): string {
  * stopped early, a schedule the client could not keep (request-rate mode), and cost. Shared by the
  * terminal, summary.md and report.html so they say the same thing.
  */
+/** An embeddings level's throughput, and why the generation columns are empty. */
+function embeddingsNote(name: string, figures: EmbeddingFigures): string {
+  const tokens =
+    figures.input_tokens_per_s === null
+      ? 'no usage.prompt_tokens'
+      : `${figures.input_tokens_per_s} input tokens/s`
+  return `${name}: embeddings ${figures.inputs_per_s} inputs/s, ${tokens}; latency is E2E (TTFT, TPOT, ITL and output tok/s do not apply)`
+}
+
 export function workloadNotes(result: BenchResult): string[] {
   const { meta } = result
   const lines: string[] = [...traceNotes(result)]
@@ -45,7 +55,8 @@ export function workloadNotes(result: BenchResult): string[] {
           `${name}: input tokens requested ${input.requested_mean}, server counted ${input.server_mean} (${off > 0 ? '+' : ''}${off.toFixed(1)}%)`,
         )
     }
-    if (output !== undefined && output.stopped_early_share > STOPPED_EARLY_FLAG_SHARE) {
+    if (level.embeddings !== undefined) lines.push(embeddingsNote(name, level.embeddings))
+    else if (output !== undefined && output.stopped_early_share > STOPPED_EARLY_FLAG_SHARE) {
       lines.push(
         `${name}: ${output.stopped_early} of ${output.tokens.count} requests stopped before max_tokens ` +
           `(mean output ${output.tokens.mean?.toFixed(1)} of ${output.requested_mean?.toFixed(1)} asked): TPOT and throughput describe shorter outputs than planned; ` +

@@ -61,6 +61,7 @@ export function summaryOptions(meta: RunMeta): SummaryOptions {
     mode: meta.load.mode ?? 'concurrency',
     pricing: meta.pricing ?? null,
     shard: meta.shard ?? null,
+    protocol: meta.target?.protocol,
   }
 }
 
@@ -99,7 +100,12 @@ export function finishResult(figures: readonly LevelFigures[], meta: RunMeta): B
       describeSaturation(saturation, levels, meta.load?.mode === 'request_rate', meta.server ?? null),
     capacity: hasSlos ? findCapacity(levels) : null,
     capacity_summary: hasSlos ? describeCapacity(findCapacity(levels), meta.slo) : null,
-    advice: runAdvice(levels, misconfigured === null ? saturation : null, meta.workload.output_tokens),
+    advice: runAdvice(
+      levels,
+      misconfigured === null ? saturation : null,
+      // Embeddings generate nothing: no advice on output lengths.
+      meta.target?.protocol === 'embeddings' ? null : meta.workload.output_tokens,
+    ),
     cost: runCost(levels, meta),
   }
 }

@@ -28,6 +28,11 @@ export const DEFINITIONS = {
     'End-to-end latency: from sending the request to the end of the response body, or to the arrival of ' +
     '`data: [DONE]` when it came: anything after [DONE] is ignored and counted as events_after_done, and a ' +
     'connection held open after it is closed by the client.',
+  embeddings:
+    'Embeddings runs (protocol embeddings), per level: inputs_per_s = texts embedded by successful requests (one ' +
+    'per request) / level wall window, seconds; input_tokens_per_s = their usage.prompt_tokens / the same window. ' +
+    'Not streamed and generating nothing, they have no TTFT, TPOT, ITL or output tokens/s: e2e_ms is their latency. ' +
+    'AIPerf reports the same as request throughput and input sequence length.',
   output_tokens_per_s:
     'Sum of output tokens of successful requests / level wall window (first send to last response end), seconds: ' +
     'the whole window, ramp-up and drain included.',

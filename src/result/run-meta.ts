@@ -1,6 +1,7 @@
 import type { LevelClientStats } from '../metrics/client-health.js'
 import type { LoadMode } from '../metrics/summarize.js'
 import type { Prices } from '../metrics/workload-figures.js'
+import type { Protocol } from '../protocol.js'
 import type { TraceMeta } from '../workload/trace-replay.js'
 import type { ServerSelf } from './server-self.js'
 
@@ -13,7 +14,8 @@ export interface RunMeta {
   finished_at: string | null
   /** True when the run was interrupted or is still going: levels may be missing. */
   partial: boolean
-  target: { base_url: string; endpoint: string; model: string }
+  /** `protocol` is absent in results written before protocols (they were chat or completions). */
+  target: { base_url: string; endpoint: string; model: string; protocol?: Protocol }
   workload: {
     /** Mean requested lengths (the plan's, over its prompts). */
     input_tokens: number

@@ -2,6 +2,7 @@ import { availableParallelism, hostname } from 'node:os'
 import { performance } from 'node:perf_hooks'
 import { displayUrl } from '../client/redact.js'
 import type { RunConfig } from '../config/types.js'
+import { protocolStreams } from '../protocol.js'
 import type { ConnectionPolicy, CostEstimate, RunMeta, ShardInfo } from '../result/run-meta.js'
 import { TOOL_VERSION } from '../version.js'
 import { formatLength } from '../workload/lengths.js'
@@ -59,6 +60,7 @@ export function describeRun(
       base_url: displayUrl(config.target.base_url),
       endpoint: config.target.endpoint,
       model: config.target.model,
+      protocol: config.target.protocol,
     },
     workload: {
       input_tokens: prepared.plan.input_mean,
@@ -67,7 +69,7 @@ export function describeRun(
       output: trace ? 'trace' : formatLength(workload.output),
       dataset: prepared.plan.source,
       tokenizer: prepared.plan.tokenizer,
-      stream: config.client.stream,
+      stream: config.client.stream && protocolStreams(config.target.protocol),
       profile: workload.profile,
       shared_prefix: workload.shared_prefix,
       ignore_eos: workload.ignore_eos,

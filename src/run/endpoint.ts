@@ -1,6 +1,7 @@
 import type { Endpoint } from '../client/endpoint.js'
 import type { RunConfig } from '../config/types.js'
 import { joinUrl } from '../config/url.js'
+import { protocolStreams } from '../protocol.js'
 import { readApiKey, refuseUnsendableKey } from './api-key.js'
 import { requestAuth } from './request-auth.js'
 
@@ -23,7 +24,9 @@ export function resolveEndpoint(
   for (const line of auth.notes) note(line)
   const joined = joinUrl(auth.baseUrl, target.endpoint)
   const url = new URL(joined)
-  const headers = { ...apiHeaders(client.stream ? 'text/event-stream' : 'application/json'), ...auth.headers }
+  // Embeddings answer with one body: a run of them is never streamed, whatever --no-stream says.
+  const stream = client.stream && protocolStreams(target.protocol)
+  const headers = { ...apiHeaders(stream ? 'text/event-stream' : 'application/json'), ...auth.headers }
   headers['content-type'] ??= 'application/json'
   return {
     url: joined,
@@ -34,10 +37,12 @@ export function resolveEndpoint(
     body: {
       model: target.model,
       endpoint: target.endpoint,
-      stream: client.stream,
+      protocol: target.protocol,
+      stream,
       ignoreEos: workload.ignore_eos,
     },
-    stream: client.stream,
+    stream,
+    protocol: target.protocol,
     timeoutMs: ms(client.timeout_s),
     connectTimeoutMs: ms(Math.min(client.connect_timeout_s, client.timeout_s)),
     firstTokenTimeoutMs: client.first_token_timeout_s === null ? null : ms(client.first_token_timeout_s),

@@ -1,6 +1,6 @@
 import { closeTarget, type Endpoint, openTarget } from '../client/endpoint.js'
 import { sendRequest } from '../client/stream-client.js'
-import { tpotMs, ttftMs } from '../metrics/derive.js'
+import { e2eMs, tpotMs, ttftMs } from '../metrics/derive.js'
 import { reasoningPhrase } from '../metrics/reasoning-figures.js'
 import type { RequestRecord } from '../records/types.js'
 import { type BodyOptions, buildBody } from '../workload/request-body.js'
@@ -35,6 +35,17 @@ export async function runPreflight(
   const label = options.label ?? 'preflight'
   const body = buildBody(probeBody(endpoint), 'Say hello.', options.maxTokens ?? 4)
   const record = await sendOnce(endpoint, body, 'preflight', options.onText, options.interrupt)
+  if (record.error === null && endpoint.protocol === 'embeddings') {
+    // Nothing streams and nothing is generated: the latency and the tokens embedded are the figures.
+    return {
+      ok: true,
+      record,
+      diagnosis: null,
+      summary:
+        `${label} ok: HTTP ${record.status}, latency ${e2eMs(record).toFixed(0)} ms, ` +
+        `${record.input_tokens === null ? 'input tokens not reported' : `${record.input_tokens} input tokens`} (embeddings: no TTFT or TPOT)`,
+    }
+  }
   if (record.error === null) {
     const ttft = ttftMs(record)
     const tpot = tpotMs(record)
@@ -98,7 +109,7 @@ export async function sendOnce(
   }
 }
 
-/** A probe's body: the run's model, endpoint and stream, without ignore_eos (a probe wants a few tokens, not a forced length). */
+/** A probe's body: the run's model, endpoint, protocol and stream, without ignore_eos (a probe wants a few tokens, not a forced length). */
 export function probeBody(endpoint: Endpoint): BodyOptions {
   return { ...endpoint.body, ignoreEos: false }
 }

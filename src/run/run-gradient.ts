@@ -388,6 +388,9 @@ function progressLine(level: LevelSummary, mode: RunConfig['load']['mode'], meta
       : `; connections ${c.opened} new, ${c.reused} reused${c.resent > 0 ? `, ${c.resent} resent` : ''}`
   return (
     `${name}: ${level.requests} requests, ${level.failed} failed, ` +
-    `TTFT p50 ${ttft}, ${level.output_tokens_per_s.toFixed(1)} tok/s in ${level.duration_s.toFixed(1)} s${connections}${bound}${behind}`
+    (level.embeddings === undefined
+      ? `TTFT p50 ${ttft}, ${level.output_tokens_per_s.toFixed(1)} tok/s`
+      : `E2E p50 ${level.e2e_ms.p50?.toFixed(0) ?? '-'} ms, ${level.embeddings.inputs_per_s} inputs/s`) +
+    ` in ${level.duration_s.toFixed(1)} s${connections}${bound}${behind}`
   )
 }

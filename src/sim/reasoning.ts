@@ -46,10 +46,10 @@ export function checkReasoning(reasoning: SimReasoning | undefined): SimReasonin
  */
 export function reasoningPlan(
   reasoning: SimReasoning | null,
-  frame: ReasoningFrame | null,
+  formatReasons: boolean,
   outputTokens: number,
 ): ReasoningPlan | null {
-  if (reasoning === null || frame === null) return null
+  if (reasoning === null || !formatReasons) return null
   return { tokens: Math.min(reasoning.tokens, outputTokens), hidden: reasoning.hidden === true }
 }
 

@@ -1,6 +1,7 @@
 /**
  * The built-in OpenAI-compatible simulator: `GET /v1/models`, `POST /v1/chat/completions`,
- * `POST /v1/completions` (streamed or not), timed by the capacity model in ./capacity.ts.
+ * `POST /v1/completions` (streamed or not), timed by the capacity model in ./capacity.ts; the Responses
+ * API, Anthropic Messages and embeddings endpoints in the same timing (./protocol-frames.ts).
  *
  * Token accounting: every output token is one word from SIM_WORDS, each a single token in both
  * cl100k_base and o200k_base, so a local tokenizer counts the same completion_tokens as `usage` does.
@@ -37,6 +38,15 @@ import {
 import { llamaCppTimings } from './llamacpp-timings.js'
 import { EXPOSITION_CONTENT_TYPE } from './metrics-exposition.js'
 import { PrefixCache } from './prefix-cache.js'
+import {
+  embeddingInputs,
+  isSimProtocol,
+  protocolInput,
+  protocolMaxTokens,
+  protocolSink,
+  type SimProtocol,
+  simProtocolOf,
+} from './protocol-frames.js'
 import {
   checkQuirks,
   closeAfterResponse,
@@ -257,7 +267,7 @@ function shutdown(server: Server, engine: SimEngine<NodeJS.Timeout>): Promise<vo
 // ---------------------------------------------------------------------------------------------------
 // Routing and request parsing
 
-type Kind = 'chat' | 'completion'
+type Kind = 'chat' | 'completion' | SimProtocol
 
 interface ApiError {
   status: number
@@ -276,6 +286,8 @@ interface GenerationRequest {
   eosAllowed: boolean
   /** The messages (chat) or prompt (completions) as sent: what the prefix cache keys. */
   input?: unknown
+  /** Embeddings: texts to embed. */
+  inputs: number
 }
 
 function onRequest(ctx: SimContext, req: IncomingMessage, res: ServerResponse): void {
@@ -302,7 +314,7 @@ async function route(ctx: SimContext, req: IncomingMessage, res: ServerResponse)
     return
   }
   const kind: Kind | null =
-    path === '/v1/chat/completions' ? 'chat' : path === '/v1/completions' ? 'completion' : null
+    path === '/v1/chat/completions' ? 'chat' : path === '/v1/completions' ? 'completion' : simProtocolOf(path)
   if (kind === null || req.method !== 'POST') {
     const message = `Unknown request URL: ${req.method ?? ''} ${path ?? ''}`
     return sendError(res, { status: 404, message, type: 'invalid_request_error', code: 'unknown_url' })
@@ -423,19 +435,27 @@ function parseGeneration(
     const message = `The model \`${body.model}\` does not exist`
     return { status: 404, message, type: 'invalid_request_error', code: 'model_not_found' }
   }
+  // The other protocols' prompts are counted as chat messages (see protocol-frames.ts).
+  const chatLike = kind !== 'completion'
+  const input =
+    kind === 'chat' ? body.messages : isSimProtocol(kind) ? protocolInput(kind, body) : body.prompt
   const counted = counting.exact
-    ? exactInputTokens(kind === 'chat' ? body.messages : body.prompt)
-    : kind === 'chat'
-      ? chatInputTokens(body.messages)
-      : promptInputTokens(body.prompt)
-  const promptTokens = counted === null ? null : counted + (kind === 'chat' ? counting.templateTokens : 0)
+    ? exactInputTokens(input)
+    : chatLike
+      ? chatInputTokens(input)
+      : promptInputTokens(input)
+  const promptTokens = counted === null ? null : counted + (chatLike ? counting.templateTokens : 0)
   if (promptTokens === null) {
     return badRequest(
-      kind === 'chat' ? "'messages' must be an array of messages" : "'prompt' must be a string or an array",
+      kind === 'completion'
+        ? "'prompt' must be a string or an array"
+        : kind === 'chat' || kind === 'messages'
+          ? "'messages' must be an array of messages"
+          : "'input' must be a string or an array",
     )
   }
   const request = parseOptions(kind, body, promptTokens)
-  if (!('status' in request)) request.input = kind === 'chat' ? body.messages : body.prompt
+  if (!('status' in request)) request.input = input
   return request
 }
 
@@ -444,17 +464,20 @@ function parseOptions(
   body: Record<string, unknown>,
   promptTokens: number,
 ): GenerationRequest | ApiError {
-  const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? DEFAULT_MAX_TOKENS
+  const maxTokens =
+    (isSimProtocol(kind) ? protocolMaxTokens(kind, body) : (body.max_completion_tokens ?? body.max_tokens)) ??
+    DEFAULT_MAX_TOKENS
   if (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1) {
     return badRequest("'max_tokens' must be an integer >= 1")
   }
-  const stream = body.stream ?? false
+  const stream = kind !== 'embeddings' && (body.stream ?? false)
   if (typeof stream !== 'boolean') return badRequest("'stream' must be a boolean")
   const includeUsage = isRecord(body.stream_options) && body.stream_options.include_usage === true
   // Servers that honour ignore_eos/min_tokens (vLLM, SGLang, TGI) generate up to max_tokens regardless.
   const minTokens = typeof body.min_tokens === 'number' ? body.min_tokens : 0
   const eosAllowed = body.ignore_eos !== true && minTokens < maxTokens
-  return { kind, stream, includeUsage, maxTokens, promptTokens, eosAllowed }
+  const inputs = kind === 'embeddings' ? embeddingInputs(body) : 1
+  return { kind, stream, includeUsage, maxTokens, promptTokens, eosAllowed, inputs }
 }
 
 /** o200k tokens of a chat's message contents (or a completions prompt); null when not readable. */
@@ -526,11 +549,15 @@ function generate(
   const next = wordSource(ctx.engine.params.seed, requestNo)
   const outputTokens = r.eosAllowed ? earlyStopAt(ctx, requestNo, r.maxTokens) : r.maxTokens
   const finishReason = outputTokens < r.maxTokens ? 'stop' : 'length'
-  const phases = reasoningPlan(ctx.reasoning, frames.reasoning ?? null, outputTokens)
+  // The Responses API and Messages have reasoning events of their own (protocol-frames.ts); chat has
+  // its reasoning frame; legacy completions and embeddings have no reasoning field.
+  const formatReasons = isSimProtocol(r.kind) ? r.kind !== 'embeddings' : (frames.reasoning ?? null) !== null
+  const phases = reasoningPlan(ctx.reasoning, formatReasons, outputTokens)
   // A chat reply is the words the sinks will stream, drawn again from the same seeded source.
   const reply = (): string =>
     Array.from({ length: outputTokens }, wordSource(ctx.engine.params.seed, requestNo)).join('')
-  const cached = ctx.prefixCache?.serve(r.input, r.promptTokens, r.kind === 'chat' ? reply() : null) ?? 0
+  const conversational = r.kind === 'chat' || r.kind === 'messages' || r.kind === 'responses'
+  const cached = ctx.prefixCache?.serve(r.input, r.promptTokens, conversational ? reply() : null) ?? 0
   const usage: Usage = withReasoningUsage(
     {
       prompt_tokens: r.promptTokens,
@@ -558,8 +585,27 @@ function generate(
         phases,
       )
     : new JsonSink(res, r.kind, frames, next, usage, finishReason, timings, phases)
+  // The Responses API, Messages and embeddings answer in their own events and bodies
+  // (protocol-frames.ts); the chat sink above then goes unused.
+  const answer: JobSink & { open?: () => void } = isSimProtocol(r.kind)
+    ? protocolSink(
+        res,
+        {
+          protocol: r.kind,
+          model: ctx.model,
+          requestNo,
+          finishReason,
+          inputs: r.inputs,
+          usage: { input: r.promptTokens, output: outputTokens, cached, reasoning: phases?.tokens ?? 0 },
+          phaseOf: (index) => phaseOf(phases, index),
+        },
+        next,
+        r.stream,
+        fault,
+      )
+    : sink
   // Only the uncached tokens are prefilled (and, a simplification, held in the KV accounting).
-  const handle = ctx.engine.submit({ inputTokens: r.promptTokens - cached, outputTokens, arrivedAt }, sink)
+  const handle = ctx.engine.submit({ inputTokens: r.promptTokens - cached, outputTokens, arrivedAt }, answer)
   if (handle.admission === 'rejected') {
     const message = 'The server is overloaded: the request queue is full. Retry later.'
     sendError(res, { status: 503, message, type: 'server_error', code: 'overloaded' })
@@ -567,7 +613,7 @@ function generate(
   }
   // Fires on normal end too; cancel() is then a no-op.
   res.on('close', handle.cancel)
-  if (sink instanceof StreamSink) sink.open()
+  answer.open?.()
 }
 
 interface Usage {

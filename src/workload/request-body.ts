@@ -1,10 +1,14 @@
+import { type Protocol, protocolOfEndpoint } from '../protocol.js'
 import type { ChatMessage } from './dataset.js'
+import { embeddingsBody, messagesBody, responsesBody } from './protocol-bodies.js'
 
 /** Builds the JSON request body, serialized once per prompt and reused as bytes. */
 
 export interface BodyOptions {
   model: string
   endpoint: string
+  /** The body's shape; when absent, the one the endpoint names. */
+  protocol?: Protocol
   stream: boolean
   /**
    * Ask the server to ignore end-of-sequence and generate at least max_tokens (`ignore_eos` and
@@ -13,17 +17,28 @@ export interface BodyOptions {
   ignoreEos?: boolean
 }
 
-/** `/v1/completions` takes a prompt; every other endpoint is treated as chat completions. */
-export function isLegacyCompletions(endpoint: string): boolean {
-  return /\/completions$/.test(endpoint) && !/\/chat\/completions$/.test(endpoint)
-}
-
 /** A prompt as text (one user message) or as a conversation (a dataset entry). */
 export type Prompt = string | readonly ChatMessage[]
 
 export function buildBody(options: BodyOptions, prompt: Prompt, maxTokens: number): Buffer {
+  const { model, stream } = options
+  const protocol = options.protocol ?? protocolOfEndpoint(options.endpoint)
+  switch (protocol) {
+    case 'responses':
+      return Buffer.from(JSON.stringify(responsesBody(model, prompt, maxTokens, stream)))
+    case 'messages':
+      return Buffer.from(JSON.stringify(messagesBody(model, prompt, maxTokens, stream)))
+    case 'embeddings':
+      return Buffer.from(JSON.stringify(embeddingsBody(model, promptText(prompt))))
+    default:
+      return chatBody(options, prompt, maxTokens, protocol === 'completions')
+  }
+}
+
+/** Chat completions, or legacy completions when the endpoint is /v1/completions. */
+function chatBody(options: BodyOptions, prompt: Prompt, maxTokens: number, legacy: boolean): Buffer {
   const body: Record<string, unknown> = { model: options.model }
-  if (isLegacyCompletions(options.endpoint)) body.prompt = promptText(prompt)
+  if (legacy) body.prompt = promptText(prompt)
   else body.messages = typeof prompt === 'string' ? [{ role: 'user', content: prompt }] : prompt
   body.max_tokens = maxTokens
   if (options.ignoreEos === true) {

@@ -164,6 +164,7 @@ test('the legacy /v1/completions endpoint streams text chunks', { timeout: 30_00
       out_dir: out,
     })
     config.target.endpoint = '/v1/completions'
+    config.target.protocol = 'completions' // as loading a config settles them (settleProtocol)
     const result = done(
       await runGradient({ config, apiKey: null, outDir: out, log: () => {}, stop: new StopSignal() }),
     )

@@ -14,6 +14,7 @@ const TARGET_FLAGS = RUN_SPEC.flags.filter((flag) =>
     'config',
     'base-url',
     'endpoint',
+    'protocol',
     'model',
     'api-key-env',
     'auth',

@@ -7,7 +7,7 @@ import { executeRun } from '../execute-run.js'
 import { EXIT } from '../exit-codes.js'
 import type { Io } from '../io.js'
 import { loadConfigOrThrow } from '../load-config.js'
-import { configFlags, LOAD_FLAGS } from './run.js'
+import { configFlags, LOAD_FLAGS, RUN_SPEC } from './run.js'
 import { SIM_PARAM_FLAGS, simFaults, simParams } from './sim.js'
 import { SIM_REASONING_FLAGS, simReasoningArgs } from './sim-reasoning.js'
 
@@ -34,11 +34,14 @@ const DEMO_LOAD_FLAGS: FlagSpec[] = LOAD_FLAGS.map((flag) => {
   return value === undefined ? flag : { ...flag, default: value }
 })
 
+/** --protocol: the simulator speaks every protocol, so the demo shows any of them with no key. */
+const PROTOCOL_FLAG = RUN_SPEC.flags.filter((flag) => flag.name === 'protocol')
+
 export const DEMO_SPEC: CommandSpec = {
   name: 'demo',
   summary: 'Start the built-in simulator on a free loopback port and run a short gradient against it.',
   usage: 'llmbench demo [flags]',
-  flags: [...DEMO_LOAD_FLAGS, ...SIM_PARAM_FLAGS, ...SIM_REASONING_FLAGS],
+  flags: [...DEMO_LOAD_FLAGS, ...PROTOCOL_FLAG, ...SIM_PARAM_FLAGS, ...SIM_REASONING_FLAGS],
 }
 
 const DEMO_TEMPLATE_TOKENS = 12
