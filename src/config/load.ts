@@ -397,6 +397,13 @@ const FINAL_CHECKS: FinalCheck[] = [
   },
   {
     path: 'sessions',
+    fails: (c) => c.workload.sessions && c.target.protocol === 'embeddings',
+    message:
+      'expected a protocol that generates replies with sessions (chat, completions, responses, messages), got embeddings: a session carries the replies into its next turn',
+    sources: [...rawKeysOf('sessions'), ...rawKeysOf('protocol'), ...rawKeysOf('endpoint')],
+  },
+  {
+    path: 'sessions',
     fails: (c) => c.workload.sessions && c.workload.trace !== null,
     message:
       'expected sessions or a trace, not both: a trace replays its own requests on its own clock, with no conversation between them',

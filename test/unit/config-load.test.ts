@@ -358,6 +358,12 @@ test('extension keys are accepted and mapped', () => {
   assert.deepEqual(config.metrics.percentiles, [50, 90, 99.9])
 })
 
+test('sessions with embeddings are refused: there is no reply to carry', () => {
+  const issues = issuesOf([], { base_url: 'http://h', model: 'm', sessions: true, protocol: 'embeddings' })
+  assert.equal(issues.length, 1, JSON.stringify(issues))
+  assert.match(issues[0]?.message ?? '', /got embeddings/)
+})
+
 test('sessions and a trace together are refused, naming both', () => {
   const issues = issuesOf([], { base_url: 'http://h', model: 'm', sessions: true, trace: 'trace.jsonl' })
   assert.equal(issues.length, 1, JSON.stringify(issues))
