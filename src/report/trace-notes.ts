@@ -14,7 +14,7 @@ export function traceNotes(result: BenchResult): string[] {
   const skipped = trace.skipped === null ? '' : `; skipped ${trace.skipped.count}: ${trace.skipped.reason}`
   const lines = [
     `Trace ${trace.file} (${trace.format}): ${trace.rows_used} of ${trace.rows_in_file} rows, ` +
-      `${describeWindow(trace.window)}, spanning ${trace.span_s} s at speed 1${skipped}`,
+      `${describeWindow(trace.window)}, spanning ${trace.span_s} s of trace time (at speed 1)${skipped}`,
   ]
   for (const level of result.levels) {
     const schedule = level.schedule
