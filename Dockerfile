@@ -9,7 +9,7 @@
 FROM node:20-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-# --ignore-scripts: `prepare` runs tsc, and the sources are not copied yet. The only dependency with
+# --ignore-scripts: the sources are not copied yet (the build is the next step). The only dependency with
 # an install script is esbuild (under tsx, for tests), which the build does not use.
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json ./
@@ -26,7 +26,7 @@ RUN apt-get update \
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
-# --ignore-scripts again: `prepare` would run tsc, which --omit=dev leaves out. No production
+# --ignore-scripts again: no production
 # dependency needs an install script (resvg's native binary is a plain optional package).
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist

@@ -3,6 +3,7 @@ import { ConfigError } from '../config/errors.js'
 import { COMMANDS_HELP } from './commands/help.js'
 import { CliError, EXIT } from './exit-codes.js'
 import { type Io, processIo } from './io.js'
+import { isVersionFlag, versionLine } from './version-flag.js'
 
 type Command = (argv: string[], io: Io) => Promise<number>
 
@@ -29,6 +30,10 @@ async function main(argv: string[]): Promise<number> {
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     processIo.out(COMMANDS_HELP)
     return name === undefined ? EXIT.usage : EXIT.ok
+  }
+  if (isVersionFlag(name)) {
+    processIo.out(versionLine())
+    return EXIT.ok
   }
   const load = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined
   if (load === undefined) {

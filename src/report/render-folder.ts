@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { join } from 'node:path'
-import { Resvg } from '@resvg/resvg-js'
+import type { Resvg as ResvgClass } from '@resvg/resvg-js'
 import type { BenchResult } from '../result/bench-result.js'
 import { CHARTS_DIR, HTML_FILE, SUMMARY_FILE } from '../result/folder-layout.js'
 import { levelName } from '../result/level-name.js'
@@ -14,6 +15,8 @@ import { readServerTimeline } from './server-timeline.js'
  * installs fonts-dejavu-core); without any, the PNG still has the lines but no labels.
  */
 export function toPng(svg: string, loadSystemFonts = true): Buffer {
+  // resvg's native addon loads with the first PNG, not with every command that imports this module.
+  const { Resvg } = createRequire(import.meta.url)('@resvg/resvg-js') as { Resvg: typeof ResvgClass }
   const resvg = new Resvg(svg, {
     font: { loadSystemFonts, defaultFontFamily: 'DejaVu Sans' },
     fitTo: { mode: 'zoom', value: 2 },

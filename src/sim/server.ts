@@ -123,7 +123,9 @@ export interface RunningSimulator {
   hold(ms: number): void
 }
 
-export const SIM_MODEL = 'llmbench-sim'
+import { SIM_MODEL } from './model-id.js'
+
+export { SIM_MODEL }
 
 /** quirks.events_after_done: the gap between those events, ms. */
 const AFTER_DONE_EVENT_GAP_MS = 2

@@ -1,11 +1,6 @@
-import { LiveRedactor } from '../../client/redact.js'
-import { endpointFromEnv } from '../../run/endpoint.js'
-import { fetchModels } from '../../run/models.js'
-import { runPreflight } from '../../run/preflight.js'
 import { type CommandSpec, numberFlag, parseFlags, renderHelp } from '../args.js'
 import { EXIT } from '../exit-codes.js'
 import type { Io } from '../io.js'
-import { loadConfigOrThrow } from '../load-config.js'
 import { configFlags, RUN_SPEC } from './run.js'
 
 /** The target flags of `run` (files, URL, endpoint, model, key variable, timeouts). */
@@ -45,12 +40,26 @@ export const MODELS_SPEC: CommandSpec = {
   ),
 }
 
+/** What check and models use past --help: the config, the client and the preflight request. */
+async function checkModules() {
+  const [{ loadConfigOrThrow }, { endpointFromEnv }, { fetchModels }, { runPreflight }, { LiveRedactor }] =
+    await Promise.all([
+      import('../load-config.js'),
+      import('../../run/endpoint.js'),
+      import('../../run/models.js'),
+      import('../../run/preflight.js'),
+      import('../../client/redact.js'),
+    ])
+  return { loadConfigOrThrow, endpointFromEnv, fetchModels, runPreflight, LiveRedactor }
+}
+
 export async function checkCommand(argv: string[], io: Io): Promise<number> {
   const { flags } = parseFlags(CHECK_SPEC, argv)
   if (flags.help === true) {
     io.out(renderHelp(CHECK_SPEC))
     return EXIT.ok
   }
+  const { loadConfigOrThrow, endpointFromEnv, runPreflight, LiveRedactor } = await checkModules()
   const config = loadConfigOrThrow((flags.config as string[] | undefined) ?? [], configFlags(flags))
   const endpoint = endpointFromEnv(config, process.env, (line) => io.err(`${line}\n`))
   const maxTokens = numberFlag(flags, 'output-tokens') ?? 32
@@ -73,6 +82,7 @@ export async function modelsCommand(argv: string[], io: Io): Promise<number> {
     io.out(renderHelp(MODELS_SPEC))
     return EXIT.ok
   }
+  const { loadConfigOrThrow, endpointFromEnv, fetchModels } = await checkModules()
   // The model is not needed to list models: a placeholder satisfies the config's final check.
   const config = loadConfigOrThrow((flags.config as string[] | undefined) ?? [], {
     model: '-',

@@ -1,12 +1,8 @@
 import type { RunConfig } from '../../config/types.js'
-import { resolveEndpoint } from '../../run/endpoint.js'
-import { startSimulatorProcess } from '../../sim/child.js'
-import { SIM_MODEL } from '../../sim/server.js'
+import { SIM_MODEL } from '../../sim/model-id.js'
 import { type CommandSpec, type FlagSpec, numberFlag, parseFlags, renderHelp, stringFlag } from '../args.js'
-import { executeRun } from '../execute-run.js'
 import { EXIT } from '../exit-codes.js'
 import type { Io } from '../io.js'
-import { loadConfigOrThrow } from '../load-config.js'
 import { configFlags, LOAD_FLAGS, RUN_SPEC } from './run.js'
 import { SIM_PARAM_FLAGS, simFaults, simParams } from './sim.js'
 import { SIM_REASONING_FLAGS, simReasoningArgs } from './sim-reasoning.js'
@@ -53,6 +49,14 @@ export async function demoCommand(argv: string[], io: Io): Promise<number> {
     return EXIT.ok
   }
   simFaults(flags) // validated here: a bad value is a usage error, not a failed child process
+  // Past --help only: the run's modules (client, tokenizer, workers) are the bulk of start-up.
+  const [{ resolveEndpoint }, { startSimulatorProcess }, { executeRun }, { loadConfigOrThrow }] =
+    await Promise.all([
+      import('../../run/endpoint.js'),
+      import('../../sim/child.js'),
+      import('../execute-run.js'),
+      import('../load-config.js'),
+    ])
   const faults = stringFlag(flags, 'fault')
   // The demo's server counts prompts exactly and wraps chat prompts in a 12-token "template", as a
   // real one does: the calibration line then shows the correction at work. It also reports llama.cpp's

@@ -3,6 +3,7 @@ import { TOOL_VERSION } from '../../version.js'
 export const COMMANDS_HELP = `llmbench ${TOOL_VERSION}: load-test OpenAI-compatible LLM endpoints with a concurrency gradient.
 
 Usage: llmbench <command> [flags]     (llmbench <command> --help for its flags and defaults)
+       llmbench --version | -V        (the version alone)
 
 Commands:
   run      the concurrency gradient against an endpoint; writes the result folder

@@ -1,8 +1,6 @@
 import { type CommandSpec, type FlagSpec, parseFlags, renderHelp } from '../args.js'
-import { executeRun } from '../execute-run.js'
 import { EXIT } from '../exit-codes.js'
 import type { Io } from '../io.js'
-import { loadConfigOrThrow } from '../load-config.js'
 import { configFlags, settingFlags } from '../setting-flags.js'
 
 /** Flags that shape the load and the output; shared by `run` and `demo`. */
@@ -59,6 +57,11 @@ export async function runCommand(argv: string[], io: Io): Promise<number> {
     io.out(renderHelp(RUN_SPEC))
     return EXIT.ok
   }
+  // Loaded only past --help: the config schemas, the client, tokenizers and workers are the bulk of start-up.
+  const [{ loadConfigOrThrow }, { executeRun }] = await Promise.all([
+    import('../load-config.js'),
+    import('../execute-run.js'),
+  ])
   const configFiles = (flags.config as string[] | undefined) ?? []
   const config = loadConfigOrThrow(configFiles, configFlags(flags))
   return executeRun(config, flags, io)

@@ -1,7 +1,8 @@
 import { resolveSimParams, SIM_CPU_LIKE, SIM_DEFAULTS, type SimParams } from '../../sim/capacity.js'
 import { FAULT_KINDS, type FaultRate, parseFaults } from '../../sim/faults.js'
+import { SIM_MODEL } from '../../sim/model-id.js'
 import type { SimQuirks } from '../../sim/quirks.js'
-import { SIM_MODEL, type SimulatorOptions, startSimulator } from '../../sim/server.js'
+import type { SimulatorOptions } from '../../sim/server.js'
 import {
   type CommandSpec,
   type FlagSpec,
@@ -195,6 +196,8 @@ export async function simCommand(argv: string[], io: Io): Promise<number> {
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new CliError(`--port: expected a port number 0-65535, got ${stringFlag(flags, 'port')}`, EXIT.usage)
   }
+  // The server (and the o200k tokenizer it counts prompts with) loads past --help only.
+  const { startSimulator } = await import('../../sim/server.js')
   const sim = await startSimulator({
     ...simParams(flags),
     faults: simFaults(flags),

@@ -1,0 +1,80 @@
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { test } from 'node:test'
+import { CLI, runCli } from '../helpers/cli.js'
+
+/**
+ * Records every module the child's ESM loader resolves, one URL per stderr line: a resolve hook
+ * registered by a preloaded module (both as data: URLs, so nothing is written to disk).
+ */
+const HOOKS = `data:text/javascript,${encodeURIComponent(
+  "export async function resolve(s, c, next) { const r = await next(s, c); process.stderr.write('LOADED ' + r.url + '\\n'); return r }",
+)}`
+const REGISTER = `data:text/javascript,${encodeURIComponent(
+  `import { register } from 'node:module'; register(${JSON.stringify(HOOKS)})`,
+)}`
+
+function modulesLoadedBy(args: string[]): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', REGISTER, CLI, ...args], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    })
+    let stderr = ''
+    child.stderr.on('data', (data: Buffer) => {
+      stderr += data.toString()
+    })
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      reject(new Error(`llmbench ${args.join(' ')} did not finish in time`))
+    }, 60_000)
+    child.once('exit', (code) => {
+      clearTimeout(timer)
+      if (code !== 0) reject(new Error(`llmbench ${args.join(' ')} exited ${code}: ${stderr}`))
+      else resolve([...stderr.matchAll(/^LOADED (.+)$/gm)].map((m) => m[1] ?? ''))
+    })
+  })
+}
+
+/** What start-up must not pay for: the tokenizers, the charts, PNG drawing, the HTTP client, the simulator. */
+const HEAVY = [
+  /\/node_modules\/gpt-tokenizer\//,
+  /\/node_modules\/@huggingface\//,
+  /\/node_modules\/vega(-lite)?\//,
+  /\/node_modules\/@resvg\//,
+  /\/node_modules\/undici\//,
+  /\/dist\/sim\/server\.js$/,
+  /\/dist\/report\/charts\.js$/,
+]
+
+for (const args of [
+  ['--help'],
+  ['--version'],
+  ['run', '--help'],
+  ['demo', '--help'],
+  ['sim', '--help'],
+  ['check', '--help'],
+]) {
+  test(`llmbench ${args.join(' ')} loads no tokenizer, chart library, HTTP client or simulator`, async () => {
+    const loaded = await modulesLoadedBy(args)
+    assert.ok(
+      loaded.some((url) => url.endsWith('/dist/cli/main.js')),
+      'the hook saw the CLI load (else the check below proves nothing)',
+    )
+    const heavy = loaded.filter((url) => HEAVY.some((pattern) => pattern.test(url)))
+    assert.deepEqual(heavy, [], `loaded by ${args.join(' ')}`)
+  })
+}
+
+test('llmbench --version and -V print the version of package.json alone', async () => {
+  const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version: string
+  }
+  for (const flag of ['--version', '-V']) {
+    const result = await runCli([flag])
+    assert.equal(result.code, 0, flag)
+    assert.equal(result.stdout, `${version}\n`, flag)
+    assert.equal(result.stderr, '', flag)
+  }
+  assert.match((await runCli(['--help'])).stdout, /--version \| -V/)
+})
