@@ -21,6 +21,8 @@
  *   npm run bench:cost                     # 64 streams, ~256k events per big run, 3 repeats
  *   npm run bench:cost -- --quick          # ~64k events, 1 repeat, no 1024-stream memory cell
  *   BENCH_COST_EVENTS=131072 BENCH_COST_REPEATS=5 npm run bench:cost
+ *   BENCH_COST_BASELINE=../main/dist/cli/main.js npm run bench:cost -- --quick
+ *       adds another build's --workers 1 (a change's effect, side by side); BENCH_COST_NO_AUTO=1 skips auto
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
@@ -55,12 +57,12 @@ interface Client {
   command(port: number, streams: number, events: number): string[]
 }
 
-function llmbench(workers: string): Client {
+function llmbench(workers: string, cli = CLI, label = 'llmbench'): Client {
   return {
-    name: `llmbench --workers ${workers}`,
+    name: `${label} --workers ${workers}`,
     command: (port, streams, events) => [
       process.execPath,
-      CLI,
+      cli,
       'run',
       '--base-url',
       `http://127.0.0.1:${port}/v1`,
@@ -196,10 +198,12 @@ const fixed = (value: number, digits = 1): string => (Number.isFinite(value) ? v
 async function main(): Promise<void> {
   if (!existsSync(CLI)) throw new Error('build first: npm run build')
   const skipArticle = httpxMissing()
+  const baseline = process.env.BENCH_COST_BASELINE
   const clients = [
     FLOOR_CLIENT,
     llmbench('1'),
-    llmbench('auto'),
+    ...(baseline === undefined ? [] : [llmbench('1', baseline, 'baseline build')]),
+    ...(process.env.BENCH_COST_NO_AUTO === '1' ? [] : [llmbench('auto')]),
     ...(skipArticle === null ? [ARTICLE_CLIENT] : []),
   ]
   console.log(
