@@ -8,6 +8,8 @@
  * its threads, user + system, and peak RSS = VmHWM):
  *   - floor:       bench/cost/floor-client.mjs, raw node:net that stamps reads and finds the end of
  *                  a chunked body, nothing more;
+ *   - undici, reads stamped only: the same through an undici Client (a diagnostic row: the HTTP
+ *                  layer's share, so the rest of llmbench's distance to the floor is its own work);
  *   - llmbench --workers 1 and --workers auto (dist/cli/main.js, built first);
  *   - the source article's asyncio + httpx script, when `python3 -c 'import httpx'` works.
  * Marginal CPU per event = (CPU of a big run - CPU of a one-request run) / (events of the big run -
@@ -34,6 +36,7 @@ const QUICK = process.argv.includes('--quick')
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const CLI = join(ROOT, 'dist/cli/main.js')
 const FLOOR = join(ROOT, 'bench/cost/floor-client.mjs')
+const UNDICI_FLOOR = join(ROOT, 'bench/cost/undici-floor-client.mjs')
 const ARTICLE = join(ROOT, 'bench/fidelity/article_client.py')
 const PYTHON = '/usr/bin/python3'
 const TIME = '/usr/bin/time'
@@ -95,6 +98,18 @@ const FLOOR_CLIENT: Client = {
   command: (port, streams, events) => [
     process.execPath,
     FLOOR,
+    String(port),
+    String(streams),
+    String(Math.max(1, Math.round(events / TOKENS))),
+  ],
+}
+
+/** The floor's requests through undici: what the HTTP layer costs (see undici-floor-client.mjs). */
+const UNDICI_FLOOR_CLIENT: Client = {
+  name: 'undici, reads stamped only',
+  command: (port, streams, events) => [
+    process.execPath,
+    UNDICI_FLOOR,
     String(port),
     String(streams),
     String(Math.max(1, Math.round(events / TOKENS))),
@@ -201,6 +216,7 @@ async function main(): Promise<void> {
   const baseline = process.env.BENCH_COST_BASELINE
   const clients = [
     FLOOR_CLIENT,
+    UNDICI_FLOOR_CLIENT,
     llmbench('1'),
     ...(baseline === undefined ? [] : [llmbench('1', baseline, 'baseline build')]),
     ...(process.env.BENCH_COST_NO_AUTO === '1' ? [] : [llmbench('auto')]),
