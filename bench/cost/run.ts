@@ -93,28 +93,23 @@ function llmbench(workers: string, cli = CLI, label = 'llmbench'): Client {
   }
 }
 
-const FLOOR_CLIENT: Client = {
-  name: 'floor (raw node:net)',
-  command: (port, streams, events) => [
-    process.execPath,
-    FLOOR,
-    String(port),
-    String(streams),
-    String(Math.max(1, Math.round(events / TOKENS))),
-  ],
+/** A plain Node script taking PORT STREAMS REQUESTS (the floor clients). */
+function script(name: string, path: string): Client {
+  return {
+    name,
+    command: (port, streams, events) => [
+      process.execPath,
+      path,
+      String(port),
+      String(streams),
+      String(Math.max(1, Math.round(events / TOKENS))),
+    ],
+  }
 }
 
+const FLOOR_CLIENT = script('floor (raw node:net)', FLOOR)
 /** The floor's requests through undici: what the HTTP layer costs (see undici-floor-client.mjs). */
-const UNDICI_FLOOR_CLIENT: Client = {
-  name: 'undici, reads stamped only',
-  command: (port, streams, events) => [
-    process.execPath,
-    UNDICI_FLOOR,
-    String(port),
-    String(streams),
-    String(Math.max(1, Math.round(events / TOKENS))),
-  ],
-}
+const UNDICI_FLOOR_CLIENT = script('undici, reads stamped only', UNDICI_FLOOR)
 
 /** The article's script runs for a duration: the time the server needs to send `events`. */
 const ARTICLE_CLIENT: Client = {

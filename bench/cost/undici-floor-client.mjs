@@ -1,6 +1,6 @@
 /**
  * The floor's twin on undici: the same STREAMS keep-alive streams and REQUESTS as floor-client.mjs,
- * sent through an undici Client (the dispatcher llmbench's streaming requests use) with a handler
+ * sent through an undici Pool (the dispatcher llmbench's streaming requests use) with a handler
  * that only stamps reads. No SSE or JSON parsing: its distance to the floor is what the HTTP layer
  * costs per event, and its distance to llmbench is what llmbench's own per-event work costs. That
  * split says how much a purpose-built HTTP/1.1 client could save at most.
@@ -8,7 +8,7 @@
  *   node bench/cost/undici-floor-client.mjs PORT STREAMS REQUESTS
  */
 import { performance } from 'node:perf_hooks'
-import { Client } from 'undici'
+import { Pool } from 'undici'
 
 const [port, streams, requests] = process.argv.slice(2).map(Number)
 const body = Buffer.from(
@@ -19,7 +19,7 @@ const body = Buffer.from(
     stream: true,
   }),
 )
-const client = new Client(`http://127.0.0.1:${port}`, { pipelining: 1, connections: streams })
+const client = new Pool(`http://127.0.0.1:${port}`, { pipelining: 1, connections: streams })
 let started = 0
 let finished = 0
 
