@@ -26,11 +26,12 @@
  *   BENCH_COST_BASELINE=../main/dist/cli/main.js npm run bench:cost -- --quick
  *       adds another build's --workers 1 (a change's effect, side by side); BENCH_COST_NO_AUTO=1 skips auto
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { startTruthServer } from '../fidelity/start-truth-server.js'
 
 const QUICK = process.argv.includes('--quick')
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
@@ -160,29 +161,6 @@ function timed(command: string[]): Promise<{ cpuS: number; peakRssMiB: number }>
   })
 }
 
-async function startServer(port: number, gapMs: number): Promise<ChildProcess> {
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      join(ROOT, 'bench/fidelity/truth-server.ts'),
-      String(port),
-      String(gapMs),
-      String(gapMs),
-      String(TOKENS),
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'], cwd: ROOT },
-  )
-  await new Promise<void>((resolve, reject) => {
-    child.stdout?.on('data', (data: Buffer) => {
-      if (data.toString().includes('ready')) resolve()
-    })
-    child.once('exit', (code) => reject(new Error(`server exited ${code}`)))
-  })
-  return child
-}
-
 /** Token chunks the server wrote since the last call. */
 async function serverEvents(port: number): Promise<number> {
   const response = await fetch(`http://127.0.0.1:${port}/stats`)
@@ -228,7 +206,7 @@ async function main(): Promise<void> {
   const port = 20000 + Math.floor(Math.random() * 20000)
   const perEvent = new Map<string, number[]>()
   const peak = new Map<string, number[]>()
-  let server = await startServer(port, GAP_MS)
+  let server = await startTruthServer(port, GAP_MS, GAP_MS, TOKENS)
   try {
     for (let repeat = 0; repeat < REPEATS; repeat++) {
       for (const client of clients) {
@@ -256,7 +234,7 @@ async function main(): Promise<void> {
     if (skipArticle !== null) console.log(`\narticle asyncio+httpx: ${skipArticle}`)
     if (QUICK) return
     server.kill('SIGTERM')
-    server = await startServer(port, MEMORY_GAP_MS)
+    server = await startTruthServer(port, MEMORY_GAP_MS, MEMORY_GAP_MS, TOKENS)
     console.log(
       `\nPeak RSS per open stream: (peak at ${MEMORY_STREAMS} streams - peak at 1) / ${MEMORY_STREAMS - 1}; a token every ${MEMORY_GAP_MS} ms\n`,
     )

@@ -15,12 +15,13 @@
  *
  * The machine is shared and noisy: read the differences within one run, not absolute figures.
  */
-import { type ChildProcess, spawn } from 'node:child_process'
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
 import { availableParallelism, cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { percentileOfSorted } from '../../src/metrics/distribution.js'
+import { startTruthServer } from './start-truth-server.js'
 
 const QUICK = process.argv.includes('--quick')
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
@@ -100,27 +101,15 @@ function run(
   })
 }
 
-async function startTruthServer(port: number, gapMs: number): Promise<ChildProcess> {
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      join(ROOT, 'bench/fidelity/truth-server.ts'),
-      String(port),
-      String(FIRST_TOKEN_MS),
-      String(gapMs),
-      String(TOKENS),
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'], cwd: ROOT },
-  )
-  await new Promise<void>((resolve, reject) => {
-    child.stdout?.on('data', (data: Buffer) => {
-      if (data.toString().includes('ready')) resolve()
-    })
-    child.once('exit', (code) => reject(new Error(`truth server exited ${code}`)))
-  })
-  return child
+/** The article's script needs Python's httpx (Debian: python3-httpx); without it, its rows are left out. */
+function hasHttpx(): boolean {
+  try {
+    execFileSync(PYTHON, ['-c', 'import httpx'], { stdio: 'ignore' })
+    return true
+  } catch {
+    console.log(`article script left out: \`${PYTHON} -c 'import httpx'\` fails\n`)
+    return false
+  }
 }
 
 async function serverStats(port: number): Promise<{ ttft_ms: number[]; loop_delay_p99_ms: number }> {
@@ -230,7 +219,7 @@ async function main(): Promise<void> {
     '1',
     'auto',
     ...(BASELINE === undefined ? [] : ['baseline']),
-    ...(existsSync(PYTHON) ? ['article'] : []),
+    ...(hasHttpx() ? ['article'] : []),
   ]
   console.log(
     `Fidelity benchmark: ${cpus()[0]?.model ?? 'cpu'} x${availableParallelism()}, Node ${process.version}; server and clients on this machine`,
@@ -243,7 +232,7 @@ async function main(): Promise<void> {
   )
   console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- |')
   const port = 20000 + Math.floor(Math.random() * 20000)
-  let server = await startTruthServer(port, GAP_MS)
+  let server = await startTruthServer(port, FIRST_TOKEN_MS, GAP_MS, TOKENS)
   const results: CellResult[] = []
   try {
     for (const concurrency of LEVELS) {
@@ -265,7 +254,7 @@ async function main(): Promise<void> {
       const best = new Map<string, number>()
       for (const gapMs of QUICK ? [5, 1] : [10, 5, 2, 1, 0.5]) {
         server.kill('SIGTERM')
-        server = await startTruthServer(port, gapMs)
+        server = await startTruthServer(port, FIRST_TOKEN_MS, gapMs, TOKENS)
         for (const client of clients) {
           const result = await cell(port, gapMs, 64, client)
           printRow(result)
@@ -281,7 +270,7 @@ async function main(): Promise<void> {
       (r) =>
         r.client.startsWith('llmbench') && (r.concurrency === 1 || r.concurrency === Math.max(...LEVELS)),
     )
-    if (perStream.length >= 2) {
+    if (perStream.length >= 2 && Math.max(...LEVELS) > 1) {
       for (const workers of ['1', 'auto']) {
         const low = results.find((r) => r.client === `llmbench --workers ${workers}` && r.concurrency === 1)
         const high = results.find(
