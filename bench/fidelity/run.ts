@@ -15,12 +15,13 @@
  *
  * The machine is shared and noisy: read the differences within one run, not absolute figures.
  */
-import { type ChildProcess, spawn } from 'node:child_process'
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
 import { availableParallelism, cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { percentileOfSorted } from '../../src/metrics/distribution.js'
+import { startTruthServer } from './start-truth-server.js'
 
 const QUICK = process.argv.includes('--quick')
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
@@ -30,7 +31,12 @@ const FIRST_TOKEN_MS = 100
 const GAP_MS = 20
 const TOKENS = 64
 const CELL_SECONDS = QUICK ? 4 : 6
-const LEVELS = QUICK ? [1, 256] : [1, 64, 256, 1024]
+/** BENCH_FIDELITY_LEVELS=1,1024 measures only those levels (and skips the flood). */
+const ONLY_LEVELS = process.env.BENCH_FIDELITY_LEVELS
+const LEVELS =
+  ONLY_LEVELS !== undefined ? ONLY_LEVELS.split(',').map(Number) : QUICK ? [1, 256] : [1, 64, 256, 1024]
+/** BENCH_FIDELITY_BASELINE=path/to/cli/main.js adds another build's --workers auto: a change's effect, side by side. */
+const BASELINE = process.env.BENCH_FIDELITY_BASELINE
 
 interface CellResult {
   client: string
@@ -95,27 +101,15 @@ function run(
   })
 }
 
-async function startTruthServer(port: number, gapMs: number): Promise<ChildProcess> {
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      join(ROOT, 'bench/fidelity/truth-server.ts'),
-      String(port),
-      String(FIRST_TOKEN_MS),
-      String(gapMs),
-      String(TOKENS),
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'], cwd: ROOT },
-  )
-  await new Promise<void>((resolve, reject) => {
-    child.stdout?.on('data', (data: Buffer) => {
-      if (data.toString().includes('ready')) resolve()
-    })
-    child.once('exit', (code) => reject(new Error(`truth server exited ${code}`)))
-  })
-  return child
+/** The article's script needs Python's httpx (Debian: python3-httpx); without it, its rows are left out. */
+function hasHttpx(): boolean {
+  try {
+    execFileSync(PYTHON, ['-c', 'import httpx'], { stdio: 'ignore' })
+    return true
+  } catch {
+    console.log(`article script left out: \`${PYTHON} -c 'import httpx'\` fails\n`)
+    return false
+  }
 }
 
 async function serverStats(port: number): Promise<{ ttft_ms: number[]; loop_delay_p99_ms: number }> {
@@ -127,10 +121,12 @@ async function llmbenchCell(
   port: number,
   concurrency: number,
   workers: string,
+  cli = CLI,
+  label = 'llmbench',
 ): Promise<Omit<CellResult, 'trueP50' | 'trueP99' | 'serverLoopP99Ms' | 'gapMs'>> {
   const out = mkdtempSync(join(tmpdir(), 'llmbench-fidelity-'))
   const { stdout, peakRssMiB } = await run(process.execPath, [
-    CLI,
+    cli,
     'run',
     '--base-url',
     `http://127.0.0.1:${port}/v1`,
@@ -156,7 +152,7 @@ async function llmbenchCell(
   ])
   const level = JSON.parse(stdout).levels[0]
   return {
-    client: `llmbench --workers ${workers}`,
+    client: `${label} --workers ${workers}`,
     concurrency,
     reportedP50: level.ttft_ms.p50,
     reportedP99: level.ttft_ms.p99,
@@ -194,7 +190,9 @@ async function cell(port: number, gapMs: number, concurrency: number, client: st
   const measured =
     client === 'article'
       ? await articleCell(port, concurrency)
-      : await llmbenchCell(port, concurrency, client)
+      : client === 'baseline'
+        ? await llmbenchCell(port, concurrency, 'auto', BASELINE, 'baseline build')
+        : await llmbenchCell(port, concurrency, client)
   const truth = await serverStats(port)
   return {
     ...measured,
@@ -217,7 +215,12 @@ function printRow(result: CellResult): void {
 
 async function main(): Promise<void> {
   if (!existsSync(CLI)) throw new Error('build first: npm run build')
-  const clients = ['1', 'auto', ...(existsSync(PYTHON) ? ['article'] : [])]
+  const clients = [
+    '1',
+    'auto',
+    ...(BASELINE === undefined ? [] : ['baseline']),
+    ...(hasHttpx() ? ['article'] : []),
+  ]
   console.log(
     `Fidelity benchmark: ${cpus()[0]?.model ?? 'cpu'} x${availableParallelism()}, Node ${process.version}; server and clients on this machine`,
   )
@@ -229,7 +232,7 @@ async function main(): Promise<void> {
   )
   console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- |')
   const port = 20000 + Math.floor(Math.random() * 20000)
-  let server = await startTruthServer(port, GAP_MS)
+  let server = await startTruthServer(port, FIRST_TOKEN_MS, GAP_MS, TOKENS)
   const results: CellResult[] = []
   try {
     for (const concurrency of LEVELS) {
@@ -239,32 +242,35 @@ async function main(): Promise<void> {
         printRow(result)
       }
     }
-    console.log(
-      '\nFlood: 64 streams, shorter and shorter gaps; the most events/s each client takes with TTFT error p99 under 5 ms\n',
-    )
-    console.log(
-      '| client | streams | gap ms | TTFT error p50 / p99 ms | true TTFT p50 / p99 ms | events/s | client loop p99 ms | server loop p99 ms | peak RSS MiB |',
-    )
-    console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- |')
-    const best = new Map<string, number>()
-    for (const gapMs of QUICK ? [5, 1] : [10, 5, 2, 1, 0.5]) {
-      server.kill('SIGTERM')
-      server = await startTruthServer(port, gapMs)
-      for (const client of clients) {
-        const result = await cell(port, gapMs, 64, client)
-        printRow(result)
-        if (result.reportedP99 - result.trueP99 < 5)
-          best.set(result.client, Math.max(best.get(result.client) ?? 0, result.eventsPerS))
+    if (ONLY_LEVELS === undefined) await flood()
+    async function flood(): Promise<void> {
+      console.log(
+        '\nFlood: 64 streams, shorter and shorter gaps; the most events/s each client takes with TTFT error p99 under 5 ms\n',
+      )
+      console.log(
+        '| client | streams | gap ms | TTFT error p50 / p99 ms | true TTFT p50 / p99 ms | events/s | client loop p99 ms | server loop p99 ms | peak RSS MiB |',
+      )
+      console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- |')
+      const best = new Map<string, number>()
+      for (const gapMs of QUICK ? [5, 1] : [10, 5, 2, 1, 0.5]) {
+        server.kill('SIGTERM')
+        server = await startTruthServer(port, FIRST_TOKEN_MS, gapMs, TOKENS)
+        for (const client of clients) {
+          const result = await cell(port, gapMs, 64, client)
+          printRow(result)
+          if (result.reportedP99 - result.trueP99 < 5)
+            best.set(result.client, Math.max(best.get(result.client) ?? 0, result.eventsPerS))
+        }
       }
+      console.log('')
+      for (const [client, eventsPerS] of best)
+        console.log(`${client}: ${Math.round(eventsPerS)} events/s with TTFT error p99 < 5 ms`)
     }
-    console.log('')
-    for (const [client, eventsPerS] of best)
-      console.log(`${client}: ${Math.round(eventsPerS)} events/s with TTFT error p99 < 5 ms`)
     const perStream = results.filter(
       (r) =>
         r.client.startsWith('llmbench') && (r.concurrency === 1 || r.concurrency === Math.max(...LEVELS)),
     )
-    if (perStream.length >= 2) {
+    if (perStream.length >= 2 && Math.max(...LEVELS) > 1) {
       for (const workers of ['1', 'auto']) {
         const low = results.find((r) => r.client === `llmbench --workers ${workers}` && r.concurrency === 1)
         const high = results.find(

@@ -5,7 +5,7 @@
  * arrived, then one every GAP_MS (absolute deadlines, so timer lateness does not accumulate), then a
  * usage chunk and [DONE]. It records, per request, when it really wrote the first token chunk
  * relative to when the request's bytes were read: the true TTFT, which a client can only add to.
- * GET /stats returns {ttft_ms: [...], loop_delay_p99_ms} and resets them.
+ * GET /stats returns {ttft_ms: [...], events, loop_delay_p99_ms} and resets them.
  *
  * It speaks HTTP/1.1 on a raw `net` socket with pre-built chunked frames: at 1024 streams of
  * 50 tokens/s (51k writes/s) node:http's per-write overhead made the server, not the client, the
@@ -44,6 +44,8 @@ const END_FRAMES = Buffer.concat([
 ])
 
 let trueTtfts: number[] = []
+/** Token chunks written since the last /stats: the event count bench/cost.ts divides CPU by. */
+let events = 0
 const loopDelay = monitorEventLoopDelay({ resolution: 5 })
 loopDelay.enable()
 
@@ -54,6 +56,7 @@ function stream(socket: Socket, arrivedAt: number): void {
   const tick = (): void => {
     if (socket.destroyed) return
     socket.write(TOKEN_FRAME)
+    events++
     if (sent === 0) trueTtfts.push(performance.now() - arrivedAt)
     sent++
     if (sent >= tokens) {
@@ -69,9 +72,11 @@ function stream(socket: Socket, arrivedAt: number): void {
 function stats(socket: Socket): void {
   const body = JSON.stringify({
     ttft_ms: trueTtfts,
+    events,
     loop_delay_p99_ms: Math.max(0, loopDelay.percentile(99) / 1e6 - 5),
   })
   trueTtfts = []
+  events = 0
   loopDelay.reset()
   socket.write(
     `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,

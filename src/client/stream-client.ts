@@ -149,6 +149,8 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
   private timer: NodeJS.Timeout | null = null
   private firstTokenTimer: NodeJS.Timeout | null = null
   private idleTimer: NodeJS.Timeout | null = null
+  /** Arrival of the latest read: the idle timer measures the silence from here when it fires. */
+  private lastReadAt = 0
   /** A 200 whose content type says it is neither an event stream nor JSON. */
   private notEventStream: string | null = null
   private settled = false
@@ -295,11 +297,11 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
       this.isEventStream = false
       this.notEventStream = contentType
     }
-    // The idle timer watches the silence between reads from here on; refresh() is cheap.
-    this.idleTimer = setTimeout(
-      () => this.abort(new RequestTimeoutError('idle', this.target.idleTimeoutMs)),
-      this.target.idleTimeoutMs,
-    )
+    // The idle timer watches the silence between reads from here on. A read only stamps
+    // lastReadAt: re-arming a timer on every read (refresh()) cost more than any other bookkeeping
+    // per event; the timer, when it fires, re-arms itself for what is left of the silence.
+    this.lastReadAt = at
+    this.idleTimer = setTimeout(this.onIdle, this.target.idleTimeoutMs)
     // Last: it may fail the request at once, which clears the timers set above.
     this.startDecoding(headers['content-encoding'], statusCode)
   }
@@ -307,7 +309,7 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
     const at = performance.now()
     if (this.settled) return
-    this.idleTimer?.refresh()
+    this.lastReadAt = at
     const status = this.record.status ?? 0
     if (status >= 200 && status < 300 && this.isEventStream) {
       if (this.decoder !== null) this.decoder.push(chunk, at)
@@ -566,6 +568,14 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
     this.bodyParts = []
     this.decoder?.destroy()
     this.resolve(this.record)
+  }
+
+  /** The idle timer fired: a timeout if nothing was read for idleTimeoutMs, else wait for the rest. */
+  private readonly onIdle = (): void => {
+    const idleMs = this.target.idleTimeoutMs
+    const left = idleMs - (performance.now() - this.lastReadAt)
+    if (left > 0) this.idleTimer = setTimeout(this.onIdle, Math.ceil(left))
+    else this.abort(new RequestTimeoutError('idle', idleMs))
   }
 
   private readonly onInterrupt = (): void => {

@@ -1,0 +1,256 @@
+/**
+ * Client cost benchmark (issue 17): CPU per streamed event and memory per stream, side by side in
+ * one run. The machine is shared: read the ratios to the floor, not the absolute figures.
+ *
+ * One server, its own process (bench/fidelity/truth-server.ts: pre-built chunked frames on a raw
+ * socket, so its CPU is neither the clients' nor a bottleneck), streams TOKENS chat chunks per
+ * request, one every GAP_MS. Each client runs in its own process under /usr/bin/time (CPU of all
+ * its threads, user + system, and peak RSS = VmHWM):
+ *   - floor:       bench/cost/floor-client.mjs, raw node:net that stamps reads and finds the end of
+ *                  a chunked body, nothing more;
+ *   - undici, reads stamped only: the same through an undici Client (a diagnostic row: the HTTP
+ *                  layer's share, so the rest of llmbench's distance to the floor is its own work);
+ *   - llmbench --workers 1 and --workers auto (dist/cli/main.js, built first);
+ *   - the source article's asyncio + httpx script, when `python3 -c 'import httpx'` works.
+ * Marginal CPU per event = (CPU of a big run - CPU of a one-request run) / (events of the big run -
+ * events of the one-request run), so start-up and shutdown (modules, workers, the report) are not
+ * counted. Events are the token chunks the server wrote (its /stats). The clients take turns in
+ * every repeat and the table shows each one's median.
+ *
+ * Then peak RSS per open stream: the peak at 1024 streams minus the peak at 1, per extra stream
+ * (llmbench --workers 1 and the floor), against a server that sends a token every 20 ms.
+ *
+ *   npm run bench:cost                     # 64 streams, ~256k events per big run, 3 repeats
+ *   npm run bench:cost -- --quick          # ~64k events, 1 repeat, no 1024-stream memory cell
+ *   BENCH_COST_EVENTS=131072 BENCH_COST_REPEATS=5 npm run bench:cost
+ *   BENCH_COST_BASELINE=../main/dist/cli/main.js npm run bench:cost -- --quick
+ *       adds another build's --workers 1 (a change's effect, side by side); BENCH_COST_NO_AUTO=1 skips auto
+ */
+import { execFileSync, spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { startTruthServer } from '../fidelity/start-truth-server.js'
+
+const QUICK = process.argv.includes('--quick')
+const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+const CLI = join(ROOT, 'dist/cli/main.js')
+const FLOOR = join(ROOT, 'bench/cost/floor-client.mjs')
+const UNDICI_FLOOR = join(ROOT, 'bench/cost/undici-floor-client.mjs')
+const ARTICLE = join(ROOT, 'bench/fidelity/article_client.py')
+const PYTHON = '/usr/bin/python3'
+const TIME = '/usr/bin/time'
+const STREAMS = 64
+const TOKENS = 64
+const GAP_MS = 2
+const EVENTS = Number(process.env.BENCH_COST_EVENTS ?? (QUICK ? 65_536 : 262_144))
+const REPEATS = Number(process.env.BENCH_COST_REPEATS ?? (QUICK ? 1 : 3))
+const MEMORY_STREAMS = 1024
+const MEMORY_GAP_MS = 20
+
+interface Usage {
+  cpuS: number
+  peakRssMiB: number
+  events: number
+}
+
+interface Client {
+  name: string
+  /** The command for `streams` streams and about `events` events in all. */
+  command(port: number, streams: number, events: number): string[]
+}
+
+function llmbench(workers: string, cli = CLI, label = 'llmbench'): Client {
+  return {
+    name: `${label} --workers ${workers}`,
+    command: (port, streams, events) => [
+      process.execPath,
+      cli,
+      'run',
+      '--base-url',
+      `http://127.0.0.1:${port}/v1`,
+      '--model',
+      'truth',
+      '--levels',
+      String(streams),
+      '--requests',
+      String(Math.max(1, Math.round(events / TOKENS))),
+      '--warmup',
+      '0',
+      '--no-preflight',
+      '--no-server-metrics',
+      '--workers',
+      workers,
+      '--input-tokens',
+      '8',
+      '--output-tokens',
+      String(TOKENS),
+      '--json',
+      '--quiet',
+      '--out',
+      mkdtempSync(join(tmpdir(), 'llmbench-cost-')),
+    ],
+  }
+}
+
+/** A plain Node script taking PORT STREAMS REQUESTS (the floor clients). */
+function script(name: string, path: string): Client {
+  return {
+    name,
+    command: (port, streams, events) => [
+      process.execPath,
+      path,
+      String(port),
+      String(streams),
+      String(Math.max(1, Math.round(events / TOKENS))),
+    ],
+  }
+}
+
+const FLOOR_CLIENT = script('floor (raw node:net)', FLOOR)
+/** The floor's requests through undici: what the HTTP layer costs (see undici-floor-client.mjs). */
+const UNDICI_FLOOR_CLIENT = script('undici, reads stamped only', UNDICI_FLOOR)
+
+/** The article's script runs for a duration: the time the server needs to send `events`. */
+const ARTICLE_CLIENT: Client = {
+  name: 'article asyncio+httpx',
+  command: (port, streams, events) => [
+    PYTHON,
+    ARTICLE,
+    `http://127.0.0.1:${port}/v1/chat/completions`,
+    String(streams),
+    String(Math.max(0.2, (events / streams) * GAP_MS * 1e-3)),
+  ],
+}
+
+function httpxMissing(): string | null {
+  try {
+    execFileSync(PYTHON, ['-c', 'import httpx'], { stdio: 'ignore' })
+    return null
+  } catch {
+    return `skipped: \`${PYTHON} -c 'import httpx'\` fails (install python3-httpx to include it)`
+  }
+}
+
+/** Runs a command to its end under /usr/bin/time: CPU of all its threads and its peak RSS. */
+function timed(command: string[]): Promise<{ cpuS: number; peakRssMiB: number }> {
+  const dir = mkdtempSync(join(tmpdir(), 'llmbench-cost-time-'))
+  const file = join(dir, 'time')
+  return new Promise((resolve, reject) => {
+    const child = spawn(TIME, ['-o', file, '-f', '%U %S %M', ...command], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      cwd: ROOT,
+    })
+    let stderr = ''
+    child.stderr?.on('data', (data: Buffer) => {
+      stderr += data.toString()
+    })
+    child.once('exit', (code) => {
+      try {
+        if (code !== 0) throw new Error(`${command.join(' ')} exited ${code}: ${stderr.slice(-2000)}`)
+        const [user, system, maxKiB] =
+          readFileSync(file, 'utf8').trim().split('\n').at(-1)?.split(' ').map(Number) ?? []
+        resolve({ cpuS: (user ?? 0) + (system ?? 0), peakRssMiB: (maxKiB ?? 0) / 1024 })
+      } catch (error) {
+        reject(error)
+      } finally {
+        rmSync(dir, { recursive: true, force: true })
+      }
+    })
+  })
+}
+
+/** Token chunks the server wrote since the last call. */
+async function serverEvents(port: number): Promise<number> {
+  const response = await fetch(`http://127.0.0.1:${port}/stats`)
+  return ((await response.json()) as { events: number }).events
+}
+
+async function measure(port: number, client: Client, streams: number, events: number): Promise<Usage> {
+  await serverEvents(port)
+  const usage = await timed(client.command(port, streams, events))
+  return { ...usage, events: await serverEvents(port) }
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1
+    ? (sorted[middle] as number)
+    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2
+}
+
+const fixed = (value: number, digits = 1): string => (Number.isFinite(value) ? value.toFixed(digits) : '-')
+
+async function main(): Promise<void> {
+  if (!existsSync(CLI)) throw new Error('build first: npm run build')
+  const skipArticle = httpxMissing()
+  const baseline = process.env.BENCH_COST_BASELINE
+  const clients = [
+    FLOOR_CLIENT,
+    UNDICI_FLOOR_CLIENT,
+    llmbench('1'),
+    ...(baseline === undefined ? [] : [llmbench('1', baseline, 'baseline build')]),
+    ...(process.env.BENCH_COST_NO_AUTO === '1' ? [] : [llmbench('auto')]),
+    ...(skipArticle === null ? [ARTICLE_CLIENT] : []),
+  ]
+  console.log(
+    `Client cost benchmark: ${cpus()[0]?.model ?? 'cpu'} x${availableParallelism()}, Node ${process.version}, load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  )
+  console.log(
+    `server (own process): ${STREAMS} streams, ${TOKENS} tokens per request, one every ${GAP_MS} ms; big run ~${EVENTS} events; ${REPEATS} repeat(s), clients interleaved, medians\n`,
+  )
+  const port = 20000 + Math.floor(Math.random() * 20000)
+  const perEvent = new Map<string, number[]>()
+  const peak = new Map<string, number[]>()
+  let server = await startTruthServer(port, GAP_MS, GAP_MS, TOKENS)
+  try {
+    for (let repeat = 0; repeat < REPEATS; repeat++) {
+      for (const client of clients) {
+        const one = await measure(port, client, 1, 1)
+        const big = await measure(port, client, STREAMS, EVENTS)
+        const micros = ((big.cpuS - one.cpuS) * 1e6) / (big.events - one.events)
+        perEvent.set(client.name, [...(perEvent.get(client.name) ?? []), micros])
+        peak.set(client.name, [...(peak.get(client.name) ?? []), big.peakRssMiB])
+        process.stderr.write(
+          `  repeat ${repeat + 1}: ${client.name}: ${fixed(micros, 2)} µs/event (${big.events} events, ${fixed(big.cpuS, 2)} s CPU; one request: ${fixed(one.cpuS, 2)} s), peak RSS ${fixed(big.peakRssMiB, 0)} MiB\n`,
+        )
+      }
+    }
+    const floorMicros = median(perEvent.get(FLOOR_CLIENT.name) ?? [])
+    const floorRss = median(peak.get(FLOOR_CLIENT.name) ?? [])
+    console.log(`| client | CPU per event µs | × floor | peak RSS MiB (${STREAMS} streams) | × floor |`)
+    console.log('| --- | --- | --- | --- | --- |')
+    for (const client of clients) {
+      const micros = median(perEvent.get(client.name) ?? [])
+      const rss = median(peak.get(client.name) ?? [])
+      console.log(
+        `| ${client.name} | ${fixed(micros, 1)} | ${fixed(micros / floorMicros, 2)} | ${fixed(rss, 0)} | ${fixed(rss / floorRss, 2)} |`,
+      )
+    }
+    if (skipArticle !== null) console.log(`\narticle asyncio+httpx: ${skipArticle}`)
+    if (QUICK) return
+    server.kill('SIGTERM')
+    server = await startTruthServer(port, MEMORY_GAP_MS, MEMORY_GAP_MS, TOKENS)
+    console.log(
+      `\nPeak RSS per open stream: (peak at ${MEMORY_STREAMS} streams - peak at 1) / ${MEMORY_STREAMS - 1}; a token every ${MEMORY_GAP_MS} ms\n`,
+    )
+    console.log('| client | peak RSS at 1 MiB | at 1024 MiB | KiB per stream |')
+    console.log('| --- | --- | --- | --- |')
+    for (const client of [FLOOR_CLIENT, llmbench('1')]) {
+      const one = await measure(port, client, 1, TOKENS)
+      const many = await measure(port, client, MEMORY_STREAMS, MEMORY_STREAMS * TOKENS * 2)
+      const kib = ((many.peakRssMiB - one.peakRssMiB) * 1024) / (MEMORY_STREAMS - 1)
+      console.log(
+        `| ${client.name} | ${fixed(one.peakRssMiB, 0)} | ${fixed(many.peakRssMiB, 0)} | ${fixed(kib, 1)} |`,
+      )
+    }
+  } finally {
+    server.kill('SIGTERM')
+  }
+}
+
+await main()
