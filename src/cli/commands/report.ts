@@ -14,7 +14,7 @@ import type { Io } from '../io.js'
 export const REPORT_SPEC: CommandSpec = {
   name: 'report',
   summary:
-    "Regenerate bench_result.json, summary.md and the table from a result folder's raw records; or show the trend of a history folder.",
+    "Regenerate bench_result.json, summary.md, the charts, report.html, levels.csv, requests.csv and the table from a result folder's raw records; or show the trend of a history folder.",
   usage: 'llmbench report DIR|FILE   |   llmbench report --history DIR',
   flags: [
     {
