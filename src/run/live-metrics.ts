@@ -46,6 +46,7 @@ export class LiveMetrics implements RecordObserver {
   private inFlightSource: () => number = () => 0
   private scrapes = 0
   private onScrape: (() => void) | null = null
+  private closing: Promise<void> | null = null
 
   private readonly requests = new Counter({
     name: 'llmbench_requests_total',
@@ -151,10 +152,16 @@ export class LiveMetrics implements RecordObserver {
   }
 
   /**
-   * Stops serving. `waitForFinalScrape`: when something scraped during the run, first wait (at most
-   * FINAL_SCRAPE_WAIT_MS) for one more scrape, so the final counts reach Prometheus.
+   * Stops serving (once; later calls wait for the first). `waitForFinalScrape`: when something scraped
+   * during the run, first wait (at most FINAL_SCRAPE_WAIT_MS) for one more scrape, so the final
+   * counts reach Prometheus.
    */
-  async close(waitForFinalScrape: boolean): Promise<void> {
+  close(waitForFinalScrape: boolean): Promise<void> {
+    this.closing ??= this.shutDown(waitForFinalScrape)
+    return this.closing
+  }
+
+  private async shutDown(waitForFinalScrape: boolean): Promise<void> {
     this.inFlightSource = () => 0
     if (waitForFinalScrape && this.scrapes > 0) {
       await new Promise<void>((resolve) => {

@@ -169,6 +169,9 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
       },
     }
     await runLoad(gradient)
+    // Before the report: drawing the charts holds the main thread for seconds, and a scrape that
+    // times out meanwhile would leave Prometheus without the final counts.
+    await live?.close(!stop.requested)
     if (sink.failure !== null) throw sink.failure
     return await finishRun(gradient)
   } catch (error) {
@@ -180,7 +183,7 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
     sink.close()
     await scraper?.stop(false)
     await pool?.close()
-    await live?.close(!stop.requested)
+    await live?.close(false)
   }
 }
 
