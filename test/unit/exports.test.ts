@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import type { RequestRecord } from '../../src/records/types.js'
@@ -101,27 +102,41 @@ test('requests.csv: one row per record, flat columns, read back by an RFC 4180 p
   for (const row of rows) assert.equal(row.length, REQUEST_COLUMNS.length, 'every row has every column')
 })
 
-test("requests.parquet: typed columns (INT64, DOUBLE, UTF-8, nulls) that hyparquet reads back to the records' values", async (t) => {
-  // hyparquet is hyparquet-writer's own dependency (the reader it is tested with), not llmbench's.
+interface ReadBack {
+  types: Record<string, string | undefined>
+  rows: Record<string, unknown>[]
+}
+
+/**
+ * Writes the records as requests.parquet and reads the file back with hyparquet: hyparquet-writer's
+ * own dependency (the reader it is tested with), not llmbench's; null when it does not resolve.
+ */
+async function writeAndReadBack(records: RequestRecord[]): Promise<ReadBack | null> {
   let hyparquet: typeof import('hyparquet')
   try {
     hyparquet = await import('hyparquet')
   } catch {
-    t.skip('hyparquet (a dependency of hyparquet-writer) does not resolve here')
-    return
+    return null
   }
-  const records = awkwardRecords()
   const path = join(tempDir(), 'requests.parquet')
   await writeRequestsParquet(path, records)
   const file = await hyparquet.asyncBufferFromFile(path)
   const metadata = await hyparquet.parquetMetadataAsync(file)
   assert.equal(Number(metadata.num_rows), records.length)
   const types = Object.fromEntries(metadata.schema.slice(1).map((element) => [element.name, element.type]))
+  return { types, rows: (await hyparquet.parquetReadObjects({ file })) as Record<string, unknown>[] }
+}
+
+const NO_READER = 'hyparquet (a dependency of hyparquet-writer) does not resolve here'
+
+test("requests.parquet: typed columns (INT64, DOUBLE, UTF-8, nulls) that hyparquet reads back to the records' values", async (t) => {
+  const read = await writeAndReadBack(awkwardRecords())
+  if (read === null) return t.skip(NO_READER)
+  const { types, rows } = read
   assert.equal(types.seq, 'INT64')
   assert.equal(types.sent_at_ms, 'DOUBLE')
   assert.equal(types.level, 'DOUBLE')
   assert.equal(types.error_message, 'BYTE_ARRAY')
-  const rows = (await hyparquet.parquetReadObjects({ file })) as Record<string, unknown>[]
   assert.equal(rows[0]?.seq, 7n)
   assert.equal(rows[0]?.sent_at_ms, 1000.123456789)
   assert.equal(rows[0]?.server_prompt_ms, 3.3333333333333335)
@@ -134,21 +149,11 @@ test("requests.parquet: typed columns (INT64, DOUBLE, UTF-8, nulls) that hyparqu
 })
 
 test('requests.parquet: a count column holding a value that is not a whole number is written as DOUBLE, not truncated', async (t) => {
-  let hyparquet: typeof import('hyparquet')
-  try {
-    hyparquet = await import('hyparquet')
-  } catch {
-    t.skip('hyparquet (a dependency of hyparquet-writer) does not resolve here')
-    return
-  }
-  const odd = makeRecord({ input_tokens: 12.5 })
-  const path = join(tempDir(), 'requests.parquet')
-  await writeRequestsParquet(path, [odd])
-  const file = await hyparquet.asyncBufferFromFile(path)
-  const metadata = await hyparquet.parquetMetadataAsync(file)
-  assert.equal(metadata.schema.find((element) => element.name === 'input_tokens')?.type, 'DOUBLE')
-  const rows = (await hyparquet.parquetReadObjects({ file })) as Record<string, unknown>[]
-  assert.equal(rows[0]?.input_tokens, 12.5)
+  const read = await writeAndReadBack([makeRecord({ input_tokens: 12.5 })])
+  if (read === null) return t.skip(NO_READER)
+  assert.equal(read.types.input_tokens, 'DOUBLE')
+  assert.equal(read.rows[0]?.input_tokens, 12.5)
+  assert.equal(read.types.output_tokens, 'INT64', 'the other count columns stay INT64')
 })
 
 test('summary.md is appended to $GITHUB_STEP_SUMMARY when it is set, after what other steps wrote; nothing when unset', () => {
@@ -160,5 +165,31 @@ test('summary.md is appended to $GITHUB_STEP_SUMMARY when it is set, after what 
   assert.equal(readFileSync(target, 'utf8'), 'an earlier step\n# llmbench\n\n| level | TTFT |\n')
   assert.equal(appendStepSummary(dir, {}), null)
   assert.equal(appendStepSummary(dir, { GITHUB_STEP_SUMMARY: '' }), null)
-  assert.equal(existsSync(join(dir, 'nothing')), false)
+})
+
+/** A second, independent reader when the machine has one: Python's pyarrow, else duckdb. */
+function pythonParquetReader(): 'pyarrow' | 'duckdb' | null {
+  for (const module of ['pyarrow.parquet', 'duckdb'] as const) {
+    const probe = spawnSync('python3', ['-c', `import ${module}`], { stdio: 'ignore' })
+    if (probe.status === 0) return module === 'duckdb' ? 'duckdb' : 'pyarrow'
+  }
+  return null
+}
+
+test('requests.parquet: read by Python (pyarrow or duckdb) when installed, to the same rows and values', async (t) => {
+  const reader = pythonParquetReader()
+  if (reader === null) return t.skip('neither pyarrow nor duckdb is installed for python3')
+  const path = join(tempDir(), 'requests.parquet')
+  await writeRequestsParquet(path, awkwardRecords())
+  const script =
+    reader === 'pyarrow'
+      ? 'import sys, json, pyarrow.parquet as pq; t = pq.read_table(sys.argv[1]); print(json.dumps([t.num_rows, t.column("sent_at_ms")[0].as_py(), t.column("error_message")[1].as_py(), str(t.schema.field("seq").type)]))'
+      : 'import sys, json, duckdb; r = duckdb.sql(f"select count(*), first(sent_at_ms), last(error_message), typeof(first(seq)) from \'{sys.argv[1]}\'").fetchone(); print(json.dumps(list(r)))'
+  const run = spawnSync('python3', ['-c', script, path], { encoding: 'utf8' })
+  assert.equal(run.status, 0, run.stderr)
+  const [rows, sentAt, message, seqType] = JSON.parse(run.stdout) as [number, number, string, string]
+  assert.equal(rows, 2)
+  assert.equal(sentAt, 1000.123456789)
+  assert.equal(message, 'upstream said "no", then\r\nclosed, twice')
+  assert.match(seqType, /int64|BIGINT/i)
 })
