@@ -24,6 +24,9 @@ const ITL_BUCKETS_S = [0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1
  */
 const FINAL_SCRAPE_WAIT_MS = 15_000
 
+/** The endpoint could not listen (port in use, unknown host): the user's to fix, before anything is sent. */
+export class LiveMetricsError extends Error {}
+
 /** Anything that follows the run as it goes (RecordSink's observer): each level's start, every record kept. */
 export interface RecordObserver {
   setLevel(value: number): void
@@ -107,7 +110,11 @@ export class LiveMetrics implements RecordObserver {
     })
     await new Promise<void>((resolve, reject) => {
       server.once('error', (error) =>
-        reject(new Error(`live metrics: cannot listen on ${host}:${port}: ${(error as Error).message}`)),
+        reject(
+          new LiveMetricsError(
+            `live metrics: cannot listen on ${host}:${port} (--metrics-port, --metrics-host): ${(error as Error).message}`,
+          ),
+        ),
       )
       server.listen(port, host, () => resolve())
     })

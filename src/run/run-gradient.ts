@@ -25,7 +25,7 @@ import { architecture, describeRun } from './describe-run.js'
 import { resolveEndpoint } from './endpoint.js'
 import { describeEstimate, estimateRun } from './estimate.js'
 import { levelValues, planLevel, WHOLE_RUN } from './level-plan.js'
-import { startLiveMetrics } from './live-metrics.js'
+import { type LiveMetrics, startLiveMetrics } from './live-metrics.js'
 import { type MeasureContext, measureLevel } from './measure-level.js'
 import { type PreflightResult, runPreflight } from './preflight.js'
 import {
@@ -114,9 +114,10 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
   const unregisterFlush = stop.onFlush(() => sink.flush())
   let pool: WorkerPool | null = null
   let scraper: ServerMetricsScraper | null = null
-  const live = await startLiveMetrics(config, options.log)
-  sink.observer = live
+  let live: LiveMetrics | null = null
   try {
+    live = await startLiveMetrics(config, options.log)
+    sink.observer = live
     const setUp = await setUpRun(options, endpoint, sources, sink)
     if (setUp.kind !== 'ready') return setUp
     const workerCount = resolveWorkers(

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { existsSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { type AddressInfo, createServer } from 'node:net'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { readRecords } from '../../src/records/jsonl-reader.js'
@@ -62,6 +63,29 @@ test('run --parquet writes levels.csv, requests.csv and requests.parquet beside 
     assert.equal(again.code, 0, again.stderr)
     assert.ok(existsSync(join(out, 'requests.parquet')))
   } finally {
+    await sim.close()
+  }
+})
+
+test('run --metrics-port on a port in use: exit 2 naming the address and the flags, nothing sent', {
+  timeout: 60_000,
+}, async () => {
+  const sim = await startSimulator({ prefill_base_ms: 1, decode_base_ms: 1 })
+  const taken = createServer()
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve))
+  const port = (taken.address() as AddressInfo).port
+  try {
+    const run = await runCli(
+      simRunArgs(sim.url, join(tempDir(), 'run'), { levels: '1', requests: 2, 'metrics-port': port }),
+    )
+    assert.equal(run.code, 2, run.stderr)
+    assert.match(
+      run.stderr,
+      new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port} \\(--metrics-port, --metrics-host\\)`),
+    )
+    assert.equal(sim.stats().admitted, 0, 'nothing was sent')
+  } finally {
+    taken.close()
     await sim.close()
   }
 })

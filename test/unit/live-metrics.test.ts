@@ -62,7 +62,7 @@ test('live metrics: a port in use is an error naming the address', async () => {
     const port = Number(new URL(first.url).port)
     await assert.rejects(
       LiveMetrics.start('127.0.0.1', port),
-      /live metrics: cannot listen on 127\.0\.0\.1:\d+: .*EADDRINUSE/,
+      /live metrics: cannot listen on 127\.0\.0\.1:\d+ \(--metrics-port, --metrics-host\): .*EADDRINUSE/,
     )
   } finally {
     await first.close(false)
