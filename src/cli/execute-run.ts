@@ -10,6 +10,7 @@ import { renderTable, renderVerdict } from '../report/terminal.js'
 import { levelName } from '../result/level-name.js'
 import { endpointFromEnv } from '../run/endpoint.js'
 import { fdLimitWarning } from '../run/fd-limit.js'
+import { LiveMetricsError } from '../run/live-metrics.js'
 import { WorkloadError } from '../run/prepare-workload.js'
 import { FolderInUseError, FolderUnwritableError } from '../run/result-folder.js'
 import { parseShard } from '../run/shard.js'
@@ -85,7 +86,8 @@ export async function executeRun(
     try {
       outcome = await startRun(run, { log: logLine, stop, ...(progress ? { progress } : {}) })
     } catch (error) {
-      if (error instanceof WorkloadError) throw new CliError(error.message, EXIT.usage)
+      if (error instanceof WorkloadError || error instanceof LiveMetricsError)
+        throw new CliError(error.message, EXIT.usage)
       if (error instanceof DiskFullError) throw new CliError(error.message, EXIT.diskFull)
       throw error
     }

@@ -109,6 +109,9 @@ export const DEFAULTS: RunConfig = deepFreeze({
     refine: false,
     history_dir: null,
     max_cost: null,
+    export_parquet: false,
+    metrics_port: null,
+    metrics_host: '127.0.0.1',
   },
 })
 

@@ -404,3 +404,8 @@ function editDistance(a: string, b: string): number {
   }
   return prev[b.length] ?? 0
 }
+
+export function port() {
+  const e = expect('a TCP port, an integer from 0 (any free port) to 65535')
+  return z.number(e).int(e).min(0, e).max(65535, e)
+}

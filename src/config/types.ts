@@ -148,6 +148,12 @@ export interface RunConfig {
     history_dir: string | null
     /** Refuse to start (exit 2) when the estimated cost is above this; null = no limit. */
     max_cost: number | null
+    /** Also write requests.parquet into the result folder (src/report/exports.ts). */
+    export_parquet: boolean
+    /** Serve the client's live metrics for Prometheus on this port during the run; null = off. */
+    metrics_port: number | null
+    /** The address the live metrics endpoint binds (loopback unless asked). */
+    metrics_host: string
   }
 }
 

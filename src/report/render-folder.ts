@@ -6,6 +6,7 @@ import type { BenchResult } from '../result/bench-result.js'
 import { CHARTS_DIR, HTML_FILE, SUMMARY_FILE } from '../result/folder-layout.js'
 import { levelName } from '../result/level-name.js'
 import type { Chart } from './charts.js'
+import { type ExportOptions, writeExports } from './exports.js'
 import { renderHtml } from './html.js'
 import { renderMarkdown } from './markdown.js'
 import { readServerTimeline } from './server-timeline.js'
@@ -25,11 +26,17 @@ export function toPng(svg: string, loadSystemFonts = true): Buffer {
 }
 
 /**
- * Everything a person looks at, from the summary: summary.md, charts/*.svg and *.png, report.html.
+ * Everything a person looks at, from the summary: summary.md, charts/*.svg and *.png, report.html;
+ * and the exports for other tools (levels.csv, requests.csv, requests.parquet when asked).
  * Returns a note when the charts (and so report.html) could not be drawn.
  */
-export async function writeReports(dir: string, result: BenchResult): Promise<string | null> {
+export async function writeReports(
+  dir: string,
+  result: BenchResult,
+  exports: ExportOptions = {},
+): Promise<string | null> {
   writeFileSync(join(dir, SUMMARY_FILE), renderMarkdown(result))
+  await writeExports(dir, result, exports)
   // vega and vega-lite (hundreds of files) load when a report is drawn, not when a run starts: a run
   // at a tight `ulimit -n` must get as far as its fd check, and `init` or `sim` never need them.
   let charts: Chart[]

@@ -11,10 +11,25 @@ export const SERVER_METRICS_FILE = 'server-metrics.jsonl'
 export const RESULT_FILE = 'bench_result.json'
 export const SUMMARY_FILE = 'summary.md'
 export const HTML_FILE = 'report.html'
+/** Exports (src/report/exports.ts): the levels' figures and the records as tables for other tools. */
+export const LEVELS_CSV_FILE = 'levels.csv'
+export const REQUESTS_CSV_FILE = 'requests.csv'
+/** Written only when asked (bench.parquet, --parquet). */
+export const REQUESTS_PARQUET_FILE = 'requests.parquet'
 /** The charts, each as .svg and .png. */
 export const CHARTS_DIR = 'charts'
 
 /** The files and folders a run writes into its result folder (and `--force` removes): nothing else. */
 export function runFiles(resultFile: string): string[] {
-  return [RECORDS_FILE, resultFile, SERVER_METRICS_FILE, SUMMARY_FILE, HTML_FILE, CHARTS_DIR]
+  return [
+    RECORDS_FILE,
+    resultFile,
+    SERVER_METRICS_FILE,
+    SUMMARY_FILE,
+    HTML_FILE,
+    CHARTS_DIR,
+    LEVELS_CSV_FILE,
+    REQUESTS_CSV_FILE,
+    REQUESTS_PARQUET_FILE,
+  ]
 }

@@ -8,6 +8,7 @@ import { type LevelSummary, summarizeLevel } from '../metrics/summarize.js'
 import { asDiskFull, isNoSpace } from '../records/disk-full.js'
 import type { LevelProgress } from '../report/progress.js'
 import { writeReports } from '../report/render-folder.js'
+import { appendStepSummary } from '../report/step-summary.js'
 import type { BenchResult } from '../result/bench-result.js'
 import { finishResult, summaryOptions } from '../result/build-result.js'
 import { RECORDS_FILE } from '../result/folder-layout.js'
@@ -24,6 +25,7 @@ import { architecture, describeRun } from './describe-run.js'
 import { resolveEndpoint } from './endpoint.js'
 import { describeEstimate, estimateRun } from './estimate.js'
 import { levelValues, planLevel, WHOLE_RUN } from './level-plan.js'
+import { type LiveMetrics, startLiveMetrics } from './live-metrics.js'
 import { type MeasureContext, measureLevel } from './measure-level.js'
 import { type PreflightResult, runPreflight } from './preflight.js'
 import {
@@ -112,7 +114,10 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
   const unregisterFlush = stop.onFlush(() => sink.flush())
   let pool: WorkerPool | null = null
   let scraper: ServerMetricsScraper | null = null
+  let live: LiveMetrics | null = null
   try {
+    live = await startLiveMetrics(config, options.log)
+    sink.observer = live
     const setUp = await setUpRun(options, endpoint, sources, sink)
     if (setUp.kind !== 'ready') return setUp
     const workerCount = resolveWorkers(
@@ -129,6 +134,8 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
       options.shard ?? WHOLE_RUN,
       sessionWork(setUp.prepared.plan, config),
     )
+    const threads = pool
+    live?.watchInFlight(() => threads.inFlight)
     const meta = describeRun(config, workerCount, setUp.prepared, setUp.estimate, options.shard, connections)
     meta.run_id = sink.runId
     if (sources.trace !== null) meta.trace = sources.trace.meta
@@ -163,6 +170,9 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
       },
     }
     await runLoad(gradient)
+    // Before the report: drawing the charts holds the main thread for seconds, and a scrape that
+    // times out meanwhile would leave Prometheus without the final counts.
+    await live?.close(!stop.requested)
     if (sink.failure !== null) throw sink.failure
     return await finishRun(gradient)
   } catch (error) {
@@ -174,6 +184,7 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
     sink.close()
     await scraper?.stop(false)
     await pool?.close()
+    await live?.close(false)
   }
 }
 
@@ -301,6 +312,7 @@ async function runLevel(gradient: Gradient, value: number): Promise<BenchResult 
     if (level === null) log(`level ${value}: this shard's share is empty; skipped`)
     return null
   }
+  measure.sink.observer?.setLevel(value)
   const { measured, client, outcomes } = await measureLevel(measure, level)
   if (noticeFromLoad(gradient.connections, outcomes, log)) gradient.pool.stopReuse()
   meta.client.architecture = architecture(gradient.workers, gradient.connections, config.load.mode)
@@ -333,8 +345,13 @@ async function finishRun(gradient: Gradient): Promise<RunOutcome> {
   const result = finishResult(gradient.summaries, meta)
   writeJsonAtomic(resultPath, result)
   options.stop.enter('report')
-  const reportNote = await writeReports(options.outDir, result)
+  const reportNote = await writeReports(options.outDir, result, {
+    parquet: options.config.run.export_parquet,
+  })
   if (reportNote !== null) options.log(`note: ${reportNote}`)
+  // A shard's summary is partial: the merged one is the job's answer (`merge` appends it).
+  const stepSummary = options.shard === undefined ? appendStepSummary(options.outDir) : null
+  if (stepSummary !== null) options.log(`summary.md appended to $GITHUB_STEP_SUMMARY (${stepSummary})`)
   return { kind: 'done', result, resultPath }
 }
 

@@ -34,6 +34,8 @@ function spawnWorker(): Worker {
  */
 export class WorkerPool {
   private onRecords: (records: RequestRecord[]) => void = () => {}
+  /** Each thread's requests in flight as of its last batch (the live metrics read the sum). */
+  private readonly inFlightByThread: number[] = []
   /** Turned off for every later level once any thread saw the server close after responses. */
   private keepAlive = true
   private waiting = new Map<number, { resolve: (done: RoundDone) => void; reject: (error: Error) => void }>()
@@ -124,6 +126,13 @@ export class WorkerPool {
     )
   }
 
+  /** Requests sent and not yet recorded, over every thread, as of their last batches. */
+  get inFlight(): number {
+    let sum = 0
+    for (const count of this.inFlightByThread) sum += count ?? 0
+    return sum
+  }
+
   private round(shares: readonly LevelShare[], round: Round): Promise<RoundDone[]> {
     return Promise.all(
       shares.map((share, i) => {
@@ -136,8 +145,10 @@ export class WorkerPool {
   }
 
   private receive(index: number, message: FromWorker): void {
-    if (message.type === 'records') this.onRecords(message.records)
-    else if (message.type === 'level-done')
+    if (message.type === 'records') {
+      this.inFlightByThread[index] = message.in_flight
+      if (message.records.length > 0) this.onRecords(message.records)
+    } else if (message.type === 'level-done')
       this.settle(index)?.resolve({ loop: message.loop, outcome: message.outcome })
     else if (message.type === 'failed')
       this.settle(index)?.reject(new Error(`worker ${index}: ${message.message}`))

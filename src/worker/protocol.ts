@@ -35,7 +35,8 @@ export type ToWorker =
 
 export type FromWorker =
   | { type: 'ready' }
-  | { type: 'records'; records: RequestRecord[] }
+  /** in_flight: this thread's requests sent and not yet recorded, for the live metrics' gauge. */
+  | { type: 'records'; records: RequestRecord[]; in_flight: number }
   | { type: 'level-done'; loop: LoopStats; outcome: RoundOutcome }
   | { type: 'failed'; message: string }
 

@@ -37,6 +37,9 @@ const interrupt = new AbortController()
 // One listener per in-flight request, each removed when it settles: many is normal, not a leak.
 setMaxListeners(0, interrupt.signal)
 let batch: RequestRecord[] = []
+/** Sent and not yet recorded: one increment and one decrement per request, posted with the batches. */
+let inFlight = 0
+let postedInFlight = 0
 /** This thread's keep-alive policy: once the server is seen closing after responses, for good. */
 let watch = new ConnectionWatch(true)
 const monitor = new LoopMonitor('worker')
@@ -46,8 +49,10 @@ function post(message: FromWorker): void {
 }
 
 function flush(): void {
-  if (batch.length === 0) return
-  post({ type: 'records', records: batch })
+  // A change of the in-flight count alone is posted too: a level's first TTFT can be long.
+  if (batch.length === 0 && inFlight === postedInFlight) return
+  post({ type: 'records', records: batch, in_flight: inFlight })
+  postedInFlight = inFlight
   batch = []
 }
 
@@ -86,8 +91,14 @@ async function runShare(share: LevelShare, round: Round, keepAlive: boolean): Pr
       nextSeq: () => seq++,
       nextPromptId,
       bodyFor: (promptId) => bodies[promptId % bodies.length] as Buffer,
-      send: (request) => sendRequest(connection, request),
-      onRecord: (record) => batch.push(record),
+      send: (request) => {
+        inFlight++
+        return sendRequest(connection, request)
+      },
+      onRecord: (record) => {
+        inFlight--
+        batch.push(record)
+      },
       stopRequested: () => stopRequested,
       clock: REAL_TIME,
       ...(sessions === undefined ? {} : { sessions }),

@@ -127,6 +127,9 @@ const FROM_SETTINGS: RunConfig = {
     refine: false,
     history_dir: null,
     max_cost: null,
+    export_parquet: false,
+    metrics_port: null,
+    metrics_host: '127.0.0.1',
   },
 }
 
@@ -280,6 +283,9 @@ test('every flag maps onto its RunConfig field', () => {
       refine: false,
       history_dir: null,
       max_cost: 5,
+      export_parquet: false,
+      metrics_port: null,
+      metrics_host: '127.0.0.1',
     },
   })
 })
@@ -439,6 +445,9 @@ test('DEFAULTS: the documented values, empty base_url and model, frozen', () => 
       refine: false,
       history_dir: null,
       max_cost: null,
+      export_parquet: false,
+      metrics_port: null,
+      metrics_host: '127.0.0.1',
     },
   })
   assert.ok(Object.isFrozen(DEFAULTS.load.levels))

@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { writeReports } from '../../report/render-folder.js'
+import { appendStepSummary } from '../../report/step-summary.js'
 import { renderTable, renderVerdict } from '../../report/terminal.js'
 import { RECORDS_FILE, RESULT_FILE } from '../../result/folder-layout.js'
 import { loadRun } from '../../result/load-run.js'
@@ -52,6 +53,8 @@ export async function mergeCommand(argv: string[], io: Io): Promise<number> {
   )
   writeJsonAtomic(join(out, RESULT_FILE), merged.result)
   await writeReports(out, merged.result)
+  const stepSummary = appendStepSummary(out)
+  if (stepSummary !== null) io.err(`summary.md appended to $GITHUB_STEP_SUMMARY (${stepSummary})\n`)
   const shards = merged.result.meta.merged?.shards ?? []
   io.err(
     `merged ${shards.length} shards (${merged.records.length} records) from ${shards.map((s) => s.host).join(', ')} -> ${out}\n`,

@@ -1,7 +1,10 @@
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
 import { readHistory, renderHistory } from '../../report/history.js'
 import { writeReports } from '../../report/render-folder.js'
 import { renderTable, renderVerdict } from '../../report/terminal.js'
 import { buildResult } from '../../result/build-result.js'
+import { REQUESTS_PARQUET_FILE } from '../../result/folder-layout.js'
 import { loadRun } from '../../result/load-run.js'
 import { writeJsonAtomic } from '../../result/write-json.js'
 import { type CommandSpec, parseFlags, renderHelp, stringFlag } from '../args.js'
@@ -11,7 +14,7 @@ import type { Io } from '../io.js'
 export const REPORT_SPEC: CommandSpec = {
   name: 'report',
   summary:
-    "Regenerate bench_result.json, summary.md and the table from a result folder's raw records; or show the trend of a history folder.",
+    "Regenerate bench_result.json, summary.md, the charts, report.html, levels.csv, requests.csv and the table from a result folder's raw records; or show the trend of a history folder.",
   usage: 'llmbench report DIR|FILE   |   llmbench report --history DIR',
   flags: [
     {
@@ -21,6 +24,11 @@ export const REPORT_SPEC: CommandSpec = {
       help: 'show the trend of the runs appended to DIR/history.jsonl',
     },
     { name: 'json', type: 'boolean', help: 'print bench_result.json to stdout instead of the table' },
+    {
+      name: 'parquet',
+      type: 'boolean',
+      help: 'also write requests.parquet (kept up to date without it when the folder already has one)',
+    },
   ],
 }
 
@@ -61,7 +69,8 @@ export async function reportCommand(argv: string[], io: Io): Promise<number> {
   if (run.tornLastLine)
     io.err('note: the last line of requests.jsonl was cut short (a crash?) and was skipped\n')
   if (run.records !== null) writeJsonAtomic(run.resultFile, result)
-  await writeReports(run.dir, result)
+  const parquet = flags.parquet === true || existsSync(join(run.dir, REQUESTS_PARQUET_FILE))
+  await writeReports(run.dir, result, { parquet })
   io.out(
     flags.json === true
       ? `${JSON.stringify(result, null, 2)}\n`
