@@ -128,7 +128,7 @@ ${figures}
 </div>
 ${timelinesHtml(timelines)}
 <h2>Per level</h2>
-<table><thead><tr><th>${levelAxisTitle(meta)}</th><th>requests</th><th>success</th><th>TTFT ms ${keys.join('/')}</th><th>TPOT ms ${keys.join('/')}</th>
+<table class="levels"><thead><tr><th>${levelAxisTitle(meta)}</th><th>requests</th><th>success</th><th>TTFT ms ${keys.join('/')}</th><th>TPOT ms ${keys.join('/')}</th>
 <th>ITL ms p50</th><th>E2E ms p50</th><th>output tok/s</th><th>req/s</th>${server
     .map((column) => `<th>${escapeHtml(column.head.replace('\n', ' '))}</th>`)
     .join('')}<th>verdict</th></tr></thead>
