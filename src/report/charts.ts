@@ -63,12 +63,20 @@ export async function renderCharts(
           : []),
       ],
     },
-    {
-      name: 'throughput',
-      title: 'Output throughput',
-      unit: 'output tokens/s',
-      points: series('output tokens/s', (level) => level.output_tokens_per_s),
-    },
+    // Embeddings generate no token: their throughput is inputs embedded per second.
+    result.meta.target.protocol === 'embeddings'
+      ? {
+          name: 'throughput',
+          title: 'Embedding throughput',
+          unit: 'inputs/s',
+          points: series('inputs/s', (level) => level.embeddings?.inputs_per_s),
+        }
+      : {
+          name: 'throughput',
+          title: 'Output throughput',
+          unit: 'output tokens/s',
+          points: series('output tokens/s', (level) => level.output_tokens_per_s),
+        },
     {
       name: 'success-rate',
       title: 'Success rate',
@@ -116,14 +124,17 @@ export async function renderCharts(
     series: new Set(distribution.map((point) => point.series)).size,
     points: distribution.length,
   }))()
+  // A chart with nothing to draw is left out (embeddings have no TTFT or TPOT).
   const lineCharts = Promise.all(
-    charts.map(async (chart) => ({
-      name: chart.name,
-      title: chart.title,
-      svg: await toSvg(chart, levelAxisTitle(result.meta), knee),
-      series: new Set(chart.points.map((point) => point.series)).size,
-      points: chart.points.length,
-    })),
+    charts
+      .filter((chart) => chart.points.length > 0)
+      .map(async (chart) => ({
+        name: chart.name,
+        title: chart.title,
+        svg: await toSvg(chart, levelAxisTitle(result.meta), knee),
+        series: new Set(chart.points.map((point) => point.series)).size,
+        points: chart.points.length,
+      })),
   )
   const timelineChart: Chart[] =
     timeline === null || timeline.samples.length === 0
@@ -137,7 +148,11 @@ export async function renderCharts(
             points: timeline.samples.length,
           },
         ]
-  return [...(await lineCharts), await distributionChart, ...timelineChart]
+  return [
+    ...(await lineCharts),
+    ...(distribution.length > 0 ? [await distributionChart] : []),
+    ...timelineChart,
+  ]
 }
 
 /** The engine's gauges against time, a rule where each level's measured window began (the knee's in red). */
@@ -249,11 +264,14 @@ async function toSvg(
   axisTitle: string,
   knee: number | null,
 ): Promise<string> {
+  // Ticks at the levels run, not at log 2's in-between values (1.2, 1.6, ... on a 1-to-4 gradient).
+  const levels = [...new Set(chart.points.map((point) => point.concurrency))].sort((a, b) => a - b)
   const x = {
     field: 'concurrency',
     type: 'quantitative',
     title: axisTitle,
     scale: { type: 'log', base: 2 },
+    axis: { values: levels },
   } as const
   const spec: TopLevelSpec = {
     title: chart.title,

@@ -85,6 +85,9 @@ export async function renderCompareCharts(base: BenchResult, next: BenchResult):
                 type: 'quantitative',
                 title: levelAxisTitle(base.meta),
                 scale: { type: 'log', base: 2 },
+                axis: {
+                  values: [...new Set(points.map((point) => point.concurrency))].sort((a, b) => a - b),
+                },
               },
               y: { field: 'value', type: 'quantitative', title: figure.unit, ...y } as never,
               color: {
