@@ -38,3 +38,15 @@ export function msAxis(values: readonly number[]): {
     axis: { values: [...(hasZero ? [0] : []), ...logTicks(values)], labelExpr: MS_LABEL },
   }
 }
+
+/** A success-rate axis: always 0 to 100%, so 90% does not look like the floor. */
+export const PERCENT_AXIS = { scale: { domain: [0, 100] }, axis: { values: [0, 20, 40, 60, 80, 100] } }
+
+/** A point's tooltip (and aria-label, which the report shows on hover): its series, level and value. */
+export function pointTooltip(x: { field: string; type: 'quantitative' | 'ordinal' }) {
+  return [
+    { field: 'series', type: 'nominal' as const },
+    { field: x.field, type: x.type },
+    { field: 'value', type: 'quantitative' as const, format: '.1f' },
+  ]
+}

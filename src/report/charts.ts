@@ -2,7 +2,7 @@ import * as vega from 'vega'
 import { compile, type TopLevelSpec } from 'vega-lite'
 import type { BenchResult } from '../result/bench-result.js'
 import { levelName } from '../result/level-name.js'
-import { msAxis } from './chart-axes.js'
+import { msAxis, PERCENT_AXIS, pointTooltip } from './chart-axes.js'
 import { kneeLayers } from './chart-knee.js'
 import type { ServerTimeline } from './server-timeline.js'
 import { levelAxisTitle } from './workload-notes.js'
@@ -224,11 +224,7 @@ async function distributionSvg(points: Point[], axisTitle: string, knee: number 
           },
           color: { field: 'series', type: 'nominal', title: null, legend: { labelLimit: 240 } },
           shape: { field: 'series', type: 'nominal', title: null },
-          tooltip: [
-            { field: 'series', type: 'nominal' },
-            { field: 'concurrency', type: 'ordinal' },
-            { field: 'value', type: 'quantitative', format: '.1f' },
-          ],
+          tooltip: pointTooltip({ field: 'concurrency', type: 'ordinal' }),
         },
       },
       ...kneeLayers(knee, { field: 'concurrency', type: 'ordinal' }),
@@ -252,8 +248,7 @@ type YAxis = 'linear' | 'log-ms' | 'percent'
 
 function yEncoding(unit: string, y: YAxis, points: readonly Point[]): Record<string, unknown> {
   const base = { field: 'value', type: 'quantitative', title: unit }
-  if (y === 'percent')
-    return { ...base, scale: { domain: [0, 100] }, axis: { values: [0, 20, 40, 60, 80, 100] } }
+  if (y === 'percent') return { ...base, ...PERCENT_AXIS }
   if (y === 'log-ms') return { ...base, ...msAxis(points.map((point) => point.value)) }
   return base
 }
@@ -288,11 +283,7 @@ async function toSvg(
           color: { field: 'series', type: 'nominal', title: null, legend: { labelLimit: 240 } },
           strokeDash: { field: 'series', type: 'nominal', title: null },
           shape: { field: 'series', type: 'nominal', title: null },
-          tooltip: [
-            { field: 'series', type: 'nominal' },
-            { field: 'concurrency', type: 'quantitative' },
-            { field: 'value', type: 'quantitative', format: '.1f' },
-          ],
+          tooltip: pointTooltip({ field: 'concurrency', type: 'quantitative' }),
         },
       },
       ...kneeLayers(knee, { field: 'concurrency', type: 'quantitative' }),

@@ -1,6 +1,6 @@
 import type { TopLevelSpec } from 'vega-lite'
 import type { BenchResult } from '../result/bench-result.js'
-import { msAxis } from './chart-axes.js'
+import { msAxis, PERCENT_AXIS, pointTooltip } from './chart-axes.js'
 import { kneeLayers } from './chart-knee.js'
 import type { Chart } from './charts.js'
 import { render } from './charts.js'
@@ -64,12 +64,7 @@ export async function renderCompareCharts(base: BenchResult, next: BenchResult):
           }),
       )
       const values = points.map((point) => point.value)
-      const y =
-        figure.y === 'log-ms'
-          ? msAxis(values)
-          : figure.y === 'percent'
-            ? { scale: { domain: [0, 100] }, axis: { values: [0, 20, 40, 60, 80, 100] } }
-            : {}
+      const y = figure.y === 'log-ms' ? msAxis(values) : figure.y === 'percent' ? PERCENT_AXIS : {}
       const spec: TopLevelSpec = {
         title: figure.title,
         width: 520,
@@ -102,11 +97,7 @@ export async function renderCompareCharts(base: BenchResult, next: BenchResult):
                 title: null,
                 scale: { domain: RUNS.map((run) => run.label), range: RUNS.map((run) => [...run.dash]) },
               },
-              tooltip: [
-                { field: 'series', type: 'nominal' },
-                { field: 'concurrency', type: 'quantitative' },
-                { field: 'value', type: 'quantitative', format: '.1f' },
-              ],
+              tooltip: pointTooltip({ field: 'concurrency', type: 'quantitative' }),
             },
           },
           ...runs.flatMap((run, index) => {

@@ -1,5 +1,5 @@
 import type { TopLevelSpec } from 'vega-lite'
-import { msAxis } from './chart-axes.js'
+import { msAxis, pointTooltip } from './chart-axes.js'
 import { render } from './charts.js'
 import { escapeHtml } from './escape-html.js'
 import type { HistoryEntry } from './history.js'
@@ -46,11 +46,7 @@ async function trendSvg(
       } as never,
       color: { field: 'series', type: 'nominal', title: null, legend: { labelLimit: 240 } },
       strokeDash: { field: 'series', type: 'nominal', title: null },
-      tooltip: [
-        { field: 'series', type: 'nominal' },
-        { field: 'run', type: 'ordinal' },
-        { field: 'value', type: 'quantitative', format: '.1f' },
-      ],
+      tooltip: pointTooltip({ field: 'run', type: 'ordinal' }),
     },
   }
   return render(spec)
