@@ -4,7 +4,8 @@ import { displayUrl } from '../client/redact.js'
 import { underDrivenWarning } from '../config/plan-warnings.js'
 import type { RunConfig } from '../config/types.js'
 import { DiskFullError } from '../records/disk-full.js'
-import { appendHistory } from '../report/history.js'
+import { appendHistory, readHistory } from '../report/history.js'
+import { writeHistoryHtml } from '../report/history-page.js'
 import { formatProgress, type LevelProgress } from '../report/progress.js'
 import { renderTable, renderVerdict } from '../report/terminal.js'
 import { levelName } from '../result/level-name.js'
@@ -112,8 +113,10 @@ export async function executeRun(
     const { result } = outcome
     if (flags.json === true) io.out(`${JSON.stringify(result, null, 2)}\n`)
     else io.out(`${renderTable(result)}\n${renderVerdict(result)}\nResults: ${outcome.resultPath}\n`)
-    if (config.run.history_dir !== null)
+    if (config.run.history_dir !== null) {
       log(`history: appended to ${appendHistory(config.run.history_dir, result)}`)
+      log(`history: ${await historyPage(config.run.history_dir)}`)
+    }
     if (stop.requested) return EXIT.interrupted
     const failures = runFailures(result.levels, config.metrics.min_success_rate, (value) =>
       levelName(result.meta, value),
@@ -275,4 +278,13 @@ function resolveSchedule(flags: ParsedFlags): RunRequest['schedule'] {
       EXIT.usage,
     )
   return { start_at_ms: startAt, level_span_s: spanFlag }
+}
+
+/** The trend page beside history.jsonl; a history file it cannot read is named, not a failed run. */
+async function historyPage(dir: string): Promise<string> {
+  try {
+    return `trend in ${await writeHistoryHtml(dir, readHistory(dir))}`
+  } catch (error) {
+    return `trend not drawn: ${error instanceof Error ? error.message : String(error)}`
+  }
 }

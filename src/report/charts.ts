@@ -1,6 +1,9 @@
 import * as vega from 'vega'
 import { compile, type TopLevelSpec } from 'vega-lite'
 import type { BenchResult } from '../result/bench-result.js'
+import { levelName } from '../result/level-name.js'
+import { msAxis, PERCENT_AXIS, pointTooltip } from './chart-axes.js'
+import { kneeLayers } from './chart-knee.js'
 import type { ServerTimeline } from './server-timeline.js'
 import { levelAxisTitle } from './workload-notes.js'
 
@@ -43,11 +46,13 @@ export async function renderCharts(
       const value = pick(level)
       return value === null || value === undefined ? [] : [{ concurrency: level.value, value, series: name }]
     })
-  const charts: { name: string; title: string; unit: string; points: Point[] }[] = [
+  const charts: { name: string; title: string; unit: string; points: Point[]; y?: YAxis }[] = [
     {
       name: 'ttft',
       title: 'Time to first token',
-      unit: 'TTFT (ms)',
+      unit: 'TTFT (ms, log scale)',
+      // Log: a knee's 30 s would squash healthy levels' 30 ms to the floor on a linear axis.
+      y: 'log-ms',
       points: [
         ...keys.flatMap((key) => series(`TTFT ${key}`, (level) => level.ttft_ms[key])),
         // Request-rate mode: the same from the intended send time, where a client that fell behind shows.
@@ -58,16 +63,25 @@ export async function renderCharts(
           : []),
       ],
     },
-    {
-      name: 'throughput',
-      title: 'Output throughput',
-      unit: 'output tokens/s',
-      points: series('output tokens/s', (level) => level.output_tokens_per_s),
-    },
+    // Embeddings generate no token: their throughput is inputs embedded per second.
+    result.meta.target.protocol === 'embeddings'
+      ? {
+          name: 'throughput',
+          title: 'Embedding throughput',
+          unit: 'inputs/s',
+          points: series('inputs/s', (level) => level.embeddings?.inputs_per_s),
+        }
+      : {
+          name: 'throughput',
+          title: 'Output throughput',
+          unit: 'output tokens/s',
+          points: series('output tokens/s', (level) => level.output_tokens_per_s),
+        },
     {
       name: 'success-rate',
       title: 'Success rate',
       unit: 'success rate (%)',
+      y: 'percent',
       points: series('success rate', (level) => level.success_rate * 100),
     },
     {
@@ -91,7 +105,8 @@ export async function renderCharts(
     charts.push({
       name: 'ttft-client-server',
       title: "Client TTFT and the server's view",
-      unit: 'ms',
+      unit: 'ms (log scale)',
+      y: 'log-ms',
       points: [...series('client TTFT p50', (level) => level.ttft_ms.p50), ...serverSide],
     })
   const stats = ['min', ...keys, 'max']
@@ -101,21 +116,25 @@ export async function renderCharts(
       return value === null || value === undefined ? [] : [{ concurrency: level.value, value, series: stat }]
     }),
   )
+  const knee = result.saturation?.value ?? null
   const distributionChart: Promise<Chart> = (async () => ({
     name: 'ttft-distribution',
     title: 'TTFT distribution per level',
-    svg: await distributionSvg(distribution, levelAxisTitle(result.meta)),
+    svg: await distributionSvg(distribution, levelAxisTitle(result.meta), knee),
     series: new Set(distribution.map((point) => point.series)).size,
     points: distribution.length,
   }))()
+  // A chart with nothing to draw is left out (embeddings have no TTFT or TPOT).
   const lineCharts = Promise.all(
-    charts.map(async (chart) => ({
-      name: chart.name,
-      title: chart.title,
-      svg: await toSvg(chart.title, chart.unit, chart.points, levelAxisTitle(result.meta)),
-      series: new Set(chart.points.map((point) => point.series)).size,
-      points: chart.points.length,
-    })),
+    charts
+      .filter((chart) => chart.points.length > 0)
+      .map(async (chart) => ({
+        name: chart.name,
+        title: chart.title,
+        svg: await toSvg(chart, levelAxisTitle(result.meta), knee),
+        series: new Set(chart.points.map((point) => point.series)).size,
+        points: chart.points.length,
+      })),
   )
   const timelineChart: Chart[] =
     timeline === null || timeline.samples.length === 0
@@ -124,16 +143,21 @@ export async function renderCharts(
           {
             name: 'server-timeline',
             title: 'Server: running and waiting requests over the run',
-            svg: await timelineSvg(timeline),
+            svg: await timelineSvg(timeline, knee === null ? null : levelName(result.meta, knee)),
             series: new Set(timeline.samples.map((sample) => sample.series)).size,
             points: timeline.samples.length,
           },
         ]
-  return [...(await lineCharts), await distributionChart, ...timelineChart]
+  return [
+    ...(await lineCharts),
+    ...(distribution.length > 0 ? [await distributionChart] : []),
+    ...timelineChart,
+  ]
 }
 
-/** The engine's gauges against time, a rule where each level's measured window began. */
-async function timelineSvg(timeline: ServerTimeline): Promise<string> {
+/** The engine's gauges against time, a rule where each level's measured window began (the knee's in red). */
+async function timelineSvg(timeline: ServerTimeline, kneeName: string | null): Promise<string> {
+  const kneeStart = timeline.levels.find((level) => level.label === kneeName)?.seconds ?? null
   const spec: TopLevelSpec = {
     title: 'Server: running and waiting requests over the run',
     width: 520,
@@ -168,35 +192,49 @@ async function timelineSvg(timeline: ServerTimeline): Promise<string> {
           text: { field: 'label' },
         },
       },
+      ...kneeLayers(
+        kneeStart,
+        { field: 'seconds', type: 'quantitative' },
+        { label: `knee (${kneeName})`, labelY: 16 },
+      ),
     ],
   }
   return render(spec)
 }
 
 /** Per level, TTFT's min, percentiles and max as points on one vertical: the spread at a glance. */
-async function distributionSvg(points: Point[], axisTitle: string): Promise<string> {
+async function distributionSvg(points: Point[], axisTitle: string, knee: number | null): Promise<string> {
   const spec: TopLevelSpec = {
     title: 'TTFT distribution per level',
     width: 520,
     height: 260,
     background: 'white',
-    data: { values: points },
-    mark: { type: 'point', filled: true, size: 60, tooltip: true },
-    encoding: {
-      x: { field: 'concurrency', type: 'ordinal', title: axisTitle },
-      y: { field: 'value', type: 'quantitative', title: 'TTFT (ms)', scale: { type: 'symlog' } },
-      color: { field: 'series', type: 'nominal', title: null, legend: { labelLimit: 240 } },
-      tooltip: [
-        { field: 'series', type: 'nominal' },
-        { field: 'concurrency', type: 'ordinal' },
-        { field: 'value', type: 'quantitative', format: '.1f' },
-      ],
-    },
+    layer: [
+      {
+        data: { values: points },
+        mark: { type: 'point', filled: true, size: 60, tooltip: true },
+        encoding: {
+          x: { field: 'concurrency', type: 'ordinal', title: axisTitle },
+          // Log with 1-2-5 ticks: labelled from the fastest request's milliseconds up (symlog left none below 500 ms).
+          y: {
+            field: 'value',
+            type: 'quantitative',
+            title: 'TTFT (log scale)',
+            ...msAxis(points.map((point) => point.value)),
+          },
+          color: { field: 'series', type: 'nominal', title: null, legend: { labelLimit: 240 } },
+          shape: { field: 'series', type: 'nominal', title: null },
+          tooltip: pointTooltip({ field: 'concurrency', type: 'ordinal' }),
+        },
+      },
+      ...kneeLayers(knee, { field: 'concurrency', type: 'ordinal' }),
+    ],
   }
   return render(spec)
 }
 
-async function render(spec: TopLevelSpec): Promise<string> {
+/** A Vega-Lite spec as SVG, drawn in Node (no browser, no network). */
+export async function render(spec: TopLevelSpec): Promise<string> {
   const view = new vega.View(vega.parse(compile(spec).spec), { renderer: 'none' })
   try {
     return await view.toSVG()
@@ -205,34 +243,51 @@ async function render(spec: TopLevelSpec): Promise<string> {
   }
 }
 
-async function toSvg(title: string, unit: string, points: Point[], axisTitle: string): Promise<string> {
+/** How a line chart's value axis is drawn. */
+type YAxis = 'linear' | 'log-ms' | 'percent'
+
+function yEncoding(unit: string, y: YAxis, points: readonly Point[]): Record<string, unknown> {
+  const base = { field: 'value', type: 'quantitative', title: unit }
+  if (y === 'percent') return { ...base, ...PERCENT_AXIS }
+  if (y === 'log-ms') return { ...base, ...msAxis(points.map((point) => point.value)) }
+  return base
+}
+
+/** One line per series; percentiles told apart by colour, dash and point shape, so p95 never hides under p99. */
+async function toSvg(
+  chart: { title: string; unit: string; points: Point[]; y?: YAxis },
+  axisTitle: string,
+  knee: number | null,
+): Promise<string> {
+  // Ticks at the levels run, not at log 2's in-between values (1.2, 1.6, ... on a 1-to-4 gradient).
+  const levels = [...new Set(chart.points.map((point) => point.concurrency))].sort((a, b) => a - b)
+  const x = {
+    field: 'concurrency',
+    type: 'quantitative',
+    title: axisTitle,
+    scale: { type: 'log', base: 2 },
+    axis: { values: levels },
+  } as const
   const spec: TopLevelSpec = {
-    title,
+    title: chart.title,
     width: 520,
     height: 260,
     background: 'white',
-    data: { values: points },
-    mark: { type: 'line', point: { size: 50 }, tooltip: true },
-    encoding: {
-      x: {
-        field: 'concurrency',
-        type: 'quantitative',
-        title: axisTitle,
-        scale: { type: 'log', base: 2 },
+    layer: [
+      {
+        data: { values: chart.points },
+        mark: { type: 'line', point: { size: 50, filled: true }, tooltip: true },
+        encoding: {
+          x,
+          y: yEncoding(chart.unit, chart.y ?? 'linear', chart.points) as never,
+          color: { field: 'series', type: 'nominal', title: null, legend: { labelLimit: 240 } },
+          strokeDash: { field: 'series', type: 'nominal', title: null },
+          shape: { field: 'series', type: 'nominal', title: null },
+          tooltip: pointTooltip({ field: 'concurrency', type: 'quantitative' }),
+        },
       },
-      y: { field: 'value', type: 'quantitative', title: unit },
-      color: { field: 'series', type: 'nominal', title: null, legend: { labelLimit: 240 } },
-      tooltip: [
-        { field: 'series', type: 'nominal' },
-        { field: 'concurrency', type: 'quantitative' },
-        { field: 'value', type: 'quantitative', format: '.1f' },
-      ],
-    },
+      ...kneeLayers(knee, { field: 'concurrency', type: 'quantitative' }),
+    ],
   }
-  const view = new vega.View(vega.parse(compile(spec).spec), { renderer: 'none' })
-  try {
-    return await view.toSVG()
-  } finally {
-    view.finalize()
-  }
+  return render(spec)
 }

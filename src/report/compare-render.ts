@@ -4,7 +4,7 @@ const pct = (value: number | null): string =>
   value === null ? '–' : `${value >= 0 ? '+' : ''}${(value * 100).toFixed(1)}%`
 const num = (value: number | null, digits = 1): string => (value === null ? '–' : value.toFixed(digits))
 
-function change(metric: MetricComparison): string {
+function changeText(metric: MetricComparison): string {
   if (metric.metric === 'success_rate')
     return metric.change === null
       ? '–'
@@ -12,7 +12,7 @@ function change(metric: MetricComparison): string {
   return pct(metric.change)
 }
 
-function verdict(metric: MetricComparison, level: LevelComparison, comparison: Comparison): string {
+function metricVerdict(metric: MetricComparison, level: LevelComparison, comparison: Comparison): string {
   // A regression at an inconclusive level is gated only with --strict-client: then it is listed.
   const gated = comparison.regressions.some((r) => r.value === level.value && r.metric === metric.metric)
   if (metric.regressed) return gated ? 'REGRESSION' : 'inconclusive'
@@ -21,10 +21,50 @@ function verdict(metric: MetricComparison, level: LevelComparison, comparison: C
   return 'ok'
 }
 
-/** Markdown (also readable in a terminal): mismatches first, then per level the gated metrics. */
-export function renderComparison(comparison: Comparison, all = false): string {
-  const lines: string[] = []
+/** The comparison table's columns, after the level (shared by the Markdown and the HTML page). */
+export const COMPARISON_COLUMNS = [
+  'metric',
+  'base',
+  'new',
+  'change',
+  'p-value',
+  '95% interval',
+  'threshold',
+  'verdict',
+]
+
+/** One metric's row in the comparison table: the level, then COMPARISON_COLUMNS. */
+export function metricCells(
+  metric: MetricComparison,
+  level: LevelComparison,
+  comparison: Comparison,
+): string[] {
+  const interval =
+    metric.interval === null ? '–' : `${pct(metric.interval.low)} … ${pct(metric.interval.high)}`
+  const digits = metric.metric === 'success_rate' ? 4 : 1
+  const threshold =
+    metric.threshold === null
+      ? '–'
+      : metric.metric === 'success_rate'
+        ? `${(metric.threshold * 100).toFixed(1)} pts`
+        : pct(metric.threshold)
+  return [
+    String(level.value),
+    metric.metric,
+    num(metric.base, digits),
+    num(metric.new, digits),
+    changeText(metric),
+    metric.p_value === null ? '–' : metric.p_value.toPrecision(2),
+    interval,
+    threshold,
+    metricVerdict(metric, level, comparison),
+  ]
+}
+
+/** What comes before the table, in Markdown: set-up mismatches, the regressions, the inconclusive levels. */
+export function comparisonSummaryLines(comparison: Comparison): string[] {
   const rateMode = comparison.mode === 'request_rate'
+  const lines: string[] = []
   if (comparison.mismatches.length > 0) {
     lines.push('**The runs differ in set-up:**', ...comparison.mismatches.map((m) => `- ${m}`), '')
   }
@@ -35,21 +75,23 @@ export function renderComparison(comparison: Comparison, all = false): string {
           .map((r) => `${rateMode ? `rate ${r.value}/s` : `c=${r.value}`} ${r.metric} ${pct(r.change)}`)
           .join(', ')}`,
     ...inconclusiveLines(comparison, rateMode),
-    '',
-    `| ${rateMode ? 'rate (req/s)' : 'concurrency'} | metric | base | new | change | p-value | 95% interval | threshold | verdict |`,
-    '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   )
+  return lines
+}
+
+/** Markdown (also readable in a terminal): mismatches first, then per level the gated metrics. */
+export function renderComparison(comparison: Comparison, all = false): string {
+  const rateMode = comparison.mode === 'request_rate'
+  const lines: string[] = [
+    ...comparisonSummaryLines(comparison),
+    '',
+    `| ${rateMode ? 'rate (req/s)' : 'concurrency'} | ${COMPARISON_COLUMNS.join(' | ')} |`,
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+  ]
   for (const level of comparison.levels) {
     for (const metric of level.metrics) {
       if (!all && metric.threshold === null) continue
-      const interval =
-        metric.interval === null ? '–' : `${pct(metric.interval.low)} … ${pct(metric.interval.high)}`
-      const digits = metric.metric === 'success_rate' ? 4 : 1
-      lines.push(
-        `| ${level.value} | ${metric.metric} | ${num(metric.base, digits)} | ${num(metric.new, digits)} | ${change(metric)} | ` +
-          `${metric.p_value === null ? '–' : metric.p_value.toPrecision(2)} | ${interval} | ` +
-          `${metric.threshold === null ? '–' : metric.metric === 'success_rate' ? `${(metric.threshold * 100).toFixed(1)} pts` : pct(metric.threshold)} | ${verdict(metric, level, comparison)} |`,
-      )
+      lines.push(`| ${metricCells(metric, level, comparison).join(' | ')} |`)
     }
   }
   return `${lines.join('\n')}\n`

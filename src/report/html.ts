@@ -3,18 +3,15 @@ import type { BenchResult } from '../result/bench-result.js'
 import { levelName } from '../result/level-name.js'
 import { achievedNotes, levelCell, throughputCell } from './achieved-cells.js'
 import type { Chart } from './charts.js'
+import { escapeHtml } from './escape-html.js'
 import { errorMessageLines } from './failure-notes.js'
-import { kneeCauseLine } from './knee-cause-line.js'
+import { HEADLINE_STYLE, headlineHtml } from './headline.js'
 import { reasoningColumns } from './reasoning-cells.js'
+import { MAX_TIMELINE_BARS } from './request-timeline.js'
+import type { TimelineChart } from './request-timeline-chart.js'
 import { serverColumns } from './server-cells.js'
 import { sessionTablesHtml } from './session-tables.js'
 import { lengthsLine, levelAxisTitle, workloadNotes } from './workload-notes.js'
-
-const escapeHtml = (text: string): string =>
-  text.replace(
-    /[&<>"']/g,
-    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string,
-  )
 
 const one = (value: number | null | undefined, digits = 0): string =>
   value === null || value === undefined ? '–' : value.toFixed(digits)
@@ -37,6 +34,7 @@ h1 { font-size: 1.5rem; } h2 { font-size: 1.15rem; margin-top: 2rem; }
 figure { margin: 0; } figure svg { max-width: 100%; height: auto; } table { border-collapse: collapse; font-size: .9rem; }
 th, td { border: 1px solid #ddd; padding: .3rem .6rem; text-align: right; } th { background: #f4f4f4; }
 td.verdict-saturated, td.verdict-overloaded, td.verdict-client-bound, td.verdict-misconfigured { font-weight: bold; color: #b03030; }
+figure.timeline { margin-bottom: 1rem; }
 #tip { position: absolute; background: #222; color: #fff; padding: .25rem .5rem; border-radius: 4px; font-size: .8rem; pointer-events: none; }`
 
 /** Failures per level and class, with sample messages (already redacted and truncated). */
@@ -57,8 +55,28 @@ function errorsTable(result: BenchResult): string {
   return `<h2>Errors</h2><table><thead><tr><th>concurrency</th><th>class</th><th>requests</th><th>sample messages</th></tr></thead><tbody>${rows.join('\n')}</tbody></table>`
 }
 
+/** Per level, each request from send to end: where the wait for the first token grows, the server queues. */
+function timelinesHtml(timelines: readonly TimelineChart[]): string {
+  if (timelines.length === 0) return ''
+  const figures = timelines
+    .map(
+      (chart) =>
+        `<figure class="timeline" data-timeline="${chart.value}" data-bars="${chart.bars}" data-total="${chart.total}">${chart.svg}</figure>`,
+    )
+    .join('\n')
+  return `<h2>Requests over time, per level</h2>
+<p class="meta">Each measured request is a bar from its send to its end; the orange part is the wait for the first token (the black tick), the grey part the streaming. A level with more than ${MAX_TIMELINE_BARS} requests shows ${MAX_TIMELINE_BARS} of them, sampled evenly in send order.</p>
+<div class="charts">
+${figures}
+</div>`
+}
+
 /** report.html: self-contained (styles, charts and script inline), opens from disk with no network. */
-export function renderHtml(result: BenchResult, charts: readonly Chart[]): string {
+export function renderHtml(
+  result: BenchResult,
+  charts: readonly Chart[],
+  timelines: readonly TimelineChart[] = [],
+): string {
   const { meta } = result
   const keys = meta.percentiles.map((p) => `p${p}`)
   const server = [...serverColumns(result), ...reasoningColumns(result)]
@@ -72,10 +90,8 @@ export function renderHtml(result: BenchResult, charts: readonly Chart[]): strin
         `<td>${level.requests_per_s.toFixed(2)}</td>${server.map((column) => `<td>${escapeHtml(column.cell(level))}</td>`).join('')}<td class="verdict-${level.verdict}" title="${escapeHtml(level.advice)}">${level.verdict}</td></tr>`,
     )
     .join('\n')
+  // Saturation, capacity and the knee's cause head the page (headlineHtml); the details follow.
   const notes = [
-    `Saturation: ${result.saturation_summary}`,
-    ...[kneeCauseLine(result)].filter((line) => line !== null),
-    ...(result.capacity_summary === null ? [] : [`Capacity: ${result.capacity_summary}`]),
     ...result.levels
       .filter((level) => level.verdict !== 'healthy' || level.failed > 0)
       .flatMap((level) => [
@@ -99,18 +115,20 @@ export function renderHtml(result: BenchResult, charts: readonly Chart[]): strin
     )
     .join('\n')
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>llmbench: ${escapeHtml(meta.target.model)}</title><style>${STYLE}</style></head>
+<html lang="en"><head><meta charset="utf-8"><title>llmbench: ${escapeHtml(meta.target.model)}</title><style>${STYLE}${HEADLINE_STYLE}</style></head>
 <body>
 <h1>llmbench: ${escapeHtml(meta.target.model)}</h1>
 <p class="meta">${escapeHtml(`${joinUrl(meta.target.base_url, meta.target.endpoint)}`)} · ${escapeHtml(lengthsLine(meta))} ·
 ${meta.trace != null ? `trace speeds ${meta.load.levels.join(', ')}x` : meta.load.mode === 'request_rate' ? `rates ${meta.load.levels.join(', ')} req/s (${escapeHtml(meta.load.arrival ?? 'poisson')})` : `levels ${meta.load.levels.join(', ')}`}${meta.workload.dataset === undefined ? '' : ` · ${escapeHtml(meta.workload.dataset)}`} · ${escapeHtml(meta.client.architecture)} · llmbench ${escapeHtml(meta.tool_version)} · ${escapeHtml(meta.started_at)}</p>
-<div class="verdict">${notes.map((line) => `<p>${escapeHtml(line)}</p>`).join('')}</div>
+${headlineHtml(result)}
+${notes.length === 0 ? '' : `<div class="verdict">${notes.map((line) => `<p>${escapeHtml(line)}</p>`).join('')}</div>`}
 <h2>Charts</h2>
 <div class="charts">
 ${figures}
 </div>
+${timelinesHtml(timelines)}
 <h2>Per level</h2>
-<table><thead><tr><th>${levelAxisTitle(meta)}</th><th>requests</th><th>success</th><th>TTFT ms ${keys.join('/')}</th><th>TPOT ms ${keys.join('/')}</th>
+<table class="levels"><thead><tr><th>${levelAxisTitle(meta)}</th><th>requests</th><th>success</th><th>TTFT ms ${keys.join('/')}</th><th>TPOT ms ${keys.join('/')}</th>
 <th>ITL ms p50</th><th>E2E ms p50</th><th>output tok/s</th><th>req/s</th>${server
     .map((column) => `<th>${escapeHtml(column.head.replace('\n', ' '))}</th>`)
     .join('')}<th>verdict</th></tr></thead>

@@ -9,6 +9,8 @@ import type { Chart } from './charts.js'
 import { type ExportOptions, writeExports } from './exports.js'
 import { renderHtml } from './html.js'
 import { renderMarkdown } from './markdown.js'
+import { readRequestTimelines } from './request-timeline.js'
+import type { TimelineChart } from './request-timeline-chart.js'
 import { readServerTimeline } from './server-timeline.js'
 
 /**
@@ -40,12 +42,15 @@ export async function writeReports(
   // vega and vega-lite (hundreds of files) load when a report is drawn, not when a run starts: a run
   // at a tight `ulimit -n` must get as far as its fd check, and `init` or `sim` never need them.
   let charts: Chart[]
+  let timelines: TimelineChart[]
   try {
     const timeline = readServerTimeline(
       dir,
       result.levels.map((level) => ({ value: level.value, name: levelName(result.meta, level.value) })),
     )
     charts = await (await import('./charts.js')).renderCharts(result, timeline)
+    const { timelineChart } = await import('./request-timeline-chart.js')
+    timelines = await Promise.all(readRequestTimelines(dir, result).map(timelineChart))
   } catch (error) {
     if (!tooManyOpenFiles(error)) throw error
     // The figures are written (bench_result.json, summary.md); only the drawing needs more files than the
@@ -58,7 +63,7 @@ export async function writeReports(
     writeFileSync(join(dir, CHARTS_DIR, `${chart.name}.svg`), chart.svg)
     writeFileSync(join(dir, CHARTS_DIR, `${chart.name}.png`), toPng(chart.svg))
   }
-  writeFileSync(join(dir, HTML_FILE), renderHtml(result, charts))
+  writeFileSync(join(dir, HTML_FILE), renderHtml(result, charts, timelines))
   return null
 }
 

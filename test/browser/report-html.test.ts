@@ -4,38 +4,50 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { chromium } from 'playwright-core'
+import { MAX_TIMELINE_BARS } from '../../src/report/request-timeline.js'
 import { readServerTimeline } from '../../src/report/server-timeline.js'
 import type { BenchResult } from '../../src/result/bench-result.js'
 import { runCli } from '../helpers/cli.js'
 import { tempDir } from '../helpers/run-config.js'
 
 const CHROMIUM = '/usr/bin/chromium'
+const BROWSER_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+  '--disable-sync',
+]
 /** Kept after the run, as a test artifact a person can look at. */
 const ARTIFACTS = fileURLToPath(new URL('../../test-results/', import.meta.url))
 
-test('report.html renders every chart in real Chromium, with no console error and no network request', {
-  timeout: 120_000,
-}, async () => {
-  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`)
-  const out = join(tempDir(), 'demo')
-  // A few injected 500s, so the report also has failures to show. They may land on the lowest
-  // level's few requests, which the success-rate gate rightly fails; this test is about rendering.
+/** A demo run over a gradient with a knee (the simulator's 16 batch slots), into a fresh folder. */
+async function demoRun(name: string, extra: string[]): Promise<string> {
+  const out = join(tempDir(), name)
   const demo = await runCli([
     'demo',
     '--levels',
     '1,4,16,32',
     '--duration',
     '1',
-    '--fault',
-    '500:0.1',
     '--min-success-rate',
     '0',
     '--no-preflight',
     '--quiet',
     '--out',
     out,
+    ...extra,
   ])
   assert.equal(demo.code, 0, demo.stderr)
+  return out
+}
+
+test('report.html renders every chart in real Chromium, with no console error and no network request', {
+  timeout: 120_000,
+}, async () => {
+  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`)
+  const out = await demoRun('demo', ['--fault', '500:0.1'])
   const result = JSON.parse(readFileSync(join(out, 'bench_result.json'), 'utf8'))
   for (const name of ['ttft', 'throughput', 'success-rate', 'tpot-itl', 'ttft-distribution']) {
     const svg = readFileSync(join(out, 'charts', `${name}.svg`), 'utf8')
@@ -50,14 +62,7 @@ test('report.html renders every chart in real Chromium, with no console error an
 
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--no-first-run',
-      '--disable-sync',
-    ],
+    args: BROWSER_ARGS,
   })
   try {
     const page = await browser.newPage({ viewport: { width: 1280, height: 1400 } })
@@ -130,8 +135,95 @@ test('report.html renders every chart in real Chromium, with no console error an
       (await page.textContent('#tip')) ?? '',
       /concurrency: 1;.*series: output tokens\/s; value: [\d.]+/,
     )
-    assert.match((await page.textContent('.verdict')) ?? '', /Saturation: /)
-    assert.equal(await page.$$eval('table:first-of-type tbody tr', (rows) => rows.length), levels)
+    // The headline: the capacity, the knee's cause, the levels' patterns highlighted.
+    const knee = typed.saturation?.value
+    assert.ok(
+      knee !== undefined,
+      `the simulator's 16 batch slots give the demo a knee: ${typed.saturation_summary}`,
+    )
+    assert.equal(
+      (await page.textContent('.headline .answer'))?.trim(),
+      typed.capacity === null
+        ? `Capacity: ${knee} concurrent streams (the knee)`
+        : `Capacity: ${typed.capacity.value} concurrent streams under the SLOs`,
+    )
+    assert.match((await page.textContent('.headline')) ?? '', /Why: .+\. (Look at|For an answer): /)
+    assert.deepEqual(
+      await page.$$eval('.patterns tr.match', (rows) => rows.map((row) => row.getAttribute('data-verdict'))),
+      ['healthy', 'saturated', 'overloaded', 'client-bound', 'misconfigured'].filter((verdict) =>
+        typed.levels.some((level) => level.verdict === verdict),
+      ),
+    )
+    // The knee on every chart: a rule at the knee level (the server timeline: where the knee's level began).
+    const knees = await page.$$eval('figure[data-chart]', (figures) =>
+      figures.map((figure) => ({
+        name: figure.getAttribute('data-chart'),
+        rules: figure.querySelectorAll('.knee_marks line').length,
+        label: figure.querySelector('.knee_marks line')?.getAttribute('aria-label') ?? '',
+      })),
+    )
+    for (const chart of knees) {
+      assert.equal(chart.rules, 1, `${chart.name}: one knee rule`)
+      assert.match(chart.label, new RegExp(`knee .*${knee}`), `${chart.name}: the rule is at the knee`)
+    }
+    // Labelled ticks below 500 ms on both TTFT axes (the distribution's symlog axis had none), and
+    // the success rate from 0 to 100.
+    const yLabels = (name: string) =>
+      page.$$eval(`figure[data-chart="${name}"] .role-axis-label`, (axes) =>
+        // Vega draws the x axis' labels first, then the y axis'.
+        [...(axes.at(-1)?.querySelectorAll('text') ?? [])].map((text) => text.textContent ?? ''),
+      )
+    const fastest = Math.min(...typed.levels.map((level) => level.ttft_ms.min ?? Number.POSITIVE_INFINITY))
+    for (const name of ['ttft', 'ttft-distribution']) {
+      const labels = await yLabels(name)
+      const ms = labels.map((label) =>
+        label.endsWith(' s') ? Number.parseFloat(label) * 1000 : Number.parseFloat(label),
+      )
+      assert.ok(ms.every(Number.isFinite), `${name}: labels in ms or s: ${labels.join(', ')}`)
+      assert.ok(
+        ms.some((value) => value < 500),
+        `${name}: a labelled tick below 500 ms: ${labels.join(', ')}`,
+      )
+      assert.ok(
+        ms.some((value) => value <= fastest),
+        `${name}: a tick at or below the fastest TTFT, ${fastest} ms: ${labels.join(', ')}`,
+      )
+    }
+    const success = await yLabels('success-rate')
+    assert.equal(success[0], '0')
+    assert.equal(success.at(-1), '100')
+    // Per level, each measured request a bar (sampled evenly past the cap), its first token marked.
+    const records = readFileSync(join(out, 'requests.jsonl'), 'utf8')
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as { level: number; phase: string; first_token_at: number | null })
+      .filter((record) => record.phase === 'measure')
+    const timelines = await page.$$eval('figure[data-timeline]', (figures) =>
+      figures.map((figure) => ({
+        level: Number(figure.getAttribute('data-timeline')),
+        bars: figure.querySelectorAll('.request_marks line').length,
+        firstTokens: figure.querySelectorAll('.first_token_marks path').length,
+        title: figure.querySelector('.role-title text')?.textContent ?? '',
+      })),
+    )
+    assert.deepEqual(
+      timelines.map((timeline) => timeline.level),
+      typed.levels.map((level) => level.value).sort((a, b) => a - b),
+    )
+    for (const timeline of timelines) {
+      const measured = records.filter((record) => record.level === timeline.level)
+      assert.equal(
+        timeline.bars,
+        Math.min(measured.length, MAX_TIMELINE_BARS),
+        `c=${timeline.level}: one bar per request`,
+      )
+      assert.ok(
+        timeline.firstTokens > 0 && timeline.firstTokens <= timeline.bars,
+        `c=${timeline.level}: first tokens marked`,
+      )
+      if (measured.length > MAX_TIMELINE_BARS) assert.match(timeline.title, /sampled evenly/)
+    }
+    assert.equal(await page.$$eval('table.levels tbody tr', (rows) => rows.length), levels)
     const failed = result.levels.reduce(
       (sum: number, level: { errors: { http_5xx: number } }) => sum + level.errors.http_5xx,
       0,
@@ -150,6 +242,95 @@ test('report.html renders every chart in real Chromium, with no console error an
       [],
       'no network request',
     )
+  } finally {
+    await browser.close()
+  }
+})
+
+test("compare --html: both runs' capacity, knees and patterns, shared charts and the table, in real Chromium", {
+  timeout: 120_000,
+}, async () => {
+  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`)
+  // The base with injected failures, the new one without: the pages' patterns differ.
+  const base = await demoRun('base', ['--fault', '500:0.2'])
+  const next = await demoRun('new', [])
+  const page = join(tempDir(), 'compare.html')
+  const compare = await runCli(['compare', base, next, '--html', page])
+  assert.ok(compare.code === 0 || compare.code === 1, compare.stderr)
+  assert.ok(compare.stderr.includes(`compare: wrote ${page}`), compare.stderr)
+  const results = [base, next].map(
+    (dir) => JSON.parse(readFileSync(join(dir, 'bench_result.json'), 'utf8')) as BenchResult,
+  )
+  const phrase = (result: BenchResult): string =>
+    result.capacity !== null
+      ? `${result.capacity.value} under the SLOs`
+      : result.saturation !== null
+        ? `knee at ${result.saturation.value}`
+        : 'no knee'
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: BROWSER_ARGS })
+  try {
+    const tab = await browser.newPage({ viewport: { width: 1280, height: 1400 } })
+    const errors: string[] = []
+    tab.on('pageerror', (error) => errors.push(error.message))
+    tab.on('console', (message) => {
+      if (message.type() === 'error') errors.push(message.text())
+    })
+    await tab.goto(pathToFileURL(page).href)
+    assert.equal(
+      (await tab.textContent('.answer-line'))?.trim(),
+      `Capacity: base ${phrase(results[0] as BenchResult)} → new ${phrase(results[1] as BenchResult)}`,
+    )
+    // Each run's headline, with its own levels' patterns highlighted.
+    for (const [index, label] of ['base', 'new'].entries()) {
+      const levels = (results[index] as BenchResult).levels
+      assert.deepEqual(
+        await tab.$$eval(`.run[data-run="${label}"] .patterns tr.match`, (rows) =>
+          rows.map((row) => row.getAttribute('data-verdict')),
+        ),
+        ['healthy', 'saturated', 'overloaded', 'client-bound', 'misconfigured'].filter((verdict) =>
+          levels.some((level) => level.verdict === verdict),
+        ),
+        `${label}: the patterns its levels show`,
+      )
+    }
+    const charts = await tab.$$eval('figure[data-chart]', (figures) =>
+      figures.map((figure) => ({
+        name: figure.getAttribute('data-chart'),
+        lines: figure.querySelectorAll('.mark-line.role-mark path').length,
+        points: figure.querySelectorAll('.mark-symbol.role-mark path').length,
+        knees: [...figure.querySelectorAll('[class*="knee_"] line')].map((line) =>
+          line.getAttribute('aria-label'),
+        ),
+      })),
+    )
+    assert.deepEqual(
+      charts.map((chart) => chart.name),
+      ['compare-ttft', 'compare-throughput', 'compare-success-rate'],
+    )
+    const levelCount = results.reduce((sum, result) => sum + result.levels.length, 0)
+    for (const chart of charts) {
+      assert.equal(chart.lines, 2, `${chart.name}: a line per run`)
+      assert.equal(chart.points, levelCount, `${chart.name}: a point per run and level`)
+      assert.deepEqual(
+        chart.knees,
+        results.flatMap((result, index) =>
+          result.saturation === null
+            ? []
+            : [`${index === 0 ? 'base' : 'new'} knee ${result.saturation.value}`],
+        ),
+        `${chart.name}: each run's knee`,
+      )
+    }
+    const gated = compare.stdout.split('\n').filter((line) => /^\| \d/.test(line)).length
+    assert.ok(gated > 0)
+    assert.equal(
+      await tab.$$eval('table.comparison tbody tr', (rows) => rows.length),
+      gated,
+      "the table has the terminal's rows",
+    )
+    mkdirSync(ARTIFACTS, { recursive: true })
+    await tab.screenshot({ path: join(ARTIFACTS, 'compare.png'), fullPage: true })
+    assert.deepEqual(errors, [])
   } finally {
     await browser.close()
   }

@@ -4,7 +4,7 @@
  * (the probe's body is the protocol's, its answer read by the protocol's parser).
  */
 import assert from 'node:assert/strict'
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import type { RequestRecord } from '../../src/records/types.js'
@@ -110,6 +110,9 @@ test('run --protocol embeddings: latency and inputs/s, tokens/s; TTFT and TPOT s
   }
   assert.match(stdout, /c=1: embeddings [\d.]+ inputs\/s, [\d.]+ input tokens\/s; latency is E2E/)
   assert.doesNotMatch(stdout, /misconfigured|stopped before max_tokens|output tokens are short/)
+  // The report draws no empty TTFT or TPOT chart, and counts inputs, not output tokens, per second.
+  assert.ok(!existsSync(join(out, 'charts', 'ttft.svg')) && !existsSync(join(out, 'charts', 'tpot-itl.svg')))
+  assert.match(readFileSync(join(out, 'charts', 'throughput.svg'), 'utf8'), /series: inputs\/s/)
   const summary = readFileSync(join(out, 'summary.md'), 'utf8')
   assert.match(summary, /\| 1 \| 6 \| 100\.0% \| – \/ – \/ – \| – \/ – \/ – \| – \| \d+ \| n\/a \|/)
 })

@@ -57,6 +57,13 @@ test('SLOs, --fail-on-slo, summary.md, history, report and compare through the C
   const trend = await runCli(['report', '--history', history])
   assert.equal(trend.code, 0, trend.stderr)
   assert.equal(trend.stdout.trim().split('\n').length, 2 + 2)
+  // ... and as charts: three trends, each with a point per run that has the figure.
+  assert.match(trend.stderr, /history: wrote .*history\.html/)
+  const page = readFileSync(join(history, 'history.html'), 'utf8')
+  assert.match(page, /llmbench history: 2 runs/)
+  assert.equal((page.match(/<figure data-chart="history-\d">/g) ?? []).length, 3)
+  // (Vega labels each point, and the line again with its first point's figures.)
+  assert.equal(new Set(page.match(/aria-label="[^"]*series: peak output tokens\/s; run: #\d /g)).size, 2)
 
   // report regenerates the same figures from the records alone.
   const before = readFileSync(join(slower, 'bench_result.json'), 'utf8')

@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs'
 import { compareRuns, DEFAULT_MAX_REGRESSION } from '../../compare/compare.js'
+import { writeCompareHtml } from '../../report/compare-page.js'
 import { renderComparison } from '../../report/compare-render.js'
 import { type LoadedRun, loadRun } from '../../result/load-run.js'
 import { type CommandSpec, parseFlags, renderHelp, stringFlag } from '../args.js'
@@ -14,7 +15,8 @@ export const COMPARE_SPEC: CommandSpec = {
   name: 'compare',
   summary:
     'Compare two runs level by level from their raw records: differences, significance (Mann-Whitney, seeded bootstrap) and a regression verdict (exit 1).',
-  usage: 'llmbench compare BASE NEW [--max-regression ttft_p95=10%,throughput=5%] [--markdown FILE]',
+  usage:
+    'llmbench compare BASE NEW [--max-regression ttft_p95=10%,throughput=5%] [--markdown FILE] [--html FILE]',
   flags: [
     {
       name: 'max-regression',
@@ -33,6 +35,12 @@ export const COMPARE_SPEC: CommandSpec = {
       type: 'string',
       value: 'FILE',
       help: 'also write the comparison as Markdown (CI job summary)',
+    },
+    {
+      name: 'html',
+      type: 'string',
+      value: 'FILE',
+      help: "also write the comparison as a self-contained HTML page: both runs' capacity, knees and patterns, shared charts, the table",
     },
     {
       name: 'strict-client',
@@ -105,6 +113,11 @@ export async function compareCommand(argv: string[], io: Io): Promise<number> {
   const markdown = renderComparison(comparison, flags.all === true)
   const markdownFile = stringFlag(flags, 'markdown')
   if (markdownFile !== undefined) writeFileSync(markdownFile, markdown)
+  const htmlFile = stringFlag(flags, 'html')
+  if (htmlFile !== undefined) {
+    await writeCompareHtml(htmlFile, base, next, comparison, flags.all === true)
+    io.err(`compare: wrote ${htmlFile}\n`)
+  }
   io.out(flags.json === true ? `${JSON.stringify(comparison, null, 2)}\n` : markdown)
   return comparison.regressions.length > 0 ? EXIT.gateFailed : EXIT.ok
 }

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { readHistory, renderHistory } from '../../report/history.js'
+import { writeHistoryHtml } from '../../report/history-page.js'
 import { writeReports } from '../../report/render-folder.js'
 import { renderTable, renderVerdict } from '../../report/terminal.js'
 import { buildResult } from '../../result/build-result.js'
@@ -21,7 +22,7 @@ export const REPORT_SPEC: CommandSpec = {
       name: 'history',
       type: 'string',
       value: 'DIR',
-      help: 'show the trend of the runs appended to DIR/history.jsonl',
+      help: 'show the trend of the runs appended to DIR/history.jsonl, and write it with charts to DIR/history.html',
     },
     { name: 'json', type: 'boolean', help: 'print bench_result.json to stdout instead of the table' },
     {
@@ -40,11 +41,14 @@ export async function reportCommand(argv: string[], io: Io): Promise<number> {
   }
   const history = stringFlag(flags, 'history')
   if (history !== undefined) {
+    let entries: ReturnType<typeof readHistory>
     try {
-      io.out(renderHistory(readHistory(history)))
+      entries = readHistory(history)
     } catch (error) {
       throw new CliError(error instanceof Error ? error.message : String(error), EXIT.usage)
     }
+    io.out(renderHistory(entries))
+    io.err(`history: wrote ${await writeHistoryHtml(history, entries)}\n`)
     return EXIT.ok
   }
   if (positionals.length !== 1)
