@@ -26,6 +26,8 @@ import { formatLength } from '../workload/lengths.js'
 import { numberFlag, type ParsedFlags, stringFlag } from './args.js'
 import { CliError, EXIT } from './exit-codes.js'
 import type { Io } from './io.js'
+import { tableWidth } from './table-width.js'
+import { whereWritten } from './where-written.js'
 
 /**
  * `run` and `demo` after their flags: the run's options from the flags, the plan line and notes,
@@ -109,7 +111,11 @@ export async function executeRun(
     }
     const { result } = outcome
     if (flags.json === true) io.out(`${JSON.stringify(result, null, 2)}\n`)
-    else io.out(`${renderTable(result)}\n${renderVerdict(result)}\nResults: ${outcome.resultPath}\n`)
+    else
+      io.out(
+        `${renderTable(result, { width: tableWidth(flags) })}\n${renderVerdict(result)}\n` +
+          `${whereWritten(run.outDir, config.metrics.output_json).join('\n')}\n`,
+      )
     if (config.run.history_dir !== null)
       log(`history: appended to ${appendHistory(config.run.history_dir, result)}`)
     if (stop.requested) return EXIT.interrupted

@@ -23,7 +23,7 @@ import { contextWarning } from './context-warning.js'
 import { architecture, describeRun } from './describe-run.js'
 import { resolveEndpoint } from './endpoint.js'
 import { describeEstimate, estimateRun } from './estimate.js'
-import { levelValues, planLevel, WHOLE_RUN } from './level-plan.js'
+import { levelValues, planLevel, timedLevelSeconds, WHOLE_RUN } from './level-plan.js'
 import { type MeasureContext, measureLevel } from './measure-level.js'
 import { type PreflightResult, runPreflight } from './preflight.js'
 import {
@@ -32,7 +32,15 @@ import {
   prepareWorkload,
   type WorkloadSources,
 } from './prepare-workload.js'
+import {
+  describeTiming,
+  type ProbeTiming,
+  projectedSeconds,
+  timeProbes,
+  traceSpanSeconds,
+} from './probe-timing.js'
 import { RecordSink } from './record-sink.js'
+import { RunClock } from './run-clock.js'
 import { startServerMetrics } from './server-metrics.js'
 import { readServerSelf } from './server-self-read.js'
 import { sessionWork } from './session-plan.js'
@@ -139,7 +147,14 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
     writeJsonAtomic(resultPath, finishResult([], meta))
     // Before the first level, so its counters have a scrape from before it started.
     scraper = startServerMetrics(config, endpoint, outDir, sink.runId, options.log)
+    const { progress } = options
+    const clock = new RunClock(
+      config,
+      setUp.estimate?.request_seconds?.median ?? null,
+      traceSpanSeconds(sources.trace?.offsets_ms ?? null),
+    )
     const gradient: Gradient = {
+      clock,
       options,
       endpoint,
       pool,
@@ -158,8 +173,9 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
         planned: setUp.prepared.plan.prompts,
         countTokens: (text) => sources.tokenizer.count(text),
         requestsPerLevel: sources.trace?.rows.length ?? config.load.requests_per_level,
-        durationPerLevelS: config.load.duration_per_level_s,
-        ...(options.progress === undefined ? {} : { progress: options.progress }),
+        // The whole timed window (warm-up, measured, cool-down): past it, the level drains.
+        durationPerLevelS: config.load.duration_per_level_s === null ? null : timedLevelSeconds(config.load),
+        ...(progress === undefined ? {} : { progress: (p: LevelProgress) => progress(clock.at(p)) }),
       },
     }
     await runLoad(gradient)
@@ -195,6 +211,7 @@ async function setUpRun(
   const recordsPath = sink.path
   let preflight: PreflightResult | null = null
   let server: ServerSelf | null = null
+  let timing: ProbeTiming | null = null
   if (config.run.preflight) {
     preflight = await runPreflight(endpoint, { interrupt: stop.setupInterrupt })
     sink.keep(preflight.record)
@@ -207,13 +224,20 @@ async function setUpRun(
     server = await readServerSelf(endpoint, { interrupt: stop.setupInterrupt })
     if (stop.requested) return { kind: 'interrupted-before-load', phase: 'preflight', recordsPath }
     if (server !== null) log(describeServerSelf(server))
+    // The plan's projection from a few warm probes, not from the cold preflight alone.
+    const probed = await timeProbes(endpoint, stop.setupInterrupt)
+    for (const record of probed.records) sink.keep(record)
+    if (stop.requested) return { kind: 'interrupted-before-load', phase: 'preflight', recordsPath }
+    timing = probed.timing
+    if (timing !== null) log(describeTiming(timing))
   }
   const estimate = estimateRun(config, {
     input_mean: sources.input_mean,
     output_mean: sources.output_mean,
-    request_seconds: projectedRequestSeconds(preflight, sources.output_mean),
+    request_seconds: timing === null ? null : projectedSeconds(timing, sources.output_mean),
     share: 1 / (options.shard?.count ?? 1),
     trace_rows: sources.trace?.rows.length ?? null,
+    trace_span_s: traceSpanSeconds(sources.trace?.offsets_ms ?? null),
   })
   if (estimate !== null) log(describeEstimate(estimate))
   const limit = config.run.max_cost
@@ -263,6 +287,8 @@ interface Gradient {
   /** --trace: the replayed rows' offsets at speed 1; null = arrivals from the arrival process. */
   traceOffsets: Float64Array | null
   measure: MeasureContext
+  /** The run's elapsed time and the estimate of the rest, for the live line. */
+  clock: RunClock
 }
 
 /** The levels in order, then --refine's extra ones; a stop lets the level in flight drain and ends it. */
@@ -301,7 +327,9 @@ async function runLevel(gradient: Gradient, value: number): Promise<BenchResult 
     if (level === null) log(`level ${value}: this shard's share is empty; skipped`)
     return null
   }
+  gradient.clock.beginLevel(value)
   const { measured, client, outcomes } = await measureLevel(measure, level)
+  gradient.clock.endLevel(value)
   if (noticeFromLoad(gradient.connections, outcomes, log)) gradient.pool.stopReuse()
   meta.client.architecture = architecture(gradient.workers, gradient.connections, config.load.mode)
   measure.sink.flush()
@@ -349,16 +377,6 @@ async function serverFiguresAtTheEnd(gradient: Gradient): Promise<void> {
   gradient.summaries = gradient.summaries.map((summary, i) =>
     withServerFigures(summary, gradient.windows[i] ?? null, scraper.scrapes, gradient.meta.percentiles),
   )
-}
-
-/** One request's expected seconds: the preflight's TTFT plus its per-token time over the planned output. */
-function projectedRequestSeconds(preflight: PreflightResult | null, outputMean: number): number | null {
-  const record = preflight?.record
-  if (record === undefined || record.error !== null || record.first_token_at === null) return null
-  const ttft = record.first_token_at - record.sent_at
-  const perToken =
-    record.output_tokens > 1 ? (record.end_at - record.first_token_at) / (record.output_tokens - 1) : 0
-  return (ttft + perToken * Math.max(0, outputMean - 1)) / 1000
 }
 
 function budgetRefusal(estimate: CostEstimate | null, limit: number): string | null {

@@ -1,12 +1,15 @@
+import { basename, join } from 'node:path'
 import { readHistory, renderHistory } from '../../report/history.js'
 import { writeReports } from '../../report/render-folder.js'
 import { renderTable, renderVerdict } from '../../report/terminal.js'
 import { buildResult } from '../../result/build-result.js'
+import { CHARTS_DIR, HTML_FILE, SUMMARY_FILE } from '../../result/folder-layout.js'
 import { loadRun } from '../../result/load-run.js'
 import { writeJsonAtomic } from '../../result/write-json.js'
 import { type CommandSpec, parseFlags, renderHelp, stringFlag } from '../args.js'
 import { CliError, EXIT } from '../exit-codes.js'
 import type { Io } from '../io.js'
+import { tableWidth, WIDE_FLAG } from '../table-width.js'
 
 export const REPORT_SPEC: CommandSpec = {
   name: 'report',
@@ -21,6 +24,7 @@ export const REPORT_SPEC: CommandSpec = {
       help: 'show the trend of the runs appended to DIR/history.jsonl',
     },
     { name: 'json', type: 'boolean', help: 'print bench_result.json to stdout instead of the table' },
+    WIDE_FLAG,
   ],
 }
 
@@ -61,11 +65,21 @@ export async function reportCommand(argv: string[], io: Io): Promise<number> {
   if (run.tornLastLine)
     io.err('note: the last line of requests.jsonl was cut short (a crash?) and was skipped\n')
   if (run.records !== null) writeJsonAtomic(run.resultFile, result)
-  await writeReports(run.dir, result)
+  const reportNote = await writeReports(run.dir, result)
+  if (reportNote !== null) io.err(`note: ${reportNote}\n`)
   io.out(
     flags.json === true
       ? `${JSON.stringify(result, null, 2)}\n`
-      : `${renderTable(result)}\n${renderVerdict(result)}\n`,
+      : `${renderTable(result, { width: tableWidth(flags) })}\n${renderVerdict(result)}\n`,
+  )
+  // What `report` rewrote, on stderr so `--json` stays a clean document.
+  const wrote = [
+    ...(run.records !== null ? [basename(run.resultFile)] : []),
+    SUMMARY_FILE,
+    ...(reportNote === null ? [CHARTS_DIR, HTML_FILE] : []),
+  ]
+  io.err(
+    `${reportNote === null ? `Report: ${join(run.dir, HTML_FILE)}\n` : ''}Wrote in ${run.dir}: ${wrote.join(', ')}\n`,
   )
   return EXIT.ok
 }
