@@ -100,9 +100,7 @@ export async function executeRun(
       return EXIT.preflight
     }
     if (outcome.kind === 'interrupted-before-load') {
-      io.err(
-        `interrupted during the ${outcome.phase}: no level was run; the requests sent are in ${outcome.recordsPath}\n`,
-      )
+      io.err(`interrupted during the ${outcome.phase}: no level was run; no result folder was written\n`)
       return EXIT.interrupted
     }
     if (outcome.kind === 'over-budget') {

@@ -23,7 +23,8 @@ export class RunClock {
     private readonly requestSeconds: number | null,
     private readonly traceSpanS: number | null,
   ) {
-    this.left = levelValues(config)
+    // A copy: levelValues hands out the config's own array, which the run iterates.
+    this.left = [...levelValues(config)]
   }
 
   beginLevel(value: number): void {

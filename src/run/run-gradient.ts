@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import { refinementLevel } from '../analysis/advice.js'
@@ -85,7 +84,7 @@ interface RunSettings {
 export type RunOutcome =
   | { kind: 'done'; result: BenchResult; resultPath: string }
   | { kind: 'preflight-failed'; preflight: PreflightResult }
-  /** Stopped before the first level: the requests sent so far are in `recordsPath`, nothing was measured. */
+  /** Stopped before the first level: nothing was measured and no folder written (`recordsPath` is where the records would have gone). */
   | { kind: 'interrupted-before-load'; phase: 'preflight' | 'calibration' | 'set-up'; recordsPath: string }
   /** --max-cost: the estimate is above the limit (or cannot be made); nothing of the load was sent. */
   | { kind: 'over-budget'; estimate: CostEstimate | null; limit: number; reason: string }
@@ -114,7 +113,6 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
   const endpoint = 'endpoint' in options ? options.endpoint : resolveEndpoint(config, options.apiKey)
   // Bad tokenizer or dataset files fail before anything is sent or written.
   const sources = loadWorkloadSources(config)
-  mkdirSync(outDir, { recursive: true })
   // Disk full: stop issuing (nothing more could be recorded); the error ends the run below.
   const sink = new RecordSink(join(outDir, RECORDS_FILE), options.shard, () => stop.request())
   const unregisterFlush = stop.onFlush(() => sink.flush())
@@ -123,6 +121,8 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
   try {
     const setUp = await setUpRun(options, endpoint, sources, sink)
     if (setUp.kind !== 'ready') return setUp
+    // The folder appears when the load is about to start: a failed or stopped set-up leaves none.
+    sink.open()
     const workerCount = resolveWorkers(
       config.run.workers,
       levelValues(config),

@@ -2,6 +2,7 @@ import { LiveRedactor } from '../../client/redact.js'
 import { endpointFromEnv } from '../../run/endpoint.js'
 import { fetchModels } from '../../run/models.js'
 import { runPreflight } from '../../run/preflight.js'
+import { describeTiming, timeProbes } from '../../run/probe-timing.js'
 import { type CommandSpec, numberFlag, parseFlags, renderHelp } from '../args.js'
 import { EXIT } from '../exit-codes.js'
 import type { Io } from '../io.js'
@@ -64,7 +65,11 @@ export async function checkCommand(argv: string[], io: Io): Promise<number> {
   live.end()
   io.out('\n')
   io.err(`${result.summary}\n`)
-  return result.ok ? EXIT.ok : EXIT.preflight
+  if (!result.ok) return EXIT.preflight
+  // One cold request's TTFT and TPOT swing several-fold: a few warm probes say what to expect.
+  const { timing } = await timeProbes(endpoint)
+  if (timing !== null) io.err(`${describeTiming(timing)}\n`)
+  return EXIT.ok
 }
 
 export async function modelsCommand(argv: string[], io: Io): Promise<number> {
