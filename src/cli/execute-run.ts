@@ -1,6 +1,7 @@
 import { runFailures } from '../analysis/run-gate.js'
 import type { Endpoint } from '../client/endpoint.js'
 import { displayUrl } from '../client/redact.js'
+import { configConflicts } from '../config/load.js'
 import { underDrivenWarning } from '../config/plan-warnings.js'
 import type { RunConfig } from '../config/types.js'
 import { DiskFullError } from '../records/disk-full.js'
@@ -65,6 +66,7 @@ export async function executeRun(
   if (fdLimit !== null) log(fdLimit)
   if (run.replaced !== null) log(`note: ${run.replaced}`)
   for (const note of ignoredFlags(config, flags)) log(`note: ${note}`)
+  for (const note of configConflicts(config)) log(`note: ${note}`)
   const stop = new StopSignal()
   const onSignal = (): void => {
     if (stop.requested) {
