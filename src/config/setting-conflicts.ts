@@ -1,5 +1,5 @@
 import { SETTINGS, type SettingId } from './settings.js'
-import { type Patch, type Source, sourceKeys } from './source-schemas.js'
+import { type Patch, type Source, sourceKeys, valueAtPath } from './source-schemas.js'
 
 /** A config file as loaded: its name, its kind, what it sets, and the document as written. */
 export interface FileLayer {
@@ -55,15 +55,6 @@ const PRECEDENCE = 'flags > config.toml > settings.json, later -c over earlier; 
 /** The key the file used for the setting (its first one present), e.g. "bench.requests_per_level". */
 function keyIn(layer: FileLayer, id: SettingId): string {
   const keys = sourceKeys(SETTINGS[id], id, layer.source)
-  const present = keys.find((key) => valueAt(layer.raw, key.path) !== undefined)
+  const present = keys.find((key) => valueAtPath(layer.raw, key.path) !== undefined)
   return (present ?? keys[0])?.path ?? id
-}
-
-function valueAt(value: unknown, path: string): unknown {
-  let current = value
-  for (const part of path.split('.')) {
-    if (typeof current !== 'object' || current === null) return undefined
-    current = (current as Record<string, unknown>)[part]
-  }
-  return current
 }
