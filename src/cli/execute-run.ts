@@ -1,6 +1,7 @@
 import { runFailures } from '../analysis/run-gate.js'
 import type { Endpoint } from '../client/endpoint.js'
 import { displayUrl } from '../client/redact.js'
+import { configConflicts } from '../config/load.js'
 import { underDrivenWarning } from '../config/plan-warnings.js'
 import type { RunConfig } from '../config/types.js'
 import { DiskFullError } from '../records/disk-full.js'
@@ -28,6 +29,8 @@ import { formatLength } from '../workload/lengths.js'
 import { numberFlag, type ParsedFlags, stringFlag } from './args.js'
 import { CliError, EXIT } from './exit-codes.js'
 import type { Io } from './io.js'
+import { tableWidth } from './table-width.js'
+import { whereWritten } from './where-written.js'
 
 /**
  * `run` and `demo` after their flags: the run's options from the flags, the plan line and notes,
@@ -65,6 +68,7 @@ export async function executeRun(
   if (fdLimit !== null) log(fdLimit)
   if (run.replaced !== null) log(`note: ${run.replaced}`)
   for (const note of ignoredFlags(config, flags)) log(`note: ${note}`)
+  for (const note of configConflicts(config)) log(`note: ${note}`)
   const stop = new StopSignal()
   const onSignal = (): void => {
     if (stop.requested) {
@@ -101,9 +105,7 @@ export async function executeRun(
       return EXIT.preflight
     }
     if (outcome.kind === 'interrupted-before-load') {
-      io.err(
-        `interrupted during the ${outcome.phase}: no level was run; the requests sent are in ${outcome.recordsPath}\n`,
-      )
+      io.err(`interrupted during the ${outcome.phase}: no level was run; no result folder was written\n`)
       return EXIT.interrupted
     }
     if (outcome.kind === 'over-budget') {
@@ -112,7 +114,11 @@ export async function executeRun(
     }
     const { result } = outcome
     if (flags.json === true) io.out(`${JSON.stringify(result, null, 2)}\n`)
-    else io.out(`${renderTable(result)}\n${renderVerdict(result)}\nResults: ${outcome.resultPath}\n`)
+    else
+      io.out(
+        `${renderTable(result, { width: tableWidth(flags) })}\n${renderVerdict(result)}\n` +
+          `${whereWritten(run.outDir, config.metrics.output_json).join('\n')}\n`,
+      )
     if (config.run.history_dir !== null) {
       log(`history: appended to ${appendHistory(config.run.history_dir, result)}`)
       log(`history: ${await historyPage(config.run.history_dir)}`)

@@ -16,6 +16,7 @@ import { ConfigError, type ConfigIssue } from './errors.js'
 import { foreignPatch, foreignShape } from './foreign-configs.js'
 import { parseJsonc } from './jsonc.js'
 import { validate, valueAt } from './schema.js'
+import { type FileLayer, settingConflicts } from './setting-conflicts.js'
 import type { ConfigFlags } from './settings.js'
 import {
   ConfigTomlSchema,
@@ -139,6 +140,9 @@ export function loadRunConfig(opts: LoadOptions): RunConfig {
   }
   let config: RunConfig = structuredClone(DEFAULTS)
   for (const layer of ranked) if (layer.patch) config = applyPatch(config, layer.patch)
+  const conflicts = settingConflicts(
+    ranked.flatMap((layer) => (layer.file === undefined ? [] : [layer as FileLayer])),
+  )
   settleProtocol(config, ranked)
   // A trace is replayed on its own clock: an open loop, whatever the mode says.
   if (config.workload.trace !== null) config.load.mode = 'request_rate'
@@ -149,7 +153,15 @@ export function loadRunConfig(opts: LoadOptions): RunConfig {
 
   issues.push(...finalIssues(config, layers))
   if (issues.length > 0) throw new ConfigError(issues)
+  CONFLICTS.set(config, conflicts)
   return config
+}
+
+const CONFLICTS = new WeakMap<RunConfig, string[]>()
+
+/** What the files that built `config` disagreed on, and which won (setting-conflicts.ts); [] = nothing. */
+export function configConflicts(config: RunConfig): string[] {
+  return CONFLICTS.get(config) ?? []
 }
 
 /**
@@ -179,6 +191,9 @@ interface Layer {
   issues: ConfigIssue[]
   /** The parsed document, or UNPARSED when the file could not be read or parsed at all. */
   raw: unknown
+  /** A valid settings.json or config.toml: its name and kind (for the notes on settings they disagree on). */
+  file?: string
+  source?: 'json' | 'toml'
 }
 
 const RANK = { profile: 0, unknown: 0, json: 1, toml: 2, flags: 3 } as const
@@ -251,7 +266,9 @@ function schemaLayer(rank: number, file: string, raw: unknown, source: Source, s
   const result = validate(SCHEMAS[source], raw, file, source === 'flags' ? 'flags' : 'keys')
   const issues = [...(result.ok ? [] : result.issues), ...bothSizesIssues(file, raw, sizing)]
   const patch = result.ok && issues.length === 0 ? patchOf(source, result.value) : null
-  return { rank, patch, issues, raw }
+  return source === 'flags' || patch === null
+    ? { rank, patch, issues, raw }
+    : { rank, patch, issues, raw, file, source }
 }
 
 /**

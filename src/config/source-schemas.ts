@@ -118,7 +118,7 @@ export function patchOf(source: Source, value: unknown): Patch {
   return patch as Patch
 }
 
-function valueAtPath(value: unknown, path: string): unknown {
+export function valueAtPath(value: unknown, path: string): unknown {
   let current = value
   for (const part of path.split('.')) {
     if (typeof current !== 'object' || current === null) return undefined

@@ -16,6 +16,8 @@ export interface LevelProgress {
   ttft_p50_ms: number | null
   output_tokens_per_s: number
   failed: number
+  /** The whole run: seconds since its load began, and an estimate of the seconds left (null = unknown). */
+  run?: { elapsed_s: number; remaining_s: number | null }
 }
 
 /** Progress of a level from the records received so far (the last 200 for the live TTFT). */
@@ -54,11 +56,29 @@ export function levelProgress(
 }
 
 export function formatProgress(p: LevelProgress): string {
-  if (p.warming_up) return `level ${p.value}: warming up`
+  const clock = p.run === undefined ? '' : `${runClock(p.run)} `
+  if (p.warming_up) return `${clock}level ${p.value}: warming up`
   const amount =
     p.total !== null
       ? `${p.done}/${p.total} requests`
-      : `${p.elapsed_s.toFixed(0)}/${p.duration_s ?? '?'} s, ${p.done} requests`
+      : p.duration_s !== null && p.elapsed_s > p.duration_s
+        ? // The window is over; the requests still in flight finish (a timed level's drain).
+          `${p.duration_s}/${p.duration_s} s, draining for ${(p.elapsed_s - p.duration_s).toFixed(0)} s, ${p.done} requests`
+        : `${p.elapsed_s.toFixed(0)}/${p.duration_s ?? '?'} s, ${p.done} requests`
   const ttft = p.ttft_p50_ms === null ? '-' : `${p.ttft_p50_ms.toFixed(0)} ms`
-  return `level ${p.value}: ${amount}, TTFT p50 ${ttft}, ${p.output_tokens_per_s.toFixed(0)} tok/s, ${p.failed} errors`
+  return `${clock}level ${p.value}: ${amount}, TTFT p50 ${ttft}, ${p.output_tokens_per_s.toFixed(0)} tok/s, ${p.failed} errors`
+}
+
+/** "[1:02, ~3:10 left]": the run's elapsed time and the estimate of the rest. */
+function runClock(run: NonNullable<LevelProgress['run']>): string {
+  const left = run.remaining_s === null ? '' : `, ~${minutes(run.remaining_s)} left`
+  return `[${minutes(run.elapsed_s)}${left}]`
+}
+
+/** "0:07", "12:45", "1:02:03" */
+export function minutes(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds))
+  const mm = String(Math.floor((s % 3600) / 60))
+  const ss = String(s % 60).padStart(2, '0')
+  return s >= 3600 ? `${Math.floor(s / 3600)}:${mm.padStart(2, '0')}:${ss}` : `${mm}:${ss}`
 }

@@ -5,65 +5,134 @@ import type { BenchResult } from '../result/bench-result.js'
 import { levelName } from '../result/level-name.js'
 import { achievedNotes, levelCell, throughputCell } from './achieved-cells.js'
 import { errorMessageLines } from './failure-notes.js'
+import { fitColumns } from './fit-columns.js'
+import { GroupedLines } from './grouped-lines.js'
 import { kneeCauseLine } from './knee-cause-line.js'
 import { reasoningColumns } from './reasoning-cells.js'
-import { type ServerColumn, serverColumns } from './server-cells.js'
+import { serverColumns } from './server-cells.js'
 import { sessionTables } from './session-tables.js'
+import { SMALL_SAMPLE_MARK, smallSampleLegend, tooFewSamples } from './small-samples.js'
 import { levelHeading, workloadNotes } from './workload-notes.js'
 
-/** The end-of-run table: concurrency vs TTFT / TPOT / throughput / success rate, plus the verdict. */
-export function renderTable(result: BenchResult): string {
+/** How wide the table may be: absent = every column (what a file or `--wide` gets). */
+export interface TableOptions {
+  /** Characters available; columns are chosen by priority to fit (see fit-columns.ts). */
+  width?: number
+}
+
+/** A column of the end-of-run table: its heading, its cells, and how soon it is shown in a narrow terminal. */
+interface TableColumn {
+  name: string
+  head: string
+  priority: number
+  cell: (level: LevelSummary) => string
+}
+
+/**
+ * The end-of-run table: concurrency vs TTFT / TPOT / throughput / success rate, plus the verdict;
+ * with a width, the columns that fit (the level, req, success, TTFT, TPOT, verdict, tok/s, E2E
+ * first) and one line naming the rest. A percentile from too few samples carries a mark and a legend.
+ */
+export function renderTable(result: BenchResult, options: TableOptions = {}): string {
   const keys = result.meta.percentiles.map((p) => `p${p}`)
-  const rateMode = result.meta.load.mode === 'request_rate'
-  const server = [...serverColumns(result), ...reasoningColumns(result)]
+  const columns = tableColumns(result, keys)
+  const levels = [...result.levels].sort((a, b) => a.value - b.value)
+  const rows = levels.map((level) => columns.map((column) => column.cell(level)))
+  const { shown, omitted } =
+    options.width === undefined
+      ? { shown: columns.map((_, i) => i), omitted: [] as string[] }
+      : fitColumns(
+          columns.map((column, i) => ({
+            name: column.name,
+            priority: column.priority,
+            texts: [column.head, ...rows.map((row) => row[i] as string)],
+          })),
+          options.width,
+        )
   const table = new Table({
-    head: [
-      levelHeading(result.meta),
-      'req',
-      'success',
-      `TTFT ms\n${keys.join('/')}`,
-      ...(rateMode ? [`TTFT ms from\nintended ${keys.join('/')}`] : []),
-      `TPOT ms\n${keys.join('/')}`,
-      'ITL ms\np50',
-      'E2E ms\np50',
-      'output\ntok/s',
-      'req/s',
-      ...server.map((column) => column.head),
-      'client\nloop busy / p99',
-      'verdict',
-    ],
+    head: shown.map((i) => (columns[i] as TableColumn).head),
     // No colour codes: the table must read the same in a pipe or a CI log.
     style: { head: [], border: [] },
     // One line per level: no rule between rows.
     chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' },
   })
-  for (const level of [...result.levels].sort((a, b) => a.value - b.value))
-    table.push(levelRow(level, keys, rateMode, server))
-  return table.toString()
+  for (const row of rows) table.push(shown.map((i) => row[i] as string))
+  const lines = [table.toString()]
+  if (shown.some((i) => rows.some((row) => (row[i] as string).includes(SMALL_SAMPLE_MARK))))
+    lines.push(smallSampleLegend(result.meta.percentiles))
+  if (omitted.length > 0) lines.push(`--wide for: ${omitted.join(', ')}`)
+  return lines.join('\n')
 }
 
-function levelRow(level: LevelSummary, keys: string[], rateMode: boolean, server: ServerColumn[]): string[] {
+function tableColumns(result: BenchResult, keys: string[]): TableColumn[] {
+  const rateMode = result.meta.load.mode === 'request_rate'
+  const extra = [...serverColumns(result), ...reasoningColumns(result)].map((column) => ({
+    name: column.head.split('\n')[0] as string,
+    head: column.head,
+    priority: 20,
+    cell: column.cell,
+  }))
   return [
-    levelCell(level, rateMode),
-    String(level.requests),
-    `${(level.success_rate * 100).toFixed(1)}%`,
-    figures(level.ttft_ms, keys),
+    {
+      name: 'level',
+      head: levelHeading(result.meta),
+      priority: 0,
+      cell: (level) => levelCell(level, rateMode),
+    },
+    { name: 'req', head: 'req', priority: 1, cell: (level) => String(level.requests) },
+    {
+      name: 'success',
+      head: 'success',
+      priority: 2,
+      cell: (level) => `${(level.success_rate * 100).toFixed(1)}%`,
+    },
+    {
+      name: 'TTFT',
+      head: `TTFT ms\n${keys.join('/')}`,
+      priority: 3,
+      cell: (level) => figures(level.ttft_ms, keys),
+    },
     ...(rateMode
-      ? [level.ttft_ms_from_intended === null ? '-' : figures(level.ttft_ms_from_intended, keys)]
+      ? [
+          {
+            name: 'TTFT from intended',
+            head: `TTFT ms from\nintended ${keys.join('/')}`,
+            priority: 10,
+            cell: (level: LevelSummary) =>
+              level.ttft_ms_from_intended === null ? '-' : figures(level.ttft_ms_from_intended, keys),
+          },
+        ]
       : []),
-    figures(level.tpot_ms, keys, 1),
-    one(level.itl_ms.p50, 1),
-    one(level.e2e_ms.p50),
-    throughputCell(level),
-    level.requests_per_s.toFixed(2),
-    ...server.map((column) => column.cell(level)),
-    `${Math.round(level.client.event_loop_utilization * 100)}% / ${level.client.event_loop_delay_p99_ms.toFixed(1)} ms`,
-    level.verdict,
+    {
+      name: 'TPOT',
+      head: `TPOT ms\n${keys.join('/')}`,
+      priority: 4,
+      cell: (level) => figures(level.tpot_ms, keys, 1),
+    },
+    { name: 'ITL', head: 'ITL ms\np50', priority: 11, cell: (level) => one(level.itl_ms.p50, 1) },
+    { name: 'E2E', head: 'E2E ms\np50', priority: 7, cell: (level) => one(level.e2e_ms.p50) },
+    { name: 'tok/s', head: 'output\ntok/s', priority: 6, cell: throughputCell },
+    { name: 'req/s', head: 'req/s', priority: 9, cell: (level) => level.requests_per_s.toFixed(2) },
+    ...extra,
+    {
+      name: 'client loop',
+      head: 'client\nloop busy / p99',
+      priority: 30,
+      cell: (level) =>
+        `${Math.round(level.client.event_loop_utilization * 100)}% / ${level.client.event_loop_delay_p99_ms.toFixed(1)} ms`,
+    },
+    { name: 'verdict', head: 'verdict', priority: 5, cell: (level) => level.verdict },
   ]
 }
 
+/** "p50 / p95 / p99", each marked when its sample is too small for it to mean much. */
 function figures(distribution: Distribution, keys: string[], digits = 0): string {
-  return keys.map((key) => one(distribution[key], digits)).join(' / ')
+  return keys
+    .map((key) => {
+      const value = one(distribution[key], digits)
+      return value !== '-' && tooFewSamples(distribution, key) ? `${value}${SMALL_SAMPLE_MARK}` : value
+    })
+    .join(' / ')
 }
 
 function one(value: number | null | undefined, digits = 0): string {
@@ -76,27 +145,35 @@ export function renderVerdict(result: BenchResult): string {
   const lines = [`Saturation: ${result.saturation_summary}`, ...(why === null ? [] : [`  ${why}`])]
   const name = (value: number): string => levelName(result.meta, value)
   if (result.capacity_summary !== null) lines.push(`Capacity: ${result.capacity_summary}`)
+  // Said once for all the levels it applies to: errors repeat the same lines at every level.
+  const failures: string[] = []
+  const messages = new GroupedLines()
+  const verdicts = new GroupedLines()
   for (const level of result.levels) {
+    const at = name(level.value)
     if (level.failed > 0) {
       const classes = Object.entries(level.errors)
         .filter(([, count]) => count > 0)
         .map(([name, count]) => `${name} ${count}`)
         .join(', ')
-      lines.push(`  ${name(level.value)}: ${level.failed} failed (${classes})`)
-      for (const line of errorMessageLines(level)) lines.push(`      ${line}`)
+      failures.push(`${at} ${level.failed} (${classes})`)
+      for (const entry of level.error_messages ?? [])
+        messages.add(at, `${entry.message}${entry.numbers_vary ? ' (its figures vary)' : ''}`, entry.count)
+      for (const line of errorMessageLines({ ...level, error_messages: [] })) messages.add(at, line)
     }
-    if (level.verdict !== 'healthy' || result.saturation?.value === level.value) {
-      lines.push(`  ${name(level.value)}: ${level.verdict}: ${level.advice}`)
-    }
-    if (level.client.bound) {
-      lines.push(
-        `  ${name(level.value)}: the CLIENT was the bottleneck (${level.client.reasons.join('; ')}): ` +
+    if (level.verdict !== 'healthy' || result.saturation?.value === level.value)
+      verdicts.add(at, `${level.verdict}: ${level.advice}`)
+    if (level.client.bound)
+      verdicts.add(
+        at,
+        `the CLIENT was the bottleneck (${level.client.reasons.join('; ')}): ` +
           'these figures include our own queueing, not only the server',
       )
-    }
     for (const note of [...(level.notes ?? []), ...(level.client.notes ?? [])])
-      lines.push(`  ${name(level.value)}: note: ${note}`)
+      verdicts.add(at, `note: ${note}`)
   }
+  if (failures.length > 0) lines.push(`  failed: ${failures.join('; ')}`, ...messages.lines('      '))
+  lines.push(...verdicts.lines('  '))
   lines.push(...sessionTables(result, 'text'))
   for (const note of achievedNotes(result)) lines.push(`  ${note}`)
   for (const note of workloadNotes(result)) lines.push(note.startsWith('Cost') ? note : `  ${note}`)

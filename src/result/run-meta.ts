@@ -118,6 +118,14 @@ export interface CostEstimate {
   currency: string | null
   /** How the request count was reached, in words; says so when it is a projection. */
   basis: string
+  /** The range the warm probes' spread allows (fewest, most); absent = exact or one figure. */
+  requests_range?: [number, number]
+  cost_range?: [number, number]
+  /** The whole run's seconds from the probes' median request, and its range; absent = no probes. */
+  duration_s?: number | null
+  duration_s_range?: [number, number]
+  /** One planned request's seconds from the warm probes: median and range. */
+  request_seconds?: { median: number; low: number; high: number }
 }
 
 /**

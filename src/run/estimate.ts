@@ -3,24 +3,76 @@ import { priceTokens } from '../metrics/workload-figures.js'
 import type { CostEstimate } from '../result/run-meta.js'
 import { levelValues, timedLevelSeconds } from './level-plan.js'
 
+/** One request's projected seconds: the probes' median, and the range their spread allows. */
+export interface RequestSeconds {
+  median: number
+  low: number
+  high: number
+}
+
 export interface EstimateInputs {
   /** Mean requested lengths of the planned prompts. */
   input_mean: number
   output_mean: number
   /**
    * A closed-loop timed level sends as many requests as its streams finish: projected from one
-   * request's end-to-end time (the preflight's, scaled to the planned output). Null = unknown.
+   * request's end-to-end time (the warm probes', scaled to the planned output; see probe-timing.ts).
+   * A number is a single figure (no range). Null = unknown.
    */
-  request_seconds: number | null
+  request_seconds: number | RequestSeconds | null
   /** This process's share of the load (shards): 1 for a whole run. */
   share: number
   /** --trace: the rows replayed at every level; null or absent = no trace. */
   trace_rows?: number | null
+  /** --trace: the rows' span at speed 1, seconds (for the duration). */
+  trace_span_s?: number | null
 }
 
 export function estimateRun(config: RunConfig, inputs: EstimateInputs): CostEstimate | null {
+  const seconds = asRange(inputs.request_seconds)
+  const count = (requestSeconds: number | null) => plannedRequests(config, inputs, requestSeconds)
+  const planned = count(seconds?.median ?? null)
+  if (planned === null) return null
+  const inputTokens = planned.requests * inputs.input_mean
+  const outputTokens = planned.requests * inputs.output_mean
+  const prices = config.pricing
+  const estimate: CostEstimate = {
+    requests: planned.requests,
+    input_tokens: inputTokens,
+    output_tokens: outputTokens,
+    cost: prices === null ? null : priceTokens(inputTokens, outputTokens, prices),
+    currency: prices?.currency ?? null,
+    basis: planned.basis,
+  }
+  if (seconds === null) return estimate
+  // Slower requests: fewer of them in a timed window, and a longer run.
+  const fewest = count(seconds.high)?.requests ?? planned.requests
+  const most = count(seconds.low)?.requests ?? planned.requests
+  if (most !== fewest) {
+    estimate.requests_range = [fewest, most]
+    if (prices !== null)
+      estimate.cost_range = [fewest, most].map((n) =>
+        priceTokens(n * inputs.input_mean, n * inputs.output_mean, prices),
+      ) as [number, number]
+  }
+  const duration = (s: number) => runSeconds(config, s, inputs.trace_span_s ?? null)
+  estimate.duration_s = duration(seconds.median)
+  estimate.duration_s_range = [duration(seconds.low), duration(seconds.high)]
+  estimate.request_seconds = seconds
+  return estimate
+}
+
+function asRange(seconds: EstimateInputs['request_seconds']): RequestSeconds | null {
+  if (seconds === null || (typeof seconds === 'number' ? seconds : seconds.median) <= 0) return null
+  return typeof seconds === 'number' ? { median: seconds, low: seconds, high: seconds } : seconds
+}
+
+function plannedRequests(
+  config: RunConfig,
+  inputs: EstimateInputs,
+  requestSeconds: number | null,
+): { requests: number; basis: string } | null {
   const { load } = config
-  const rateMode = load.mode === 'request_rate'
   const values = levelValues(config)
   let requests = 0
   let basis: string
@@ -31,36 +83,88 @@ export function estimateRun(config: RunConfig, inputs: EstimateInputs): CostEsti
   } else if (load.requests_per_level !== null) {
     requests = values.length * load.requests_per_level
     basis = `${values.length} levels × ${load.requests_per_level} requests`
-  } else if (rateMode) {
+  } else if (load.mode === 'request_rate') {
     requests = values.reduce((sum, rate) => sum + Math.ceil(rate * windowS), 0)
     basis = `rates × ${windowS} s per level`
   } else {
-    if (inputs.request_seconds === null || inputs.request_seconds <= 0) return null
-    const perStream = Math.ceil(windowS / inputs.request_seconds)
+    if (requestSeconds === null || requestSeconds <= 0) return null
+    const perStream = Math.ceil(windowS / requestSeconds)
     requests = values.reduce((sum, streams) => sum + streams * perStream, 0)
-    basis = `projected: streams × ${windowS} s / ${inputs.request_seconds.toFixed(2)} s per request (no queueing; an upper bound while the server keeps up)`
+    basis = `projected: streams × ${windowS} s / ${requestSeconds.toFixed(2)} s per request (no queueing; an upper bound while the server keeps up)`
   }
   // A shard runs its share of both the measured requests and the warm-up.
   requests = Math.ceil((requests + values.length * load.warmup_requests) * inputs.share)
   basis += ` + ${load.warmup_requests} warm-up per level`
-  const inputTokens = requests * inputs.input_mean
-  const outputTokens = requests * inputs.output_mean
-  const prices = config.pricing
-  return {
-    requests,
-    input_tokens: inputTokens,
-    output_tokens: outputTokens,
-    cost: prices === null ? null : priceTokens(inputTokens, outputTokens, prices),
-    currency: prices?.currency ?? null,
-    basis,
-  }
+  return { requests, basis }
+}
+
+/**
+ * One level's seconds with requests of `requestSeconds` and no queueing: a timed level's windows
+ * plus its warm-up round and the drain of its last requests; a counted closed-loop level's requests
+ * in rounds of its streams; a counted open-loop level's arrivals. A server that queues makes the
+ * counted levels longer: the figure is a floor for them, close for timed ones.
+ */
+export function levelSeconds(
+  config: RunConfig,
+  value: number,
+  requestSeconds: number,
+  traceSpanS: number | null = null,
+): number {
+  const { load } = config
+  const rateMode = load.mode === 'request_rate'
+  if (config.workload.trace !== null)
+    return traceSpanS === null ? requestSeconds : traceSpanS / value + requestSeconds
+  const warmup =
+    load.warmup_requests === 0
+      ? 0
+      : rateMode
+        ? load.warmup_requests / value + requestSeconds
+        : Math.ceil(load.warmup_requests / value) * requestSeconds
+  if (load.requests_per_level === null) return warmup + timedLevelSeconds(load) + requestSeconds
+  return (
+    warmup +
+    (rateMode
+      ? load.requests_per_level / value + requestSeconds
+      : Math.ceil(load.requests_per_level / value) * requestSeconds)
+  )
+}
+
+/** The whole run's seconds: every level, back to back. */
+export function runSeconds(
+  config: RunConfig,
+  requestSeconds: number,
+  traceSpanS: number | null = null,
+): number {
+  return levelValues(config).reduce(
+    (sum, value) => sum + levelSeconds(config, value, requestSeconds, traceSpanS),
+    0,
+  )
 }
 
 export function describeEstimate(estimate: CostEstimate): string {
+  // A range is shown when the probes' spread moves the figure as it is printed.
+  const range = (r: [number, number] | undefined, show: (n: number) => string) =>
+    r === undefined || show(r[0]) === show(r[1]) ? '' : ` (${show(r[0])}–${show(r[1])})`
   const cost =
-    estimate.cost === null ? '' : `, estimated cost ${estimate.cost.toFixed(4)} ${estimate.currency}`
+    estimate.cost === null
+      ? ''
+      : `, estimated cost ${estimate.cost.toFixed(4)}${range(estimate.cost_range, (n) => n.toFixed(4))} ${estimate.currency}`
+  const requests = `${estimate.requests}${range(estimate.requests_range, String)} requests`
+  const duration =
+    estimate.duration_s == null
+      ? ''
+      : `\nplan: about ${formatDuration(estimate.duration_s)}${range(estimate.duration_s_range, formatDuration)} for the whole run, ` +
+        'from the warm probes without queueing (a server that queues makes counted levels longer)'
   return (
-    `plan: ${estimate.requests} requests, ~${estimate.input_tokens} input and ≤${estimate.output_tokens} output tokens` +
-    `${cost} (${estimate.basis})`
+    `plan: ${requests}, ~${estimate.input_tokens} input and ≤${estimate.output_tokens} output tokens` +
+    `${cost} (${estimate.basis})${duration}`
   )
+}
+
+/** "45 s", "7 min 40 s", "1 h 05 min" */
+export function formatDuration(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds))
+  if (s < 60) return `${s} s`
+  if (s < 3600) return `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`
+  return `${Math.floor(s / 3600)} h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')} min`
 }

@@ -1,3 +1,5 @@
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
 import { billedInputTokens } from '../metrics/workload-figures.js'
 import { JsonlWriter } from '../records/jsonl-writer.js'
 import { newRunId } from '../records/run-identity.js'
@@ -7,13 +9,16 @@ import type { RecordObserver } from './live-metrics.js'
 
 /**
  * Where every request of a run goes, probes and warm-up included: requests.jsonl (appended as records
- * arrive), tagged with the run's id and the shard, counted into the run's totals.
+ * arrive), tagged with the run's id and the shard, counted into the run's totals. The file (and its
+ * folder) is made by `open()`, when the load is about to start: the probes' few records are held until
+ * then, so a failed or interrupted preflight leaves no folder behind.
  */
 export class RecordSink {
   readonly runId = newRunId()
   /** Every request sent and the tokens billed for them, for the cost. */
   readonly totals: NonNullable<RunMeta['totals']> = { requests: 0, input_tokens: 0, output_tokens: 0 }
-  private readonly writer: JsonlWriter
+  private writer: JsonlWriter | null = null
+  private held: RequestRecord[] = []
   /** The live metrics endpoint (--metrics-port), when one is serving. */
   observer: RecordObserver | null = null
 
@@ -21,15 +26,23 @@ export class RecordSink {
   constructor(
     readonly path: string,
     private readonly shard: ShardInfo | undefined,
-    onFailure: () => void,
-  ) {
-    this.writer = new JsonlWriter(path, onFailure)
+    private readonly onFailure: () => void,
+  ) {}
+
+  /** Makes the folder and the file, and writes the records held so far. */
+  open(): void {
+    if (this.writer !== null) return
+    mkdirSync(dirname(this.path), { recursive: true })
+    this.writer = new JsonlWriter(this.path, this.onFailure)
+    for (const record of this.held) this.writer.append(record)
+    this.held = []
   }
 
   keep(record: RequestRecord): void {
     record.run = this.runId
     if (this.shard !== undefined) record.shard = this.shard.index
-    this.writer.append(record)
+    if (this.writer === null) this.held.push(record)
+    else this.writer.append(record)
     this.totals.requests++
     this.totals.input_tokens += billedInputTokens(record)
     this.totals.output_tokens += record.output_tokens
@@ -38,14 +51,14 @@ export class RecordSink {
 
   /** The records' write failure (a full disk), once it happened. */
   get failure(): Error | null {
-    return this.writer.failure
+    return this.writer?.failure ?? null
   }
 
   flush(): void {
-    this.writer.flush()
+    this.writer?.flush()
   }
 
   close(): void {
-    this.writer.close()
+    this.writer?.close()
   }
 }

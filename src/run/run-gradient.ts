@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import { refinementLevel } from '../analysis/advice.js'
@@ -24,7 +23,7 @@ import { contextWarning } from './context-warning.js'
 import { architecture, describeRun } from './describe-run.js'
 import { resolveEndpoint } from './endpoint.js'
 import { describeEstimate, estimateRun } from './estimate.js'
-import { levelValues, planLevel, WHOLE_RUN } from './level-plan.js'
+import { levelValues, planLevel, timedLevelSeconds, WHOLE_RUN } from './level-plan.js'
 import { type LiveMetrics, startLiveMetrics } from './live-metrics.js'
 import { type MeasureContext, measureLevel } from './measure-level.js'
 import { type PreflightResult, runPreflight } from './preflight.js'
@@ -34,7 +33,15 @@ import {
   prepareWorkload,
   type WorkloadSources,
 } from './prepare-workload.js'
+import {
+  describeTiming,
+  type ProbeTiming,
+  projectedSeconds,
+  timeProbes,
+  traceSpanSeconds,
+} from './probe-timing.js'
 import { RecordSink } from './record-sink.js'
+import { RunClock } from './run-clock.js'
 import { startServerMetrics } from './server-metrics.js'
 import { readServerSelf } from './server-self-read.js'
 import { sessionWork } from './session-plan.js'
@@ -79,7 +86,7 @@ interface RunSettings {
 export type RunOutcome =
   | { kind: 'done'; result: BenchResult; resultPath: string }
   | { kind: 'preflight-failed'; preflight: PreflightResult }
-  /** Stopped before the first level: the requests sent so far are in `recordsPath`, nothing was measured. */
+  /** Stopped before the first level: nothing was measured and no folder written (`recordsPath` is where the records would have gone). */
   | { kind: 'interrupted-before-load'; phase: 'preflight' | 'calibration' | 'set-up'; recordsPath: string }
   /** --max-cost: the estimate is above the limit (or cannot be made); nothing of the load was sent. */
   | { kind: 'over-budget'; estimate: CostEstimate | null; limit: number; reason: string }
@@ -108,7 +115,6 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
   const endpoint = 'endpoint' in options ? options.endpoint : resolveEndpoint(config, options.apiKey)
   // Bad tokenizer or dataset files fail before anything is sent or written.
   const sources = loadWorkloadSources(config)
-  mkdirSync(outDir, { recursive: true })
   // Disk full: stop issuing (nothing more could be recorded); the error ends the run below.
   const sink = new RecordSink(join(outDir, RECORDS_FILE), options.shard, () => stop.request())
   const unregisterFlush = stop.onFlush(() => sink.flush())
@@ -120,6 +126,8 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
     sink.observer = live
     const setUp = await setUpRun(options, endpoint, sources, sink)
     if (setUp.kind !== 'ready') return setUp
+    // The folder appears when the load is about to start: a failed or stopped set-up leaves none.
+    sink.open()
     const workerCount = resolveWorkers(
       config.run.workers,
       levelValues(config),
@@ -146,7 +154,14 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
     writeJsonAtomic(resultPath, finishResult([], meta))
     // Before the first level, so its counters have a scrape from before it started.
     scraper = startServerMetrics(config, endpoint, outDir, sink.runId, options.log)
+    const { progress } = options
+    const clock = new RunClock(
+      config,
+      setUp.estimate?.request_seconds?.median ?? null,
+      traceSpanSeconds(sources.trace?.offsets_ms ?? null),
+    )
     const gradient: Gradient = {
+      clock,
       options,
       endpoint,
       pool,
@@ -165,8 +180,9 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
         planned: setUp.prepared.plan.prompts,
         countTokens: (text) => sources.tokenizer.count(text),
         requestsPerLevel: sources.trace?.rows.length ?? config.load.requests_per_level,
-        durationPerLevelS: config.load.duration_per_level_s,
-        ...(options.progress === undefined ? {} : { progress: options.progress }),
+        // The whole timed window (warm-up, measured, cool-down): past it, the level drains.
+        durationPerLevelS: config.load.duration_per_level_s === null ? null : timedLevelSeconds(config.load),
+        ...(progress === undefined ? {} : { progress: (p: LevelProgress) => progress(clock.at(p)) }),
       },
     }
     await runLoad(gradient)
@@ -206,6 +222,7 @@ async function setUpRun(
   const recordsPath = sink.path
   let preflight: PreflightResult | null = null
   let server: ServerSelf | null = null
+  let timing: ProbeTiming | null = null
   if (config.run.preflight) {
     preflight = await runPreflight(endpoint, { interrupt: stop.setupInterrupt })
     sink.keep(preflight.record)
@@ -218,13 +235,20 @@ async function setUpRun(
     server = await readServerSelf(endpoint, { interrupt: stop.setupInterrupt })
     if (stop.requested) return { kind: 'interrupted-before-load', phase: 'preflight', recordsPath }
     if (server !== null) log(describeServerSelf(server))
+    // The plan's projection from a few warm probes, not from the cold preflight alone.
+    const probed = await timeProbes(endpoint, stop.setupInterrupt)
+    for (const record of probed.records) sink.keep(record)
+    if (stop.requested) return { kind: 'interrupted-before-load', phase: 'preflight', recordsPath }
+    timing = probed.timing
+    if (timing !== null) log(describeTiming(timing))
   }
   const estimate = estimateRun(config, {
     input_mean: sources.input_mean,
     output_mean: sources.output_mean,
-    request_seconds: projectedRequestSeconds(preflight, sources.output_mean),
+    request_seconds: timing === null ? null : projectedSeconds(timing, sources.output_mean),
     share: 1 / (options.shard?.count ?? 1),
     trace_rows: sources.trace?.rows.length ?? null,
+    trace_span_s: traceSpanSeconds(sources.trace?.offsets_ms ?? null),
   })
   if (estimate !== null) log(describeEstimate(estimate))
   const limit = config.run.max_cost
@@ -274,6 +298,8 @@ interface Gradient {
   /** --trace: the replayed rows' offsets at speed 1; null = arrivals from the arrival process. */
   traceOffsets: Float64Array | null
   measure: MeasureContext
+  /** The run's elapsed time and the estimate of the rest, for the live line. */
+  clock: RunClock
 }
 
 /** The levels in order, then --refine's extra ones; a stop lets the level in flight drain and ends it. */
@@ -313,7 +339,9 @@ async function runLevel(gradient: Gradient, value: number): Promise<BenchResult 
     return null
   }
   measure.sink.observer?.setLevel(value)
+  gradient.clock.beginLevel(value)
   const { measured, client, outcomes } = await measureLevel(measure, level)
+  gradient.clock.endLevel(value)
   if (noticeFromLoad(gradient.connections, outcomes, log)) gradient.pool.stopReuse()
   meta.client.architecture = architecture(gradient.workers, gradient.connections, config.load.mode)
   measure.sink.flush()
@@ -366,16 +394,6 @@ async function serverFiguresAtTheEnd(gradient: Gradient): Promise<void> {
   gradient.summaries = gradient.summaries.map((summary, i) =>
     withServerFigures(summary, gradient.windows[i] ?? null, scraper.scrapes, gradient.meta.percentiles),
   )
-}
-
-/** One request's expected seconds: the preflight's TTFT plus its per-token time over the planned output. */
-function projectedRequestSeconds(preflight: PreflightResult | null, outputMean: number): number | null {
-  const record = preflight?.record
-  if (record === undefined || record.error !== null || record.first_token_at === null) return null
-  const ttft = record.first_token_at - record.sent_at
-  const perToken =
-    record.output_tokens > 1 ? (record.end_at - record.first_token_at) / (record.output_tokens - 1) : 0
-  return (ttft + perToken * Math.max(0, outputMean - 1)) / 1000
 }
 
 function budgetRefusal(estimate: CostEstimate | null, limit: number): string | null {

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { readRecords } from '../../src/records/jsonl-reader.js'
 import type { BenchResult } from '../../src/result/bench-result.js'
+import { TIMED_PROBES, WARMUP_PROBES } from '../../src/run/probe-timing.js'
 import { type RunOutcome, runGradient } from '../../src/run/run-gradient.js'
 import { StopSignal } from '../../src/run/stop-signal.js'
 import { startSimulatorProcess as startSimulator } from '../../src/sim/child.js'
@@ -79,7 +80,8 @@ test('a run against the simulator measures the TTFT and TPOT it was told to prod
     // The record file holds every request, warm-up and preflight included and marked.
     const { records, tornLastLine } = readRecords(join(out, 'requests.jsonl'))
     assert.equal(tornLastLine, false)
-    assert.equal(records.filter((r) => r.phase === 'preflight').length, 1)
+    // The preflight, then the plan's warm-up probe and its timed probes.
+    assert.equal(records.filter((r) => r.phase === 'preflight').length, 1 + WARMUP_PROBES + TIMED_PROBES)
     assert.equal(records.filter((r) => r.phase === 'warmup').length, 4)
     assert.equal(records.filter((r) => r.phase === 'measure').length, 16)
     assert.ok(

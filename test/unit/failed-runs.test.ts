@@ -183,9 +183,12 @@ test('a run refused for its context: misconfigured levels, the server sentence, 
   const markdown = renderMarkdown(result)
   for (const text of [terminal, markdown]) {
     assert.doesNotMatch(text, /back off|keep adding concurrency/)
-    assert.ok(text.includes(`4× ${CONTEXT_400}`), text)
     assert.match(text, /lower --input-tokens/)
   }
+  assert.ok(markdown.includes(`4× ${CONTEXT_400}`), markdown)
+  // The terminal says the same message once for both levels, with each level's share.
+  assert.ok(terminal.includes(`8× ${CONTEXT_400} (c=1: 4, c=2: 4)`), terminal)
+  assert.equal(terminal.split(CONTEXT_400).length - 1, 1, terminal)
   assert.match(result.saturation_summary, /c=1, c=2 failed for reasons that are not load/)
   const reasons = runFailures(result.levels, 90, (value) => `c=${value}`)
   assert.equal(reasons.length, 3, reasons.join('\n'))

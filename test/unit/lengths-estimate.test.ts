@@ -4,7 +4,7 @@ import { DEFAULTS } from '../../src/config/load.js'
 import type { RunConfig } from '../../src/config/types.js'
 import { costOf, outputFigures, scheduleFigures, tokenTotals } from '../../src/metrics/workload-figures.js'
 import { seededRandom } from '../../src/random.js'
-import { estimateRun } from '../../src/run/estimate.js'
+import { describeEstimate, estimateRun, formatDuration } from '../../src/run/estimate.js'
 import { drawLength, formatLength, parseLength } from '../../src/workload/lengths.js'
 import { makeRecord } from '../helpers/records.js'
 
@@ -143,4 +143,38 @@ test('workload figures: early stops, lateness and dropped arrivals, token totals
       currency: 'EUR',
     },
   )
+})
+
+test('estimate from the warm probes: a range of requests and cost for timed levels, and the whole run’s duration', () => {
+  const timed = config((c) => {
+    c.load.levels = [1, 4]
+    c.load.requests_per_level = null
+    c.load.duration_per_level_s = 10
+    c.load.warmup_requests = 4
+    c.pricing = { input_per_mtok: 2, output_per_mtok: 8, currency: 'USD' }
+  })
+  const seconds = { median: 2, low: 1, high: 4 }
+  const e = estimateRun(timed, { input_mean: 100, output_mean: 50, request_seconds: seconds, share: 1 })
+  // Per stream: ceil(10 / s) requests; 5 streams in all; + 8 warm-up.
+  assert.equal(e?.requests, 5 * 5 + 8)
+  assert.deepEqual(e?.requests_range, [5 * 3 + 8, 5 * 10 + 8])
+  assert.equal(e?.cost_range?.length, 2)
+  assert.ok((e?.cost_range?.[0] ?? 0) < (e?.cost ?? 0) && (e?.cost ?? 0) < (e?.cost_range?.[1] ?? 0))
+  // Level 1: 4 warm-up rounds × 2 s + 10 s + 2 s drain = 20; level 4: 1 round × 2 + 10 + 2 = 14.
+  assert.equal(e?.duration_s, 34)
+  assert.deepEqual(e?.duration_s_range, [4 + 10 + 1 + 1 + 10 + 1, 16 + 10 + 4 + 4 + 10 + 4])
+  const text = describeEstimate(e as NonNullable<typeof e>)
+  assert.match(text, /plan: 33 \(23–58\) requests/)
+  assert.match(text, /plan: about 34 s \(27 s–48 s\) for the whole run/)
+  // Counted levels: rounds of the streams.
+  const counted = config((c) => {
+    c.load.levels = [1, 8]
+    c.load.requests_per_level = 16
+    c.load.warmup_requests = 0
+  })
+  const c = estimateRun(counted, { input_mean: 1, output_mean: 1, request_seconds: 1.5, share: 1 })
+  assert.equal(c?.requests_range, undefined, 'a counted level’s requests do not depend on their time')
+  assert.equal(c?.duration_s, 16 * 1.5 + 2 * 1.5)
+  assert.equal(formatDuration(460), '7 min 40 s')
+  assert.equal(formatDuration(3900), '1 h 05 min')
 })

@@ -21,3 +21,14 @@ test('progress line: done/total or elapsed/duration, live TTFT p50, tokens/s, er
   assert.equal(formatProgress(byTime), 'level 8: 2/30 s, 3 requests, TTFT p50 50 ms, 2 tok/s, 1 errors')
   assert.equal(formatProgress(levelProgress(8, true, [], 0, 10, 40, null)), 'level 8: warming up')
 })
+
+test('progress line: a timed level past its window says it drains, not "62/30 s"; the run clock leads the line', () => {
+  const records = [makeRecord({ sent_at: 0, token_times: [40, 50], output_tokens: 2 })]
+  const draining = levelProgress(8, false, records, 0, 62_000, null, 30)
+  const line = formatProgress(draining)
+  assert.match(line, /^level 8: 30\/30 s, draining for 32 s, 1 requests/)
+  assert.doesNotMatch(line, /62\/30/)
+  const withClock = formatProgress({ ...draining, run: { elapsed_s: 125, remaining_s: 3725 } })
+  assert.match(withClock, /^\[2:05, ~1:02:05 left\] level 8: 30\/30 s, draining/)
+  assert.match(formatProgress({ ...draining, run: { elapsed_s: 7, remaining_s: null } }), /^\[0:07\] level 8/)
+})

@@ -42,15 +42,30 @@ export const MODELS_SPEC: CommandSpec = {
 
 /** What check and models use past --help: the config, the client and the preflight request. */
 async function checkModules() {
-  const [{ loadConfigOrThrow }, { endpointFromEnv }, { fetchModels }, { runPreflight }, { LiveRedactor }] =
-    await Promise.all([
-      import('../load-config.js'),
-      import('../../run/endpoint.js'),
-      import('../../run/models.js'),
-      import('../../run/preflight.js'),
-      import('../../client/redact.js'),
-    ])
-  return { loadConfigOrThrow, endpointFromEnv, fetchModels, runPreflight, LiveRedactor }
+  const [
+    { loadConfigOrThrow },
+    { endpointFromEnv },
+    { fetchModels },
+    { runPreflight },
+    { LiveRedactor },
+    { describeTiming, timeProbes },
+  ] = await Promise.all([
+    import('../load-config.js'),
+    import('../../run/endpoint.js'),
+    import('../../run/models.js'),
+    import('../../run/preflight.js'),
+    import('../../client/redact.js'),
+    import('../../run/probe-timing.js'),
+  ])
+  return {
+    loadConfigOrThrow,
+    endpointFromEnv,
+    fetchModels,
+    runPreflight,
+    LiveRedactor,
+    describeTiming,
+    timeProbes,
+  }
 }
 
 export async function checkCommand(argv: string[], io: Io): Promise<number> {
@@ -59,7 +74,8 @@ export async function checkCommand(argv: string[], io: Io): Promise<number> {
     io.out(renderHelp(CHECK_SPEC))
     return EXIT.ok
   }
-  const { loadConfigOrThrow, endpointFromEnv, runPreflight, LiveRedactor } = await checkModules()
+  const { loadConfigOrThrow, endpointFromEnv, runPreflight, LiveRedactor, describeTiming, timeProbes } =
+    await checkModules()
   const config = loadConfigOrThrow((flags.config as string[] | undefined) ?? [], configFlags(flags))
   const endpoint = endpointFromEnv(config, process.env, (line) => io.err(`${line}\n`))
   const maxTokens = numberFlag(flags, 'output-tokens') ?? 32
@@ -73,7 +89,11 @@ export async function checkCommand(argv: string[], io: Io): Promise<number> {
   live.end()
   io.out('\n')
   io.err(`${result.summary}\n`)
-  return result.ok ? EXIT.ok : EXIT.preflight
+  if (!result.ok) return EXIT.preflight
+  // One cold request's TTFT and TPOT swing several-fold: a few warm probes say what to expect.
+  const { timing } = await timeProbes(endpoint)
+  if (timing !== null) io.err(`${describeTiming(timing)}\n`)
+  return EXIT.ok
 }
 
 export async function modelsCommand(argv: string[], io: Io): Promise<number> {

@@ -10,6 +10,7 @@ import { mergeShards } from '../../run/merge.js'
 import { type CommandSpec, parseFlags, renderHelp, stringFlag } from '../args.js'
 import { CliError, EXIT } from '../exit-codes.js'
 import type { Io } from '../io.js'
+import { tableWidth, WIDE_FLAG } from '../table-width.js'
 
 export const MERGE_SPEC: CommandSpec = {
   name: 'merge',
@@ -19,6 +20,7 @@ export const MERGE_SPEC: CommandSpec = {
   flags: [
     { name: 'out', type: 'string', value: 'DIR', help: 'the merged result folder (required)' },
     { name: 'json', type: 'boolean', help: 'print bench_result.json to stdout instead of the table' },
+    WIDE_FLAG,
   ],
 }
 
@@ -63,7 +65,7 @@ export async function mergeCommand(argv: string[], io: Io): Promise<number> {
   io.out(
     flags.json === true
       ? `${JSON.stringify(merged.result, null, 2)}\n`
-      : `${renderTable(merged.result)}\n${renderVerdict(merged.result)}\n`,
+      : `${renderTable(merged.result, { width: tableWidth(flags) })}\n${renderVerdict(merged.result)}\n`,
   )
   return EXIT.ok
 }

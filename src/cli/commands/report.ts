@@ -1,16 +1,24 @@
 import { existsSync } from 'node:fs'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import { readHistory, renderHistory } from '../../report/history.js'
 import { writeHistoryHtml } from '../../report/history-page.js'
 import { writeReports } from '../../report/render-folder.js'
 import { renderTable, renderVerdict } from '../../report/terminal.js'
 import { buildResult } from '../../result/build-result.js'
-import { REQUESTS_PARQUET_FILE } from '../../result/folder-layout.js'
+import {
+  CHARTS_DIR,
+  HTML_FILE,
+  LEVELS_CSV_FILE,
+  REQUESTS_CSV_FILE,
+  REQUESTS_PARQUET_FILE,
+  SUMMARY_FILE,
+} from '../../result/folder-layout.js'
 import { loadRun } from '../../result/load-run.js'
 import { writeJsonAtomic } from '../../result/write-json.js'
 import { type CommandSpec, parseFlags, renderHelp, stringFlag } from '../args.js'
 import { CliError, EXIT } from '../exit-codes.js'
 import type { Io } from '../io.js'
+import { tableWidth, WIDE_FLAG } from '../table-width.js'
 
 export const REPORT_SPEC: CommandSpec = {
   name: 'report',
@@ -30,6 +38,7 @@ export const REPORT_SPEC: CommandSpec = {
       type: 'boolean',
       help: 'also write requests.parquet (kept up to date without it when the folder already has one)',
     },
+    WIDE_FLAG,
   ],
 }
 
@@ -74,11 +83,24 @@ export async function reportCommand(argv: string[], io: Io): Promise<number> {
     io.err('note: the last line of requests.jsonl was cut short (a crash?) and was skipped\n')
   if (run.records !== null) writeJsonAtomic(run.resultFile, result)
   const parquet = flags.parquet === true || existsSync(join(run.dir, REQUESTS_PARQUET_FILE))
-  await writeReports(run.dir, result, { parquet })
+  const reportNote = await writeReports(run.dir, result, { parquet })
+  if (reportNote !== null) io.err(`note: ${reportNote}\n`)
   io.out(
     flags.json === true
       ? `${JSON.stringify(result, null, 2)}\n`
-      : `${renderTable(result)}\n${renderVerdict(result)}\n`,
+      : `${renderTable(result, { width: tableWidth(flags) })}\n${renderVerdict(result)}\n`,
+  )
+  // What `report` rewrote, on stderr so `--json` stays a clean document.
+  const wrote = [
+    ...(run.records !== null ? [basename(run.resultFile)] : []),
+    SUMMARY_FILE,
+    LEVELS_CSV_FILE,
+    ...(run.records !== null ? [REQUESTS_CSV_FILE] : []),
+    ...(parquet && run.records !== null ? [REQUESTS_PARQUET_FILE] : []),
+    ...(reportNote === null ? [CHARTS_DIR, HTML_FILE] : []),
+  ]
+  io.err(
+    `${reportNote === null ? `Report: ${join(run.dir, HTML_FILE)}\n` : ''}Wrote in ${run.dir}: ${wrote.join(', ')}\n`,
   )
   return EXIT.ok
 }

@@ -2,6 +2,7 @@ import { type CommandSpec, type FlagSpec, parseFlags, renderHelp } from '../args
 import { EXIT } from '../exit-codes.js'
 import type { Io } from '../io.js'
 import { configFlags, settingFlags } from '../setting-flags.js'
+import { WIDE_FLAG } from '../table-width.js'
 
 /** Flags that shape the load and the output; shared by `run` and `demo`. */
 export const LOAD_FLAGS: FlagSpec[] = [
@@ -9,6 +10,7 @@ export const LOAD_FLAGS: FlagSpec[] = [
   { name: 'force', type: 'boolean', help: "replace the run already in --out (that run's files only)" },
   { name: 'quiet', type: 'boolean', help: 'no progress lines on stderr' },
   { name: 'json', type: 'boolean', help: 'print bench_result.json to stdout instead of the table' },
+  WIDE_FLAG,
 ]
 
 export const RUN_SPEC: CommandSpec = {
