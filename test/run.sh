@@ -1,13 +1,49 @@
 #!/usr/bin/env bash
 # Runs every test file. The files are listed by the shell (globstar), not by node: on Node 20 a
 # quoted glob that matches nothing passes silently. We refuse to pass with zero test files.
+#
+# Two lanes, so the suite fits a 2-core machine in minutes:
+# - shared: every file not marked otherwise, several files at a time (TEST_CONCURRENCY, default 3).
+#   Almost all of them wait on sockets and the simulator's clock, not on the CPU, and each must hold
+#   on a busy machine anyway: running beside one another is the load they are written to survive.
+# - alone: files holding the line `// test-lane: alone` (a real engine computing on this CPU, whose
+#   figures are what the test measures) run one at a time after the shared lane, with nothing beside.
+# New files land in the shared lane by themselves; mark a file alone only when its subject is CPU time.
+# The test types and lint run beside the shared lane (the build must come first: the CLI tests run dist/).
 set -euo pipefail
 shopt -s globstar nullglob
 cd "$(dirname "$0")/.."
 npx tsc -p tsconfig.json
-# Types of tests and benches too, and lint/format: a red here fails CI like a failing test.
-npx tsc -p tsconfig.test.json --noEmit
-npx biome check .
+
 files=(test/**/*.test.ts)
 if [ ${#files[@]} -eq 0 ]; then echo "no test files found under test/" >&2; exit 1; fi
-exec node --import tsx --test --test-reporter=spec --test-concurrency=1 "${files[@]}"
+alone=()
+shared=()
+for file in "${files[@]}"; do
+  if grep -qx '// test-lane: alone' "$file"; then alone+=("$file"); else shared+=("$file"); fi
+done
+
+# Types of tests and benches too, and lint/format: a red here fails the suite like a failing test.
+checks_log="$(mktemp)"
+trap 'rm -f "$checks_log"' EXIT
+( npx tsc -p tsconfig.test.json --noEmit && npx biome check . ) >"$checks_log" 2>&1 &
+checks_pid=$!
+
+status=0
+run_lane() {
+  local concurrency="$1"
+  shift
+  [ $# -eq 0 ] && return 0
+  node --import tsx --test --test-reporter=spec --test-concurrency="$concurrency" "$@" || status=1
+}
+echo "# shared lane: ${#shared[@]} files, ${TEST_CONCURRENCY:-3} at a time"
+run_lane "${TEST_CONCURRENCY:-3}" "${shared[@]}"
+
+checks=0
+wait "$checks_pid" || checks=1
+cat "$checks_log"
+if [ "$checks" -ne 0 ]; then echo "# test types or lint failed (above)" >&2; status=1; fi
+
+echo "# alone lane: ${#alone[@]} files, one at a time"
+run_lane 1 "${alone[@]}"
+exit "$status"

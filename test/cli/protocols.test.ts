@@ -114,7 +114,11 @@ test('run --protocol embeddings: latency and inputs/s, tokens/s; TTFT and TPOT s
   assert.ok(!existsSync(join(out, 'charts', 'ttft.svg')) && !existsSync(join(out, 'charts', 'tpot-itl.svg')))
   assert.match(readFileSync(join(out, 'charts', 'throughput.svg'), 'utf8'), /series: inputs\/s/)
   const summary = readFileSync(join(out, 'summary.md'), 'utf8')
-  assert.match(summary, /\| 1 \| 6 \| 100\.0% \| – \/ – \/ – \| – \/ – \/ – \| – \| \d+ \| n\/a \|/)
+  // On a busy machine the level may hold under one request in flight on average: then its label says so.
+  assert.match(
+    summary,
+    /\| 1(?: \(avg [\d.]+, max 1\))? \| 6 \| 100\.0% \| – \/ – \/ – \| – \/ – \/ – \| – \| \d+ \| n\/a \|/,
+  )
 })
 
 test('check --protocol messages and responses: the probe carries the protocol body, its answer is read by the protocol parser', {

@@ -5,8 +5,8 @@
  * does not exist.
  */
 import assert from 'node:assert/strict'
-import { readdirSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import type { CommandSpec } from '../../src/cli/args.js'
@@ -146,5 +146,47 @@ test('comments cite docs that exist (file and quoted section), and none cites SP
     }
   }
   assert.ok(citations >= 10, `citations found: ${citations}`)
+  assert.deepEqual(problems, [])
+})
+
+/** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens. */
+const anchorOf = (heading: string): string =>
+  heading
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+    .replace(/\s/g, '-')
+
+test('every relative link of README.md and docs/ resolves (file and #section), and docs/README.md indexes every page', () => {
+  const pages = readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md'))
+  const documents = ['README.md', ...pages.map((name) => join('docs', name))]
+  const problems: string[] = []
+  let links = 0
+  for (const document of documents) {
+    // Links inside code blocks are examples, not links.
+    const text = readFileSync(join(ROOT, document), 'utf8').replace(/^```[\s\S]*?^```/gm, '')
+    for (const match of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+      const target = match[1] as string
+      if (/^[a-z]+:/.test(target)) continue
+      links++
+      const [path = '', anchor] = target.split('#')
+      const file = path === '' ? join(ROOT, document) : join(ROOT, dirname(document), path)
+      if (!existsSync(file)) {
+        problems.push(`${document}: ${target}: no such file`)
+        continue
+      }
+      if (anchor === undefined || !file.endsWith('.md')) continue
+      const anchors = [...readFileSync(file, 'utf8').matchAll(/^#+ (.+)$/gm)].map((m) =>
+        anchorOf(m[1] as string),
+      )
+      if (!anchors.includes(anchor)) problems.push(`${document}: ${target}: no heading with that anchor`)
+    }
+  }
+  assert.ok(links >= 20, `links found: ${links}`)
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+  const index = doc('README.md')
+  for (const page of pages.filter((name) => name !== 'README.md')) {
+    if (!index.includes(`](${page})`)) problems.push(`docs/README.md does not link ${page}`)
+    if (!readme.includes(`](docs/${page}`)) problems.push(`README.md does not link docs/${page}`)
+  }
   assert.deepEqual(problems, [])
 })

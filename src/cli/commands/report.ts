@@ -23,8 +23,17 @@ import { tableWidth, WIDE_FLAG } from '../table-width.js'
 export const REPORT_SPEC: CommandSpec = {
   name: 'report',
   summary:
-    "Regenerate bench_result.json, summary.md, the charts, report.html, levels.csv, requests.csv and the table from a result folder's raw records; or show the trend of a history folder.",
-  usage: 'llmbench report DIR|FILE   |   llmbench report --history DIR',
+    "Rewrite bench_result.json, summary.md, charts/, report.html, levels.csv and requests.csv from a result folder's raw records, by the same functions as run; or show a history folder's trend.",
+  // The summary is one line of the command list; what `report DIR` rewrites, and from what, is said here.
+  usage:
+    'llmbench report DIR|FILE   |   llmbench report --history DIR\n\n' +
+    "From DIR/requests.jsonl and the run's meta, every figure is recomputed by the same functions as `run`, and\n" +
+    'these files in DIR are rewritten: bench_result.json (schema llmbench.result/2; a /1 result is upgraded),\n' +
+    'summary.md, charts/*.svg and charts/*.png, report.html, levels.csv and requests.csv (and requests.parquet\n' +
+    'with --parquet or when DIR has one); then the table and the verdict are printed.\n' +
+    'Use it after a crash or Ctrl-C (a torn last line is skipped and said), or after upgrading llmbench.\n' +
+    'A folder without requests.jsonl has its saved bench_result.json shown as it is; the charts, summary.md\n' +
+    'and report.html are still drawn from it.',
   flags: [
     {
       name: 'history',
