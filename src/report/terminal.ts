@@ -106,12 +106,12 @@ function tableColumns(result: BenchResult, keys: string[]): TableColumn[] {
     {
       name: 'TPOT',
       head: `TPOT ms\n${keys.join('/')}`,
-      priority: 4,
+      priority: 6,
       cell: (level) => figures(level.tpot_ms, keys, 1),
     },
     { name: 'ITL', head: 'ITL ms\np50', priority: 11, cell: (level) => one(level.itl_ms.p50, 1) },
     { name: 'E2E', head: 'E2E ms\np50', priority: 7, cell: (level) => one(level.e2e_ms.p50) },
-    { name: 'tok/s', head: 'output\ntok/s', priority: 6, cell: throughputCell },
+    { name: 'tok/s', head: 'output\ntok/s', priority: 4, cell: throughputCell },
     { name: 'req/s', head: 'req/s', priority: 9, cell: (level) => level.requests_per_s.toFixed(2) },
     ...extra,
     {

@@ -99,7 +99,9 @@ test('--auth x-api-key: the key as x-api-key with anthropic-version, which a --h
       env: { OPENAI_API_KEY: KEY },
     })
     assert.equal(own.code, 0, own.stderr)
-    const [first, second] = posts(server.seen)
+    // Each check sends its request and then the warm timing probes: the last POST is the second check's.
+    const sent = posts(server.seen)
+    const [first, second] = [sent[0], sent.at(-1)]
     assert.equal(first?.headers['x-api-key'], KEY)
     assert.equal(first?.headers['anthropic-version'], '2023-06-01')
     assert.equal(first?.headers.authorization, undefined)

@@ -26,7 +26,7 @@ test('prompt + max_tokens over the context: the preflight passes, every request 
     assert.match(run.stderr, /c=1 is misconfigured: prompt \+ max_tokens over the model's context: HTTP 400/)
     const sentence = /4× HTTP 400: the request exceeds the available context size .*\(its figures vary\)/
     assert.match(run.stdout, sentence)
-    assert.match(run.stdout, /c=1: misconfigured: .*lower --input-tokens/)
+    assert.match(run.stdout, /c=1(, c=2)?: misconfigured: .*lower --input-tokens/)
     assert.doesNotMatch(run.stdout, /back off|keep adding concurrency/)
     assert.match(readFileSync(join(out, 'summary.md'), 'utf8'), sentence)
     assert.match(readFileSync(join(out, 'report.html'), 'utf8'), sentence)
