@@ -28,6 +28,7 @@ import { type RunPhase, StopSignal } from '../run/stop-signal.js'
 import { formatLength } from '../workload/lengths.js'
 import { numberFlag, type ParsedFlags, stringFlag } from './args.js'
 import { CliError, EXIT } from './exit-codes.js'
+import { hintsFor, preflightSummaryNamed, withHintsNamed } from './hints-where-set.js'
 import type { Io } from './io.js'
 import { tableWidth } from './table-width.js'
 import { whereWritten } from './where-written.js'
@@ -101,7 +102,9 @@ export async function executeRun(
       return EXIT.interrupted
     }
     if (outcome.kind === 'preflight-failed') {
-      io.err(`${outcome.preflight.summary}\n  (skip this check with --no-preflight)\n`)
+      io.err(
+        `${preflightSummaryNamed(outcome.preflight.summary, hintsFor(config))}\n  (skip this check with --no-preflight)\n`,
+      )
       return EXIT.preflight
     }
     if (outcome.kind === 'interrupted-before-load') {
@@ -116,7 +119,7 @@ export async function executeRun(
     if (flags.json === true) io.out(`${JSON.stringify(result, null, 2)}\n`)
     else
       io.out(
-        `${renderTable(result, { width: tableWidth(flags) })}\n${renderVerdict(result)}\n` +
+        `${renderTable(result, { width: tableWidth(flags) })}\n${renderVerdict(withHintsNamed(result, hintsFor(config)))}\n` +
           `${whereWritten(run.outDir, config.metrics.output_json).join('\n')}\n`,
       )
     if (config.run.history_dir !== null) {

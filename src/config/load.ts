@@ -29,6 +29,7 @@ import {
   whereToSet,
 } from './source-schemas.js'
 import type { RunConfig } from './types.js'
+import { flagOf, type WhereSet, whereSetIn } from './where-set.js'
 import type { z } from './zod.js'
 
 /**
@@ -154,7 +155,15 @@ export function loadRunConfig(opts: LoadOptions): RunConfig {
   issues.push(...finalIssues(config, layers))
   if (issues.length > 0) throw new ConfigError(issues)
   CONFLICTS.set(config, conflicts)
+  WHERE_SET.set(config, whereSetIn(ranked))
   return config
+}
+
+const WHERE_SET = new WeakMap<RunConfig, WhereSet>()
+
+/** Where `config`'s settings were given, for hints (where-set.ts); a config not loaded here names the flags. */
+export function configWhereSet(config: RunConfig): WhereSet {
+  return WHERE_SET.get(config) ?? flagOf
 }
 
 const CONFLICTS = new WeakMap<RunConfig, string[]>()

@@ -53,7 +53,7 @@ export function settingConflicts(files: readonly FileLayer[]): string[] {
 const PRECEDENCE = 'flags > config.toml > settings.json, later -c over earlier; docs/configuration.md'
 
 /** The key the file used for the setting (its first one present), e.g. "bench.requests_per_level". */
-function keyIn(layer: FileLayer, id: SettingId): string {
+export function keyIn(layer: FileLayer, id: SettingId): string {
   const keys = sourceKeys(SETTINGS[id], id, layer.source)
   const present = keys.find((key) => valueAtPath(layer.raw, key.path) !== undefined)
   return (present ?? keys[0])?.path ?? id

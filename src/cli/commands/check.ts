@@ -44,6 +44,7 @@ export const MODELS_SPEC: CommandSpec = {
 async function checkModules() {
   const [
     { loadConfigOrThrow },
+    { hintsFor, preflightSummaryNamed },
     { endpointFromEnv },
     { fetchModels },
     { runPreflight },
@@ -51,6 +52,7 @@ async function checkModules() {
     { describeTiming, timeProbes },
   ] = await Promise.all([
     import('../load-config.js'),
+    import('../hints-where-set.js'),
     import('../../run/endpoint.js'),
     import('../../run/models.js'),
     import('../../run/preflight.js'),
@@ -59,6 +61,8 @@ async function checkModules() {
   ])
   return {
     loadConfigOrThrow,
+    hintsFor,
+    preflightSummaryNamed,
     endpointFromEnv,
     fetchModels,
     runPreflight,
@@ -74,8 +78,16 @@ export async function checkCommand(argv: string[], io: Io): Promise<number> {
     io.out(renderHelp(CHECK_SPEC))
     return EXIT.ok
   }
-  const { loadConfigOrThrow, endpointFromEnv, runPreflight, LiveRedactor, describeTiming, timeProbes } =
-    await checkModules()
+  const {
+    loadConfigOrThrow,
+    hintsFor,
+    preflightSummaryNamed,
+    endpointFromEnv,
+    runPreflight,
+    LiveRedactor,
+    describeTiming,
+    timeProbes,
+  } = await checkModules()
   const config = loadConfigOrThrow((flags.config as string[] | undefined) ?? [], configFlags(flags))
   const endpoint = endpointFromEnv(config, process.env, (line) => io.err(`${line}\n`))
   const maxTokens = numberFlag(flags, 'output-tokens') ?? 32
@@ -88,7 +100,7 @@ export async function checkCommand(argv: string[], io: Io): Promise<number> {
   })
   live.end()
   io.out('\n')
-  io.err(`${result.summary}\n`)
+  io.err(`${preflightSummaryNamed(result.summary, hintsFor(config))}\n`)
   if (!result.ok) return EXIT.preflight
   // One cold request's TTFT and TPOT swing several-fold: a few warm probes say what to expect.
   const { timing } = await timeProbes(endpoint)
