@@ -46,6 +46,9 @@ export interface SimParams {
   kv_cache_tokens: number
 }
 
+/** How early a tick may run and still count as on time (below a timer's resolution). */
+const EARLY_TICK_MS = 0.05
+
 /**
  * Tuned so that a gradient 1,4,8,16,32,64 with 64 output tokens and ~256 input tokens shows the knee
  * at 16 (see `simulateClosedLoop` and test/unit/sim-capacity.test.ts): output throughput rises about
@@ -393,6 +396,13 @@ export class SimEngine<T> {
   /** One token is due: the first one ends the prefill, the last one ends the request. */
   private tick(entry: ActiveJob<T>): void {
     entry.timer = undefined
+    // A timer may fire before its deadline (libuv counts from the loop's cached time, in whole ms):
+    // a token never comes before the model says, so the rest of the wait is waited.
+    const early = entry.deadline - this.clock.now()
+    if (early > EARLY_TICK_MS) {
+      entry.timer = this.clock.after(early, entry.tick)
+      return
+    }
     if (entry.emitted > 0 && entry.deadline < this.busyUntil) {
       // CPU-like mode: a decode token due while a prefill runs comes after it.
       entry.deadline = this.busyUntil
