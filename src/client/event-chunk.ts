@@ -6,7 +6,7 @@
 
 import type { ChunkInfo, Usage } from './chunk.js'
 import { blankChunk, isObject, withCode } from './chunk.js'
-import type { InBand } from './in-band.js'
+import { type InBand, tokenCount } from './in-band.js'
 
 export type Json = Record<string, unknown>
 
@@ -56,11 +56,6 @@ export function errorChunk(error: unknown, fallback: string): ChunkInfo {
   return info
 }
 
-/** A token count: a non-negative integer, else unknown (a malformed field is never a crash). */
-export function tokenCount(value: unknown): number | null {
-  return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : null
-}
-
 /** Usage and its in-band details, set on `info` when the server said any of them. */
 export function setUsage(
   info: ChunkInfo,
@@ -76,4 +71,4 @@ export function setUsage(
   return info
 }
 
-export { isObject }
+export { isObject, tokenCount }

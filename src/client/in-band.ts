@@ -24,8 +24,8 @@ export function readInBand(obj: Json): InBand | null {
   const completionDetails = isObject(usage) ? usage.completion_tokens_details : null
   const found: InBand = {
     timings: hasTimings ? readTimings(timings) : null,
-    cached_tokens: isObject(promptDetails) ? count(promptDetails.cached_tokens) : null,
-    reasoning_tokens: isObject(completionDetails) ? count(completionDetails.reasoning_tokens) : null,
+    cached_tokens: isObject(promptDetails) ? tokenCount(promptDetails.cached_tokens) : null,
+    reasoning_tokens: isObject(completionDetails) ? tokenCount(completionDetails.reasoning_tokens) : null,
   }
   return found.timings === null && found.cached_tokens === null && found.reasoning_tokens === null
     ? null
@@ -35,17 +35,17 @@ export function readInBand(obj: Json): InBand | null {
 /** A timings object counts when it carries a prefill or decode time; the rest is kept as sent. */
 function readTimings(timings: Json): ServerTimings | null {
   const read: ServerTimings = {
-    prompt_n: count(timings.prompt_n),
+    prompt_n: tokenCount(timings.prompt_n),
     prompt_ms: duration(timings.prompt_ms),
-    predicted_n: count(timings.predicted_n),
+    predicted_n: tokenCount(timings.predicted_n),
     predicted_ms: duration(timings.predicted_ms),
-    cache_n: count(timings.cache_n),
+    cache_n: tokenCount(timings.cache_n),
   }
   return read.prompt_ms === null && read.predicted_ms === null ? null : read
 }
 
 /** A token count: a non-negative integer, else unknown (a malformed field is never a crash). */
-function count(value: unknown): number | null {
+export function tokenCount(value: unknown): number | null {
   return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : null
 }
 
