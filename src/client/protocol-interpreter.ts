@@ -1,11 +1,12 @@
 /**
  * How the stream client reads a response of each protocol: one SSE event, or one whole JSON body
- * (a non-streamed request, or a server that ignored stream: true). Chosen once per exchange, so
- * the chat path stays the single function call it always was.
+ * (a non-streamed request, or a server that ignored stream: true). Chosen once per exchange; a chat
+ * exchange gets its own reader, which learns the shape of its stream's token chunks (chunk-shape.ts).
  */
 
 import type { Protocol } from '../protocol.js'
 import { type ChunkInfo, interpretChunk, interpretObject } from './chunk.js'
+import { ChatChunkReader } from './chunk-shape.js'
 import { interpretEmbeddingsBody } from './embeddings-body.js'
 import { interpretMessagesBody, interpretMessagesEvent } from './messages-events.js'
 import { interpretResponsesBody, interpretResponsesEvent } from './responses-events.js'
@@ -41,7 +42,10 @@ const INTERPRETERS: Readonly<Record<Protocol, ProtocolInterpreter>> = {
   embeddings: { event: CHAT.event, body: interpretEmbeddingsBody, end: CHAT.end },
 }
 
-/** The interpreter of `protocol`; chat completions when absent (targets built before protocols). */
+/** The interpreter of `protocol` for one exchange; chat completions when absent (targets built before protocols). */
 export function interpreterOf(protocol: Protocol | undefined): ProtocolInterpreter {
-  return INTERPRETERS[protocol ?? 'chat']
+  const shared = INTERPRETERS[protocol ?? 'chat']
+  if (shared !== CHAT) return shared
+  const reader = new ChatChunkReader()
+  return { event: (_name, data) => reader.read(data), body: CHAT.body, end: CHAT.end }
 }

@@ -24,6 +24,7 @@ import {
   diedUnanswered as socketDiedUnanswered,
 } from './connections.js'
 import { type ContentEncoding, contentEncodingOf, decodeWhole, StreamDecoder } from './content-decoding.js'
+import { stopWatching, watchInterrupt } from './interrupt-watch.js'
 import { interpreterOf, type ProtocolInterpreter } from './protocol-interpreter.js'
 import { ReasoningPhase } from './reasoning-phase.js'
 import { redact } from './redact.js'
@@ -219,7 +220,7 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
   start(dispatcher: Dispatcher, reset: boolean): void {
     const { target } = this
     this.reset = reset || !this.watch.keepAlive
-    target.interrupt?.addEventListener('abort', this.onInterrupt, { once: true })
+    if (target.interrupt !== undefined) watchInterrupt(target.interrupt, this.onInterrupt)
     this.timer = setTimeout(
       () => this.abort(new RequestTimeoutError('total', target.timeoutMs)),
       target.timeoutMs,
@@ -558,7 +559,7 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
     if (this.settled) return
     this.settled = true
     if (this.timer !== null) clearTimeout(this.timer)
-    this.target.interrupt?.removeEventListener('abort', this.onInterrupt)
+    if (this.target.interrupt !== undefined) stopWatching(this.target.interrupt, this.onInterrupt)
     if (this.firstTokenTimer !== null) clearTimeout(this.firstTokenTimer)
     if (this.idleTimer !== null) clearTimeout(this.idleTimer)
     if (this.afterDoneTimer !== null) clearTimeout(this.afterDoneTimer)

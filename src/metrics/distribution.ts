@@ -16,7 +16,7 @@ export function percentileKey(percentile: number): string {
   return `p${Number(percentile.toFixed(3))}`
 }
 
-export function percentileOfSorted(sorted: readonly number[], percentile: number): number | null {
+export function percentileOfSorted(sorted: ArrayLike<number>, percentile: number): number | null {
   const n = sorted.length
   if (n === 0) return null
   const h = ((n - 1) * percentile) / 100
@@ -26,7 +26,8 @@ export function percentileOfSorted(sorted: readonly number[], percentile: number
   return low + (h - lower) * ((sorted[upper] as number) - low)
 }
 
-export function summarizeSamples(samples: readonly number[], percentiles: readonly number[]): Distribution {
+export function summarizeSamples(samples: ArrayLike<number>, percentiles: readonly number[]): Distribution {
+  // A typed copy sorts numerically without a comparator; a level's ITL sample is one per event.
   const sorted = Float64Array.from(samples).sort()
   const n = sorted.length
   let sum = 0
@@ -37,9 +38,8 @@ export function summarizeSamples(samples: readonly number[], percentiles: readon
     min: n === 0 ? null : round(sorted[0] as number),
     max: n === 0 ? null : round(sorted[n - 1] as number),
   }
-  const asArray = Array.from(sorted)
   for (const p of percentiles) {
-    const value = percentileOfSorted(asArray, p)
+    const value = percentileOfSorted(sorted, p)
     summary[percentileKey(p)] = value === null ? null : round(value)
   }
   return summary

@@ -27,21 +27,25 @@ export function eventFigures(
   let events = 0
   let afterDoneRequests = 0
   let afterDone = 0
-  const perToken: number[] = []
+  // One gap per event after a request's first: sized first, so the sample is one typed array.
+  let gaps = 0
+  for (const record of records) if (countsEvents(record)) gaps += Math.max(0, record.token_times.length - 1)
+  const perToken = new Float64Array(gaps)
+  let filled = 0
   for (const record of records) {
     if (record.events_after_done !== undefined) {
       afterDoneRequests++
       afterDone += record.events_after_done
     }
+    if (!countsEvents(record)) continue
     // Tokens the events carried: hidden reasoning is in output_tokens but came in no event.
-    const streamed = record.output_tokens - unstreamedReasoningTokens(record)
-    if (record.error !== null || record.chunks === 0 || streamed <= 0) continue
+    const streamed = streamedTokens(record)
     tokens += streamed
     events += record.chunks
     const scale = record.chunks / streamed
     const times = record.token_times
     for (let i = 1; i < times.length; i++)
-      perToken.push(((times[i] as number) - (times[i - 1] as number)) * scale)
+      perToken[filled++] = ((times[i] as number) - (times[i - 1] as number)) * scale
   }
   return {
     tokens_per_event: events === 0 ? null : round(tokens / events, 3),
@@ -49,6 +53,16 @@ export function eventFigures(
     requests_with_events_after_done: afterDoneRequests,
     events_after_done: afterDone,
   }
+}
+
+/** Output tokens that came in events: hidden reasoning is in output_tokens but came in none. */
+function streamedTokens(record: RequestRecord): number {
+  return record.output_tokens - unstreamedReasoningTokens(record)
+}
+
+/** A successful request with token events whose tokens can be spread over them. */
+function countsEvents(record: RequestRecord): boolean {
+  return record.error === null && record.chunks > 0 && streamedTokens(record) > 0
 }
 
 /** Notes a reader needs: multi-token events, events after [DONE], usage that was not believed. */

@@ -1,4 +1,3 @@
-import { setMaxListeners } from 'node:events'
 import { parentPort } from 'node:worker_threads'
 import { InterruptedError } from '../client/classify.js'
 import { ConnectionWatch } from '../client/connections.js'
@@ -34,8 +33,6 @@ let seq = 0
 let promptRound = 0
 let stopRequested = false
 const interrupt = new AbortController()
-// One listener per in-flight request, each removed when it settles: many is normal, not a leak.
-setMaxListeners(0, interrupt.signal)
 let batch: RequestRecord[] = []
 /** Sent and not yet recorded: one increment and one decrement per request, posted with the batches. */
 let inFlight = 0
