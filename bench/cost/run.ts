@@ -10,6 +10,9 @@
  *                  a chunked body, nothing more;
  *   - undici, reads stamped only: the same through an undici Client (a diagnostic row: the HTTP
  *                  layer's share, so the rest of llmbench's distance to the floor is its own work);
+ *   - llmbench's client alone: bench/cost/send-request-client.mjs, dist/client's pool and sendRequest
+ *                  on one thread with nothing after (a diagnostic row: the client's own per-event
+ *                  cost, apart from the run around it);
  *   - llmbench --workers 1 and --workers auto (dist/cli/main.js, built first);
  *   - the source article's asyncio + httpx script, when `python3 -c 'import httpx'` works.
  * Marginal CPU per event = (CPU of a big run - CPU of a one-request run) / (events of the big run -
@@ -38,6 +41,7 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const CLI = join(ROOT, 'dist/cli/main.js')
 const FLOOR = join(ROOT, 'bench/cost/floor-client.mjs')
 const UNDICI_FLOOR = join(ROOT, 'bench/cost/undici-floor-client.mjs')
+const SEND_REQUEST = join(ROOT, 'bench/cost/send-request-client.mjs')
 const ARTICLE = join(ROOT, 'bench/fidelity/article_client.py')
 const PYTHON = '/usr/bin/python3'
 const TIME = '/usr/bin/time'
@@ -111,6 +115,8 @@ function script(name: string, path: string): Client {
 const FLOOR_CLIENT = script('floor (raw node:net)', FLOOR)
 /** The floor's requests through undici: what the HTTP layer costs (see undici-floor-client.mjs). */
 const UNDICI_FLOOR_CLIENT = script('undici, reads stamped only', UNDICI_FLOOR)
+/** llmbench's client (dist/client) alone on one thread: no workers, tokenizer, records or report. */
+const SEND_REQUEST_CLIENT = script('llmbench client alone (one thread)', SEND_REQUEST)
 
 /** The article's script runs for a duration: the time the server needs to send `events`. */
 const ARTICLE_CLIENT: Client = {
@@ -190,6 +196,7 @@ async function main(): Promise<void> {
   const clients = [
     FLOOR_CLIENT,
     UNDICI_FLOOR_CLIENT,
+    SEND_REQUEST_CLIENT,
     llmbench('1'),
     ...(baseline === undefined ? [] : [llmbench('1', baseline, 'baseline build')]),
     ...(process.env.BENCH_COST_NO_AUTO === '1' ? [] : [llmbench('auto')]),
