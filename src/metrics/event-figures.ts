@@ -19,9 +19,15 @@ export interface EventFigures {
 /** Above this many tokens per event on average, the level gets a note. */
 export const MULTI_TOKEN_EVENTS = 1.2
 
+/**
+ * `itlMs`: the level's ITL distribution, when computed. When every event carried one token and the
+ * per-token sample has as many gaps, it is the same sample: reused rather than sorted again (a
+ * level's ITL sample is one value per event, the largest sort of a summary).
+ */
 export function eventFigures(
   records: readonly RequestRecord[],
   percentiles: readonly number[],
+  itlMs?: Distribution,
 ): EventFigures {
   let tokens = 0
   let events = 0
@@ -29,8 +35,14 @@ export function eventFigures(
   let afterDone = 0
   // One gap per event after a request's first: sized first, so the sample is one typed array.
   let gaps = 0
-  for (const record of records) if (countsEvents(record)) gaps += Math.max(0, record.token_times.length - 1)
-  const perToken = new Float64Array(gaps)
+  let oneTokenEach = true
+  for (const record of records) {
+    if (!countsEvents(record)) continue
+    gaps += Math.max(0, record.token_times.length - 1)
+    if (record.chunks !== streamedTokens(record)) oneTokenEach = false
+  }
+  const sameAsItl = itlMs !== undefined && oneTokenEach && itlMs.count === gaps
+  const perToken = new Float64Array(sameAsItl ? 0 : gaps)
   let filled = 0
   for (const record of records) {
     if (record.events_after_done !== undefined) {
@@ -42,6 +54,7 @@ export function eventFigures(
     const streamed = streamedTokens(record)
     tokens += streamed
     events += record.chunks
+    if (sameAsItl) continue
     const scale = record.chunks / streamed
     const times = record.token_times
     for (let i = 1; i < times.length; i++)
@@ -49,7 +62,7 @@ export function eventFigures(
   }
   return {
     tokens_per_event: events === 0 ? null : round(tokens / events, 3),
-    itl_per_token_ms: summarizeSamples(perToken, percentiles),
+    itl_per_token_ms: sameAsItl ? { ...itlMs } : summarizeSamples(perToken, percentiles),
     requests_with_events_after_done: afterDoneRequests,
     events_after_done: afterDone,
   }

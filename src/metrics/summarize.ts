@@ -193,7 +193,8 @@ export function summarizeLevel(
   }
   const durationS = records.length === 0 ? 0 : (windowEnd - windowStart) / 1000
   const connections = connectionFigures(records, clientStats.connections?.closed_by_server)
-  const events = eventFigures(records, percentiles)
+  const itlMs = summarizeSamples(itl, percentiles)
+  const events = eventFigures(records, percentiles, itlMs)
   const usageRejected = records.filter((r) => r.rejected_usage !== undefined).length
   const reasoning = reasoningFigures(records, percentiles) ?? undefined
   const client = judgeClient(
@@ -233,7 +234,7 @@ export function summarizeLevel(
     timeouts,
     ttft_ms: summarizeSamples(ttft, percentiles),
     tpot_ms: summarizeSamples(tpot, percentiles),
-    itl_ms: summarizeSamples(itl, percentiles),
+    itl_ms: itlMs,
     e2e_ms: summarizeSamples(e2e, percentiles),
     ttft_ms_error_adjusted: summarizeSamples(ttftAdjusted, percentiles),
     e2e_ms_error_adjusted: summarizeSamples(e2eAdjusted, percentiles),
