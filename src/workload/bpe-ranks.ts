@@ -32,9 +32,10 @@ export class BpeRanks {
    * from the file's bytes: no string per line, so loading peaks little above what it keeps.
    */
   static parse(file: Uint8Array, source: string): BpeRanks {
-    // Base64 is 4 characters for 3 bytes: the file's length bounds the bytes it holds.
-    const bytes = new Uint8Array(Math.ceil((file.length * 3) / 4))
-    let starts = new Uint32Array(1024)
+    // Sized exactly by a first pass: no oversized buffer to copy from and release.
+    const sized = measure(file)
+    const bytes = new Uint8Array(sized.bytes)
+    const starts = new Uint32Array(sized.lines + 1)
     let size = 0
     let used = 0
     let at = 0
@@ -55,9 +56,10 @@ export class BpeRanks {
         if (held >= 8) {
           held -= 8
           bytes[used++] = (bits >>> held) & 0xff
+          bits &= 0xff
         }
       }
-      if (file[at] !== SPACE) throw badLine(file, lineStart, size, source)
+      if (file[at] !== SPACE || at === lineStart) throw badLine(file, lineStart, size, source)
       let rank = 0
       let digits = 0
       for (at++; at < file.length && file[at] !== NEWLINE; at++, digits++) {
@@ -66,16 +68,10 @@ export class BpeRanks {
         rank = rank * 10 + digit
       }
       if (digits === 0 || rank !== size) throw badLine(file, lineStart, size, source)
-      if (size + 2 > starts.length) {
-        const grown = new Uint32Array(starts.length * 2)
-        grown.set(starts)
-        starts = grown
-      }
       size++
       starts[size] = used
     }
-    // Copies of the used parts only, so the oversized parse buffers are released.
-    return new BpeRanks(bytes.slice(0, used), starts.slice(0, size + 1), size)
+    return new BpeRanks(bytes, starts, size)
   }
 
   /** The rank of bytes[start .. end), or -1 when they are not a token. */
@@ -127,6 +123,33 @@ const BASE64 = (() => {
   table['='.charCodeAt(0)] = PADDING
   return table
 })()
+
+/** Lines holding a token, and the bytes their base64 decodes to (what parse will write). */
+function measure(file: Uint8Array): { lines: number; bytes: number } {
+  let lines = 0
+  let bytes = 0
+  let inLine = false
+  let inToken = false
+  let chars = 0
+  for (let at = 0; at <= file.length; at++) {
+    const code = at < file.length ? (file[at] as number) : NEWLINE
+    if (code === NEWLINE) {
+      if (inLine) {
+        lines++
+        bytes += Math.floor((chars * 6) / 8)
+      }
+      inLine = false
+      inToken = false
+      chars = 0
+    } else if (!inLine) {
+      inLine = true
+      inToken = code !== SPACE
+      if (inToken && BASE64[code] !== PADDING) chars++
+    } else if (code === SPACE) inToken = false
+    else if (inToken && BASE64[code] !== PADDING) chars++
+  }
+  return { lines, bytes }
+}
 
 function badLine(file: Uint8Array, lineStart: number, rank: number, source: string): Error {
   const end = file.indexOf(NEWLINE, lineStart)

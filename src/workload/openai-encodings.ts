@@ -39,6 +39,10 @@ export function ranksFile(name: OpenAiEncodingName): string {
 
 export function loadOpenAiEncoding(name: OpenAiEncodingName): TiktokenEncoding {
   const file = ranksFile(name)
-  const ranks = BpeRanks.parse(gunzipSync(readFileSync(file)), file)
+  const packed = readFileSync(file)
+  // gzip's trailer ends with the unpacked size (mod 2^32): one output chunk of that size, so the
+  // 3.6 MB of o200k are not gathered in pieces and then copied whole.
+  const unpacked = packed.length >= 4 ? packed.readUInt32LE(packed.length - 4) : 0
+  const ranks = BpeRanks.parse(gunzipSync(packed, { chunkSize: Math.max(64 * 1024, unpacked + 1) }), file)
   return new TiktokenEncoding(ranks, new RegExp(SPLIT_PATTERNS[name], 'gu'), new Set(SPECIAL_RANKS[name]))
 }

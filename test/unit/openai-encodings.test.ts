@@ -137,5 +137,6 @@ describe('BpeRanks.parse', () => {
     assert.throws(() => parse('YQ== 0\nY!== 1\n'), /line 2/)
     assert.throws(() => parse('YQ==\n'), /line 1/)
     assert.throws(() => parse('YQ== x\n'), /line 1/)
+    assert.throws(() => parse(' 0\n'), /line 1/, 'a token of no bytes')
   })
 })
