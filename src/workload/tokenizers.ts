@@ -1,6 +1,6 @@
 import { readFileSync, statSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { basename, dirname, join, resolve } from 'node:path'
-import { Tokenizer as HfTokenizerClass } from '@huggingface/tokenizers'
 import { loadOpenAiEncoding, type OpenAiEncodingName } from './openai-encodings.js'
 
 /**
@@ -36,10 +36,19 @@ interface HfTokenizer {
   encode(text: string, options: { add_special_tokens: boolean }): { ids: number[] }
   decode(ids: number[], options: { skip_special_tokens: boolean }): string
 }
-const HfTokenizer = HfTokenizerClass as unknown as new (
+type HfTokenizerClass = new (
   tokenizerJson: Record<string, unknown>,
   tokenizerConfig: Record<string, unknown>,
 ) => HfTokenizer
+
+/**
+ * Required when a tokenizer.json is named, not with this module: the default o200k runs never use it
+ * (its modules are ~3 MB of RSS). Required, not imported, because loadTokenizer is synchronous.
+ */
+function hfTokenizerClass(): HfTokenizerClass {
+  const module = createRequire(import.meta.url)('@huggingface/tokenizers') as { Tokenizer: unknown }
+  return module.Tokenizer as HfTokenizerClass
+}
 
 const cache = new Map<string, Tokenizer>()
 
@@ -93,6 +102,7 @@ function hfTokenizer(spec: string): Tokenizer {
     )
   }
   const config = configFile === undefined ? {} : readJsonObject(configFile, 'a tokenizer_config.json object')
+  const HfTokenizer = hfTokenizerClass()
   let hf: HfTokenizer
   try {
     // The library requires these keys to be present (null is fine) and iterates added_tokens

@@ -69,7 +69,7 @@ for (const args of [
   })
 }
 
-test('a run without --metrics-port loads no prom-client, and no tokenizer package beside the built-in encodings', async () => {
+test('a run without --metrics-port loads no prom-client, and with o200k no tokenizer package', async () => {
   const dir = tempDir()
   try {
     const loaded = await modulesLoadedBy([
@@ -88,7 +88,9 @@ test('a run without --metrics-port loads no prom-client, and no tokenizer packag
       loaded.some((url) => url.endsWith('/dist/report/charts.js')),
       'the hook saw the whole run, report included (else the check below proves nothing)',
     )
-    const unused = loaded.filter((url) => /\/node_modules\/(prom-client|gpt-tokenizer)\//.test(url))
+    const unused = loaded.filter((url) =>
+      /\/node_modules\/(prom-client|gpt-tokenizer|@huggingface)\//.test(url),
+    )
     assert.deepEqual(unused, [])
   } finally {
     rmSync(dir, { recursive: true, force: true })
