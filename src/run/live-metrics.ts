@@ -79,20 +79,18 @@ export class LiveMetrics implements RecordObserver {
       labelNames: ['level', 'kind'] as const,
       registers: [registry],
     })
-    this.ttft = new prom.Histogram({
-      name: 'llmbench_ttft_seconds',
-      help: 'Time to first token of finished requests, seconds',
-      labelNames: ['level'] as const,
-      buckets: TTFT_BUCKETS_S,
-      registers: [registry],
-    })
-    this.itl = new prom.Histogram({
-      name: 'llmbench_itl_seconds',
-      help: 'Gaps between consecutive token-bearing events of finished requests, seconds',
-      labelNames: ['level'] as const,
-      buckets: ITL_BUCKETS_S,
-      registers: [registry],
-    })
+    const perLevel = (name: string, help: string, buckets: number[]): Histogram<'level'> =>
+      new prom.Histogram({ name, help, labelNames: ['level'] as const, buckets, registers: [registry] })
+    this.ttft = perLevel(
+      'llmbench_ttft_seconds',
+      'Time to first token of finished requests, seconds',
+      TTFT_BUCKETS_S,
+    )
+    this.itl = perLevel(
+      'llmbench_itl_seconds',
+      'Gaps between consecutive token-bearing events of finished requests, seconds',
+      ITL_BUCKETS_S,
+    )
     this.level = new prom.Gauge({
       name: 'llmbench_level',
       help: 'The level running now: streams, requests per second, or a trace speed',

@@ -73,15 +73,7 @@ test('a run without --metrics-port loads no prom-client, and with o200k no token
   const dir = tempDir()
   try {
     const loaded = await modulesLoadedBy([
-      'demo',
-      '--levels',
-      '1',
-      '--requests',
-      '2',
-      '--warmup',
-      '0',
-      '--quiet',
-      '--out',
+      ...'demo --levels 1 --requests 2 --warmup 0 --quiet --out'.split(' '),
       join(dir, 'run'),
     ])
     assert.ok(
