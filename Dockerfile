@@ -30,8 +30,10 @@ COPY package.json package-lock.json ./
 # dependency needs an install script (resvg's native binary is a plain optional package).
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
-# The same files the npm package ships: the sample prompt datasets, at /app/datasets.
+# The same files the npm package ships: the sample prompt datasets, at /app/datasets, and the
+# OpenAI encodings' rank files the tokenizer reads (dist/workload finds them at ../../tokenizers).
 COPY datasets ./datasets
+COPY tokenizers ./tokenizers
 # Results are written relative to the working directory; the image's `node` user (uid 1000) owns it.
 # Kubernetes mounts a volume here (the manifests run as uid 1000 too).
 RUN mkdir -p /results && chown node:node /results

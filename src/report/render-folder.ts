@@ -6,6 +6,7 @@ import type { BenchResult } from '../result/bench-result.js'
 import { CHARTS_DIR, HTML_FILE, SUMMARY_FILE } from '../result/folder-layout.js'
 import { levelName } from '../result/level-name.js'
 import type { Chart } from './charts.js'
+import { collectGarbage } from './collect-garbage.js'
 import { type ExportOptions, writeExports } from './exports.js'
 import { renderHtml } from './html.js'
 import { renderMarkdown } from './markdown.js'
@@ -62,6 +63,8 @@ export async function writeReports(
   for (const chart of charts) {
     writeFileSync(join(dir, CHARTS_DIR, `${chart.name}.svg`), chart.svg)
     writeFileSync(join(dir, CHARTS_DIR, `${chart.name}.png`), toPng(chart.svg))
+    // Each drawing's pixels are released before the next is drawn (see collectGarbage).
+    await collectGarbage()
   }
   writeFileSync(join(dir, HTML_FILE), renderHtml(result, charts, timelines))
   return null

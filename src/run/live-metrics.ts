@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { Counter, Gauge, Histogram, Registry } from 'prom-client'
+import type { Counter, Gauge, Histogram, Registry } from 'prom-client'
 import type { RunConfig } from '../config/types.js'
 import { ttftMs } from '../metrics/derive.js'
 import { billedInputTokens } from '../metrics/workload-figures.js'
@@ -44,54 +44,63 @@ export async function startLiveMetrics(
   return live
 }
 
+/** prom-client, loaded only when a run serves live metrics: most runs never pay for its modules. */
+type PromClient = typeof import('prom-client')
+
 export class LiveMetrics implements RecordObserver {
-  readonly registry = new Registry()
+  readonly registry: Registry
   private inFlightSource: () => number = () => 0
   private scrapes = 0
   private onScrape: (() => void) | null = null
   private closing: Promise<void> | null = null
 
-  private readonly requests = new Counter({
-    name: 'llmbench_requests_total',
-    help: 'Requests finished, by level, phase and outcome (ok or the error class)',
-    labelNames: ['level', 'phase', 'outcome'] as const,
-    registers: [this.registry],
-  })
-  private readonly tokens = new Counter({
-    name: 'llmbench_tokens_total',
-    help: 'Tokens of finished requests, by level and kind (input as billed, output as received)',
-    labelNames: ['level', 'kind'] as const,
-    registers: [this.registry],
-  })
-  private readonly ttft = new Histogram({
-    name: 'llmbench_ttft_seconds',
-    help: 'Time to first token of finished requests, seconds',
-    labelNames: ['level'] as const,
-    buckets: TTFT_BUCKETS_S,
-    registers: [this.registry],
-  })
-  private readonly itl = new Histogram({
-    name: 'llmbench_itl_seconds',
-    help: 'Gaps between consecutive token-bearing events of finished requests, seconds',
-    labelNames: ['level'] as const,
-    buckets: ITL_BUCKETS_S,
-    registers: [this.registry],
-  })
-  private readonly level = new Gauge({
-    name: 'llmbench_level',
-    help: 'The level running now: streams, requests per second, or a trace speed',
-    registers: [this.registry],
-  })
+  private readonly requests: Counter<'level' | 'phase' | 'outcome'>
+  private readonly tokens: Counter<'level' | 'kind'>
+  private readonly ttft: Histogram<'level'>
+  private readonly itl: Histogram<'level'>
+  private readonly level: Gauge
 
   private constructor(
     private readonly server: Server,
     readonly url: string,
+    prom: PromClient,
   ) {
+    const registry = new prom.Registry()
+    this.registry = registry
+    this.requests = new prom.Counter({
+      name: 'llmbench_requests_total',
+      help: 'Requests finished, by level, phase and outcome (ok or the error class)',
+      labelNames: ['level', 'phase', 'outcome'] as const,
+      registers: [registry],
+    })
+    this.tokens = new prom.Counter({
+      name: 'llmbench_tokens_total',
+      help: 'Tokens of finished requests, by level and kind (input as billed, output as received)',
+      labelNames: ['level', 'kind'] as const,
+      registers: [registry],
+    })
+    const perLevel = (name: string, help: string, buckets: number[]): Histogram<'level'> =>
+      new prom.Histogram({ name, help, labelNames: ['level'] as const, buckets, registers: [registry] })
+    this.ttft = perLevel(
+      'llmbench_ttft_seconds',
+      'Time to first token of finished requests, seconds',
+      TTFT_BUCKETS_S,
+    )
+    this.itl = perLevel(
+      'llmbench_itl_seconds',
+      'Gaps between consecutive token-bearing events of finished requests, seconds',
+      ITL_BUCKETS_S,
+    )
+    this.level = new prom.Gauge({
+      name: 'llmbench_level',
+      help: 'The level running now: streams, requests per second, or a trace speed',
+      registers: [registry],
+    })
     const source = () => this.inFlightSource()
-    new Gauge({
+    new prom.Gauge({
       name: 'llmbench_in_flight_requests',
       help: "Requests sent and not yet finished, as of the worker threads' last batches (every 50 ms)",
-      registers: [this.registry],
+      registers: [registry],
       collect() {
         this.set(source())
       },
@@ -100,6 +109,7 @@ export class LiveMetrics implements RecordObserver {
 
   /** Listens on host:port; a port in use or a bad host is an error naming them, before anything is sent. */
   static async start(host: string, port: number): Promise<LiveMetrics> {
+    const prom = await import('prom-client')
     let metrics: LiveMetrics | null = null
     const server = createServer((request, response) => {
       if (metrics === null || request.method !== 'GET' || !request.url?.startsWith('/metrics')) {
@@ -120,7 +130,7 @@ export class LiveMetrics implements RecordObserver {
     })
     const bound = server.address() as AddressInfo
     const shownHost = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address
-    metrics = new LiveMetrics(server, `http://${shownHost}:${bound.port}/metrics`)
+    metrics = new LiveMetrics(server, `http://${shownHost}:${bound.port}/metrics`, prom)
     return metrics
   }
 

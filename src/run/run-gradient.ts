@@ -186,6 +186,8 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
       },
     }
     await runLoad(gradient)
+    // The threads' heaps go before the report is drawn, not after: the report's peak is the run's.
+    await pool.close()
     // Before the report: drawing the charts holds the main thread for seconds, and a scrape that
     // times out meanwhile would leave Prometheus without the final counts.
     await live?.close(!stop.requested)

@@ -22,10 +22,17 @@ const OPEN_START_DELAY_MS = 50
 const FROM_SOURCE = import.meta.url.endsWith('.ts')
 const WORKER_URL = new URL(`./worker${FROM_SOURCE ? '.ts' : '.js'}`, import.meta.url)
 
+/**
+ * A thread's young generation is capped (V8 grows it to 32 MB under this load): a thread's live
+ * objects are its in-flight requests, and all the space its garbage may fill before a scavenge
+ * becomes resident memory. 6 MB cut the peak RSS of a 64-stream run by 10-15 MB without measurable CPU.
+ */
+const THREAD_LIMITS = { resourceLimits: { maxYoungGenerationSizeMb: 6 } }
+
 function spawnWorker(): Worker {
-  if (!FROM_SOURCE) return new Worker(WORKER_URL)
+  if (!FROM_SOURCE) return new Worker(WORKER_URL, THREAD_LIMITS)
   const bootstrap = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(WORKER_URL.href)}) })`
-  return new Worker(bootstrap, { eval: true })
+  return new Worker(bootstrap, { eval: true, ...THREAD_LIMITS })
 }
 
 /**

@@ -1,12 +1,10 @@
 import { readFileSync, statSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { basename, dirname, join, resolve } from 'node:path'
-import { Tokenizer as HfTokenizerClass } from '@huggingface/tokenizers'
-import type * as GptEncodingModule from 'gpt-tokenizer/encoding/o200k_base'
-import * as o200k from 'gpt-tokenizer/encoding/o200k_base'
+import { loadOpenAiEncoding, type OpenAiEncodingName } from './openai-encodings.js'
 
 /**
- * Pluggable offline tokenizers: the two OpenAI encodings that ship inside gpt-tokenizer, or any
+ * Pluggable offline tokenizers: the two OpenAI encodings whose rank files ship with llmbench, or any
  * Hugging Face `tokenizer.json` on disk (Llama, Qwen, Mistral, ...). Nothing is downloaded: a
  * model's tokenizer is only as available as the file the user points at.
  */
@@ -29,8 +27,6 @@ const EXPECTED = 'expected o200k, cl100k or a path to a Hugging Face tokenizer.j
 /** Model types @huggingface/tokenizers implements; anything else it would silently misread. */
 const HF_MODEL_TYPES = ['BPE', 'WordPiece', 'Unigram']
 
-type GptEncoding = typeof GptEncodingModule
-
 /**
  * The part of @huggingface/tokenizers we use, typed here because its published .d.ts files import
  * each other without file extensions: under NodeNext resolution they do not resolve, and (with
@@ -40,16 +36,19 @@ interface HfTokenizer {
   encode(text: string, options: { add_special_tokens: boolean }): { ids: number[] }
   decode(ids: number[], options: { skip_special_tokens: boolean }): string
 }
-const HfTokenizer = HfTokenizerClass as unknown as new (
+type HfTokenizerClass = new (
   tokenizerJson: Record<string, unknown>,
   tokenizerConfig: Record<string, unknown>,
 ) => HfTokenizer
 
 /**
- * Special-token strings such as `<|endoftext|>` in a prompt are counted as ordinary text:
- * gpt-tokenizer's default would throw on them, and a dataset prompt may well contain one.
+ * Required when a tokenizer.json is named, not with this module: the default o200k runs never use it
+ * (its modules are ~3 MB of RSS). Required, not imported, because loadTokenizer is synchronous.
  */
-const ORDINARY_TEXT = { disallowedSpecial: new Set<string>() }
+function hfTokenizerClass(): HfTokenizerClass {
+  const module = createRequire(import.meta.url)('@huggingface/tokenizers') as { Tokenizer: unknown }
+  return module.Tokenizer as HfTokenizerClass
+}
 
 const cache = new Map<string, Tokenizer>()
 
@@ -65,31 +64,27 @@ function createTokenizer(spec: string): Tokenizer {
   switch (spec.trim().toLowerCase()) {
     case 'o200k':
     case 'o200k_base':
-      return gptTokenizer('o200k_base', o200k)
+      return openAiTokenizer('o200k_base')
     case 'cl100k':
     case 'cl100k_base':
-      return gptTokenizer('cl100k_base', loadCl100k())
+      return openAiTokenizer('cl100k_base')
     default:
       return hfTokenizer(spec)
   }
 }
 
 /**
- * cl100k's ranks take ~100 ms and some memory to load, and most runs never use them, so they are
- * required on first use rather than imported with the module (loadTokenizer is synchronous, hence
- * require rather than import()). o200k is imported statically: it is the default, used to count tokens in every run.
+ * Read on first use (about 4 MB for o200k, in typed arrays): a command that never counts tokens
+ * never pays for them. Special-token strings such as `<|endoftext|>` in a prompt are counted as
+ * ordinary text, as the server's tokenizer sees a prompt.
  */
-function loadCl100k(): GptEncoding {
-  const require = createRequire(import.meta.url)
-  return require('gpt-tokenizer/encoding/cl100k_base') as GptEncoding
-}
-
-function gptTokenizer(encoding: string, api: GptEncoding): Tokenizer {
+function openAiTokenizer(encoding: OpenAiEncodingName): Tokenizer {
+  const api = loadOpenAiEncoding(encoding)
   return {
-    name: `${encoding} (gpt-tokenizer)`,
-    encode: (text) => api.encode(text, ORDINARY_TEXT),
+    name: `${encoding} (built-in)`,
+    encode: (text) => api.encode(text),
     decode: (ids) => api.decode(ids),
-    count: (text) => api.countTokens(text, ORDINARY_TEXT),
+    count: (text) => api.count(text),
   }
 }
 
@@ -107,6 +102,7 @@ function hfTokenizer(spec: string): Tokenizer {
     )
   }
   const config = configFile === undefined ? {} : readJsonObject(configFile, 'a tokenizer_config.json object')
+  const HfTokenizer = hfTokenizerClass()
   let hf: HfTokenizer
   try {
     // The library requires these keys to be present (null is fine) and iterates added_tokens

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { readFileSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
 import { test } from 'node:test'
 import { CLI, runCli } from '../helpers/cli.js'
+import { tempDir } from '../helpers/run-config.js'
 
 /**
  * Records every module the child's ESM loader resolves, one URL per stderr line: a resolve hook
@@ -36,10 +38,11 @@ function modulesLoadedBy(args: string[]): Promise<string[]> {
   })
 }
 
-/** What start-up must not pay for: the tokenizers, the charts, PNG drawing, the HTTP client, the simulator. */
+/** What start-up must not pay for: the tokenizers, the charts, PNG drawing, the HTTP client, live metrics, the simulator. */
 const HEAVY = [
-  /\/node_modules\/gpt-tokenizer\//,
+  /\/dist\/workload\/tokenizers\.js$/,
   /\/node_modules\/@huggingface\//,
+  /\/node_modules\/prom-client\//,
   /\/node_modules\/vega(-lite)?\//,
   /\/node_modules\/@resvg\//,
   /\/node_modules\/undici\//,
@@ -65,6 +68,26 @@ for (const args of [
     assert.deepEqual(heavy, [], `loaded by ${args.join(' ')}`)
   })
 }
+
+test('a run without --metrics-port loads no prom-client, and with o200k no tokenizer package', async () => {
+  const dir = tempDir()
+  try {
+    const loaded = await modulesLoadedBy([
+      ...'demo --levels 1 --requests 2 --warmup 0 --quiet --out'.split(' '),
+      join(dir, 'run'),
+    ])
+    assert.ok(
+      loaded.some((url) => url.endsWith('/dist/report/charts.js')),
+      'the hook saw the whole run, report included (else the check below proves nothing)',
+    )
+    const unused = loaded.filter((url) =>
+      /\/node_modules\/(prom-client|gpt-tokenizer|@huggingface)\//.test(url),
+    )
+    assert.deepEqual(unused, [])
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
 
 test('llmbench --version and -V print the version of package.json alone', async () => {
   const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
