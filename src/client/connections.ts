@@ -66,6 +66,15 @@ export function awaitSocket(user: SocketUser): void {
   awaiting = user
 }
 
+/**
+ * Call from onSocket: the socket is known. A dispatcher that names it directly (the h1 client)
+ * publishes no sendHeaders message, so the wait set by awaitSocket ends here; else an undici
+ * request of another kind (the model list) would be taken for this one's.
+ */
+export function socketNamed(user: SocketUser): void {
+  if (awaiting === user) awaiting = null
+}
+
 function onServerEnd(this: Socket): void {
   const state = sockets.get(this)
   if (state === undefined || state.announcedClose || state.lastResponseEndAt === null) return

@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net'
 import { performance } from 'node:perf_hooks'
-import { Client, type Dispatcher } from 'undici'
+import type { Dispatcher } from 'undici'
 import type { Protocol } from '../protocol.js'
 import type { ErrorClass, RequestRecord } from '../records/types.js'
 import { type ChunkInfo, errorEventMessage } from './chunk.js'
@@ -22,16 +22,19 @@ import {
   type SocketState,
   type SocketUser,
   diedUnanswered as socketDiedUnanswered,
+  socketNamed,
 } from './connections.js'
 import { type ContentEncoding, contentEncodingOf, decodeWhole, StreamDecoder } from './content-decoding.js'
 import { interpreterOf, type ProtocolInterpreter } from './protocol-interpreter.js'
 import { ReasoningPhase } from './reasoning-phase.js'
 import { redact } from './redact.js'
 import { type SseEvent, SseParser } from './sse.js'
+import type { ReadStamped, StreamDispatcher } from './stream-dispatcher.js'
 
 /** Everything about the target that is the same for every request of a run. */
 export interface Target {
-  dispatcher: Dispatcher
+  /** The h1 client's pool (openTarget), or an undici Pool. */
+  dispatcher: StreamDispatcher
   /** scheme://host:port */
   origin: string
   /** Path and query of the endpoint, e.g. /v1/chat/completions */
@@ -108,7 +111,10 @@ export async function sendRequest(target: Target, plan: RequestPlan): Promise<Re
   const first = await exchange(target, plan, target.dispatcher, false)
   if (!diedUnanswered(first, target)) return first
   // A one-off client guarantees a new connection: a pool might hand out another stale one.
-  const fresh = new Client(target.origin, { connectTimeout: target.connectTimeoutMs ?? 10_000 })
+  // undici only for a caller that handed in an undici dispatcher (it is loaded then already).
+  const fresh: StreamDispatcher =
+    target.dispatcher.oneOff?.() ??
+    new (await import('undici')).Client(target.origin, { connectTimeout: target.connectTimeoutMs ?? 10_000 })
   try {
     const record = await exchange(target, { ...plan, scheduled_at: first.scheduled_at }, fresh, true)
     record.resent = { reason: first.error?.message ?? '' }
@@ -121,7 +127,7 @@ export async function sendRequest(target: Target, plan: RequestPlan): Promise<Re
 function exchange(
   target: Target,
   plan: RequestPlan,
-  dispatcher: Dispatcher,
+  dispatcher: StreamDispatcher,
   reset: boolean,
 ): Promise<RequestRecord> {
   return new Promise((resolve) => new Exchange(target, plan, resolve).start(dispatcher, reset))
@@ -216,7 +222,7 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
   }
 
   /** `reset`: ask for a connection of this request's own (`connection: close`), whatever the policy. */
-  start(dispatcher: Dispatcher, reset: boolean): void {
+  start(dispatcher: StreamDispatcher, reset: boolean): void {
     const { target } = this
     this.reset = reset || !this.watch.keepAlive
     target.interrupt?.addEventListener('abort', this.onInterrupt, { once: true })
@@ -272,19 +278,21 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
     awaitSocket(this)
   }
 
-  /** undici names the socket right after onRequestStart (see connections.ts). */
+  /** The socket, named right after onRequestStart: by undici's sendHeaders (see connections.ts) or the h1 client. */
   onSocket(socket: Socket): void {
+    socketNamed(this)
     const state = this.watch.track(socket, this.reset)
     this.socket = state
     this.record.connection = claimSocket(state, this.record.sent_at) ? 'reused' : 'new'
   }
 
   onResponseStart(
-    _controller: Dispatcher.DispatchController,
+    controller: Dispatcher.DispatchController,
     statusCode: number,
     headers: Record<string, string | string[] | undefined>,
   ): void {
-    const at = performance.now()
+    // The h1 client stamped the read that carried the head; undici did not.
+    const at = (controller as ReadStamped).readAt ?? performance.now()
     this.record.headers_at = at
     this.record.status = statusCode
     if (statusCode >= 300 && statusCode < 400)
@@ -306,8 +314,8 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
     this.startDecoding(headers['content-encoding'], statusCode)
   }
 
-  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    const at = performance.now()
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    const at = (controller as ReadStamped).readAt ?? performance.now()
     if (this.settled) return
     this.lastReadAt = at
     const status = this.record.status ?? 0
@@ -328,8 +336,8 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
     }
   }
 
-  onResponseEnd(): void {
-    const at = performance.now()
+  onResponseEnd(controller: Dispatcher.DispatchController): void {
+    const at = (controller as ReadStamped).readAt ?? performance.now()
     // The whole response arrived: a close by the server from here on is a close after a response.
     if (this.socket !== null) releaseSocket(this.socket, at, true)
     if (this.settled) return
