@@ -24,6 +24,13 @@ export interface Origin {
   tls: boolean
 }
 
+/** Opens the socket of a connection (a test may hand in a stream that replays recorded reads). */
+export type SocketOpener = (origin: Origin) => Socket
+
+/** TCP, or TLS over it (client/h1/tls.ts). */
+export const openSocket: SocketOpener = (origin) =>
+  origin.tls ? connectTls(origin.host, origin.port) : connect(origin.port, origin.host)
+
 /** The pool's side: told when a request on the connection is over, and when the socket is gone. */
 export interface ConnectionOwner {
   /** The request is over; `reusable`: the connection may carry another. */
@@ -64,8 +71,9 @@ export class H1Connection implements ResponseSink, Dispatcher.DispatchController
     private readonly origin: Origin,
     private readonly owner: ConnectionOwner,
     private readonly connectTimeoutMs: number,
+    open: SocketOpener,
   ) {
-    this.socket = origin.tls ? connectTls(origin.host, origin.port) : connect(origin.port, origin.host)
+    this.socket = open(origin)
     this.socket.setNoDelay(true)
     this.socket.setKeepAlive(true, 60_000)
     this.connectTimer = setTimeout(this.onConnectTimeout, connectTimeoutMs)

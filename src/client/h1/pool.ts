@@ -1,6 +1,12 @@
 import type { Dispatcher } from 'undici'
 import type { StreamDispatcher } from '../stream-dispatcher.js'
-import { type ConnectionOwner, H1Connection, type Origin } from './connection.js'
+import {
+  type ConnectionOwner,
+  H1Connection,
+  type Origin,
+  openSocket,
+  type SocketOpener,
+} from './connection.js'
 import { PoolClosedError } from './errors.js'
 import { bodyOf, RequestHeads } from './request-head.js'
 
@@ -20,6 +26,8 @@ export interface H1PoolOptions {
   keepAliveTimeout?: number
   /** TCP (and TLS) set-up, ms. */
   connectTimeout?: number
+  /** How a connection's socket is opened; TCP or TLS by the origin's scheme when absent. */
+  openSocket?: SocketOpener
 }
 
 /** A request waiting for a connection (more in flight than `connections`). */
@@ -41,6 +49,7 @@ export class H1Pool implements StreamDispatcher, ConnectionOwner {
   private readonly connections: number
   private readonly keepAliveTimeout: number
   private readonly connectTimeout: number
+  private readonly openSocket: SocketOpener
   private closedPool = false
 
   constructor(
@@ -57,6 +66,7 @@ export class H1Pool implements StreamDispatcher, ConnectionOwner {
     this.connections = Math.max(1, options.connections)
     this.keepAliveTimeout = options.keepAliveTimeout ?? 30_000
     this.connectTimeout = options.connectTimeout ?? 10_000
+    this.openSocket = options.openSocket ?? openSocket
   }
 
   /** Sends a request; its handler hears everything. Throws only for a request it cannot write. */
@@ -77,12 +87,18 @@ export class H1Pool implements StreamDispatcher, ConnectionOwner {
     return true
   }
 
+  /** Connections open (busy, idle or connecting). */
+  get openConnections(): number {
+    return this.all.size
+  }
+
   /** A pool of one new connection with the same settings: a resend must not meet another stale socket. */
   oneOff(): H1Pool {
     return new H1Pool(this.origin, {
       connections: 1,
       keepAliveTimeout: this.keepAliveTimeout,
       connectTimeout: this.connectTimeout,
+      openSocket: this.openSocket,
     })
   }
 
@@ -126,7 +142,7 @@ export class H1Pool implements StreamDispatcher, ConnectionOwner {
   }
 
   private open(): H1Connection {
-    const connection = new H1Connection(this.target, this, this.connectTimeout)
+    const connection = new H1Connection(this.target, this, this.connectTimeout, this.openSocket)
     this.all.add(connection)
     return connection
   }
