@@ -10,6 +10,8 @@
  *                  a chunked body, nothing more;
  *   - undici, reads stamped only: the same through an undici Client (a diagnostic row: the HTTP
  *                  layer's share, so the rest of llmbench's distance to the floor is its own work);
+ *   - h1 client, reads stamped only: the same through src/client/h1/'s pool, which llmbench's
+ *                  streaming requests use (the HTTP layer's share now);
  *   - llmbench --workers 1 and --workers auto (dist/cli/main.js, built first);
  *   - the source article's asyncio + httpx script, when `python3 -c 'import httpx'` works.
  * Marginal CPU per event = (CPU of a big run - CPU of a one-request run) / (events of the big run -
@@ -38,6 +40,7 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const CLI = join(ROOT, 'dist/cli/main.js')
 const FLOOR = join(ROOT, 'bench/cost/floor-client.mjs')
 const UNDICI_FLOOR = join(ROOT, 'bench/cost/undici-floor-client.mjs')
+const H1_FLOOR = join(ROOT, 'bench/cost/h1-floor-client.mjs')
 const ARTICLE = join(ROOT, 'bench/fidelity/article_client.py')
 const PYTHON = '/usr/bin/python3'
 const TIME = '/usr/bin/time'
@@ -111,6 +114,8 @@ function script(name: string, path: string): Client {
 const FLOOR_CLIENT = script('floor (raw node:net)', FLOOR)
 /** The floor's requests through undici: what the HTTP layer costs (see undici-floor-client.mjs). */
 const UNDICI_FLOOR_CLIENT = script('undici, reads stamped only', UNDICI_FLOOR)
+/** The same through the h1 client (src/client/h1/), what llmbench's streaming requests use. */
+const H1_FLOOR_CLIENT = script('h1 client, reads stamped only', H1_FLOOR)
 
 /** The article's script runs for a duration: the time the server needs to send `events`. */
 const ARTICLE_CLIENT: Client = {
@@ -190,6 +195,7 @@ async function main(): Promise<void> {
   const clients = [
     FLOOR_CLIENT,
     UNDICI_FLOOR_CLIENT,
+    H1_FLOOR_CLIENT,
     llmbench('1'),
     ...(baseline === undefined ? [] : [llmbench('1', baseline, 'baseline build')]),
     ...(process.env.BENCH_COST_NO_AUTO === '1' ? [] : [llmbench('auto')]),
@@ -240,7 +246,9 @@ async function main(): Promise<void> {
     )
     console.log('| client | peak RSS at 1 MiB | at 1024 MiB | KiB per stream |')
     console.log('| --- | --- | --- | --- |')
-    for (const client of [FLOOR_CLIENT, llmbench('1')]) {
+    const memoryClients = [FLOOR_CLIENT, llmbench('1')]
+    if (baseline !== undefined) memoryClients.push(llmbench('1', baseline, 'baseline build'))
+    for (const client of memoryClients) {
       const one = await measure(port, client, 1, TOKENS)
       const many = await measure(port, client, MEMORY_STREAMS, MEMORY_STREAMS * TOKENS * 2)
       const kib = ((many.peakRssMiB - one.peakRssMiB) * 1024) / (MEMORY_STREAMS - 1)

@@ -12,7 +12,8 @@ import { performance } from 'node:perf_hooks'
  * side closed" without ever reaching the server. This module notices such closes so that the
  * client stops reusing connections (undici's `reset: true`) and the level can say so.
  *
- * How a request learns its socket: undici publishes 'undici:client:sendHeaders' ({request,
+ * How a request learns its socket: the h1 client (client/h1/) calls the handler's onSocket
+ * directly. undici publishes 'undici:client:sendHeaders' ({request,
  * headers, socket}) synchronously right after it calls the handler's onRequestStart (writeH1 in
  * undici/lib/dispatcher/client-h1.js), so the handler that just started is the one the socket
  * belongs to. A WeakMap from socket to its state tells a socket's first request from later ones

@@ -144,8 +144,10 @@ function diedUnanswered(record: RequestRecord, target: Target): boolean {
 }
 
 /**
- * The state of one request/response exchange, as an undici dispatch handler. The first statement
- * of every data callback takes the timestamp: nothing (parsing, bookkeeping) runs before it.
+ * The state of one request/response exchange, as an undici dispatch handler (driven by the h1
+ * client, client/h1/, or by undici). The first statement of every data callback takes the
+ * timestamp: nothing (parsing, bookkeeping) runs before it; with the h1 client it is the stamp its
+ * read callback took first thing (ReadStamped), so every event of one read has the read's arrival.
  */
 class Exchange implements Dispatcher.DispatchHandler, SocketUser {
   private readonly record: RequestRecord
@@ -237,7 +239,7 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
         firstTokenMs,
       )
     }
-    // Until undici writes the request, "sent" means handed to the connection pool; if it fails
+    // Until the client writes the request, "sent" means handed to the connection pool; if it fails
     // before any write (refused, TLS), this is the stamp the record keeps.
     this.record.sent_at = performance.now()
     this.record.scheduled_at = this.plan.scheduled_at ?? this.record.sent_at
@@ -249,10 +251,11 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
           method: 'POST',
           headers: target.headers,
           body: this.plan.body,
-          // Keep-alive off (by choice, or because the server closes after responses): undici sends
-          // `connection: close` and never reuses the socket.
+          // Keep-alive off (by choice, or because the server closes after responses): the client
+          // sends `connection: close` and never reuses the socket.
           reset: this.reset,
-          // Our own timer bounds the whole request; undici's idle timers must not fire first.
+          // Our own timer bounds the whole request; undici's idle timers must not fire first (the h1
+          // client has none).
           headersTimeout: target.timeoutMs + 1000,
           bodyTimeout: target.timeoutMs + 1000,
         },
@@ -264,10 +267,10 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
   }
 
   /**
-   * Called by undici right before it writes the request to its socket. Subtleness ahead: this is
-   * the real send time. undici may hold a request for an event-loop turn before reusing a
-   * keep-alive socket (a setImmediate, to notice a server's close first), and a new connection
-   * must first connect; both are the client's delays, not the server's. So sent_at moves here,
+   * Called by the client right before it writes the request to its socket. Subtleness ahead: this
+   * is the real send time. A new connection must first connect (and undici, when it is the
+   * dispatcher, holds a request for an event-loop turn before reusing a keep-alive socket); both
+   * are the client's delays, not the server's. So sent_at moves here,
    * TTFT and E2E start here, and the wait shows up as dispatch lateness (sent_at - scheduled_at).
    */
   onRequestStart(controller: Dispatcher.DispatchController): void {
