@@ -20,13 +20,15 @@
  * every repeat and the table shows each one's median.
  *
  * Then peak RSS per open stream: the peak at 1024 streams minus the peak at 1, per extra stream
- * (llmbench --workers 1 and the floor), against a server that sends a token every 20 ms.
+ * (the floor, the h1 client's reads-only row, llmbench --workers 1 and the baseline build when
+ * given), against a server that sends a token every 20 ms.
  *
  *   npm run bench:cost                     # 64 streams, ~256k events per big run, 3 repeats
  *   npm run bench:cost -- --quick          # ~64k events, 1 repeat, no 1024-stream memory cell
  *   BENCH_COST_EVENTS=131072 BENCH_COST_REPEATS=5 npm run bench:cost
  *   BENCH_COST_BASELINE=../main/dist/cli/main.js npm run bench:cost -- --quick
- *       adds another build's --workers 1 (a change's effect, side by side); BENCH_COST_NO_AUTO=1 skips auto
+ *       adds another build's --workers 1 (a change's effect, side by side); several, comma-separated,
+ *       each `label=path` to name its row; BENCH_COST_NO_AUTO=1 skips auto
  */
 import { execFileSync, spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
@@ -95,6 +97,20 @@ function llmbench(workers: string, cli = CLI, label = 'llmbench'): Client {
       mkdtempSync(join(tmpdir(), 'llmbench-cost-')),
     ],
   }
+}
+
+/**
+ * Other builds' --workers 1, side by side: BENCH_COST_BASELINE is a comma-separated list of
+ * cli/main.js paths, each optionally `label=path` (the label names its row; 'baseline build' else).
+ */
+function baselineClients(value: string | undefined): Client[] {
+  if (value === undefined || value === '') return []
+  return value.split(',').map((entry) => {
+    const at = entry.indexOf('=')
+    return at < 0
+      ? llmbench('1', entry, 'baseline build')
+      : llmbench('1', entry.slice(at + 1), entry.slice(0, at))
+  })
 }
 
 /** A plain Node script taking PORT STREAMS REQUESTS (the floor clients). */
@@ -191,13 +207,13 @@ const fixed = (value: number, digits = 1): string => (Number.isFinite(value) ? v
 async function main(): Promise<void> {
   if (!existsSync(CLI)) throw new Error('build first: npm run build')
   const skipArticle = httpxMissing()
-  const baseline = process.env.BENCH_COST_BASELINE
+  const baselines = baselineClients(process.env.BENCH_COST_BASELINE)
   const clients = [
     FLOOR_CLIENT,
     UNDICI_FLOOR_CLIENT,
     H1_FLOOR_CLIENT,
     llmbench('1'),
-    ...(baseline === undefined ? [] : [llmbench('1', baseline, 'baseline build')]),
+    ...baselines,
     ...(process.env.BENCH_COST_NO_AUTO === '1' ? [] : [llmbench('auto')]),
     ...(skipArticle === null ? [ARTICLE_CLIENT] : []),
   ]
@@ -246,8 +262,8 @@ async function main(): Promise<void> {
     )
     console.log('| client | peak RSS at 1 MiB | at 1024 MiB | KiB per stream |')
     console.log('| --- | --- | --- | --- |')
-    const memoryClients = [FLOOR_CLIENT, llmbench('1')]
-    if (baseline !== undefined) memoryClients.push(llmbench('1', baseline, 'baseline build'))
+    const memoryClients = [FLOOR_CLIENT, H1_FLOOR_CLIENT, llmbench('1')]
+    memoryClients.push(...baselines)
     for (const client of memoryClients) {
       const one = await measure(port, client, 1, TOKENS)
       const many = await measure(port, client, MEMORY_STREAMS, MEMORY_STREAMS * TOKENS * 2)
