@@ -76,3 +76,26 @@ export function fixedPieces(body: Buffer, size: number): Buffer[] {
 function range(from: number, to: number): number[] {
   return Array.from({ length: to - from }, (_, index) => from + index)
 }
+
+/** One way of framing a recording: the raw response, whether the close ends it, its trailers. */
+export interface Framing {
+  name: string
+  framed: FramedResponse
+  closeEnds: boolean
+  trailers: Record<string, string>
+}
+
+/** Chunked a chunk per event; chunked in 61-byte chunks with upper-case hex, extensions and a trailer; Content-Length; close-delimited. */
+export function everyFraming(body: Buffer): Framing[] {
+  return [
+    { name: 'chunked, a chunk per event', framed: chunked(sseEvents(body)), closeEnds: false, trailers: {} },
+    {
+      name: 'chunked, 61-byte chunks, upper-case hex, extensions, a trailer',
+      framed: chunked(fixedPieces(body, 61), { upperHex: true, extension: true, trailer: true }),
+      closeEnds: false,
+      trailers: { 'x-trailer': 'done' },
+    },
+    { name: 'content-length', framed: withLength(body), closeEnds: false, trailers: {} },
+    { name: 'close-delimited', framed: closeDelimited(body), closeEnds: true, trailers: {} },
+  ]
+}

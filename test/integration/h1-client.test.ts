@@ -16,11 +16,10 @@ import { fileURLToPath } from 'node:url'
 import { Pool } from 'undici'
 import { H1Pool } from '../../src/client/h1/pool.js'
 import { trustedCertificates } from '../../src/client/h1/tls.js'
-import { type RequestPlan, sendRequest, type Target } from '../../src/client/stream-client.js'
+import { sendRequest, type Target } from '../../src/client/stream-client.js'
 import type { StreamDispatcher } from '../../src/client/stream-dispatcher.js'
-import type { Protocol } from '../../src/protocol.js'
-import type { RequestRecord } from '../../src/records/types.js'
 import { PROTOCOL_FIXTURE_DIR, SSE_FIXTURE_DIR } from '../helpers/fixtures.js'
+import { measurePlan, protocolOf, recordContent } from '../helpers/recordings.js'
 import { type ReplayServer, startReplayServer } from '../helpers/replay-server.js'
 
 const TLS_DIR = fileURLToPath(new URL('../fixtures/tls/', import.meta.url))
@@ -28,16 +27,7 @@ const CERT = `${TLS_DIR}cert.pem`
 // Read when the first TLS connection builds the process's one secure context (client/h1/tls.ts).
 process.env.NODE_EXTRA_CA_CERTS = CERT
 
-const PLAN: RequestPlan = {
-  seq: 0,
-  worker: 0,
-  level: 1,
-  phase: 'measure',
-  prompt_id: 0,
-  scheduled_at: null,
-  attempt: 1,
-  body: Buffer.from('{"model":"m"}'),
-}
+const PLAN = measurePlan()
 
 function targetOf(dispatcher: StreamDispatcher, origin: string, extra: Partial<Target> = {}): Target {
   return {
@@ -52,25 +42,6 @@ function targetOf(dispatcher: StreamDispatcher, origin: string, extra: Partial<T
     secrets: [],
     ...extra,
   }
-}
-
-/** A record without its clock readings and its connection (what the two clients must agree on). */
-function content(record: RequestRecord): Record<string, unknown> {
-  const kept: Record<string, unknown> = {}
-  for (const [key, value] of Object.entries(record)) {
-    if (key === 'connection') continue
-    if (key.endsWith('_at')) kept[key] = value === null ? null : 'stamped'
-    else if (key === 'token_times') kept[key] = (value as number[]).length
-    else kept[key] = value
-  }
-  return kept
-}
-
-function protocolOf(name: string): Protocol {
-  if (name.startsWith('anthropic-')) return 'messages'
-  if (name.startsWith('openai-responses-')) return 'responses'
-  if (name === 'llamacpp_completions.sse') return 'completions'
-  return 'chat'
 }
 
 let replay: ReplayServer
@@ -106,7 +77,7 @@ test('every recording: the h1 client gives the record undici gives', { timeout: 
       const ours = await sendRequest(targetOf(h1, origin, { path, protocol }), PLAN)
       const theirs = await sendRequest(targetOf(undici, origin, { path, protocol }), PLAN)
       assert.equal(ours.status, 200, path)
-      assert.deepEqual(content(ours), content(theirs), path)
+      assert.deepEqual(recordContent(ours, false), recordContent(theirs, false), path)
     }
   } finally {
     await h1.destroy()

@@ -7,21 +7,13 @@ import type { Socket } from 'node:net'
 import { Duplex } from 'node:stream'
 import { test } from 'node:test'
 import { H1Pool } from '../../src/client/h1/pool.js'
-import { type RequestPlan, sendRequest, type Target } from '../../src/client/stream-client.js'
+import { sendRequest, type Target } from '../../src/client/stream-client.js'
 import type { RequestRecord } from '../../src/records/types.js'
 import { fixedPieces } from '../helpers/http-framing.js'
+import { measurePlan } from '../helpers/recordings.js'
 import { replaySocket } from '../helpers/replay-socket.js'
 
-const PLAN: RequestPlan = {
-  seq: 0,
-  worker: 0,
-  level: 1,
-  phase: 'measure',
-  prompt_id: 0,
-  scheduled_at: null,
-  attempt: 1,
-  body: Buffer.from('{"model":"m","stream":true}'),
-}
+const PLAN = measurePlan(Buffer.from('{"model":"m","stream":true}'))
 
 function targetOf(pool: H1Pool, extra: Partial<Target> = {}): Target {
   return {

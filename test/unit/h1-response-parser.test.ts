@@ -4,7 +4,7 @@
  * malformed response is an error (never an end, never a hang), and the limits hold.
  */
 import assert from 'node:assert/strict'
-import { readdirSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import type { IncomingHttpHeaders } from 'node:http'
 import { test } from 'node:test'
 import {
@@ -14,15 +14,9 @@ import {
   ResponseParser,
   type ResponseSink,
 } from '../../src/client/h1/response-parser.js'
-import { PROTOCOL_FIXTURE_DIR, SSE_FIXTURE_DIR } from '../helpers/fixtures.js'
-import {
-  chunked,
-  closeDelimited,
-  type FramedResponse,
-  fixedPieces,
-  sseEvents,
-  withLength,
-} from '../helpers/http-framing.js'
+import { SSE_FIXTURE_DIR } from '../helpers/fixtures.js'
+import { chunked, everyFraming, fixedPieces } from '../helpers/http-framing.js'
+import { allRecordings } from '../helpers/recordings.js'
 import { splitAt } from '../helpers/replay-socket.js'
 
 /** What the parser told its sink. */
@@ -58,14 +52,7 @@ function parseText(text: string, closeAtEnd = false): Recorder {
   return parse([Buffer.from(text, 'latin1')], closeAtEnd)
 }
 
-const BODIES: [string, Buffer][] = [
-  ...readdirSync(SSE_FIXTURE_DIR)
-    .filter((name) => name.endsWith('.sse'))
-    .map((name): [string, Buffer] => [`sse/${name}`, readFileSync(SSE_FIXTURE_DIR + name)]),
-  ...readdirSync(PROTOCOL_FIXTURE_DIR)
-    .filter((name) => name.endsWith('.sse'))
-    .map((name): [string, Buffer] => [`protocols/${name}`, readFileSync(PROTOCOL_FIXTURE_DIR + name)]),
-]
+const BODIES = allRecordings()
 
 /**
  * Checks the body as it arrives, against the recording, without copying it (the exhaustive splits
@@ -137,19 +124,8 @@ function assertBody(
 }
 
 test('every recording, every framing, one byte per read and split at the framing offsets: the body exactly, one end', () => {
-  for (const [name, body] of BODIES) {
-    const framings: [string, FramedResponse, boolean, IncomingHttpHeaders][] = [
-      ['chunked per event', chunked(sseEvents(body)), false, {}],
-      [
-        'chunked 61-byte, hex case, extensions, trailer',
-        chunked(fixedPieces(body, 61), { upperHex: true, extension: true, trailer: true }),
-        false,
-        { 'x-trailer': 'done' },
-      ],
-      ['content-length', withLength(body), false, {}],
-      ['close-delimited', closeDelimited(body), true, {}],
-    ]
-    for (const [framing, framed, close, trailers] of framings) {
+  for (const { name, body } of BODIES) {
+    for (const { name: framing, framed, closeEnds: close, trailers } of everyFraming(body)) {
       assertBody(parse([framed.bytes], close), body, `${name} ${framing}: whole`, trailers)
       assertBody(parse(fixedPieces(framed.bytes, 1), close), body, `${name} ${framing}: bytewise`, trailers)
       for (const offset of sampledOffsets(framed.framingOffsets)) {

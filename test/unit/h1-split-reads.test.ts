@@ -8,41 +8,22 @@
  * timestamps.
  */
 import assert from 'node:assert/strict'
-import { readdirSync, readFileSync } from 'node:fs'
 import { test } from 'node:test'
 import { H1Pool } from '../../src/client/h1/pool.js'
-import { type RequestPlan, sendRequest, type Target } from '../../src/client/stream-client.js'
+import { sendRequest, type Target } from '../../src/client/stream-client.js'
 import type { Protocol } from '../../src/protocol.js'
 import type { RequestRecord } from '../../src/records/types.js'
-import { PROTOCOL_FIXTURE_DIR, SSE_FIXTURE_DIR } from '../helpers/fixtures.js'
 import {
   chunked,
   closeDelimited,
+  everyFraming,
   type FramedResponse,
   fixedPieces,
   sseEvents,
   withLength,
 } from '../helpers/http-framing.js'
+import { allRecordings, recordContent as content, measurePlan } from '../helpers/recordings.js'
 import { replaySocket, splitAt } from '../helpers/replay-socket.js'
-
-const PLAN: RequestPlan = {
-  seq: 0,
-  worker: 0,
-  level: 1,
-  phase: 'measure',
-  prompt_id: 0,
-  scheduled_at: null,
-  attempt: 1,
-  body: Buffer.from('{"model":"m"}'),
-}
-
-/** How the protocol recordings are read, by their names (see test/fixtures/protocols/README.md). */
-function protocolOf(name: string): Protocol {
-  if (name.startsWith('anthropic-')) return 'messages'
-  if (name.startsWith('openai-responses-')) return 'responses'
-  if (name === 'llamacpp_completions.sse') return 'completions'
-  return 'chat'
-}
 
 /** One request whose response arrives as `reads` (then the connection closes when `end`). */
 export async function replay(
@@ -68,45 +49,13 @@ export async function replay(
     secrets: [],
   }
   try {
-    return await sendRequest(target, PLAN)
+    return await sendRequest(target, measurePlan())
   } finally {
     await pool.destroy()
   }
 }
 
-/** A record without its clock readings: what must not depend on how the bytes were split. */
-function content(record: RequestRecord): Record<string, unknown> {
-  const kept: Record<string, unknown> = {}
-  for (const [key, value] of Object.entries(record)) {
-    if (key.endsWith('_at')) kept[key] = value === null ? null : 'stamped'
-    else if (key === 'token_times') kept[key] = (value as number[]).length
-    else kept[key] = value
-  }
-  return kept
-}
-
-interface Case {
-  fixture: string
-  protocol: Protocol
-  body: Buffer
-}
-
-const CASES: Case[] = [
-  ...readdirSync(SSE_FIXTURE_DIR)
-    .filter((name) => name.endsWith('.sse'))
-    .map((name) => ({
-      fixture: `sse/${name}`,
-      protocol: 'chat' as Protocol,
-      body: readFileSync(SSE_FIXTURE_DIR + name),
-    })),
-  ...readdirSync(PROTOCOL_FIXTURE_DIR)
-    .filter((name) => name.endsWith('.sse'))
-    .map((name) => ({
-      fixture: `protocols/${name}`,
-      protocol: protocolOf(name),
-      body: readFileSync(PROTOCOL_FIXTURE_DIR + name),
-    })),
-]
+const CASES = allRecordings()
 
 /**
  * Two-piece splits through the whole client at the framing offsets of the head, the first chunks and
@@ -119,19 +68,9 @@ function splitOffsets(framed: FramedResponse): number[] {
   return [...offsets.slice(0, 80), ...offsets.slice(-40)]
 }
 
-for (const { fixture, protocol, body } of CASES) {
+for (const { name: fixture, protocol, body } of CASES) {
   test(`h1 client, every split of the framing gives the whole read's record: ${fixture}`, async () => {
-    const framings: [string, FramedResponse, boolean][] = [
-      ['chunked, a chunk per event', chunked(sseEvents(body)), false],
-      [
-        'chunked, 61-byte chunks, upper-case hex, extensions, a trailer',
-        chunked(fixedPieces(body, 61), { upperHex: true, extension: true, trailer: true }),
-        false,
-      ],
-      ['content-length', withLength(body), false],
-      ['close-delimited', closeDelimited(body), true],
-    ]
-    for (const [framing, framed, end] of framings) {
+    for (const { name: framing, framed, closeEnds: end } of everyFraming(body)) {
       const whole = content(await replay([framed.bytes], protocol, end))
       assert.equal(whole.status, 200, `${framing}: ${JSON.stringify(whole.error)}`)
       assert.ok(
@@ -150,12 +89,12 @@ for (const { fixture, protocol, body } of CASES) {
 }
 
 test('every framing gives the same record: chunked, content-length and close-delimited agree', async () => {
-  for (const { fixture, protocol, body } of CASES) {
+  for (const { name: fixture, protocol, body } of CASES) {
     const records = [
       await replay([chunked(sseEvents(body)).bytes], protocol),
       await replay([withLength(body).bytes], protocol),
       await replay([closeDelimited(body).bytes], protocol, true),
-    ].map(content)
+    ].map((record) => content(record))
     // The connection differs ('new' each time, all alike); the rest must too.
     assert.deepEqual(records[1], records[0], `${fixture}: content-length`)
     assert.deepEqual(records[2], records[0], `${fixture}: close-delimited`)
