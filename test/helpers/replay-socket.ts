@@ -46,3 +46,26 @@ export function splitAt(bytes: Buffer, offsets: readonly number[]): Buffer[] {
   pieces.push(bytes.subarray(from))
   return pieces
 }
+
+/**
+ * A socket that answers each request written on it (each write that starts a request line) with
+ * the next of `answers`: its reads, or 'close' for the server's FIN before any byte.
+ */
+export function scriptedSocket(answers: (readonly Buffer[] | 'close')[]): Socket {
+  const socket = new Duplex({
+    read() {},
+    write(chunk: Buffer, _encoding, done) {
+      done()
+      if (!chunk.subarray(0, 5).equals(Buffer.from('POST '))) return
+      const answer = answers.shift()
+      setImmediate(() => {
+        if (socket.destroyed || answer === undefined) return
+        if (answer === 'close') socket.push(null)
+        else for (const read of answer) socket.push(read)
+      })
+    },
+  })
+  Object.assign(socket, { setNoDelay: () => socket, setKeepAlive: () => socket })
+  process.nextTick(() => socket.emit('connect'))
+  return socket as unknown as Socket
+}

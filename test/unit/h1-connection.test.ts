@@ -11,7 +11,7 @@ import { sendRequest, type Target } from '../../src/client/stream-client.js'
 import type { RequestRecord } from '../../src/records/types.js'
 import { fixedPieces } from '../helpers/http-framing.js'
 import { measurePlan } from '../helpers/recordings.js'
-import { replaySocket } from '../helpers/replay-socket.js'
+import { replaySocket, scriptedSocket } from '../helpers/replay-socket.js'
 
 const PLAN = measurePlan(Buffer.from('{"model":"m","stream":true}'))
 
@@ -235,4 +235,29 @@ test('a destroyed pool refuses new requests as a classified failure', async () =
 
 test('only http and https origins', () => {
   assert.throws(() => new H1Pool('ftp://127.0.0.1', { connections: 1 }), /http and https, not ftp:/)
+})
+
+test('a request that dies unanswered on a reused connection is resent once on a new connection of its own', async () => {
+  const response = [Buffer.from(`${SSE_HEAD}${chunk(EVENT)}${chunk(DONE)}0\r\n\r\n`)]
+  const sockets: Socket[] = []
+  const pool = new H1Pool('http://127.0.0.1:8000', {
+    connections: 1,
+    // The first connection answers once, then the server closes it as the second request arrives.
+    openSocket: () => {
+      const socket = scriptedSocket(sockets.length === 0 ? [response, 'close'] : [response])
+      sockets.push(socket)
+      return socket
+    },
+  })
+  try {
+    const first = await sendRequest(targetOf(pool), PLAN)
+    assert.equal(first.error, null, first.error?.message)
+    const second = await sendRequest(targetOf(pool), { ...PLAN, seq: 1 })
+    assert.equal(second.error, null, second.error?.message)
+    assert.equal(second.connection, 'new')
+    assert.match(second.resent?.reason ?? '', /UND_ERR_SOCKET other side closed$/)
+    assert.equal(sockets.length, 2, 'the resend opened a connection of its own')
+  } finally {
+    await pool.destroy()
+  }
 })

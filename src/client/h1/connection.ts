@@ -250,7 +250,12 @@ export class H1Connection implements ResponseSink, Dispatcher.DispatchController
   private readonly onServerEnd = (): void => {
     this.readAt = performance.now()
     this.dead = true
-    if (this.handler === null) return
+    if (this.handler === null) {
+      // An idle connection the server closed: out of the pool now, not at 'close' a turn later.
+      this.socket.destroy()
+      this.owner.closed(this)
+      return
+    }
     if (this.parser.endOfInput()) return
     this.fail(new SocketClosedError(this.parser.midResponse ? ' mid-response' : ''))
     this.socket.destroy()

@@ -75,7 +75,7 @@ export class H1Pool implements StreamDispatcher, ConnectionOwner {
     const body = bodyOf(options.body)
     // Built now, so a bad header fails this call (the caller records it), not a later write.
     const head = this.heads.build(options, body === null ? null : body.length, options.reset === true)
-    const connection = this.idle.pop()
+    const connection = this.takeIdle()
     if (connection !== undefined) {
       this.claim(connection)
       connection.send(head, body, options.reset === true, handler)
@@ -147,6 +147,15 @@ export class H1Pool implements StreamDispatcher, ConnectionOwner {
     return connection
   }
 
+  /** The most recently used idle connection that can still carry a request; dead ones are dropped. */
+  private takeIdle(): H1Connection | undefined {
+    for (let connection = this.idle.pop(); connection !== undefined; connection = this.idle.pop()) {
+      if (connection.reusable) return connection
+      this.drop(connection)
+    }
+    return undefined
+  }
+
   private claim(connection: H1Connection): void {
     if (connection.idleTimer !== null) clearTimeout(connection.idleTimer)
     connection.idleTimer = null
@@ -162,7 +171,7 @@ export class H1Pool implements StreamDispatcher, ConnectionOwner {
   /** A connection slot came free: the oldest waiting request gets a new connection. */
   private next(): void {
     if (this.closedPool || this.queue.length === 0) return
-    const connection = this.idle.pop() ?? (this.all.size < this.connections ? this.open() : null)
+    const connection = this.takeIdle() ?? (this.all.size < this.connections ? this.open() : null)
     const queued = connection === null ? undefined : this.queue.shift()
     if (connection !== null && queued !== undefined) {
       this.claim(connection)
