@@ -100,10 +100,11 @@ function checkSplit(
 }
 
 /**
- * Every framing offset of the head, of the first 60-odd chunks and of the last 25 or so (the end and
- * the trailers): all of them for most recordings. The one-byte reads put a boundary at every offset
- * of every response at once; the two-piece splits of the long middle of the two longest recordings
- * repeat the same states, and would take a minute.
+ * Every framing offset, for the 95 of the 120 framed responses that have at most 600 of them; for
+ * the other 25 (long streams in small chunks), the first 400 offsets (the head and the first chunks)
+ * and the last 200 (the last chunks, the end, the trailers). The middle repeats the same parser
+ * states, and the one-byte reads put a read boundary at every offset of every response anyway;
+ * all of them would take minutes (offsets × response length).
  */
 function sampledOffsets(offsets: readonly number[]): readonly number[] {
   return offsets.length <= 600 ? offsets : [...offsets.slice(0, 400), ...offsets.slice(-200)]
