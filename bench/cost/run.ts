@@ -10,6 +10,8 @@
  *                  a chunked body, nothing more;
  *   - undici, reads stamped only: the same through an undici Client (a diagnostic row: the HTTP
  *                  layer's share, so the rest of llmbench's distance to the floor is its own work);
+ *   - h1 client, reads stamped only: the same through src/client/h1/'s pool, which llmbench's
+ *                  streaming requests use (the HTTP layer's share now);
  *   - llmbench's client alone: bench/cost/send-request-client.mjs, dist/client's pool and sendRequest
  *                  on one thread with nothing after (a diagnostic row: the client's own per-event
  *                  cost, apart from the run around it);
@@ -21,13 +23,15 @@
  * every repeat and the table shows each one's median.
  *
  * Then peak RSS per open stream: the peak at 1024 streams minus the peak at 1, per extra stream
- * (llmbench --workers 1 and the floor), against a server that sends a token every 20 ms.
+ * (the floor, the h1 client's reads-only row, llmbench --workers 1 and the baseline build when
+ * given), against a server that sends a token every 20 ms.
  *
  *   npm run bench:cost                     # 64 streams, ~256k events per big run, 3 repeats
  *   npm run bench:cost -- --quick          # ~64k events, 1 repeat, no 1024-stream memory cell
  *   BENCH_COST_EVENTS=131072 BENCH_COST_REPEATS=5 npm run bench:cost
  *   BENCH_COST_BASELINE=../main/dist/cli/main.js npm run bench:cost -- --quick
- *       adds another build's --workers 1 (a change's effect, side by side); BENCH_COST_NO_AUTO=1 skips auto
+ *       adds another build's --workers 1 (a change's effect, side by side); several, comma-separated,
+ *       each `label=path` to name its row; BENCH_COST_NO_AUTO=1 skips auto
  */
 import { execFileSync, spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
@@ -42,6 +46,7 @@ const CLI = join(ROOT, 'dist/cli/main.js')
 const FLOOR = join(ROOT, 'bench/cost/floor-client.mjs')
 const UNDICI_FLOOR = join(ROOT, 'bench/cost/undici-floor-client.mjs')
 const SEND_REQUEST = join(ROOT, 'bench/cost/send-request-client.mjs')
+const H1_FLOOR = join(ROOT, 'bench/cost/h1-floor-client.mjs')
 const ARTICLE = join(ROOT, 'bench/fidelity/article_client.py')
 const PYTHON = '/usr/bin/python3'
 const TIME = '/usr/bin/time'
@@ -98,6 +103,20 @@ function llmbench(workers: string, cli = CLI, label = 'llmbench'): Client {
   }
 }
 
+/**
+ * Other builds' --workers 1, side by side: BENCH_COST_BASELINE is a comma-separated list of
+ * cli/main.js paths, each optionally `label=path` (the label names its row; 'baseline build' else).
+ */
+function baselineClients(value: string | undefined): Client[] {
+  if (value === undefined || value === '') return []
+  return value.split(',').map((entry) => {
+    const at = entry.indexOf('=')
+    return at < 0
+      ? llmbench('1', entry, 'baseline build')
+      : llmbench('1', entry.slice(at + 1), entry.slice(0, at))
+  })
+}
+
 /** A plain Node script taking PORT STREAMS REQUESTS (the floor clients). */
 function script(name: string, path: string): Client {
   return {
@@ -117,6 +136,8 @@ const FLOOR_CLIENT = script('floor (raw node:net)', FLOOR)
 const UNDICI_FLOOR_CLIENT = script('undici, reads stamped only', UNDICI_FLOOR)
 /** llmbench's client (dist/client) alone on one thread: no workers, tokenizer, records or report. */
 const SEND_REQUEST_CLIENT = script('llmbench client alone (one thread)', SEND_REQUEST)
+/** The same through the h1 client (src/client/h1/), what llmbench's streaming requests use. */
+const H1_FLOOR_CLIENT = script('h1 client, reads stamped only', H1_FLOOR)
 
 /** The article's script runs for a duration: the time the server needs to send `events`. */
 const ARTICLE_CLIENT: Client = {
@@ -192,13 +213,14 @@ const fixed = (value: number, digits = 1): string => (Number.isFinite(value) ? v
 async function main(): Promise<void> {
   if (!existsSync(CLI)) throw new Error('build first: npm run build')
   const skipArticle = httpxMissing()
-  const baseline = process.env.BENCH_COST_BASELINE
+  const baselines = baselineClients(process.env.BENCH_COST_BASELINE)
   const clients = [
     FLOOR_CLIENT,
     UNDICI_FLOOR_CLIENT,
+    H1_FLOOR_CLIENT,
     SEND_REQUEST_CLIENT,
     llmbench('1'),
-    ...(baseline === undefined ? [] : [llmbench('1', baseline, 'baseline build')]),
+    ...baselines,
     ...(process.env.BENCH_COST_NO_AUTO === '1' ? [] : [llmbench('auto')]),
     ...(skipArticle === null ? [ARTICLE_CLIENT] : []),
   ]
@@ -247,7 +269,9 @@ async function main(): Promise<void> {
     )
     console.log('| client | peak RSS at 1 MiB | at 1024 MiB | KiB per stream |')
     console.log('| --- | --- | --- | --- |')
-    for (const client of [FLOOR_CLIENT, llmbench('1')]) {
+    const memoryClients = [FLOOR_CLIENT, H1_FLOOR_CLIENT, llmbench('1')]
+    memoryClients.push(...baselines)
+    for (const client of memoryClients) {
       const one = await measure(port, client, 1, TOKENS)
       const many = await measure(port, client, MEMORY_STREAMS, MEMORY_STREAMS * TOKENS * 2)
       const kib = ((many.peakRssMiB - one.peakRssMiB) * 1024) / (MEMORY_STREAMS - 1)

@@ -12,7 +12,8 @@ import { performance } from 'node:perf_hooks'
  * side closed" without ever reaching the server. This module notices such closes so that the
  * client stops reusing connections (undici's `reset: true`) and the level can say so.
  *
- * How a request learns its socket: undici publishes 'undici:client:sendHeaders' ({request,
+ * How a request learns its socket: the h1 client (client/h1/) calls the handler's onSocket
+ * directly. undici publishes 'undici:client:sendHeaders' ({request,
  * headers, socket}) synchronously right after it calls the handler's onRequestStart (writeH1 in
  * undici/lib/dispatcher/client-h1.js), so the handler that just started is the one the socket
  * belongs to. A WeakMap from socket to its state tells a socket's first request from later ones
@@ -64,6 +65,15 @@ function subscribeOnce(): void {
 /** Call from onRequestStart: the next sendHeaders message names this request's socket. */
 export function awaitSocket(user: SocketUser): void {
   awaiting = user
+}
+
+/**
+ * Call from onSocket: the socket is known. A dispatcher that names it directly (the h1 client)
+ * publishes no sendHeaders message, so the wait set by awaitSocket ends here; else an undici
+ * request of another kind (the model list) would be taken for this one's.
+ */
+export function socketNamed(user: SocketUser): void {
+  if (awaiting === user) awaiting = null
 }
 
 function onServerEnd(this: Socket): void {

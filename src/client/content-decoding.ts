@@ -1,6 +1,6 @@
 /**
  * Compressed responses. llmbench asks for `accept-encoding: identity`, but some proxies compress an
- * event stream anyway (`Content-Encoding: gzip`). Undici's dispatch API hands us the raw bytes, which an
+ * event stream anyway (`Content-Encoding: gzip`). The dispatch API (the h1 client's, or undici's) hands us the raw bytes, which an
  * SSE parser reads as garbage ("stream ended without [DONE]"), so they are decoded here, as they arrive.
  */
 import {

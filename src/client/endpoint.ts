@@ -1,6 +1,6 @@
-import { Pool } from 'undici'
 import type { Protocol } from '../protocol.js'
 import type { ConnectionWatch } from './connections.js'
+import { H1Pool } from './h1/pool.js'
 import type { Target } from './stream-client.js'
 
 /**
@@ -53,7 +53,7 @@ export function getHeaders(endpoint: Endpoint): Record<string, string> {
 }
 
 /**
- * A keep-alive connection pool sized to the streams it will carry, so every in-flight request has
+ * A keep-alive connection pool (the h1 client, client/h1/) sized to the streams it will carry, so every in-flight request has
  * its own connection and none waits for a socket (which would count as server time). `watch`
  * decides whether connections are reused at all (see client/connections.ts).
  */
@@ -61,9 +61,8 @@ export function openTarget(endpoint: Endpoint, connections: number, watch?: Conn
   return {
     ...endpoint,
     connections: watch,
-    dispatcher: new Pool(endpoint.origin, {
+    dispatcher: new H1Pool(endpoint.origin, {
       connections,
-      pipelining: 1,
       keepAliveTimeout: 30_000,
       connectTimeout: endpoint.connectTimeoutMs,
     }),

@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net'
 import { performance } from 'node:perf_hooks'
-import { Client, type Dispatcher } from 'undici'
+import type { Dispatcher } from 'undici'
 import type { Protocol } from '../protocol.js'
 import type { ErrorClass, RequestRecord } from '../records/types.js'
 import { type ChunkInfo, errorEventMessage } from './chunk.js'
@@ -22,6 +22,7 @@ import {
   type SocketState,
   type SocketUser,
   diedUnanswered as socketDiedUnanswered,
+  socketNamed,
 } from './connections.js'
 import { type ContentEncoding, contentEncodingOf, decodeWhole, StreamDecoder } from './content-decoding.js'
 import { stopWatching, watchInterrupt } from './interrupt-watch.js'
@@ -29,10 +30,12 @@ import { interpreterOf, type ProtocolInterpreter } from './protocol-interpreter.
 import { ReasoningPhase } from './reasoning-phase.js'
 import { redact } from './redact.js'
 import { type SseEvent, SseParser } from './sse.js'
+import type { ReadStamped, StreamDispatcher } from './stream-dispatcher.js'
 
 /** Everything about the target that is the same for every request of a run. */
 export interface Target {
-  dispatcher: Dispatcher
+  /** The h1 client's pool (openTarget), or an undici Pool. */
+  dispatcher: StreamDispatcher
   /** scheme://host:port */
   origin: string
   /** Path and query of the endpoint, e.g. /v1/chat/completions */
@@ -109,7 +112,10 @@ export async function sendRequest(target: Target, plan: RequestPlan): Promise<Re
   const first = await exchange(target, plan, target.dispatcher, false)
   if (!diedUnanswered(first, target)) return first
   // A one-off client guarantees a new connection: a pool might hand out another stale one.
-  const fresh = new Client(target.origin, { connectTimeout: target.connectTimeoutMs ?? 10_000 })
+  // undici only for a caller that handed in an undici dispatcher (it is loaded then already).
+  const fresh: StreamDispatcher =
+    target.dispatcher.oneOff?.() ??
+    new (await import('undici')).Client(target.origin, { connectTimeout: target.connectTimeoutMs ?? 10_000 })
   try {
     const record = await exchange(target, { ...plan, scheduled_at: first.scheduled_at }, fresh, true)
     record.resent = { reason: first.error?.message ?? '' }
@@ -122,7 +128,7 @@ export async function sendRequest(target: Target, plan: RequestPlan): Promise<Re
 function exchange(
   target: Target,
   plan: RequestPlan,
-  dispatcher: Dispatcher,
+  dispatcher: StreamDispatcher,
   reset: boolean,
 ): Promise<RequestRecord> {
   return new Promise((resolve) => new Exchange(target, plan, resolve).start(dispatcher, reset))
@@ -139,8 +145,10 @@ function diedUnanswered(record: RequestRecord, target: Target): boolean {
 }
 
 /**
- * The state of one request/response exchange, as an undici dispatch handler. The first statement
- * of every data callback takes the timestamp: nothing (parsing, bookkeeping) runs before it.
+ * The state of one request/response exchange, as an undici dispatch handler (driven by the h1
+ * client, client/h1/, or by undici). The first statement of every data callback takes the
+ * timestamp: nothing (parsing, bookkeeping) runs before it; with the h1 client it is the stamp its
+ * read callback took first thing (ReadStamped), so every event of one read has the read's arrival.
  */
 class Exchange implements Dispatcher.DispatchHandler, SocketUser {
   private readonly record: RequestRecord
@@ -217,7 +225,7 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
   }
 
   /** `reset`: ask for a connection of this request's own (`connection: close`), whatever the policy. */
-  start(dispatcher: Dispatcher, reset: boolean): void {
+  start(dispatcher: StreamDispatcher, reset: boolean): void {
     const { target } = this
     this.reset = reset || !this.watch.keepAlive
     if (target.interrupt !== undefined) watchInterrupt(target.interrupt, this.onInterrupt)
@@ -232,7 +240,7 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
         firstTokenMs,
       )
     }
-    // Until undici writes the request, "sent" means handed to the connection pool; if it fails
+    // Until the client writes the request, "sent" means handed to the connection pool; if it fails
     // before any write (refused, TLS), this is the stamp the record keeps.
     this.record.sent_at = performance.now()
     this.record.scheduled_at = this.plan.scheduled_at ?? this.record.sent_at
@@ -244,10 +252,11 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
           method: 'POST',
           headers: target.headers,
           body: this.plan.body,
-          // Keep-alive off (by choice, or because the server closes after responses): undici sends
-          // `connection: close` and never reuses the socket.
+          // Keep-alive off (by choice, or because the server closes after responses): the client
+          // sends `connection: close` and never reuses the socket.
           reset: this.reset,
-          // Our own timer bounds the whole request; undici's idle timers must not fire first.
+          // Our own timer bounds the whole request; undici's idle timers must not fire first (the h1
+          // client has none).
           headersTimeout: target.timeoutMs + 1000,
           bodyTimeout: target.timeoutMs + 1000,
         },
@@ -259,10 +268,10 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
   }
 
   /**
-   * Called by undici right before it writes the request to its socket. Subtleness ahead: this is
-   * the real send time. undici may hold a request for an event-loop turn before reusing a
-   * keep-alive socket (a setImmediate, to notice a server's close first), and a new connection
-   * must first connect; both are the client's delays, not the server's. So sent_at moves here,
+   * Called by the client right before it writes the request to its socket. Subtleness ahead: this
+   * is the real send time. A new connection must first connect (and undici, when it is the
+   * dispatcher, holds a request for an event-loop turn before reusing a keep-alive socket); both
+   * are the client's delays, not the server's. So sent_at moves here,
    * TTFT and E2E start here, and the wait shows up as dispatch lateness (sent_at - scheduled_at).
    */
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -273,19 +282,21 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
     awaitSocket(this)
   }
 
-  /** undici names the socket right after onRequestStart (see connections.ts). */
+  /** The socket, named right after onRequestStart: by undici's sendHeaders (see connections.ts) or the h1 client. */
   onSocket(socket: Socket): void {
+    socketNamed(this)
     const state = this.watch.track(socket, this.reset)
     this.socket = state
     this.record.connection = claimSocket(state, this.record.sent_at) ? 'reused' : 'new'
   }
 
   onResponseStart(
-    _controller: Dispatcher.DispatchController,
+    controller: Dispatcher.DispatchController,
     statusCode: number,
     headers: Record<string, string | string[] | undefined>,
   ): void {
-    const at = performance.now()
+    // The h1 client stamped the read that carried the head; undici did not.
+    const at = (controller as ReadStamped).readAt ?? performance.now()
     this.record.headers_at = at
     this.record.status = statusCode
     if (statusCode >= 300 && statusCode < 400)
@@ -307,8 +318,8 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
     this.startDecoding(headers['content-encoding'], statusCode)
   }
 
-  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    const at = performance.now()
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    const at = (controller as ReadStamped).readAt ?? performance.now()
     if (this.settled) return
     this.lastReadAt = at
     const status = this.record.status ?? 0
@@ -329,8 +340,8 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
     }
   }
 
-  onResponseEnd(): void {
-    const at = performance.now()
+  onResponseEnd(controller: Dispatcher.DispatchController): void {
+    const at = (controller as ReadStamped).readAt ?? performance.now()
     // The whole response arrived: a close by the server from here on is a close after a response.
     if (this.socket !== null) releaseSocket(this.socket, at, true)
     if (this.settled) return

@@ -45,7 +45,8 @@ export interface ClientHealth {
   dispatch_lateness_p99_ms: number | null
   /**
    * Share of the nominal streams really in flight: mean E2E / (mean E2E + mean lateness). Below 1
-   * when the client waited before sending (undici holds a reused socket for one loop turn).
+   * when the client waited before sending (a connection being opened; undici, when it is the
+   * dispatcher, also holds a reused socket for one loop turn).
    */
   effective_concurrency_ratio: number | null
   /** The client may have distorted this level's figures. */

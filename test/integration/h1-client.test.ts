@@ -1,0 +1,300 @@
+/**
+ * The h1 client over loopback, against real node:http servers on free ports (each closed after):
+ * every recording gives the same record as through undici's Pool (what the streaming path used
+ * before); keep-alive and the server's closes; a large body against a server that reads slowly;
+ * TLS with the test CA and SNI; a connection held after [DONE].
+ */
+import assert from 'node:assert/strict'
+import { createHash } from 'node:crypto'
+import { readdirSync, readFileSync } from 'node:fs'
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { createServer as createTlsServer } from 'node:https'
+import type { AddressInfo } from 'node:net'
+import { after, before, test } from 'node:test'
+import type { TLSSocket } from 'node:tls'
+import { fileURLToPath } from 'node:url'
+import { Pool } from 'undici'
+import { H1Pool } from '../../src/client/h1/pool.js'
+import { trustedCertificates } from '../../src/client/h1/tls.js'
+import { sendRequest, type Target } from '../../src/client/stream-client.js'
+import type { StreamDispatcher } from '../../src/client/stream-dispatcher.js'
+import { PROTOCOL_FIXTURE_DIR, SSE_FIXTURE_DIR } from '../helpers/fixtures.js'
+import { measurePlan, protocolOf, recordContent } from '../helpers/recordings.js'
+import { type ReplayServer, startReplayServer } from '../helpers/replay-server.js'
+
+const TLS_DIR = fileURLToPath(new URL('../fixtures/tls/', import.meta.url))
+const CERT = `${TLS_DIR}cert.pem`
+// Read when the first TLS connection builds the process's one secure context (client/h1/tls.ts).
+process.env.NODE_EXTRA_CA_CERTS = CERT
+
+const PLAN = measurePlan()
+
+function targetOf(dispatcher: StreamDispatcher, origin: string, extra: Partial<Target> = {}): Target {
+  return {
+    dispatcher,
+    origin,
+    path: '/v1/chat/completions',
+    headers: { 'content-type': 'application/json' },
+    stream: true,
+    timeoutMs: 20_000,
+    firstTokenTimeoutMs: null,
+    idleTimeoutMs: 10_000,
+    secrets: [],
+    ...extra,
+  }
+}
+
+let replay: ReplayServer
+let origin: string
+
+before(async () => {
+  replay = await startReplayServer((path) => {
+    const name = decodeURIComponent(path.split('/').pop() ?? '')
+    const dir = path.includes('/protocols/') ? PROTOCOL_FIXTURE_DIR : SSE_FIXTURE_DIR
+    return { body: readFileSync(dir + name), chunkBytes: 97 }
+  })
+  origin = new URL(replay.url).origin
+})
+
+after(async () => {
+  await replay.close()
+})
+
+test('every recording: the h1 client gives the record undici gives', { timeout: 60_000 }, async () => {
+  const h1 = new H1Pool(origin, { connections: 2 })
+  const undici = new Pool(origin, { connections: 2 })
+  try {
+    const names = [
+      ...readdirSync(SSE_FIXTURE_DIR)
+        .filter((name) => name.endsWith('.sse'))
+        .map((name) => `/v1/sse/${name}`),
+      ...readdirSync(PROTOCOL_FIXTURE_DIR)
+        .filter((name) => name.endsWith('.sse'))
+        .map((name) => `/v1/protocols/${name}`),
+    ]
+    for (const path of names) {
+      const protocol = protocolOf(path.split('/').pop() ?? '')
+      const ours = await sendRequest(targetOf(h1, origin, { path, protocol }), PLAN)
+      const theirs = await sendRequest(targetOf(undici, origin, { path, protocol }), PLAN)
+      assert.equal(ours.status, 200, path)
+      assert.deepEqual(recordContent(ours, false), recordContent(theirs, false), path)
+    }
+  } finally {
+    await h1.destroy()
+    await undici.destroy()
+  }
+})
+
+/** A server that answers every POST with one short event stream; `respond` may change the answer. */
+async function startServer(
+  respond: (req: IncomingMessage, res: ServerResponse, body: Buffer) => void = sendStream,
+): Promise<{ server: Server; origin: string; sockets: () => number }> {
+  let sockets = 0
+  const server = createServer((req, res) => {
+    const parts: Buffer[] = []
+    req.on('data', (part: Buffer) => parts.push(part))
+    req.on('end', () => respond(req, res, Buffer.concat(parts)))
+  })
+  server.on('connection', () => sockets++)
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    server,
+    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    sockets: () => sockets,
+  }
+}
+
+function sendStream(
+  _req: IncomingMessage,
+  res: ServerResponse,
+  _body: Buffer,
+  headers: Record<string, string> = {},
+): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream', ...headers })
+  res.write('data: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}\n\n')
+  res.end('data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n')
+}
+
+async function closeServer(server: Server): Promise<void> {
+  server.closeAllConnections()
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+}
+
+test('keep-alive: requests reuse the connection', async () => {
+  const { server, origin, sockets } = await startServer()
+  const pool = new H1Pool(origin, { connections: 1 })
+  try {
+    const connections: (string | undefined)[] = []
+    for (let i = 0; i < 3; i++) {
+      const record = await sendRequest(targetOf(pool, origin), { ...PLAN, seq: i })
+      assert.equal(record.error, null, record.error?.message)
+      connections.push(record.connection)
+    }
+    assert.deepEqual(connections, ['new', 'reused', 'reused'])
+    assert.equal(sockets(), 1)
+  } finally {
+    await pool.destroy()
+    await closeServer(server)
+  }
+})
+
+test("the server's connection: close is honoured: the next request opens a new connection", async () => {
+  const { server, origin, sockets } = await startServer((req, res, body) =>
+    sendStream(req, res, body, { connection: 'close' }),
+  )
+  const pool = new H1Pool(origin, { connections: 1 })
+  try {
+    for (let i = 0; i < 3; i++) {
+      const record = await sendRequest(targetOf(pool, origin), { ...PLAN, seq: i })
+      assert.equal(record.error, null, record.error?.message)
+      assert.equal(record.connection, 'new')
+      assert.equal(record.resent, undefined)
+    }
+    assert.equal(sockets(), 3)
+  } finally {
+    await pool.destroy()
+    await closeServer(server)
+  }
+})
+
+test('reset asks for connection: close and never reuses the connection', async () => {
+  const seen: (string | undefined)[] = []
+  const { server, origin, sockets } = await startServer((req, res, body) => {
+    seen.push(req.headers.connection)
+    sendStream(req, res, body)
+  })
+  const pool = new H1Pool(origin, { connections: 1 })
+  try {
+    for (let i = 0; i < 2; i++) {
+      const done = new Promise<void>((resolve, reject) =>
+        pool.dispatch(
+          { origin, path: '/', method: 'POST', headers: {}, body: '{}', reset: true },
+          { onResponseEnd: () => resolve(), onResponseError: (_c, error) => reject(error) },
+        ),
+      )
+      await done
+    }
+    assert.deepEqual(seen, ['close', 'close'])
+    assert.equal(sockets(), 2)
+  } finally {
+    await pool.destroy()
+    await closeServer(server)
+  }
+})
+
+test('an idle connection the server closed is dropped: the next request opens a new one, no failure, no resend', async () => {
+  const { server, origin, sockets } = await startServer()
+  server.keepAliveTimeout = 100
+  const pool = new H1Pool(origin, { connections: 1 })
+  try {
+    const first = await sendRequest(targetOf(pool, origin), PLAN)
+    assert.equal(first.error, null)
+    // Bounded wait for the server's idle close to reach the client, which drops the connection.
+    for (let i = 0; i < 500 && pool.openConnections > 0; i++)
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    assert.equal(pool.openConnections, 0, 'the closed idle connection was dropped')
+    const second = await sendRequest(targetOf(pool, origin), { ...PLAN, seq: 1 })
+    assert.equal(second.error, null, second.error?.message)
+    assert.equal(second.connection, 'new')
+    assert.equal(second.resent, undefined)
+    assert.equal(sockets(), 2)
+  } finally {
+    await pool.destroy()
+    await closeServer(server)
+  }
+})
+
+test('a large request body reaches a server that reads it slowly, intact (back-pressure, not a buffer)', {
+  timeout: 60_000,
+}, async () => {
+  let received = ''
+  const server = createServer((req, res) => {
+    const hash = createHash('sha256')
+    req.pause()
+    // The server stalls a while before reading: the client's writes must wait for 'drain'.
+    setTimeout(() => {
+      req.on('data', (part: Buffer) => hash.update(part))
+      req.on('end', () => {
+        received = hash.digest('hex')
+        sendStream(req, res, Buffer.alloc(0))
+      })
+      req.resume()
+    }, 300)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const pool = new H1Pool(origin, { connections: 1 })
+  try {
+    const body = Buffer.alloc(24 * 1024 * 1024)
+    for (let i = 0; i < body.length; i += 4096) body.writeUInt32LE(i, i)
+    const record = await sendRequest(targetOf(pool, origin), { ...PLAN, body })
+    assert.equal(record.error, null, record.error?.message)
+    assert.equal(received, createHash('sha256').update(body).digest('hex'))
+  } finally {
+    await pool.destroy()
+    await closeServer(server)
+  }
+})
+
+test('a connection held open after [DONE] is cut and not reused', { timeout: 30_000 }, async () => {
+  const { server, origin, sockets } = await startServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' })
+    res.write(
+      'data: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n',
+    )
+  })
+  const pool = new H1Pool(origin, { connections: 1 })
+  try {
+    const first = await sendRequest(targetOf(pool, origin), PLAN)
+    assert.equal(first.error, null, first.error?.message)
+    const second = await sendRequest(targetOf(pool, origin), { ...PLAN, seq: 1 })
+    assert.equal(second.error, null, second.error?.message)
+    assert.equal(second.connection, 'new')
+    assert.equal(sockets(), 2)
+  } finally {
+    await pool.destroy()
+    await closeServer(server)
+  }
+})
+
+test('TLS: the test CA through NODE_EXTRA_CA_CERTS, SNI for a host name, none for an address', {
+  timeout: 30_000,
+}, async () => {
+  const names: (string | false)[] = []
+  const server = createTlsServer(
+    { key: readFileSync(`${TLS_DIR}key.pem`), cert: readFileSync(CERT) },
+    (req, res) => {
+      names.push((req.socket as TLSSocket & { servername: string | false }).servername)
+      req.resume()
+      req.on('end', () => sendStream(req, res, Buffer.alloc(0)))
+    },
+  )
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const port = (server.address() as AddressInfo).port
+  try {
+    for (const origin of [`https://localhost:${port}`, `https://127.0.0.1:${port}`]) {
+      const pool = new H1Pool(origin, { connections: 1 })
+      try {
+        const record = await sendRequest(targetOf(pool, origin), PLAN)
+        assert.equal(record.error, null, `${origin}: ${record.error?.message}`)
+        assert.equal(record.chunks, 1)
+      } finally {
+        await pool.destroy()
+      }
+    }
+    assert.deepEqual(names, ['localhost', false])
+  } finally {
+    server.closeAllConnections()
+    await new Promise<void>((resolve) => server.close(() => resolve()))
+  }
+})
+
+test("the trust store: Node's roots, the system's bundle when present, and NODE_EXTRA_CA_CERTS", () => {
+  const cert = readFileSync(CERT, 'utf8')
+  const withExtra = trustedCertificates({ NODE_EXTRA_CA_CERTS: CERT })
+  const without = trustedCertificates({})
+  assert.ok(withExtra.includes(cert))
+  assert.ok(!without.includes(cert))
+  assert.equal(withExtra.length, without.length + 1)
+  assert.ok(without.length >= 100, "Node's bundled roots at least")
+})
