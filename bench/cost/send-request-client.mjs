@@ -13,18 +13,10 @@
  */
 import { closeTarget, openTarget } from '../../dist/client/endpoint.js'
 import { sendRequest } from '../../dist/client/stream-client.js'
+import { BODY as body } from './stamped-requests.mjs'
 
 const [port, streams, requests] = process.argv.slice(2).map(Number)
 const origin = `http://127.0.0.1:${port}`
-const body = Buffer.from(
-  JSON.stringify({
-    model: 'truth',
-    messages: [{ role: 'user', content: 'hello' }],
-    max_tokens: 64,
-    stream: true,
-    stream_options: { include_usage: true },
-  }),
-)
 const target = openTarget(
   {
     url: `${origin}/v1/chat/completions`,

@@ -5,7 +5,8 @@
  */
 import { performance } from 'node:perf_hooks'
 
-const BODY = Buffer.from(
+/** The streamed chat request every bench:cost Node client sends. */
+export const BODY = Buffer.from(
   JSON.stringify({
     model: 'truth',
     messages: [{ role: 'user', content: 'hello' }],

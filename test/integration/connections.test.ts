@@ -9,7 +9,7 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { test } from 'node:test'
 import { Pool } from 'undici'
-import { sendRequest, type Target } from '../../src/client/stream-client.js'
+import { sendRequest } from '../../src/client/stream-client.js'
 import type { RunConfig } from '../../src/config/types.js'
 import { readRecords } from '../../src/records/jsonl-reader.js'
 import type { RequestRecord } from '../../src/records/types.js'
@@ -18,6 +18,7 @@ import { type RunOutcome, runGradient } from '../../src/run/run-gradient.js'
 import { StopSignal } from '../../src/run/stop-signal.js'
 import { SIM_MODEL, type SimulatorOptions, startSimulator } from '../../src/sim/server.js'
 import { buildBody } from '../../src/workload/request-body.js'
+import { streamTarget } from '../helpers/request-plan.js'
 import { tempDir, testConfig } from '../helpers/run-config.js'
 
 const FAST: SimulatorOptions = {
@@ -228,17 +229,7 @@ test('[DONE] then a late event: the end is [DONE], not the late event', { timeou
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   const pool = new Pool(origin, { connections: 1 })
   try {
-    const target: Target = {
-      dispatcher: pool,
-      origin,
-      path: '/v1/chat/completions',
-      headers: { 'content-type': 'application/json' },
-      stream: true,
-      timeoutMs: 20_000,
-      firstTokenTimeoutMs: null,
-      idleTimeoutMs: 10_000,
-      secrets: [],
-    }
+    const target = streamTarget(pool, origin)
     const plan = {
       seq: 0,
       worker: 0,

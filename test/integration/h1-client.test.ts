@@ -16,11 +16,11 @@ import { fileURLToPath } from 'node:url'
 import { Pool } from 'undici'
 import { H1Pool } from '../../src/client/h1/pool.js'
 import { trustedCertificates } from '../../src/client/h1/tls.js'
-import { sendRequest, type Target } from '../../src/client/stream-client.js'
-import type { StreamDispatcher } from '../../src/client/stream-dispatcher.js'
+import { sendRequest } from '../../src/client/stream-client.js'
 import { PROTOCOL_FIXTURE_DIR, SSE_FIXTURE_DIR } from '../helpers/fixtures.js'
 import { measurePlan, protocolOf, recordContent } from '../helpers/recordings.js'
 import { type ReplayServer, startReplayServer } from '../helpers/replay-server.js'
+import { streamTarget } from '../helpers/request-plan.js'
 
 const TLS_DIR = fileURLToPath(new URL('../fixtures/tls/', import.meta.url))
 const CERT = `${TLS_DIR}cert.pem`
@@ -29,20 +29,7 @@ process.env.NODE_EXTRA_CA_CERTS = CERT
 
 const PLAN = measurePlan()
 
-function targetOf(dispatcher: StreamDispatcher, origin: string, extra: Partial<Target> = {}): Target {
-  return {
-    dispatcher,
-    origin,
-    path: '/v1/chat/completions',
-    headers: { 'content-type': 'application/json' },
-    stream: true,
-    timeoutMs: 20_000,
-    firstTokenTimeoutMs: null,
-    idleTimeoutMs: 10_000,
-    secrets: [],
-    ...extra,
-  }
-}
+const targetOf = streamTarget
 
 let replay: ReplayServer
 let origin: string
