@@ -22,6 +22,7 @@ export function testConfig(
     out_dir: string
     preflight?: boolean
     calibrate?: boolean
+    workers?: number | 'auto'
   },
 ): RunConfig {
   const config = structuredClone(DEFAULTS) as RunConfig
@@ -40,5 +41,9 @@ export function testConfig(
   config.client.timeout_s = 30
   config.run.out_dir = overrides.out_dir
   config.run.preflight = overrides.preflight ?? true
+  // One worker thread unless a test asks for more: started from source, each thread loads the client
+  // through tsx (about a second of CPU), and 'auto' would start one per core for runs of a few
+  // requests. Several threads are tested where they are the subject (workers.test.ts).
+  config.run.workers = overrides.workers ?? 1
   return config
 }
