@@ -9,6 +9,9 @@
 # - alone: files holding the line `// test-lane: alone` (a real engine computing on this CPU, whose
 #   figures are what the test measures) run one at a time after the shared lane, with nothing beside.
 # New files land in the shared lane by themselves; mark a file alone only when its subject is CPU time.
+# Files holding `// test-lane: long` (tens of seconds of runs) start first in the shared lane: the
+# runner starts files in the order given, and a long file started last would leave the lane ending
+# on it alone while the other slots sit idle.
 # The test types and lint run beside the shared lane (the build must come first: the CLI tests run dist/).
 set -euo pipefail
 shopt -s globstar nullglob
@@ -18,10 +21,18 @@ npx tsc -p tsconfig.json
 files=(test/**/*.test.ts)
 if [ ${#files[@]} -eq 0 ]; then echo "no test files found under test/" >&2; exit 1; fi
 alone=()
-shared=()
+long=()
+rest=()
 for file in "${files[@]}"; do
-  if grep -qx '// test-lane: alone' "$file"; then alone+=("$file"); else shared+=("$file"); fi
+  if grep -qx '// test-lane: alone' "$file"; then
+    alone+=("$file")
+  elif grep -qx '// test-lane: long' "$file"; then
+    long+=("$file")
+  else
+    rest+=("$file")
+  fi
 done
+shared=("${long[@]}" "${rest[@]}")
 
 # Types of tests and benches too, and lint/format: a red here fails the suite like a failing test.
 checks_log="$(mktemp)"
@@ -36,7 +47,7 @@ run_lane() {
   [ $# -eq 0 ] && return 0
   node --import tsx --test --test-reporter=spec --test-concurrency="$concurrency" "$@" || status=1
 }
-echo "# shared lane: ${#shared[@]} files, ${TEST_CONCURRENCY:-3} at a time"
+echo "# shared lane: ${#shared[@]} files (${#long[@]} long ones first), ${TEST_CONCURRENCY:-3} at a time"
 run_lane "${TEST_CONCURRENCY:-3}" "${shared[@]}"
 
 checks=0
