@@ -7,10 +7,10 @@ import { test } from 'node:test'
 import type { LevelSummary } from '../../src/metrics/summarize.js'
 import { readRecords } from '../../src/records/jsonl-reader.js'
 import type { BenchResult } from '../../src/result/bench-result.js'
-import { startSimulatorProcess } from '../../src/sim/child.js'
 import { SIM_MODEL } from '../../src/sim/server.js'
 import { tempDir, testConfig } from '../helpers/run-config.js'
 import { runToResult } from '../helpers/run-result.js'
+import { startSimulatorProcess } from '../helpers/sim-process.js'
 
 /**
  * The simulator is told: 40 ms to the first token, then one token every 15 ms whatever the batch,

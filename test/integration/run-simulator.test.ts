@@ -9,9 +9,9 @@ import type { BenchResult } from '../../src/result/bench-result.js'
 import { TIMED_PROBES, WARMUP_PROBES } from '../../src/run/probe-timing.js'
 import { type RunOutcome, runGradient } from '../../src/run/run-gradient.js'
 import { StopSignal } from '../../src/run/stop-signal.js'
-import { startSimulatorProcess as startSimulator } from '../../src/sim/child.js'
 import { SIM_MODEL } from '../../src/sim/server.js'
 import { tempDir, testConfig } from '../helpers/run-config.js'
+import { startSimulatorProcess as startSimulator } from '../helpers/sim-process.js'
 
 function done(outcome: RunOutcome): BenchResult {
   assert.equal(outcome.kind, 'done', outcome.kind === 'preflight-failed' ? outcome.preflight.summary : '')
