@@ -18,6 +18,9 @@ function done(outcome: RunOutcome): BenchResult {
   return (outcome as Extract<RunOutcome, { kind: 'done' }>).result
 }
 
+/** Timing figures under test: a worker thread per core, as a real run has (testConfig's default is one). */
+const FIGURES = { workers: 'auto' } as const
+
 /**
  * The simulator is told: first token 60 ms after a request takes a slot, then one token every
  * 20 ms, whatever the batch (decode_ms_per_seq 0) and whatever the prompt (prefill_ms_per_token 0).
@@ -45,6 +48,7 @@ test('a run against the simulator measures the TTFT and TPOT it was told to prod
       output_tokens: 12,
       warmup: 2,
       out_dir: out,
+      ...FIGURES,
     })
     const result = done(
       await runGradient({ config, apiKey: null, outDir: out, log: () => {}, stop: new StopSignal() }),
@@ -118,6 +122,7 @@ test('the gradient finds the knee at the simulator batch size', { timeout: 60_00
       duration_s: 1.2,
       output_tokens: 16,
       out_dir: out,
+      ...FIGURES,
     })
     const result = done(
       await runGradient({ config, apiKey: null, outDir: out, log: () => {}, stop: new StopSignal() }),
@@ -222,6 +227,7 @@ test('--refine bisects between the knee and the next level and keeps the knee at
       duration_s: 1,
       output_tokens: 16,
       out_dir: out,
+      ...FIGURES,
     })
     config.run.refine = true
     const lines: string[] = []
