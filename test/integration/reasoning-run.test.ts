@@ -8,7 +8,7 @@ import type { LevelSummary } from '../../src/metrics/summarize.js'
 import { readRecords } from '../../src/records/jsonl-reader.js'
 import type { BenchResult } from '../../src/result/bench-result.js'
 import { SIM_MODEL } from '../../src/sim/server.js'
-import { tempDir, testConfig } from '../helpers/run-config.js'
+import { TIMING_FIGURES, tempDir, testConfig } from '../helpers/run-config.js'
 import { runToResult } from '../helpers/run-result.js'
 import { startSimulatorProcess } from '../helpers/sim-process.js'
 
@@ -46,6 +46,7 @@ async function runWithReasoning(
       output_tokens: OUTPUT,
       warmup: 1,
       out_dir: out,
+      ...TIMING_FIGURES,
     })
     config.metrics.slo = slo
     return { result: await runToResult(config, out), out }

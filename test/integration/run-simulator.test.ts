@@ -10,16 +10,13 @@ import { TIMED_PROBES, WARMUP_PROBES } from '../../src/run/probe-timing.js'
 import { type RunOutcome, runGradient } from '../../src/run/run-gradient.js'
 import { StopSignal } from '../../src/run/stop-signal.js'
 import { SIM_MODEL } from '../../src/sim/server.js'
-import { tempDir, testConfig } from '../helpers/run-config.js'
+import { TIMING_FIGURES, tempDir, testConfig } from '../helpers/run-config.js'
 import { startSimulatorProcess as startSimulator } from '../helpers/sim-process.js'
 
 function done(outcome: RunOutcome): BenchResult {
   assert.equal(outcome.kind, 'done', outcome.kind === 'preflight-failed' ? outcome.preflight.summary : '')
   return (outcome as Extract<RunOutcome, { kind: 'done' }>).result
 }
-
-/** Timing figures under test: a worker thread per core, as a real run has (testConfig's default is one). */
-const FIGURES = { workers: 'auto' } as const
 
 /**
  * The simulator is told: first token 60 ms after a request takes a slot, then one token every
@@ -48,7 +45,7 @@ test('a run against the simulator measures the TTFT and TPOT it was told to prod
       output_tokens: 12,
       warmup: 2,
       out_dir: out,
-      ...FIGURES,
+      ...TIMING_FIGURES,
     })
     const result = done(
       await runGradient({ config, apiKey: null, outDir: out, log: () => {}, stop: new StopSignal() }),
@@ -122,7 +119,7 @@ test('the gradient finds the knee at the simulator batch size', { timeout: 60_00
       duration_s: 1.2,
       output_tokens: 16,
       out_dir: out,
-      ...FIGURES,
+      ...TIMING_FIGURES,
     })
     const result = done(
       await runGradient({ config, apiKey: null, outDir: out, log: () => {}, stop: new StopSignal() }),
@@ -227,7 +224,7 @@ test('--refine bisects between the knee and the next level and keeps the knee at
       duration_s: 1,
       output_tokens: 16,
       out_dir: out,
-      ...FIGURES,
+      ...TIMING_FIGURES,
     })
     config.run.refine = true
     const lines: string[] = []
