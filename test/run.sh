@@ -12,11 +12,22 @@
 # Files holding `// test-lane: long` (tens of seconds of runs) start first in the shared lane: the
 # runner starts files in the order given, and a long file started last would leave the lane ending
 # on it alone while the other slots sit idle.
-# The test types and lint run beside the shared lane (the build must come first: the CLI tests run dist/).
+# The test types and lint run beside the build, which must come first: the CLI tests run dist/.
 set -euo pipefail
 shopt -s globstar nullglob
 cd "$(dirname "$0")/.."
-npx tsc -p tsconfig.json
+
+# Types of tests and benches too, and lint/format: a red here fails the suite like a failing test.
+# They need no build, so they start first, beside the build (one core each), not beside the tests.
+checks_log="$(mktemp)"
+trap 'rm -f "$checks_log"' EXIT
+( npx tsc -p tsconfig.test.json --noEmit && npx biome check . ) >"$checks_log" 2>&1 &
+checks_pid=$!
+if ! npx tsc -p tsconfig.json; then
+  wait "$checks_pid" || true # no check left running after the script
+  cat "$checks_log"
+  exit 1
+fi
 
 files=(test/**/*.test.ts)
 if [ ${#files[@]} -eq 0 ]; then echo "no test files found under test/" >&2; exit 1; fi
@@ -33,12 +44,6 @@ for file in "${files[@]}"; do
   fi
 done
 shared=("${long[@]}" "${rest[@]}")
-
-# Types of tests and benches too, and lint/format: a red here fails the suite like a failing test.
-checks_log="$(mktemp)"
-trap 'rm -f "$checks_log"' EXIT
-( npx tsc -p tsconfig.test.json --noEmit && npx biome check . ) >"$checks_log" 2>&1 &
-checks_pid=$!
 
 status=0
 run_lane() {
