@@ -9,25 +9,41 @@
 # - alone: files holding the line `// test-lane: alone` (a real engine computing on this CPU, whose
 #   figures are what the test measures) run one at a time after the shared lane, with nothing beside.
 # New files land in the shared lane by themselves; mark a file alone only when its subject is CPU time.
-# The test types and lint run beside the shared lane (the build must come first: the CLI tests run dist/).
+# Files holding `// test-lane: long` (tens of seconds of runs) start first in the shared lane: the
+# runner starts files in the order given, and a long file started last would leave the lane ending
+# on it alone while the other slots sit idle.
+# The test types and lint run beside the build, which must come first: the CLI tests run dist/.
 set -euo pipefail
 shopt -s globstar nullglob
 cd "$(dirname "$0")/.."
-npx tsc -p tsconfig.json
-
-files=(test/**/*.test.ts)
-if [ ${#files[@]} -eq 0 ]; then echo "no test files found under test/" >&2; exit 1; fi
-alone=()
-shared=()
-for file in "${files[@]}"; do
-  if grep -qx '// test-lane: alone' "$file"; then alone+=("$file"); else shared+=("$file"); fi
-done
 
 # Types of tests and benches too, and lint/format: a red here fails the suite like a failing test.
+# They need no build, so they start first, beside the build (one core each), not beside the tests.
 checks_log="$(mktemp)"
 trap 'rm -f "$checks_log"' EXIT
 ( npx tsc -p tsconfig.test.json --noEmit && npx biome check . ) >"$checks_log" 2>&1 &
 checks_pid=$!
+if ! npx tsc -p tsconfig.json; then
+  wait "$checks_pid" || true # no check left running after the script
+  cat "$checks_log"
+  exit 1
+fi
+
+files=(test/**/*.test.ts)
+if [ ${#files[@]} -eq 0 ]; then echo "no test files found under test/" >&2; exit 1; fi
+alone=()
+long=()
+rest=()
+for file in "${files[@]}"; do
+  if grep -qx '// test-lane: alone' "$file"; then
+    alone+=("$file")
+  elif grep -qx '// test-lane: long' "$file"; then
+    long+=("$file")
+  else
+    rest+=("$file")
+  fi
+done
+shared=("${long[@]}" "${rest[@]}")
 
 status=0
 run_lane() {
@@ -36,7 +52,7 @@ run_lane() {
   [ $# -eq 0 ] && return 0
   node --import tsx --test --test-reporter=spec --test-concurrency="$concurrency" "$@" || status=1
 }
-echo "# shared lane: ${#shared[@]} files, ${TEST_CONCURRENCY:-3} at a time"
+echo "# shared lane: ${#shared[@]} files (${#long[@]} long ones first), ${TEST_CONCURRENCY:-3} at a time"
 run_lane "${TEST_CONCURRENCY:-3}" "${shared[@]}"
 
 checks=0

@@ -753,7 +753,11 @@ class StreamSink implements JobSink {
     if (this.fault === 'no-done') return // every token sent; no finish, no [DONE], connection left open
     const wait = this.stalledUntil - Date.now()
     if (wait > 0) {
-      setTimeout(() => this.onFinish(timeline), wait)
+      // Finish when the stall lets go, unless the response closes first (the client gave up, or the
+      // simulator is stopping): a held finish must not keep a stopped `llmbench sim` alive for 30 s.
+      if (this.res.closed) return
+      const timer = setTimeout(() => this.onFinish(timeline), wait)
+      this.res.once('close', () => clearTimeout(timer))
       return
     }
     if (this.held.length > 0) this.res.write(this.held.join(''))

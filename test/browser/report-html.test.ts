@@ -1,9 +1,11 @@
+// test-lane: long
+// (test/run.sh starts the long files first, so the shared lane does not end on one of them)
 import assert from 'node:assert/strict'
 import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { test } from 'node:test'
+import { after, before, test } from 'node:test'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { chromium } from 'playwright-core'
+import { type Browser, chromium } from 'playwright-core'
 import { MAX_TIMELINE_BARS } from '../../src/report/request-timeline.js'
 import { readServerTimeline } from '../../src/report/server-timeline.js'
 import type { BenchResult } from '../../src/result/bench-result.js'
@@ -43,11 +45,34 @@ async function demoRun(name: string, extra: string[]): Promise<string> {
   return out
 }
 
+/**
+ * The run with injected failures, made once: the report test reads its report.html, and the compare
+ * test uses it as the base (its patterns differ from the clean run's). A demo run is seconds of CPU.
+ */
+let failingRun: Promise<string> | undefined
+const runWithFailures = (): Promise<string> => {
+  failingRun ??= demoRun('demo', ['--fault', '500:0.1'])
+  return failingRun
+}
+
+/** One Chromium for the file: each test opens its own page (a fresh context) in it. */
+let browser: Browser | undefined
+before(async () => {
+  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`)
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: BROWSER_ARGS })
+})
+after(async () => {
+  await browser?.close()
+})
+function chromiumPage(): ReturnType<Browser['newPage']> {
+  assert.ok(browser !== undefined, 'Chromium was launched before the tests')
+  return browser.newPage({ viewport: { width: 1280, height: 1400 } })
+}
+
 test('report.html renders every chart in real Chromium, with no console error and no network request', {
   timeout: 120_000,
 }, async () => {
-  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`)
-  const out = await demoRun('demo', ['--fault', '500:0.1'])
+  const out = await runWithFailures()
   const result = JSON.parse(readFileSync(join(out, 'bench_result.json'), 'utf8'))
   for (const name of ['ttft', 'throughput', 'success-rate', 'tpot-itl', 'ttft-distribution']) {
     const svg = readFileSync(join(out, 'charts', `${name}.svg`), 'utf8')
@@ -60,12 +85,8 @@ test('report.html renders every chart in real Chromium, with no console error an
     )
   }
 
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: BROWSER_ARGS,
-  })
+  const page = await chromiumPage()
   try {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 1400 } })
     const consoleErrors: string[] = []
     const requests: string[] = []
     page.on('console', (message) => {
@@ -243,16 +264,15 @@ test('report.html renders every chart in real Chromium, with no console error an
       'no network request',
     )
   } finally {
-    await browser.close()
+    await page.close()
   }
 })
 
 test("compare --html: both runs' capacity, knees and patterns, shared charts and the table, in real Chromium", {
   timeout: 120_000,
 }, async () => {
-  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`)
   // The base with injected failures, the new one without: the pages' patterns differ.
-  const base = await demoRun('base', ['--fault', '500:0.2'])
+  const base = await runWithFailures()
   const next = await demoRun('new', [])
   const page = join(tempDir(), 'compare.html')
   const compare = await runCli(['compare', base, next, '--html', page])
@@ -267,9 +287,8 @@ test("compare --html: both runs' capacity, knees and patterns, shared charts and
       : result.saturation !== null
         ? `knee at ${result.saturation.value}`
         : 'no knee'
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: BROWSER_ARGS })
+  const tab = await chromiumPage()
   try {
-    const tab = await browser.newPage({ viewport: { width: 1280, height: 1400 } })
     const errors: string[] = []
     tab.on('pageerror', (error) => errors.push(error.message))
     tab.on('console', (message) => {
@@ -332,6 +351,6 @@ test("compare --html: both runs' capacity, knees and patterns, shared charts and
     await tab.screenshot({ path: join(ARTIFACTS, 'compare.png'), fullPage: true })
     assert.deepEqual(errors, [])
   } finally {
-    await browser.close()
+    await tab.close()
   }
 })

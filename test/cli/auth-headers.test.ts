@@ -1,3 +1,5 @@
+// test-lane: long
+// (test/run.sh starts the long files first, so the shared lane does not end on one of them)
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { startSimulatorProcess } from '../../src/sim/child.js'
 import { SIM_MODEL } from '../../src/sim/server.js'
 import { runCli } from '../helpers/cli.js'
 import { startReplayServer } from '../helpers/replay-server.js'
+import { startSimulatorProcess } from '../helpers/sim-process.js'
 
 test('check and models against the simulator: tokens as they arrive, figures, and each problem told apart (exit 3)', {
   timeout: 60_000,

@@ -1,3 +1,5 @@
+// test-lane: long
+// (test/run.sh starts the long files first, so the shared lane does not end on one of them)
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
@@ -420,6 +422,8 @@ test('Ctrl-C: requests still in flight after the 5 s grace are cut and recorded 
 
 test('a live progress line is drawn on a terminal, and never in a pipe', { timeout: 60_000 }, async () => {
   const out = join(tempDir(), 'tty')
+  // The same demo in a pipe, side by side with the terminal's: only what each prints is compared.
+  const pipedRun = runCli(['demo', '--levels', '2', '--duration', '1', '--out', join(tempDir(), 'pipe')])
   // `script` runs the CLI on a pseudo-terminal, as a person would see it.
   const tty = await new Promise<string>((resolve, reject) => {
     const child = spawn(
@@ -440,7 +444,7 @@ test('a live progress line is drawn on a terminal, and never in a pipe', { timeo
   // Each redraw returns to the line start and clears it (CR, then ESC [K).
   assert.ok(tty.includes('\r\u001b[Klevel 2: '), JSON.stringify(tty.slice(0, 400)))
   assert.match(tty, /level 2: \d\/1\.5 s, \d+ requests, TTFT p50 \d+ ms/)
-  const piped = await runCli(['demo', '--levels', '2', '--duration', '1', '--out', join(tempDir(), 'pipe')])
+  const piped = await pipedRun
   assert.equal(piped.code, 0)
   assert.ok(!piped.stderr.includes('\r'), 'no carriage returns in a pipe')
   assert.match(piped.stderr, /^level 2: \d+ requests, 0 failed/m)

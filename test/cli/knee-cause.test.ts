@@ -1,11 +1,13 @@
+// test-lane: long
+// (test/run.sh starts the long files first, so the shared lane does not end on one of them)
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import type { BenchResult } from '../../src/result/bench-result.js'
-import { startSimulatorProcess } from '../../src/sim/child.js'
 import { runCli, simRunArgs } from '../helpers/cli.js'
 import { tempDir } from '../helpers/run-config.js'
+import { startSimulatorProcess } from '../helpers/sim-process.js'
 
 test("a whole run against the simulator's /metrics: the knee is explained by the batch slots, where people look", {
   timeout: 180_000,

@@ -1,3 +1,5 @@
+// test-lane: long
+// (test/run.sh starts the long files first, so the shared lane does not end on one of them)
 /**
  * Each protocol end to end: `llmbench run --protocol responses|messages|embeddings` against the
  * simulator, and `llmbench check --protocol ...` against a loopback server replaying a recording

@@ -5,10 +5,10 @@ import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { readRecords } from '../../src/records/jsonl-reader.js'
 import type { BenchResult } from '../../src/result/bench-result.js'
-import { startSimulatorProcess } from '../../src/sim/child.js'
 import { SIM_MODEL } from '../../src/sim/server.js'
 import { runCli } from '../helpers/cli.js'
 import { tempDir } from '../helpers/run-config.js'
+import { startSimulatorProcess } from '../helpers/sim-process.js'
 
 const MALFORMED = fileURLToPath(new URL('../fixtures/datasets/malformed.jsonl', import.meta.url))
 /** Nothing listens on port 9 (discard): a run that sent anything would fail its preflight. */

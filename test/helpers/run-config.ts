@@ -8,6 +8,12 @@ export function tempDir(prefix = 'llmbench-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix))
 }
 
+/**
+ * For tests whose subject is timing figures (TTFT, TPOT, a knee): a worker thread per core, as a real
+ * run has, rather than testConfig's one thread, whose loop a busy machine delays for every stream.
+ */
+export const TIMING_FIGURES = { workers: 'auto' } as const
+
 /** A run config for tests: defaults, pointed at `baseUrl`, with small loads. */
 export function testConfig(
   baseUrl: string,
@@ -22,6 +28,7 @@ export function testConfig(
     out_dir: string
     preflight?: boolean
     calibrate?: boolean
+    workers?: number | 'auto'
   },
 ): RunConfig {
   const config = structuredClone(DEFAULTS) as RunConfig
@@ -40,5 +47,10 @@ export function testConfig(
   config.client.timeout_s = 30
   config.run.out_dir = overrides.out_dir
   config.run.preflight = overrides.preflight ?? true
+  // One worker thread unless a test asks for more: started from source, each thread loads the client
+  // through tsx (about a second of CPU), and 'auto' would start one per core for runs of a few
+  // requests. Several threads are tested where they are the subject (workers.test.ts), and tests of
+  // timing figures ask for a thread per core (TIMING_FIGURES).
+  config.run.workers = overrides.workers ?? 1
   return config
 }

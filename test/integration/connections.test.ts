@@ -1,3 +1,5 @@
+// test-lane: long
+// (test/run.sh starts the long files first, so the shared lane does not end on one of them)
 /**
  * Connections and stream ends as real servers do them, reproduced by the simulator's quirks:
  * llama.cpp's close after every response (while its headers say keep-alive), events after [DONE],

@@ -4,12 +4,12 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { isNonLoadFailure } from '../../src/records/failure-cause.js'
 import { readRecords } from '../../src/records/jsonl-reader.js'
-import { startSimulatorProcess } from '../../src/sim/child.js'
 import { FAULT_KINDS, type FaultKind, FaultPicker, parseFaults } from '../../src/sim/faults.js'
 import { SIM_MODEL } from '../../src/sim/server.js'
 import { runCli } from '../helpers/cli.js'
 import { filesUnder } from '../helpers/files.js'
 import { tempDir } from '../helpers/run-config.js'
+import { startSimulatorProcess } from '../helpers/sim-process.js'
 
 /** What each injected fault must become in the records: its class (and timeout kind), or success. */
 const EXPECTED: Record<FaultKind, { class: string; timeout?: string; message: RegExp } | 'ok'> = {

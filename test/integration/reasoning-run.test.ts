@@ -1,3 +1,5 @@
+// test-lane: long
+// (test/run.sh starts the long files first, so the shared lane does not end on one of them)
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -5,10 +7,10 @@ import { test } from 'node:test'
 import type { LevelSummary } from '../../src/metrics/summarize.js'
 import { readRecords } from '../../src/records/jsonl-reader.js'
 import type { BenchResult } from '../../src/result/bench-result.js'
-import { startSimulatorProcess } from '../../src/sim/child.js'
 import { SIM_MODEL } from '../../src/sim/server.js'
-import { tempDir, testConfig } from '../helpers/run-config.js'
+import { TIMING_FIGURES, tempDir, testConfig } from '../helpers/run-config.js'
 import { runToResult } from '../helpers/run-result.js'
+import { startSimulatorProcess } from '../helpers/sim-process.js'
 
 /**
  * The simulator is told: 40 ms to the first token, then one token every 15 ms whatever the batch,
@@ -44,6 +46,7 @@ async function runWithReasoning(
       output_tokens: OUTPUT,
       warmup: 1,
       out_dir: out,
+      ...TIMING_FIGURES,
     })
     config.metrics.slo = slo
     return { result: await runToResult(config, out), out }

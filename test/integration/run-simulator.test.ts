@@ -1,3 +1,5 @@
+// test-lane: long
+// (test/run.sh starts the long files first, so the shared lane does not end on one of them)
 import assert from 'node:assert/strict'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -7,9 +9,9 @@ import type { BenchResult } from '../../src/result/bench-result.js'
 import { TIMED_PROBES, WARMUP_PROBES } from '../../src/run/probe-timing.js'
 import { type RunOutcome, runGradient } from '../../src/run/run-gradient.js'
 import { StopSignal } from '../../src/run/stop-signal.js'
-import { startSimulatorProcess as startSimulator } from '../../src/sim/child.js'
 import { SIM_MODEL } from '../../src/sim/server.js'
-import { tempDir, testConfig } from '../helpers/run-config.js'
+import { TIMING_FIGURES, tempDir, testConfig } from '../helpers/run-config.js'
+import { startSimulatorProcess as startSimulator } from '../helpers/sim-process.js'
 
 function done(outcome: RunOutcome): BenchResult {
   assert.equal(outcome.kind, 'done', outcome.kind === 'preflight-failed' ? outcome.preflight.summary : '')
@@ -43,6 +45,7 @@ test('a run against the simulator measures the TTFT and TPOT it was told to prod
       output_tokens: 12,
       warmup: 2,
       out_dir: out,
+      ...TIMING_FIGURES,
     })
     const result = done(
       await runGradient({ config, apiKey: null, outDir: out, log: () => {}, stop: new StopSignal() }),
@@ -116,6 +119,7 @@ test('the gradient finds the knee at the simulator batch size', { timeout: 60_00
       duration_s: 1.2,
       output_tokens: 16,
       out_dir: out,
+      ...TIMING_FIGURES,
     })
     const result = done(
       await runGradient({ config, apiKey: null, outDir: out, log: () => {}, stop: new StopSignal() }),
@@ -220,6 +224,7 @@ test('--refine bisects between the knee and the next level and keeps the knee at
       duration_s: 1,
       output_tokens: 16,
       out_dir: out,
+      ...TIMING_FIGURES,
     })
     config.run.refine = true
     const lines: string[] = []

@@ -9,9 +9,9 @@ import { type RunOutcome, runGradient } from '../../src/run/run-gradient.js'
 import { StopSignal } from '../../src/run/stop-signal.js'
 import { readServerScrapes } from '../../src/server-metrics/scrape-file.js'
 import { SCRAPE_TIMEOUT_MS } from '../../src/server-metrics/targets.js'
-import { startSimulatorProcess as startSimulator } from '../../src/sim/child.js'
 import { SIM_MODEL } from '../../src/sim/server.js'
 import { tempDir, testConfig } from '../helpers/run-config.js'
+import { startSimulatorProcess as startSimulator } from '../helpers/sim-process.js'
 
 async function listen(server: Server): Promise<string> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))

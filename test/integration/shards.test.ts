@@ -1,12 +1,14 @@
+// test-lane: long
+// (test/run.sh starts the long files first, so the shared lane does not end on one of them)
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { summarizeSamples } from '../../src/metrics/distribution.js'
 import { readRecords } from '../../src/records/jsonl-reader.js'
 import type { BenchResult } from '../../src/result/bench-result.js'
-import { startSimulatorProcess } from '../../src/sim/child.js'
 import { runCli, simRunArgs } from '../helpers/cli.js'
 import { tempDir } from '../helpers/run-config.js'
+import { startSimulatorProcess } from '../helpers/sim-process.js'
 
 const LEVELS = [2, 4]
 const REQUESTS = 40

@@ -10,10 +10,10 @@ import { performance } from 'node:perf_hooks'
 import { test } from 'node:test'
 import { Agent, request } from 'undici'
 import { prefillMs, resolveSimParams } from '../../src/sim/capacity.js'
-import { startSimulatorProcess } from '../../src/sim/child.js'
 import type { LlamaCppTimings } from '../../src/sim/llamacpp-timings.js'
 import { type RunningSimulator, type SimulatorOptions, startSimulator } from '../../src/sim/server.js'
 import { buckets, histogramTotals, parsePrometheus, value } from '../helpers/prometheus.js'
+import { startSimulatorProcess } from '../helpers/sim-process.js'
 import { waitUntil } from '../helpers/wait.js'
 
 const opts = { timeout: 60_000 }

@@ -1,3 +1,5 @@
+// test-lane: long
+// (test/run.sh starts the long files first, so the shared lane does not end on one of them)
 import assert from 'node:assert/strict'
 import { performance } from 'node:perf_hooks'
 import { test } from 'node:test'
@@ -6,9 +8,9 @@ import { readRecords } from '../../src/records/jsonl-reader.js'
 import type { BenchResult } from '../../src/result/bench-result.js'
 import { runGradient } from '../../src/run/run-gradient.js'
 import { StopSignal } from '../../src/run/stop-signal.js'
-import { startSimulatorProcess } from '../../src/sim/child.js'
 import { SIM_MODEL } from '../../src/sim/server.js'
 import { tempDir, testConfig } from '../helpers/run-config.js'
+import { startSimulatorProcess } from '../helpers/sim-process.js'
 
 test('worker threads share the main thread clock: a worker stamp falls inside the main send/receive window', async () => {
   const worker = new Worker(

@@ -51,6 +51,12 @@ test('live metrics: its own registry on 127.0.0.1, requests by level/phase/outco
       'own registry',
     )
     assert.equal((await fetch(live.url.replace('/metrics', '/'))).status, 404)
+    // Scraped during the run, the endpoint stays up after close for one more scrape (the final
+    // counts), and that scrape ends the wait at once, not after the 15 s limit.
+    const closing = live.close(true)
+    const last = parsePrometheus(await (await fetch(live.url)).text())
+    assert.equal(Number(family(last, 'llmbench_in_flight_requests').metrics[0]?.value), 0, 'none in flight')
+    await closing
   } finally {
     await live.close(true)
   }
