@@ -3,7 +3,7 @@
 # quoted glob that matches nothing passes silently. We refuse to pass with zero test files.
 #
 # Two lanes, so the suite fits a 2-core machine in minutes:
-# - shared: every file not marked otherwise, several files at a time (TEST_CONCURRENCY, default 3).
+# - shared: every file not marked otherwise, several files at a time (TEST_CONCURRENCY, default 4).
 #   Almost all of them wait on sockets and the simulator's clock, not on the CPU, and each must hold
 #   on a busy machine anyway: running beside one another is the load they are written to survive.
 # - alone: files holding the line `// test-lane: alone` (a real engine computing on this CPU, whose
@@ -52,8 +52,8 @@ run_lane() {
   [ $# -eq 0 ] && return 0
   node --import tsx --test --test-reporter=spec --test-concurrency="$concurrency" "$@" || status=1
 }
-echo "# shared lane: ${#shared[@]} files (${#long[@]} long ones first), ${TEST_CONCURRENCY:-3} at a time"
-run_lane "${TEST_CONCURRENCY:-3}" "${shared[@]}"
+echo "# shared lane: ${#shared[@]} files (${#long[@]} long ones first), ${TEST_CONCURRENCY:-4} at a time"
+run_lane "${TEST_CONCURRENCY:-4}" "${shared[@]}"
 
 checks=0
 wait "$checks_pid" || checks=1
