@@ -18,16 +18,21 @@ shopt -s globstar nullglob
 cd "$(dirname "$0")/.."
 
 # Types of tests and benches too, and lint/format: a red here fails the suite like a failing test.
-# They need no build, so they start first, beside the build (one core each), not beside the tests.
+# Lint needs no build, so it starts first, beside the build. The test types need dist/'s
+# declarations (test/unit/package-entry.test.ts imports the package by its name, which resolves to
+# dist/index.d.ts), so they start when the build is done, beside the shared lane.
 checks_log="$(mktemp)"
-trap 'rm -f "$checks_log"' EXIT
-( npx tsc -p tsconfig.test.json --noEmit && npx biome check . ) >"$checks_log" 2>&1 &
+types_log="$(mktemp)"
+trap 'rm -f "$checks_log" "$types_log"' EXIT
+npx biome check . >"$checks_log" 2>&1 &
 checks_pid=$!
 if ! npx tsc -p tsconfig.json; then
   wait "$checks_pid" || true # no check left running after the script
   cat "$checks_log"
   exit 1
 fi
+npx tsc -p tsconfig.test.json --noEmit >"$types_log" 2>&1 &
+types_pid=$!
 
 files=(test/**/*.test.ts)
 if [ ${#files[@]} -eq 0 ]; then echo "no test files found under test/" >&2; exit 1; fi
@@ -57,7 +62,8 @@ run_lane "${TEST_CONCURRENCY:-4}" "${shared[@]}"
 
 checks=0
 wait "$checks_pid" || checks=1
-cat "$checks_log"
+wait "$types_pid" || checks=1
+cat "$checks_log" "$types_log"
 if [ "$checks" -ne 0 ]; then echo "# test types or lint failed (above)" >&2; status=1; fi
 
 echo "# alone lane: ${#alone[@]} files, one at a time"
