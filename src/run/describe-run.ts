@@ -16,7 +16,7 @@ export function architecture(
   connections: ConnectionPolicy,
   mode: RunConfig['load']['mode'],
 ): string {
-  return `${workers} worker thread(s), each with its own event loop and undici Pool (${connectionWords(connections, mode === 'request_rate')}); main thread writes records`
+  return `${workers} worker thread(s), each with its own event loop and connection pool (${connectionWords(connections, mode === 'request_rate')}); main thread writes records`
 }
 
 /** The run's meta before its first level: what was asked, how the load is sent, on which machine. */
