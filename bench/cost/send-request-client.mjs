@@ -13,36 +13,15 @@
  */
 import { closeTarget, openTarget } from '../../dist/client/endpoint.js'
 import { sendRequest } from '../../dist/client/stream-client.js'
+import { loadRunConfig } from '../../dist/config/load.js'
+import { resolveEndpoint } from '../../dist/run/endpoint.js'
 import { BODY as body } from './stamped-requests.mjs'
 
 const [port, streams, requests] = process.argv.slice(2).map(Number)
 const origin = `http://127.0.0.1:${port}`
-const target = openTarget(
-  {
-    url: `${origin}/v1/chat/completions`,
-    origin,
-    path: '/v1/chat/completions',
-    modelsUrl: `${origin}/v1/models`,
-    headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
-    body: {
-      model: 'truth',
-      endpoint: '/v1/chat/completions',
-      protocol: 'chat',
-      stream: true,
-      ignoreEos: false,
-    },
-    stream: true,
-    protocol: 'chat',
-    timeoutMs: 60_000,
-    connectTimeoutMs: 10_000,
-    firstTokenTimeoutMs: null,
-    idleTimeoutMs: 30_000,
-    secrets: [],
-    keepAlive: true,
-    apiKeyEnv: 'OPENAI_API_KEY',
-  },
-  streams,
-)
+// The endpoint as a run resolves it (headers, timeouts, protocol): the requests llmbench sends.
+const config = loadRunConfig({ configFiles: [], flags: { base_url: `${origin}/v1`, model: 'truth' } })
+const target = openTarget(resolveEndpoint(config, null), streams)
 let started = 0
 let finished = 0
 let failed = 0

@@ -24,7 +24,7 @@ import { blankChunk, type ChunkInfo, interpretChunk } from './chunk.js'
 /** A middle that is not a plain JSON string body: a quote, a backslash or a control character. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what JSON strings may not hold raw
 const NOT_PLAIN = /["\\\u0000-\u001f]/
-/** Learning is tried on this many token chunks at most: a stream that never fits stops paying for it. */
+/** Learning is tried on this many plain token chunks at most: a stream that never fits stops paying for it. */
 const LEARN_ATTEMPTS = 4
 
 export class ChatChunkReader {
@@ -51,10 +51,11 @@ export class ChatChunkReader {
           return this.fast
         }
       }
-      return interpretChunk(data)
     }
     const info = interpretChunk(data)
-    if (this.attempts < LEARN_ATTEMPTS && isPlainAnswer(info)) {
+    // Learned from the first plain answer, and again on a miss: a stream's first content chunk may
+    // carry a one-off field (`"role":"assistant"`) that the chunks after it do not.
+    if (this.attempts < LEARN_ATTEMPTS && isPlainAnswer(info) && !NOT_PLAIN.test(info.text)) {
       this.attempts++
       this.learn(data, info.text)
     }
@@ -63,7 +64,6 @@ export class ChatChunkReader {
 
   /** Finds the content literal of `text` in `data`; the shape is kept only when it is unambiguous. */
   private learn(data: string, text: string): void {
-    if (NOT_PLAIN.test(text)) return
     const literal = `"${text}"`
     const at = data.indexOf(literal)
     if (at === -1 || data.indexOf(literal, at + 1) !== -1) return

@@ -276,6 +276,12 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
    */
   onRequestStart(controller: Dispatcher.DispatchController): void {
     const at = performance.now()
+    // Settled while waiting for its connection (a timeout, Ctrl-C): its record is final, so the
+    // request is not written at all.
+    if (this.settled) {
+      controller.abort(new Error('request settled before it was written'))
+      return
+    }
     this.controller = controller
     if (this.plan.scheduled_at === null) this.record.scheduled_at = at
     this.record.sent_at = at
@@ -342,6 +348,10 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
 
   onResponseEnd(controller: Dispatcher.DispatchController): void {
     const at = (controller as ReadStamped).readAt ?? performance.now()
+    // The response is over and its connection may already carry another request (the h1 client's
+    // connection is that request's controller too): a late abort (a compressed body failing to
+    // decode after the end) must not reach it.
+    this.controller = null
     // The whole response arrived: a close by the server from here on is a close after a response.
     if (this.socket !== null) releaseSocket(this.socket, at, true)
     if (this.settled) return
@@ -425,6 +435,7 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
     const at = performance.now()
+    this.controller = null
     if (this.settled) return
     this.fail(classifyTransportError(error), describeTransportError(error), at, timeoutKindOf(error))
   }

@@ -52,24 +52,26 @@ function hfTokenizerClass(): HfTokenizerClass {
 
 const cache = new Map<string, Tokenizer>()
 
+/** Cached by what it is, not how it was spelled: `o200k`, `O200K` and `o200k_base` share one table. */
 export function loadTokenizer(spec: string): Tokenizer {
-  const cached = cache.get(spec)
+  const key = openAiEncodingOf(spec) ?? spec
+  const cached = cache.get(key)
   if (cached !== undefined) return cached
-  const tokenizer = createTokenizer(spec)
-  cache.set(spec, tokenizer)
+  const tokenizer = key === 'o200k_base' || key === 'cl100k_base' ? openAiTokenizer(key) : hfTokenizer(spec)
+  cache.set(key, tokenizer)
   return tokenizer
 }
 
-function createTokenizer(spec: string): Tokenizer {
+function openAiEncodingOf(spec: string): 'o200k_base' | 'cl100k_base' | null {
   switch (spec.trim().toLowerCase()) {
     case 'o200k':
     case 'o200k_base':
-      return openAiTokenizer('o200k_base')
+      return 'o200k_base'
     case 'cl100k':
     case 'cl100k_base':
-      return openAiTokenizer('cl100k_base')
+      return 'cl100k_base'
     default:
-      return hfTokenizer(spec)
+      return null
   }
 }
 

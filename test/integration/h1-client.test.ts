@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { createServer as createTlsServer } from 'node:https'
-import type { AddressInfo } from 'node:net'
+import { type AddressInfo, createServer as createNetServer } from 'node:net'
 import { after, before, test } from 'node:test'
 import type { TLSSocket } from 'node:tls'
 import { fileURLToPath } from 'node:url'
@@ -284,4 +284,93 @@ test("the trust store: Node's roots, the system's bundle when present, and NODE_
   assert.ok(!without.includes(cert))
   assert.equal(withExtra.length, without.length + 1)
   assert.ok(without.length >= 100, "Node's bundled roots at least")
+})
+
+test('a response that comes before its large body was written: the next request is not written into that body', {
+  timeout: 60_000,
+}, async () => {
+  // A raw server that keeps the connection alive and frames requests strictly: a head, then
+  // exactly content-length bytes of body, then the next head. It refuses the first request as soon
+  // as its head arrives, while the client is still writing the large body.
+  let sockets = 0
+  const heads: number[] = []
+  const server = createNetServer((socket) => {
+    sockets++
+    let pending = Buffer.alloc(0)
+    let bodyLeft = 0
+    socket.on('data', (data: Buffer) => {
+      pending = Buffer.concat([pending, data])
+      for (;;) {
+        if (bodyLeft > 0) {
+          const taken = Math.min(bodyLeft, pending.length)
+          bodyLeft -= taken
+          pending = pending.subarray(taken)
+          if (bodyLeft > 0) return
+          if (heads.length > 1) socket.write(OK_STREAM)
+        }
+        const end = pending.indexOf('\r\n\r\n')
+        if (end === -1) return
+        const length = Number(
+          /content-length: *(\d+)/i.exec(pending.subarray(0, end).toString('latin1'))?.[1] ?? 0,
+        )
+        heads.push(length)
+        pending = pending.subarray(end + 4)
+        bodyLeft = length
+        if (heads.length === 1) socket.write(REFUSED)
+        else if (length === 0) socket.write(OK_STREAM)
+      }
+    })
+    socket.on('error', () => socket.destroy())
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const pool = new H1Pool(origin, { connections: 1 })
+  try {
+    const refused = await sendRequest(targetOf(pool, origin), {
+      ...PLAN,
+      body: Buffer.alloc(8 * 1024 * 1024),
+    })
+    assert.equal(refused.status, 401)
+    const second = await sendRequest(targetOf(pool, origin, { timeoutMs: 10_000 }), { ...PLAN, seq: 1 })
+    assert.equal(second.error, null, second.error?.message)
+    assert.equal(second.connection, 'new')
+    assert.deepEqual(heads, [8 * 1024 * 1024, PLAN.body.length])
+    assert.equal(sockets, 2)
+  } finally {
+    await pool.destroy()
+    server.close()
+  }
+})
+
+const REFUSED = Buffer.from(
+  'HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\ncontent-length: 30\r\n\r\n{"error":{"message":"no key"}}',
+)
+const OK_STREAM = Buffer.from(
+  'HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: 81\r\n\r\n' +
+    'data: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}\n\n',
+)
+
+test('a handler that throws while its response is read fails that request, not the thread', async () => {
+  const { server, origin } = await startServer()
+  const pool = new H1Pool(origin, { connections: 1 })
+  try {
+    const failure = await new Promise<Error>((resolve) => {
+      pool.dispatch(
+        { origin, path: '/v1/chat/completions', method: 'POST', body: Buffer.from('{}') },
+        {
+          onResponseData() {
+            throw new Error('a bug in a handler')
+          },
+          onResponseError(_controller, error) {
+            resolve(error)
+          },
+        },
+      )
+    })
+    assert.equal(failure.message, 'a bug in a handler')
+    assert.equal(pool.openConnections, 0, 'the connection it happened on is not reused')
+  } finally {
+    await pool.destroy()
+    await closeServer(server)
+  }
 })

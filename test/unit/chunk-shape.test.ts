@@ -91,3 +91,21 @@ test('every chat recording reads the same through the shape reader as through a 
     assertSameAsFullParse(payloads)
   }
 })
+
+test('token chunks of a learned shape are read fast (the one reused answer), after a first chunk with a one-off field too', () => {
+  const reader = new ChatChunkReader()
+  reader.read(vllmChunk('a'))
+  assert.equal(reader.read(vllmChunk('b')), reader.read(vllmChunk('c')), 'both fast: the same object')
+  // mock-llm's first content chunk also says the role; the chunks after it do not.
+  const withRole = (text: string): string =>
+    `{"id":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"${text}"},"finish_reason":null}]}`
+  const plain = (text: string): string =>
+    `{"id":"m","choices":[{"index":0,"delta":{"content":"${text}"},"finish_reason":null}]}`
+  const payloads = [withRole('The'), plain(' quick'), plain(' brown'), plain(' fox')]
+  const mock = assertSameAsFullParse(payloads)
+  assert.equal(
+    mock.read(plain(' jumps')),
+    mock.read(plain(' over')),
+    'the shape after the first chunk was learned',
+  )
+})

@@ -165,7 +165,18 @@ test('the body is handed on as views of the reads, never copied', () => {
     views.map((view) => view.toString()),
     ['hello', 'abc'],
   )
-  for (const view of views) assert.equal(view.buffer, read.buffer)
+  // A view lies inside the read's own bytes. (Sharing .buffer is not enough: small Buffers, copies
+  // included, come from one shared pool.)
+  for (const view of views) {
+    assert.equal(view.buffer, read.buffer)
+    assert.ok(
+      view.byteOffset >= read.byteOffset && view.byteOffset + view.length <= read.byteOffset + read.length,
+    )
+    assert.equal(view[0], read[view.byteOffset - read.byteOffset])
+  }
+  const first = views[0] as Buffer
+  read[first.byteOffset - read.byteOffset] = 0x48 // 'H': a view sees a change to the read
+  assert.equal(first.toString(), 'Hello')
 })
 
 test('head: status text, repeated fields as lists, lower-case names, bare LF line ends', () => {

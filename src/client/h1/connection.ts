@@ -42,6 +42,17 @@ export interface ConnectionOwner {
 /** A handler that also wants the socket (the Exchange: connections.ts's bookkeeping). */
 type Handler = Dispatcher.DispatchHandler & { onSocket?(socket: Socket): void }
 
+/** One request as the pool built it: written by a connection now, or once one is free. */
+export interface H1Request {
+  head: string
+  body: Buffer | null
+  /** It asked for `connection: close`. */
+  closing: boolean
+  /** A HEAD: its response has no body, whatever its headers say. */
+  headRequest: boolean
+  handler: Handler
+}
+
 /** Request bodies larger than this are written piece by piece, each after the socket drained. */
 const BODY_SLICE_BYTES = 64 * 1024
 
@@ -112,14 +123,14 @@ export class H1Connection implements ResponseSink, Dispatcher.DispatchController
   }
 
   /** Sends one request on this connection (now, or once it is connected). */
-  send(head: string, body: Buffer | null, closing: boolean, handler: Handler): void {
-    this.handler = handler
-    this.head = head
-    this.body = body
+  send(request: H1Request): void {
+    this.handler = request.handler
+    this.head = request.head
+    this.body = request.body
     this.bodyOffset = 0
-    this.closing = closing
+    this.closing = request.closing
     this.abortReason = null
-    this.parser.reset()
+    this.parser.reset(request.headRequest)
     if (this.connected) this.write()
   }
 
@@ -166,8 +177,12 @@ export class H1Connection implements ResponseSink, Dispatcher.DispatchController
     const handler = this.handler
     if (handler === null) return
     this.handler = null
+    // A response may come before its request's body was all written (a 401 or 413 to a large
+    // body): the rest of that body would precede the next request, so the connection is not reused.
+    const bodyWritten = this.body === null || this.bodyOffset >= this.body.length
     this.body = null
-    const reusable = !this.dead && !this.closing && !this.parser.closeAfter && !this.socket.readableEnded
+    const reusable =
+      bodyWritten && !this.dead && !this.closing && !this.parser.closeAfter && !this.socket.readableEnded
     if (!reusable) this.dead = true
     handler.onResponseEnd?.(this, trailers)
     this.owner.released(this, reusable)
@@ -189,6 +204,7 @@ export class H1Connection implements ResponseSink, Dispatcher.DispatchController
       socket.write(this.head, 'latin1')
       if (body !== null) socket.write(body)
       socket.uncork()
+      this.bodyOffset = body?.length ?? 0
       return
     }
     socket.write(this.head, 'latin1')
@@ -243,7 +259,12 @@ export class H1Connection implements ResponseSink, Dispatcher.DispatchController
       this.socket.destroy()
       return
     }
-    this.parser.push(read)
+    // A handler that throws (a bug of ours) fails its request, as undici does, not the thread.
+    try {
+      this.parser.push(read)
+    } catch (error) {
+      this.destroy(error as Error)
+    }
   }
 
   /** The server's FIN: ends a close-delimited body; any other response in flight was cut. */
@@ -256,7 +277,12 @@ export class H1Connection implements ResponseSink, Dispatcher.DispatchController
       this.owner.closed(this)
       return
     }
-    if (this.parser.endOfInput()) return
+    try {
+      if (this.parser.endOfInput()) return
+    } catch (error) {
+      this.destroy(error as Error)
+      return
+    }
     this.fail(new SocketClosedError(this.parser.midResponse ? ' mid-response' : ''))
     this.socket.destroy()
   }

@@ -3,6 +3,7 @@ import type { StreamDispatcher } from '../stream-dispatcher.js'
 import {
   type ConnectionOwner,
   H1Connection,
+  type H1Request,
   type Origin,
   openSocket,
   type SocketOpener,
@@ -31,10 +32,6 @@ export interface H1PoolOptions {
 }
 
 /** A request waiting for a connection (more in flight than `connections`). */
-interface Queued {
-  options: Dispatcher.DispatchOptions
-  handler: Dispatcher.DispatchHandler
-}
 
 /** The server's keep-alive hint is cut by this much, so the client closes an idle connection first. */
 const KEEP_ALIVE_MARGIN_MS = 1_000
@@ -45,7 +42,7 @@ export class H1Pool implements StreamDispatcher, ConnectionOwner {
   private readonly all = new Set<H1Connection>()
   /** Idle connections, the most recently used last (reused first: its socket is the warmest). */
   private readonly idle: H1Connection[] = []
-  private readonly queue: Queued[] = []
+  private readonly queue: H1Request[] = []
   private readonly connections: number
   private readonly keepAliveTimeout: number
   private readonly connectTimeout: number
@@ -73,16 +70,18 @@ export class H1Pool implements StreamDispatcher, ConnectionOwner {
   dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
     if (this.closedPool) throw new PoolClosedError()
     const body = bodyOf(options.body)
+    const closing = options.reset === true
     // Built now, so a bad header fails this call (the caller records it), not a later write.
-    const head = this.heads.build(options, body === null ? null : body.length, options.reset === true)
+    const head = this.heads.build(options, body === null ? null : body.length, closing)
+    const request: H1Request = { head, body, closing, headRequest: options.method === 'HEAD', handler }
     const connection = this.takeIdle()
     if (connection !== undefined) {
       this.claim(connection)
-      connection.send(head, body, options.reset === true, handler)
+      connection.send(request)
     } else if (this.all.size < this.connections) {
-      this.open().send(head, body, options.reset === true, handler)
+      this.open().send(request)
     } else {
-      this.queue.push({ options, handler })
+      this.queue.push(request)
     }
     return true
   }
@@ -106,7 +105,7 @@ export class H1Pool implements StreamDispatcher, ConnectionOwner {
   destroy(): Promise<void> {
     this.closedPool = true
     const error = new PoolClosedError()
-    for (const queued of this.queue.splice(0)) queued.handler.onResponseError?.(controllerOf(queued), error)
+    for (const queued of this.queue.splice(0)) queued.handler.onResponseError?.(UNSENT, error)
     for (const connection of [...this.all]) connection.destroy(error)
     this.all.clear()
     this.idle.length = 0
@@ -122,7 +121,7 @@ export class H1Pool implements StreamDispatcher, ConnectionOwner {
     }
     const queued = this.queue.shift()
     if (queued !== undefined) {
-      this.sendQueued(connection, queued)
+      connection.send(queued)
       return
     }
     this.idle.push(connection)
@@ -175,30 +174,17 @@ export class H1Pool implements StreamDispatcher, ConnectionOwner {
     const queued = connection === null ? undefined : this.queue.shift()
     if (connection !== null && queued !== undefined) {
       this.claim(connection)
-      this.sendQueued(connection, queued)
-    }
-  }
-
-  private sendQueued(connection: H1Connection, { options, handler }: Queued): void {
-    const body = bodyOf(options.body)
-    try {
-      const head = this.heads.build(options, body === null ? null : body.length, options.reset === true)
-      connection.send(head, body, options.reset === true, handler)
-    } catch (error) {
-      handler.onResponseError?.(controllerOf({ options, handler }), error as Error)
-      this.released(connection, true)
+      connection.send(queued)
     }
   }
 }
 
 /** A waiting request has no connection yet: a controller that can only say it was not aborted. */
-function controllerOf(_queued: Queued): Dispatcher.DispatchController {
-  return {
-    aborted: false,
-    paused: false,
-    reason: null,
-    abort() {},
-    pause() {},
-    resume() {},
-  }
-}
+const UNSENT: Dispatcher.DispatchController = Object.freeze({
+  aborted: false,
+  paused: false,
+  reason: null,
+  abort() {},
+  pause() {},
+  resume() {},
+})

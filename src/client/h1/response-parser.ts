@@ -106,8 +106,6 @@ export class ResponseParser {
   private afterDataCr = false
   /** HTTP/1.0 response, or `connection: close`: the connection is not reused after it. */
   closeAfter = false
-  /** The framing of the response being read. */
-  framing: Framing = 'none'
   /** The request was a HEAD: a response has no body whatever its headers say. */
   private headRequest = false
 
@@ -120,7 +118,6 @@ export class ResponseParser {
     this.pendingBytes = 0
     this.lineBytes = 0
     this.closeAfter = false
-    this.framing = 'none'
     this.headRequest = headRequest
   }
 
@@ -277,13 +274,13 @@ export class ResponseParser {
   /** Returns NO_TRAILERS when the response has ended with its head (no body), else null. */
   private onHeadSection(section: string): IncomingHttpHeaders | null {
     const lines = section.split('\n')
-    const first = 0
-    const match = STATUS_LINE.exec(trimCr(lines[first] ?? ''))
+    const statusLine = trimCr(lines[0] ?? '')
+    const match = STATUS_LINE.exec(statusLine)
     if (match === null) {
-      this.fail(`bad status line ${JSON.stringify(trimCr(lines[first] ?? '').slice(0, 80))}`)
+      this.fail(`bad status line ${JSON.stringify(statusLine.slice(0, 80))}`)
       return null
     }
-    const headers = parseFields(lines, first + 1)
+    const headers = parseFields(lines, 1)
     if (typeof headers === 'string') {
       this.fail(headers)
       return null
@@ -304,7 +301,6 @@ export class ResponseParser {
     this.closeAfter = http10 ? !hasToken(connection, 'keep-alive') : hasToken(connection, 'close')
     const framing = this.framingOf(status, headers)
     if (framing === null) return null
-    this.framing = framing
     this.state =
       framing === 'chunked'
         ? State.ChunkSize
