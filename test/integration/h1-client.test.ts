@@ -374,3 +374,68 @@ test('a handler that throws while its response is read fails that request, not t
     await closeServer(server)
   }
 })
+
+test('a request that times out while waiting for a connection is never written', {
+  timeout: 30_000,
+}, async () => {
+  const seen: string[] = []
+  let releaseFirst: () => void = () => {}
+  const firstHeld = new Promise<void>((resolve) => {
+    releaseFirst = resolve
+  })
+  const { server, origin } = await startServer((req, res, body) => {
+    seen.push(body.toString())
+    if (seen.length === 1) void firstHeld.then(() => sendStream(req, res, body))
+    else sendStream(req, res, body)
+  })
+  const pool = new H1Pool(origin, { connections: 1 })
+  try {
+    const first = sendRequest(targetOf(pool, origin), { ...PLAN, body: Buffer.from('"first"') })
+    // The pool's one connection is busy: this one waits in its queue until its own timeout.
+    const waited = await sendRequest(targetOf(pool, origin, { timeoutMs: 300 }), {
+      ...PLAN,
+      seq: 1,
+      body: Buffer.from('"timed out"'),
+    })
+    assert.equal(waited.error?.class, 'timeout')
+    releaseFirst()
+    assert.equal((await first).error, null)
+    const last = await sendRequest(targetOf(pool, origin), { ...PLAN, seq: 2, body: Buffer.from('"last"') })
+    assert.equal(last.error, null, last.error?.message)
+    assert.deepEqual(seen, ['"first"', '"last"'])
+  } finally {
+    await pool.destroy()
+    await closeServer(server)
+  }
+})
+
+test('a HEAD response ends at its head, whatever its content-length says', { timeout: 30_000 }, async () => {
+  const { server, origin } = await startServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' })
+    res.end()
+  })
+  const pool = new H1Pool(origin, { connections: 1 })
+  try {
+    const status = await new Promise<number>((resolve, reject) => {
+      let head = 0
+      pool.dispatch(
+        { origin, path: '/v1/models', method: 'HEAD' },
+        {
+          onResponseStart(_controller, statusCode) {
+            head = statusCode
+          },
+          onResponseEnd() {
+            resolve(head)
+          },
+          onResponseError(_controller, error) {
+            reject(error)
+          },
+        },
+      )
+    })
+    assert.equal(status, 200)
+  } finally {
+    await pool.destroy()
+    await closeServer(server)
+  }
+})
