@@ -18,7 +18,10 @@ export interface LevelServerView {
   /** From the streams' own timings: client TTFT minus the server's prefill time, per request. */
   queue_before_engine_p50_ms: number | null
   running_max: number | null
+  running_mean: number | null
   waiting_mean: number | null
+  /** Requests the client held open, time-averaged over the level (its achieved concurrency). */
+  in_flight_mean: number | null
   kv_usage_max: number | null
   preemptions: number | null
 }
@@ -48,7 +51,11 @@ const KV_ROOM = 0.9
 const OUTSIDE_SHARE = 0.5
 /** ... and at least this much of it, so a fast server's few ms of network are not called a queue. */
 const OUTSIDE_MIN_MS = 50
-/** An engine queue shorter than this on average is empty for the purpose of blaming it. */
+/**
+ * An engine queue shorter than this on average is empty for the purpose of blaming it. A longer one
+ * is still not where requests wait when more of them wait in front of the engine: llama.cpp's HTTP
+ * pool hands the engine up to (its threads - slots) requests it defers, and holds the rest itself.
+ */
 const EMPTY_QUEUE = 1
 /** ITL p99 past the knee at least this many times the knee's: decode is being stalled by prefills. */
 const ITL_STALL = 1.5
@@ -94,20 +101,24 @@ export function explainKnee(
 
   const outside = outsideSchedulerMs(past)
   const ttft = past.client_ttft_p50_ms
-  const engineQueueEmpty = past.waiting_mean === null || past.waiting_mean < EMPTY_QUEUE
+  const waitingOutside = waitingBeforeEngine(past)
+  const engineHoldsTheWait =
+    past.waiting_mean !== null &&
+    past.waiting_mean >= EMPTY_QUEUE &&
+    (waitingOutside === null || past.waiting_mean >= waitingOutside)
   if (
     outside !== null &&
     ttft !== null &&
     ttft > 0 &&
     outside >= OUTSIDE_MIN_MS &&
     outside >= OUTSIDE_SHARE * ttft &&
-    engineQueueEmpty
+    !engineHoldsTheWait
   )
     return {
       kind: 'outside-scheduler',
       evidence:
         `requests wait before the engine ${name}: ${round(outside)} ms of the ${round(ttft)} ms TTFT p50 ` +
-        `is spent outside its scheduler${past.waiting_mean === null ? '' : ' while its queue is empty'}` +
+        `is spent outside its scheduler${engineQueueWords(past.waiting_mean, waitingOutside)}` +
         (slots === null ? '' : ` (${slots} slots)`),
       setting:
         'the layer in front of the engine: llama.cpp --parallel (slots) and --threads-http, a proxy or gateway connection limit',
@@ -141,6 +152,18 @@ function outsideSchedulerMs(level: LevelServerView): number | null {
   if (level.queue_before_engine_p50_ms !== null) return level.queue_before_engine_p50_ms
   if (level.client_ttft_p50_ms === null || level.server_ttft_p50_ms === null) return null
   return level.client_ttft_p50_ms - level.server_ttft_p50_ms
+}
+
+/** Requests open at the client that the engine neither ran nor queued, on average; null when unknown. */
+function waitingBeforeEngine(level: LevelServerView): number | null {
+  if (level.in_flight_mean === null || level.running_mean === null || level.waiting_mean === null) return null
+  return Math.max(0, level.in_flight_mean - level.running_mean - level.waiting_mean)
+}
+
+function engineQueueWords(waiting: number | null, waitingOutside: number | null): string {
+  if (waiting === null) return ''
+  if (waiting < EMPTY_QUEUE) return ' while its queue is empty'
+  return ` while its own queue held ${waiting.toFixed(1)} requests on average and ${(waitingOutside ?? 0).toFixed(1)} waited in front of it`
 }
 
 function hasServerData(level: LevelServerView): boolean {

@@ -1,7 +1,10 @@
 import type { LevelSummary } from '../metrics/summarize.js'
 import type { LevelServerView } from './knee-cause.js'
 
-type LevelFigures = Pick<LevelSummary, 'value' | 'ttft_ms' | 'itl_ms' | 'client' | 'server' | 'in_band'> &
+type LevelFigures = Pick<
+  LevelSummary,
+  'value' | 'achieved_concurrency' | 'ttft_ms' | 'itl_ms' | 'client' | 'server' | 'in_band'
+> &
   Partial<Pick<LevelSummary, 'reasoning'>>
 
 /** What explainKnee needs of a level, read from its summary: the client's figures beside the server's. */
@@ -17,7 +20,9 @@ export function serverViewOf(level: LevelFigures): LevelServerView {
     server_ttft_p50_ms: server?.ttft_ms_bucketed?.p50 ?? null,
     queue_before_engine_p50_ms: level.in_band?.queue_ms.p50 ?? null,
     running_max: server?.running?.max ?? null,
+    running_mean: server?.running?.mean ?? null,
     waiting_mean: server?.waiting?.mean ?? null,
+    in_flight_mean: level.achieved_concurrency?.mean ?? null,
     kv_usage_max: server?.kv_cache_usage?.max ?? null,
     preemptions: server?.preemptions ?? null,
   }

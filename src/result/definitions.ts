@@ -90,8 +90,8 @@ export const DEFINITIONS = {
   knee_cause:
     'saturation.cause: why the knee is where it is, judged on the first level past it from the server figures: ' +
     'client-bound (the client watched itself busy), kv-cache (KV use >= 95% or preemptions), outside-scheduler ' +
-    "(at least half of the client's TTFT p50, and 50 ms, spent before the engine while its queue is empty: an HTTP " +
-    'layer, slots, a proxy), batch-slots (running flat at its maximum while the queue grows and KV has room), ' +
+    "(at least half of the client's TTFT p50, and 50 ms, spent before the engine while its own queue is empty or holds fewer " +
+    'of the waiting requests than wait in front of it: an HTTP layer, slots, a proxy), batch-slots (running flat at its maximum while the queue grows and KV has room), ' +
     'prefill-interference (ITL p99 x1.5), undetermined, or no-server-data. Each names the setting to look at.',
   joules_per_output_token:
     "server.joules_per_output_token: the GPUs' mean power inside the measured window (DCGM) times its length, over " +

@@ -92,9 +92,10 @@ test('llama.cpp: no request fails that the server did not fail, tokens equal usa
     t.diagnostic(
       result.levels
         .map(
-          ({ value, ttft_ms, in_band }) =>
+          ({ value, ttft_ms, in_band, server, achieved_concurrency }) =>
             `c=${value}: TTFT p50 ${ttft_ms.p50} ms, server prefill p50 ${in_band?.server_prefill_ms.p50} ms, ` +
-            `queue p50 ${in_band?.queue_ms.p50} ms (p95 ${in_band?.queue_ms.p95})`,
+            `queue p50 ${in_band?.queue_ms.p50} ms (p95 ${in_band?.queue_ms.p95}), in flight ${achieved_concurrency.mean}, ` +
+            `running ${server?.running?.mean}, engine queue ${server?.waiting?.mean}`,
         )
         .join('; '),
     )

@@ -11,7 +11,9 @@ function level(value: number, figures: Partial<LevelServerView> = {}): LevelServ
     server_ttft_p50_ms: null,
     queue_before_engine_p50_ms: null,
     running_max: null,
+    running_mean: null,
     waiting_mean: null,
+    in_flight_mean: null,
     kv_usage_max: null,
     preemptions: null,
     ...figures,
@@ -54,6 +56,42 @@ test('the llama.cpp case: TTFT spent before the engine while its queue is empty 
   // The same gap with the engine's own queue full is the engine's queue, not the layer in front of it.
   const queued = levels.map((l) => ({ ...l, waiting_mean: l.value === 8 ? 6 : 0 }))
   assert.equal(explainKnee(queued, 4, 4).kind, 'batch-slots')
+})
+
+test('llama.cpp with more HTTP threads than slots: the engine defers one request, three more wait in front of it', () => {
+  // A run of the kit at 4 slots (6 HTTP threads, one of them answering the scrape): at 8 streams the
+  // engine's deferred queue averaged 1.0 while ~3 requests waited in the HTTP pool. The edge of an
+  // absolute "empty queue" rule flipped this verdict between runs; where most requests wait decides.
+  const levels = [
+    level(4, {
+      client_ttft_p50_ms: 102,
+      queue_before_engine_p50_ms: 38,
+      running_max: 4,
+      running_mean: 3.3,
+      waiting_mean: 0,
+      in_flight_mean: 3.9,
+    }),
+    level(8, {
+      client_ttft_p50_ms: 479,
+      queue_before_engine_p50_ms: 438,
+      running_max: 4,
+      running_mean: 4,
+      waiting_mean: 1,
+      in_flight_mean: 7.8,
+    }),
+  ]
+  const cause = explainKnee(levels, 4, 4)
+  assert.equal(cause.kind, 'outside-scheduler', cause.evidence)
+  assert.match(
+    cause.evidence,
+    /its own queue held 1\.0 requests on average and 2\.8 waited in front of it \(4 slots\)/,
+  )
+  // vLLM's shape: every request the engine is not running sits in its own queue.
+  const engineQueue = levels.map((l) => (l.value === 8 ? { ...l, waiting_mean: 3.8 } : l))
+  assert.equal(explainKnee(engineQueue, 4, 4).kind, 'batch-slots')
+  // As many inside as outside: the engine's queue is not empty, and it is blamed.
+  const even = levels.map((l) => (l.value === 8 ? { ...l, waiting_mean: 1.9 } : l))
+  assert.equal(explainKnee(even, 4, 4).kind, 'batch-slots')
 })
 
 test('client TTFT far above the server histogram TTFT counts as time outside the scheduler too', () => {
