@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs'
+import { closeSync, openSync, readSync } from 'node:fs'
 import type { RequestRecord } from './types.js'
 
 export interface ReadRecords {
@@ -7,24 +7,89 @@ export interface ReadRecords {
   tornLastLine: boolean
 }
 
+/** How much of the file is in memory at once while it is read. */
+const CHUNK_BYTES = 1 << 20
+const NEWLINE = 0x0a
+
+/**
+ * Calls `onLine` with each line of a file and its number (1-based), the last one also when it has
+ * no newline. The file is read a chunk at a time, never as one string: a long run's requests.jsonl
+ * can pass V8's longest string (~512 MiB), and a report should not hold the text beside the records.
+ * Lines are cut at the newline byte, which never occurs inside a UTF-8 character.
+ */
+export function forEachLine(
+  path: string,
+  onLine: (line: string, number: number, last: boolean) => void,
+  chunkBytes = CHUNK_BYTES,
+): void {
+  const fd = openSync(path, 'r')
+  try {
+    let buffer: Buffer = Buffer.allocUnsafe(chunkBytes)
+    let held = 0
+    let number = 0
+    for (;;) {
+      if (held === buffer.length) buffer = grow(buffer, held)
+      const read = readSync(fd, buffer, held, buffer.length - held, null)
+      const end = held + read
+      let start = 0
+      for (let newline = buffer.indexOf(NEWLINE, start); newline !== -1 && newline < end; ) {
+        number++
+        onLine(buffer.toString('utf8', start, newline), number, false)
+        start = newline + 1
+        newline = buffer.indexOf(NEWLINE, start)
+      }
+      if (read === 0) {
+        if (end > start) onLine(buffer.toString('utf8', start, end), number + 1, true)
+        return
+      }
+      // The start of a line the next chunk completes moves to the front.
+      buffer.copy(buffer, 0, start, end)
+      held = end - start
+    }
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/** A line longer than the buffer: twice the room, the held part kept. */
+function grow(buffer: Buffer, held: number): Buffer {
+  const larger = Buffer.allocUnsafe(buffer.length * 2)
+  buffer.copy(larger, 0, 0, held)
+  return larger
+}
+
+/**
+ * Calls `onRecord` with each record of requests.jsonl in file order. A malformed line other than the
+ * last one is an error with its number; a last line cut short (a crash) is skipped and returned as true.
+ */
+export function forEachRecord(path: string, onRecord: (record: RequestRecord) => void): boolean {
+  let tornLastLine = false
+  // A malformed line is an error only once a later line shows it was not the last.
+  let pendingError: number | null = null
+  forEachLine(path, (line, number, last) => {
+    if (line.trim() === '') return
+    if (pendingError !== null) throw notARecord(path, pendingError)
+    let record: RequestRecord
+    try {
+      record = JSON.parse(line) as RequestRecord
+    } catch {
+      if (last) tornLastLine = true
+      else pendingError = number
+      return
+    }
+    onRecord(record)
+  })
+  if (pendingError !== null) tornLastLine = true
+  return tornLastLine
+}
+
+function notARecord(path: string, line: number): Error {
+  return new Error(`${path}: line ${line} is not a JSON record`)
+}
+
 /** Reads requests.jsonl back. A malformed line other than the last one is an error with its number. */
 export function readRecords(path: string): ReadRecords {
-  const lines = readFileSync(path, 'utf8').split('\n')
-  if (lines[lines.length - 1] === '') lines.pop()
   const records: RequestRecord[] = []
-  let tornLastLine = false
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i] as string
-    if (line.trim() === '') continue
-    try {
-      records.push(JSON.parse(line) as RequestRecord)
-    } catch {
-      if (i === lines.length - 1) {
-        tornLastLine = true
-        continue
-      }
-      throw new Error(`${path}: line ${i + 1} is not a JSON record`)
-    }
-  }
+  const tornLastLine = forEachRecord(path, (record) => records.push(record))
   return { records, tornLastLine }
 }

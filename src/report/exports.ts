@@ -1,14 +1,8 @@
-import { existsSync, writeFileSync } from 'node:fs'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { readRecords } from '../records/jsonl-reader.js'
-import { recordsOfOneRun } from '../records/run-identity.js'
+import type { RequestRecord } from '../records/types.js'
 import type { BenchResult } from '../result/bench-result.js'
-import {
-  LEVELS_CSV_FILE,
-  RECORDS_FILE,
-  REQUESTS_CSV_FILE,
-  REQUESTS_PARQUET_FILE,
-} from '../result/folder-layout.js'
+import { LEVELS_CSV_FILE, REQUESTS_CSV_FILE, REQUESTS_PARQUET_FILE } from '../result/folder-layout.js'
 import { renderLevelsCsv } from './levels-csv.js'
 import { renderRequestsCsv } from './requests-csv.js'
 import { writeRequestsParquet } from './requests-parquet.js'
@@ -19,19 +13,17 @@ export interface ExportOptions {
 }
 
 /**
- * The tables for other tools, from the summary and requests.jsonl: levels.csv always, requests.csv
- * when the folder has records, requests.parquet when asked. Only the records of the run the summary
- * describes are exported (a requests.jsonl holding two runs is never mixed).
+ * The tables for other tools, from the summary and this run's records (null when the folder has no
+ * requests.jsonl): levels.csv always, requests.csv when there are records, requests.parquet when asked.
  */
 export async function writeExports(
   dir: string,
   result: BenchResult,
+  records: readonly RequestRecord[] | null,
   options: ExportOptions = {},
 ): Promise<void> {
   writeFileSync(join(dir, LEVELS_CSV_FILE), renderLevelsCsv(result))
-  const recordsFile = join(dir, RECORDS_FILE)
-  if (!existsSync(recordsFile)) return
-  const { records } = recordsOfOneRun(readRecords(recordsFile).records, result.meta.run_id, recordsFile)
+  if (records === null) return
   writeFileSync(join(dir, REQUESTS_CSV_FILE), renderRequestsCsv(records))
   if (options.parquet === true) await writeRequestsParquet(join(dir, REQUESTS_PARQUET_FILE), records)
 }

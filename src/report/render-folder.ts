@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import type { Resvg as ResvgClass } from '@resvg/resvg-js'
+import type { RequestRecord } from '../records/types.js'
 import type { BenchResult } from '../result/bench-result.js'
 import { CHARTS_DIR, HTML_FILE, SUMMARY_FILE } from '../result/folder-layout.js'
 import { levelName } from '../result/level-name.js'
@@ -10,9 +11,18 @@ import { collectGarbage } from './collect-garbage.js'
 import { type ExportOptions, writeExports } from './exports.js'
 import { renderHtml } from './html.js'
 import { renderMarkdown } from './markdown.js'
-import { readRequestTimelines } from './request-timeline.js'
+import { type LevelTimeline, requestTimelines } from './request-timeline.js'
 import type { TimelineChart } from './request-timeline-chart.js'
-import { readServerTimeline } from './server-timeline.js'
+import { readRunRecords } from './run-records.js'
+import { readServerTimeline, type ServerTimeline } from './server-timeline.js'
+
+export interface ReportOptions extends ExportOptions {
+  /**
+   * This run's records when the caller holds them already (`report` recomputed from them); else
+   * they are read from DIR/requests.jsonl, once, for the exports and both timelines.
+   */
+  records?: readonly RequestRecord[] | null
+}
 
 /**
  * PNG for places that show no SVG. resvg draws text only with a font: it uses the system's (CI
@@ -36,22 +46,18 @@ export function toPng(svg: string, loadSystemFonts = true): Buffer {
 export async function writeReports(
   dir: string,
   result: BenchResult,
-  exports: ExportOptions = {},
+  options: ReportOptions = {},
 ): Promise<string | null> {
   writeFileSync(join(dir, SUMMARY_FILE), renderMarkdown(result))
-  await writeExports(dir, result, exports)
+  const { server, requests } = await writeTablesAndTimelines(dir, result, options)
   // vega and vega-lite (hundreds of files) load when a report is drawn, not when a run starts: a run
   // at a tight `ulimit -n` must get as far as its fd check, and `init` or `sim` never need them.
   let charts: Chart[]
   let timelines: TimelineChart[]
   try {
-    const timeline = readServerTimeline(
-      dir,
-      result.levels.map((level) => ({ value: level.value, name: levelName(result.meta, level.value) })),
-    )
-    charts = await (await import('./charts.js')).renderCharts(result, timeline)
+    charts = await (await import('./charts.js')).renderCharts(result, server)
     const { timelineChart } = await import('./request-timeline-chart.js')
-    timelines = await Promise.all(readRequestTimelines(dir, result).map(timelineChart))
+    timelines = await Promise.all(requests.map(timelineChart))
   } catch (error) {
     if (!tooManyOpenFiles(error)) throw error
     // The figures are written (bench_result.json, summary.md); only the drawing needs more files than the
@@ -68,6 +74,27 @@ export async function writeReports(
   }
   writeFileSync(join(dir, HTML_FILE), renderHtml(result, charts, timelines))
   return null
+}
+
+/**
+ * The exports and what the timelines draw, from one read of the records. The records are out of
+ * scope when this returns: they are not held while the chart library loads and draws.
+ */
+async function writeTablesAndTimelines(
+  dir: string,
+  result: BenchResult,
+  options: ReportOptions,
+): Promise<{ server: ServerTimeline | null; requests: LevelTimeline[] }> {
+  const records = options.records !== undefined ? options.records : readRunRecords(dir, result)
+  await writeExports(dir, result, records, options)
+  const levels = result.levels.map((level) => ({
+    value: level.value,
+    name: levelName(result.meta, level.value),
+  }))
+  return {
+    server: readServerTimeline(dir, records, levels, result.meta.run_id),
+    requests: records === null ? [] : requestTimelines(result, records),
+  }
 }
 
 /** EMFILE, also as the module loader reports it (a module "not found" because it could not be opened). */

@@ -1,10 +1,5 @@
-import { existsSync } from 'node:fs'
-import { join } from 'node:path'
-import { readRecords } from '../records/jsonl-reader.js'
-import { recordsOfOneRun } from '../records/run-identity.js'
 import type { RequestRecord } from '../records/types.js'
 import type { BenchResult } from '../result/bench-result.js'
-import { RECORDS_FILE } from '../result/folder-layout.js'
 import { levelName } from '../result/level-name.js'
 
 /** At most this many bars per level: more would be a solid block, and the SVG would grow with the run. */
@@ -69,12 +64,4 @@ export function requestTimelines(
         },
       ]
     })
-}
-
-/** The timelines of a result folder from its requests.jsonl (this run's records only); [] without one. */
-export function readRequestTimelines(dir: string, result: BenchResult): LevelTimeline[] {
-  const path = join(dir, RECORDS_FILE)
-  if (!existsSync(path)) return []
-  const { records } = recordsOfOneRun(readRecords(path).records, result.meta.run_id, path)
-  return requestTimelines(result, records)
 }

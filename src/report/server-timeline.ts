@@ -1,8 +1,7 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { readRecords } from '../records/jsonl-reader.js'
 import type { RequestRecord } from '../records/types.js'
-import { RECORDS_FILE, SERVER_METRICS_FILE } from '../result/folder-layout.js'
+import { SERVER_METRICS_FILE } from '../result/folder-layout.js'
 import { levelWindow } from '../server-metrics/level-figures.js'
 import { readServerScrapes, type ServerScrape } from '../server-metrics/scrape-file.js'
 
@@ -44,13 +43,14 @@ export function serverTimeline(
   return { samples, levels: starts }
 }
 
-/** The timeline of a result folder, from its files; null without server scrapes. */
+/** The timeline of a result folder from its scrapes and this run's records; null without either. */
 export function readServerTimeline(
   dir: string,
+  records: readonly RequestRecord[] | null,
   levels: readonly { value: number; name: string }[],
+  runId?: string,
 ): ServerTimeline | null {
   const scrapesPath = join(dir, SERVER_METRICS_FILE)
-  const recordsPath = join(dir, RECORDS_FILE)
-  if (!existsSync(scrapesPath) || !existsSync(recordsPath)) return null
-  return serverTimeline(readServerScrapes(scrapesPath), readRecords(recordsPath).records, levels)
+  if (records === null || !existsSync(scrapesPath)) return null
+  return serverTimeline(readServerScrapes(scrapesPath, runId), records, levels)
 }

@@ -1,4 +1,3 @@
-import { request } from 'undici'
 import { type Endpoint, getHeaders } from '../client/endpoint.js'
 
 /**
@@ -12,6 +11,7 @@ export async function estimateClockOffsetMs(
   interrupt?: AbortSignal,
 ): Promise<number | null> {
   try {
+    const { request } = await import('undici')
     const before = Date.now()
     const response = await request(endpoint.modelsUrl, {
       headers: getHeaders(endpoint),

@@ -1,4 +1,3 @@
-import { request } from 'undici'
 import { type Endpoint, getHeaders } from '../client/endpoint.js'
 import { redact } from '../client/redact.js'
 
@@ -9,6 +8,8 @@ export async function fetchModels(
 ): Promise<{ ids: string[] } | { error: string; status: number | null }> {
   const { secrets } = endpoint
   try {
+    // undici loads with the first of these reads, not with every command that imports this module.
+    const { request } = await import('undici')
     const response = await request(endpoint.modelsUrl, {
       headers: getHeaders(endpoint),
       headersTimeout: timeoutMs,

@@ -153,7 +153,7 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
     // Written before the first level, so even a crash leaves a folder `report` can rebuild.
     writeJsonAtomic(resultPath, finishResult([], meta))
     // Before the first level, so its counters have a scrape from before it started.
-    scraper = startServerMetrics(config, endpoint, outDir, sink.runId, options.log)
+    scraper = await startServerMetrics(config, endpoint, outDir, sink.runId, options.log)
     const { progress } = options
     const clock = new RunClock(
       config,

@@ -2,19 +2,23 @@ import { join } from 'node:path'
 import type { Endpoint } from '../client/endpoint.js'
 import type { RunConfig } from '../config/types.js'
 import { SERVER_METRICS_FILE } from '../result/folder-layout.js'
-import { ServerMetricsScraper } from '../server-metrics/scraper.js'
+import type { ServerMetricsScraper } from '../server-metrics/scraper.js'
 import { scrapeTargets, scrapeTimeoutMs } from '../server-metrics/targets.js'
 
-/** The run's scraper of the server's metrics, started; null when scraping is off. */
-export function startServerMetrics(
+/**
+ * The run's scraper of the server's metrics, started; null when scraping is off. The scraper (with
+ * its HTTP client and exposition parser, ~20 MB) loads only when there is something to scrape.
+ */
+export async function startServerMetrics(
   config: RunConfig,
   endpoint: Endpoint,
   outDir: string,
   runId: string,
   log: (line: string) => void,
-): ServerMetricsScraper | null {
+): Promise<ServerMetricsScraper | null> {
   const targets = scrapeTargets(config.server_metrics, endpoint)
   if (targets.length === 0) return null
+  const { ServerMetricsScraper } = await import('../server-metrics/scraper.js')
   const scraper = new ServerMetricsScraper(targets, {
     intervalMs: config.server_metrics.interval_s * 1000,
     timeoutMs: scrapeTimeoutMs(config.server_metrics),

@@ -1,4 +1,4 @@
-import { Agent, request } from 'undici'
+import type { Agent } from 'undici'
 import { type Endpoint, getHeaders } from '../client/endpoint.js'
 import type { ServerSelf } from '../result/server-self.js'
 import { describeServer } from './server-self-parse.js'
@@ -18,6 +18,8 @@ export async function readServerSelf(
   endpoint: Endpoint,
   options: { timeoutMs?: number; interrupt?: AbortSignal } = {},
 ): Promise<ServerSelf | null> {
+  // undici loads with this read, not with every command that imports this module.
+  const { Agent } = await import('undici')
   // Our own controller, cleared when the reads are done: a bound or a stop that fires later must not
   // abort the bodies of answers that were already read.
   const bound = new AbortController()
@@ -58,6 +60,7 @@ async function readJson(
   signal: AbortSignal,
 ): Promise<unknown> {
   try {
+    const { request } = await import('undici')
     const response = await request(url, { dispatcher: agent, headers, signal })
     // A body left behind (an error status, too large) is destroyed: its error has nowhere to go.
     response.body.on('error', () => {})

@@ -6,9 +6,11 @@ import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { type Browser, chromium } from 'playwright-core'
+import { readRecords } from '../../src/records/jsonl-reader.js'
 import { MAX_TIMELINE_BARS } from '../../src/report/request-timeline.js'
 import { readServerTimeline } from '../../src/report/server-timeline.js'
 import type { BenchResult } from '../../src/result/bench-result.js'
+import { RECORDS_FILE } from '../../src/result/folder-layout.js'
 import { runCli } from '../helpers/cli.js'
 import { tempDir } from '../helpers/run-config.js'
 
@@ -127,7 +129,9 @@ test('report.html renders every chart in real Chromium, with no console error an
     // The engine's running and waiting gauges over the run, one point per answered scrape.
     const timeline = readServerTimeline(
       out,
+      readRecords(join(out, RECORDS_FILE)).records,
       typed.levels.map((level) => ({ value: level.value, name: String(level.value) })),
+      typed.meta.run_id,
     )
     if (timeline !== null && timeline.samples.length > 0)
       expected['server-timeline'] = {

@@ -92,7 +92,7 @@ export async function reportCommand(argv: string[], io: Io): Promise<number> {
     io.err('note: the last line of requests.jsonl was cut short (a crash?) and was skipped\n')
   if (run.records !== null) writeJsonAtomic(run.resultFile, result)
   const parquet = flags.parquet === true || existsSync(join(run.dir, REQUESTS_PARQUET_FILE))
-  const reportNote = await writeReports(run.dir, result, { parquet })
+  const reportNote = await writeReports(run.dir, result, { parquet, records: run.records })
   if (reportNote !== null) io.err(`note: ${reportNote}\n`)
   io.out(
     flags.json === true
