@@ -13,6 +13,7 @@ import { type AddressInfo, createServer as createNetServer } from 'node:net'
 import { after, before, test } from 'node:test'
 import type { TLSSocket } from 'node:tls'
 import { fileURLToPath } from 'node:url'
+import { gzipSync } from 'node:zlib'
 import { Pool } from 'undici'
 import { H1Pool } from '../../src/client/h1/pool.js'
 import { trustedCertificates } from '../../src/client/h1/tls.js'
@@ -434,6 +435,65 @@ test('a HEAD response ends at its head, whatever its content-length says', { tim
       )
     })
     assert.equal(status, 200)
+  } finally {
+    await pool.destroy()
+    await closeServer(server)
+  }
+})
+
+test("a compressed body that fails to decode after its response ended does not cut the connection's next request", {
+  timeout: 30_000,
+}, async () => {
+  // The first answer: a gzip event stream missing its gzip trailer, in a complete HTTP response
+  // (content-length), so the decoder fails only after the response's end, when the connection
+  // already carries the second request. That request streams slowly, so it is still being read then.
+  const whole = gzipSync(
+    'data: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n',
+  )
+  const truncated = whole.subarray(0, whole.length - 8)
+  let requests = 0
+  let secondStarted: () => void = () => {}
+  const secondWritten = new Promise<void>((resolve) => {
+    secondStarted = resolve
+  })
+  const { server, origin, sockets } = await startServer((_req, res) => {
+    requests++
+    if (requests === 1) {
+      res.writeHead(200, {
+        'content-type': 'text/event-stream',
+        'content-encoding': 'gzip',
+        'content-length': String(truncated.length),
+      })
+      res.end(truncated)
+      return
+    }
+    secondStarted()
+    res.writeHead(200, { 'content-type': 'text/event-stream' })
+    let sent = 0
+    const next = (): void => {
+      if (sent === 5) {
+        res.end('data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n')
+        return
+      }
+      sent++
+      res.write(`data: {"choices":[{"index":0,"delta":{"content":"t${sent}"},"finish_reason":null}]}\n\n`)
+      setTimeout(next, 30)
+    }
+    next()
+  })
+  const pool = new H1Pool(origin, { connections: 1 })
+  try {
+    const first = sendRequest(targetOf(pool, origin), PLAN)
+    // Queued behind the first on the pool's one connection: written as soon as the first response ends.
+    const second = sendRequest(targetOf(pool, origin), { ...PLAN, seq: 1 })
+    const failed = await first
+    assert.match(failed.error?.message ?? '', /compressed stream \(gzip\) that does not decode/)
+    await secondWritten
+    const record = await second
+    assert.equal(record.error, null, record.error?.message)
+    assert.equal(record.connection, 'reused')
+    assert.equal(record.chunks, 5)
+    assert.equal(sockets(), 1)
   } finally {
     await pool.destroy()
     await closeServer(server)
