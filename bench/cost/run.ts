@@ -28,19 +28,22 @@
  *
  *   npm run bench:cost                     # 64 streams, ~256k events per big run, 3 repeats
  *   npm run bench:cost -- --quick          # ~64k events, 1 repeat, no 1024-stream memory cell
+ *   npm run bench:cost -- --memory-only    # only the memory per stream
  *   BENCH_COST_EVENTS=131072 BENCH_COST_REPEATS=5 npm run bench:cost
  *   BENCH_COST_BASELINE=../main/dist/cli/main.js npm run bench:cost -- --quick
  *       adds another build's --workers 1 (a change's effect, side by side); several, comma-separated,
  *       each `label=path` to name its row; BENCH_COST_NO_AUTO=1 skips auto
  */
 import { execFileSync, spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { startTruthServer } from '../fidelity/start-truth-server.js'
 
 const QUICK = process.argv.includes('--quick')
+/** Only the memory-per-stream table (no CPU table). */
+const MEMORY_ONLY = process.argv.includes('--memory-only')
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const CLI = join(ROOT, 'dist/cli/main.js')
 const FLOOR = join(ROOT, 'bench/cost/floor-client.mjs')
@@ -61,6 +64,8 @@ const MEMORY_GAP_MS = 20
 interface Usage {
   cpuS: number
   peakRssMiB: number
+  /** Peak RSS while the server had all the run's streams open (NaN when not sampled). */
+  streamingPeakMiB: number
   events: number
 }
 
@@ -160,8 +165,70 @@ function httpxMissing(): string | null {
   }
 }
 
-/** Runs a command to its end under /usr/bin/time: CPU of all its threads and its peak RSS. */
-function timed(command: string[]): Promise<{ cpuS: number; peakRssMiB: number }> {
+/**
+ * The client's peak RSS while the server has at least `streams` streams open (GET /open), not over its
+ * whole life: a run's report is drawn after its streams end, and its peak would hide theirs. The
+ * kernel's own peak (VmHWM) is reset when the streams are first open (`echo 5 > clear_refs`) and read
+ * when they fall below `streams` again; polled every 20 ms.
+ */
+class StreamingPeak {
+  private pid: number | null = null
+  private state: 'before' | 'open' | 'done' = 'before'
+  private peakKiB = 0
+  private readonly timer: NodeJS.Timeout
+
+  constructor(
+    private readonly timePid: number,
+    private readonly port: number,
+    private readonly streams: number,
+  ) {
+    this.timer = setInterval(() => void this.poll(), 20)
+  }
+
+  get mib(): number {
+    return this.peakKiB / 1024
+  }
+
+  stop(): void {
+    clearInterval(this.timer)
+  }
+
+  private async poll(): Promise<void> {
+    if (this.state === 'done') return
+    try {
+      // The client is /usr/bin/time's child.
+      this.pid ??= Number(
+        readFileSync(`/proc/${this.timePid}/task/${this.timePid}/children`, 'utf8').split(' ')[0],
+      )
+      const { open } = (await (await fetch(`http://127.0.0.1:${this.port}/open`)).json()) as { open: number }
+      if (this.state === 'before' && open >= this.streams) {
+        writeFileSync(`/proc/${this.pid}/clear_refs`, '5')
+        this.state = 'open'
+      } else if (this.state === 'open') {
+        this.peakKiB = Math.max(this.peakKiB, statusKiB(this.pid, 'VmHWM'))
+        if (open < this.streams) this.state = 'done'
+      }
+    } catch {
+      // Not started yet, or already ended: the peak read so far stands.
+    }
+  }
+}
+
+function statusKiB(pid: number, field: string): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(`${field}:`))
+  return Number(line?.split(/\s+/)[1] ?? 0)
+}
+
+/**
+ * Runs a command to its end under /usr/bin/time: CPU of all its threads and its peak RSS; with
+ * `streaming`, also its peak while the server has that many streams open.
+ */
+function timed(
+  command: string[],
+  streaming?: { port: number; streams: number },
+): Promise<{ cpuS: number; peakRssMiB: number; streamingPeakMiB: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'llmbench-cost-time-'))
   const file = join(dir, 'time')
   return new Promise((resolve, reject) => {
@@ -169,16 +236,25 @@ function timed(command: string[]): Promise<{ cpuS: number; peakRssMiB: number }>
       stdio: ['ignore', 'ignore', 'pipe'],
       cwd: ROOT,
     })
+    const peak =
+      streaming === undefined || child.pid === undefined
+        ? null
+        : new StreamingPeak(child.pid, streaming.port, streaming.streams)
     let stderr = ''
     child.stderr?.on('data', (data: Buffer) => {
       stderr += data.toString()
     })
     child.once('exit', (code) => {
+      peak?.stop()
       try {
         if (code !== 0) throw new Error(`${command.join(' ')} exited ${code}: ${stderr.slice(-2000)}`)
         const [user, system, maxKiB] =
           readFileSync(file, 'utf8').trim().split('\n').at(-1)?.split(' ').map(Number) ?? []
-        resolve({ cpuS: (user ?? 0) + (system ?? 0), peakRssMiB: (maxKiB ?? 0) / 1024 })
+        resolve({
+          cpuS: (user ?? 0) + (system ?? 0),
+          peakRssMiB: (maxKiB ?? 0) / 1024,
+          streamingPeakMiB: peak?.mib ?? Number.NaN,
+        })
       } catch (error) {
         reject(error)
       } finally {
@@ -194,9 +270,18 @@ async function serverEvents(port: number): Promise<number> {
   return ((await response.json()) as { events: number }).events
 }
 
-async function measure(port: number, client: Client, streams: number, events: number): Promise<Usage> {
+async function measure(
+  port: number,
+  client: Client,
+  streams: number,
+  events: number,
+  sampleStreaming = false,
+): Promise<Usage> {
   await serverEvents(port)
-  const usage = await timed(client.command(port, streams, events))
+  const usage = await timed(
+    client.command(port, streams, events),
+    sampleStreaming ? { port, streams } : undefined,
+  )
   return { ...usage, events: await serverEvents(port) }
 }
 
@@ -235,48 +320,60 @@ async function main(): Promise<void> {
   const port = 20000 + Math.floor(Math.random() * 20000)
   const perEvent = new Map<string, number[]>()
   const peak = new Map<string, number[]>()
+  const streamingPeak = new Map<string, number[]>()
   let server = await startTruthServer(port, GAP_MS, GAP_MS, TOKENS)
   try {
-    for (let repeat = 0; repeat < REPEATS; repeat++) {
+    for (let repeat = 0; repeat < (MEMORY_ONLY ? 0 : REPEATS); repeat++) {
       for (const client of clients) {
         const one = await measure(port, client, 1, 1)
-        const big = await measure(port, client, STREAMS, EVENTS)
+        const big = await measure(port, client, STREAMS, EVENTS, true)
         const micros = ((big.cpuS - one.cpuS) * 1e6) / (big.events - one.events)
         perEvent.set(client.name, [...(perEvent.get(client.name) ?? []), micros])
         peak.set(client.name, [...(peak.get(client.name) ?? []), big.peakRssMiB])
+        streamingPeak.set(client.name, [...(streamingPeak.get(client.name) ?? []), big.streamingPeakMiB])
         process.stderr.write(
-          `  repeat ${repeat + 1}: ${client.name}: ${fixed(micros, 2)} µs/event (${big.events} events, ${fixed(big.cpuS, 2)} s CPU; one request: ${fixed(one.cpuS, 2)} s), peak RSS ${fixed(big.peakRssMiB, 0)} MiB\n`,
+          `  repeat ${repeat + 1}: ${client.name}: ${fixed(micros, 2)} µs/event (${big.events} events, ${fixed(big.cpuS, 2)} s CPU; one request: ${fixed(one.cpuS, 2)} s), peak RSS ${fixed(big.peakRssMiB, 0)} MiB (${fixed(big.streamingPeakMiB, 0)} while streaming)\n`,
         )
       }
     }
-    const floorMicros = median(perEvent.get(FLOOR_CLIENT.name) ?? [])
-    const floorRss = median(peak.get(FLOOR_CLIENT.name) ?? [])
-    console.log(`| client | CPU per event µs | × floor | peak RSS MiB (${STREAMS} streams) | × floor |`)
-    console.log('| --- | --- | --- | --- | --- |')
-    for (const client of clients) {
-      const micros = median(perEvent.get(client.name) ?? [])
-      const rss = median(peak.get(client.name) ?? [])
+    if (!MEMORY_ONLY) {
+      const floorMicros = median(perEvent.get(FLOOR_CLIENT.name) ?? [])
+      const floorRss = median(peak.get(FLOOR_CLIENT.name) ?? [])
       console.log(
-        `| ${client.name} | ${fixed(micros, 1)} | ${fixed(micros / floorMicros, 2)} | ${fixed(rss, 0)} | ${fixed(rss / floorRss, 2)} |`,
+        `| client | CPU per event µs | × floor | peak RSS MiB (${STREAMS} streams) | × floor | peak RSS MiB while streaming |`,
       )
+      console.log('| --- | --- | --- | --- | --- | --- |')
+      for (const client of clients) {
+        const micros = median(perEvent.get(client.name) ?? [])
+        const rss = median(peak.get(client.name) ?? [])
+        const streamingRss = median(streamingPeak.get(client.name) ?? [])
+        console.log(
+          `| ${client.name} | ${fixed(micros, 1)} | ${fixed(micros / floorMicros, 2)} | ${fixed(rss, 0)} | ${fixed(rss / floorRss, 2)} | ${fixed(streamingRss, 0)} |`,
+        )
+      }
     }
     if (skipArticle !== null) console.log(`\narticle asyncio+httpx: ${skipArticle}`)
     if (QUICK) return
     server.kill('SIGTERM')
     server = await startTruthServer(port, MEMORY_GAP_MS, MEMORY_GAP_MS, TOKENS)
     console.log(
-      `\nPeak RSS per open stream: (peak at ${MEMORY_STREAMS} streams - peak at 1) / ${MEMORY_STREAMS - 1}; a token every ${MEMORY_GAP_MS} ms\n`,
+      `\nPeak RSS per open stream: (peak at ${MEMORY_STREAMS} streams - peak at 1) / ${MEMORY_STREAMS - 1}; a token every ${MEMORY_GAP_MS} ms.\n` +
+        "Whole run: the process's peak over its life (the report included). While streaming: its peak while the\n" +
+        "server had all the run's streams open, the figure that grows with streams.\n",
     )
-    console.log('| client | peak RSS at 1 MiB | at 1024 MiB | KiB per stream |')
-    console.log('| --- | --- | --- | --- |')
+    console.log(
+      '| client | whole run at 1 MiB | at 1024 MiB | KiB per stream | while streaming at 1 MiB | at 1024 MiB | KiB per stream |',
+    )
+    console.log('| --- | --- | --- | --- | --- | --- | --- |')
     const memoryClients = [FLOOR_CLIENT, H1_FLOOR_CLIENT, llmbench('1')]
     memoryClients.push(...baselines)
+    const perStream = (one: number, many: number): number => ((many - one) * 1024) / (MEMORY_STREAMS - 1)
     for (const client of memoryClients) {
-      const one = await measure(port, client, 1, TOKENS)
-      const many = await measure(port, client, MEMORY_STREAMS, MEMORY_STREAMS * TOKENS * 2)
-      const kib = ((many.peakRssMiB - one.peakRssMiB) * 1024) / (MEMORY_STREAMS - 1)
+      const one = await measure(port, client, 1, TOKENS, true)
+      const many = await measure(port, client, MEMORY_STREAMS, MEMORY_STREAMS * TOKENS * 2, true)
       console.log(
-        `| ${client.name} | ${fixed(one.peakRssMiB, 0)} | ${fixed(many.peakRssMiB, 0)} | ${fixed(kib, 1)} |`,
+        `| ${client.name} | ${fixed(one.peakRssMiB, 0)} | ${fixed(many.peakRssMiB, 0)} | ${fixed(perStream(one.peakRssMiB, many.peakRssMiB), 1)} ` +
+          `| ${fixed(one.streamingPeakMiB, 0)} | ${fixed(many.streamingPeakMiB, 0)} | ${fixed(perStream(one.streamingPeakMiB, many.streamingPeakMiB), 1)} |`,
       )
     }
   } finally {

@@ -5,7 +5,8 @@
  * arrived, then one every GAP_MS (absolute deadlines, so timer lateness does not accumulate), then a
  * usage chunk and [DONE]. It records, per request, when it really wrote the first token chunk
  * relative to when the request's bytes were read: the true TTFT, which a client can only add to.
- * GET /stats returns {ttft_ms: [...], events, loop_delay_p99_ms} and resets them.
+ * GET /stats returns {ttft_ms: [...], events, loop_delay_p99_ms} and resets them; GET /open, the
+ * streams begun and not yet ended.
  *
  * It speaks HTTP/1.1 on a raw `net` socket with pre-built chunked frames: at 1024 streams of
  * 50 tokens/s (51k writes/s) node:http's per-write overhead made the server, not the client, the
@@ -44,6 +45,8 @@ const END_FRAMES = Buffer.concat([
 ])
 
 let trueTtfts: number[] = []
+/** Streams begun and not yet ended (GET /open): bench/cost.ts samples a client's memory while they are. */
+let open = 0
 /** Token chunks written since the last /stats: the event count bench/cost.ts divides CPU by. */
 let events = 0
 const loopDelay = monitorEventLoopDelay({ resolution: 5 })
@@ -51,16 +54,21 @@ loopDelay.enable()
 
 function stream(socket: Socket, arrivedAt: number): void {
   socket.write(HEADERS)
+  open++
   let sent = 0
   let due = arrivedAt + firstTokenMs
   const tick = (): void => {
-    if (socket.destroyed) return
+    if (socket.destroyed) {
+      open--
+      return
+    }
     socket.write(TOKEN_FRAME)
     events++
     if (sent === 0) trueTtfts.push(performance.now() - arrivedAt)
     sent++
     if (sent >= tokens) {
       socket.write(END_FRAMES)
+      open--
       return
     }
     due += gapMs
@@ -84,6 +92,13 @@ function stats(socket: Socket): void {
   socket.end()
 }
 
+function openStreams(socket: Socket): void {
+  const body = JSON.stringify({ open })
+  socket.end(
+    `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`,
+  )
+}
+
 /** Reads requests off a keep-alive connection: head up to CRLFCRLF, then content-length bytes. */
 function serve(socket: Socket): void {
   socket.setNoDelay(true)
@@ -98,7 +113,8 @@ function serve(socket: Socket): void {
       const length = Number(/content-length:\s*(\d+)/i.exec(head)?.[1] ?? 0)
       if (pending.length < headEnd + 4 + length) return
       pending = pending.subarray(headEnd + 4 + length)
-      if (head.startsWith('GET')) stats(socket)
+      if (head.startsWith('GET /open')) openStreams(socket)
+      else if (head.startsWith('GET')) stats(socket)
       else stream(socket, arrivedAt)
     }
   })
