@@ -166,15 +166,19 @@ function httpxMissing(): string | null {
 }
 
 /**
- * The client's peak RSS while the server has at least `streams` streams open (GET /open), not over its
- * whole life: a run's report is drawn after its streams end, and its peak would hide theirs. The
- * kernel's own peak (VmHWM) is reset when the streams are first open (`echo 5 > clear_refs`) and read
- * when they fall below `streams` again; polled every 20 ms.
+ * The client's peak RSS while it streams, not over its whole life: a run's report is drawn after
+ * its streams end, and its peak would hide theirs. The kernel's own peak (VmHWM) is reset when the
+ * server first has all `streams` open (GET /open; `echo 5 > clear_refs`), and the peak is VmHWM as
+ * read at the last poll (every 20 ms) that saw any stream open; a moment with none (a closed loop's
+ * turn-around between requests) ends it only after 250 ms.
  */
+const STREAMS_ENDED_AFTER_MS = 250
+
 class StreamingPeak {
   private pid: number | null = null
   private state: 'before' | 'open' | 'done' = 'before'
   private peakKiB = 0
+  private noneOpenSince: number | null = null
   private readonly timer: NodeJS.Timeout
 
   constructor(
@@ -205,8 +209,13 @@ class StreamingPeak {
         writeFileSync(`/proc/${this.pid}/clear_refs`, '5')
         this.state = 'open'
       } else if (this.state === 'open') {
-        this.peakKiB = Math.max(this.peakKiB, statusKiB(this.pid, 'VmHWM'))
-        if (open < this.streams) this.state = 'done'
+        if (open > 0) {
+          this.peakKiB = statusKiB(this.pid, 'VmHWM')
+          this.noneOpenSince = null
+        } else {
+          this.noneOpenSince ??= performance.now()
+          if (performance.now() - this.noneOpenSince > STREAMS_ENDED_AFTER_MS) this.state = 'done'
+        }
       }
     } catch {
       // Not started yet, or already ended: the peak read so far stands.
