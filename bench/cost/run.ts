@@ -210,7 +210,7 @@ class StreamingPeak {
         this.state = 'open'
       } else if (this.state === 'open') {
         if (open > 0) {
-          this.peakKiB = statusKiB(this.pid, 'VmHWM')
+          this.peakKiB = Math.max(this.peakKiB, statusKiB(this.pid, 'VmHWM'))
           this.noneOpenSince = null
         } else {
           this.noneOpenSince ??= performance.now()

@@ -59,37 +59,21 @@ function grow(buffer: Buffer, held: number): Buffer {
 }
 
 /**
- * Calls `onRecord` with each record of requests.jsonl in file order. A malformed line other than the
- * last one is an error with its number; a last line cut short (a crash) is skipped and returned as true.
+ * Reads requests.jsonl back. A malformed line other than the last one is an error with its number; a
+ * last line cut short by a crash (a malformed line with no record after it) is skipped and reported.
  */
-export function forEachRecord(path: string, onRecord: (record: RequestRecord) => void): boolean {
-  let tornLastLine = false
-  // A malformed line is an error only once a later line shows it was not the last.
-  let pendingError: number | null = null
-  forEachLine(path, (line, number, last) => {
-    if (line.trim() === '') return
-    if (pendingError !== null) throw notARecord(path, pendingError)
-    let record: RequestRecord
-    try {
-      record = JSON.parse(line) as RequestRecord
-    } catch {
-      if (last) tornLastLine = true
-      else pendingError = number
-      return
-    }
-    onRecord(record)
-  })
-  if (pendingError !== null) tornLastLine = true
-  return tornLastLine
-}
-
-function notARecord(path: string, line: number): Error {
-  return new Error(`${path}: line ${line} is not a JSON record`)
-}
-
-/** Reads requests.jsonl back. A malformed line other than the last one is an error with its number. */
 export function readRecords(path: string): ReadRecords {
   const records: RequestRecord[] = []
-  const tornLastLine = forEachRecord(path, (record) => records.push(record))
-  return { records, tornLastLine }
+  // A malformed line is an error only once a later record shows it was not the last.
+  let malformed: number | null = null
+  forEachLine(path, (line, number) => {
+    if (line.trim() === '') return
+    if (malformed !== null) throw new Error(`${path}: line ${malformed} is not a JSON record`)
+    try {
+      records.push(JSON.parse(line) as RequestRecord)
+    } catch {
+      malformed = number
+    }
+  })
+  return { records, tornLastLine: malformed !== null }
 }

@@ -2,9 +2,10 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import type { Resvg as ResvgClass } from '@resvg/resvg-js'
+import { readRunRecords } from '../records/run-records.js'
 import type { RequestRecord } from '../records/types.js'
 import type { BenchResult } from '../result/bench-result.js'
-import { CHARTS_DIR, HTML_FILE, SUMMARY_FILE } from '../result/folder-layout.js'
+import { CHARTS_DIR, HTML_FILE, RECORDS_FILE, SUMMARY_FILE } from '../result/folder-layout.js'
 import { levelName } from '../result/level-name.js'
 import type { Chart } from './charts.js'
 import { collectGarbage } from './collect-garbage.js'
@@ -13,7 +14,6 @@ import { renderHtml } from './html.js'
 import { renderMarkdown } from './markdown.js'
 import { type LevelTimeline, requestTimelines } from './request-timeline.js'
 import type { TimelineChart } from './request-timeline-chart.js'
-import { readRunRecords } from './run-records.js'
 import { readServerTimeline, type ServerTimeline } from './server-timeline.js'
 
 export interface ReportOptions extends ExportOptions {
@@ -85,7 +85,10 @@ async function writeTablesAndTimelines(
   result: BenchResult,
   options: ReportOptions,
 ): Promise<{ server: ServerTimeline | null; requests: LevelTimeline[] }> {
-  const records = options.records !== undefined ? options.records : readRunRecords(dir, result)
+  const records =
+    options.records !== undefined
+      ? options.records
+      : (readRunRecords(join(dir, RECORDS_FILE), result.meta.run_id)?.records ?? null)
   await writeExports(dir, result, records, options)
   const levels = result.levels.map((level) => ({
     value: level.value,

@@ -1,7 +1,6 @@
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { readRecords } from '../records/jsonl-reader.js'
-import { recordsOfOneRun } from '../records/run-identity.js'
+import { readRunRecords } from '../records/run-records.js'
 import type { RequestRecord } from '../records/types.js'
 import { readServerScrapes, type ServerScrape } from '../server-metrics/scrape-file.js'
 import type { BenchResult } from './bench-result.js'
@@ -39,20 +38,17 @@ export function loadRun(path: string): LoadedRun {
     throw new Error(`${resultFile}: not JSON (${error instanceof Error ? error.message : String(error)})`)
   }
   const result: BenchResult = upgradeResult(json, resultFile)
-  const recordsFile = join(dir, RECORDS_FILE)
-  if (!existsSync(recordsFile))
-    return { dir, resultFile, result, records: null, tornLastLine: false, otherRunRecords: 0 }
-  const read = readRecords(recordsFile)
   // Never mix runs: keep the one the summary describes, or refuse (MixedRunsError) when unsure.
-  const { records, ignored } = recordsOfOneRun(read.records, result.meta.run_id, recordsFile)
+  const run = readRunRecords(join(dir, RECORDS_FILE), result.meta.run_id)
+  if (run === null) return { dir, resultFile, result, records: null, tornLastLine: false, otherRunRecords: 0 }
   const serverScrapes = readServerScrapes(join(dir, SERVER_METRICS_FILE), result.meta.run_id)
   return {
     dir,
     resultFile,
     result,
-    records,
-    tornLastLine: read.tornLastLine,
-    otherRunRecords: ignored,
+    records: run.records,
+    tornLastLine: run.tornLastLine,
+    otherRunRecords: run.ignored,
     serverScrapes,
   }
 }

@@ -1,4 +1,4 @@
-import type { Agent } from 'undici'
+import type { Agent, request as undiciRequest } from 'undici'
 import { type Endpoint, getHeaders } from '../client/endpoint.js'
 import type { ServerSelf } from '../result/server-self.js'
 import { describeServer } from './server-self-parse.js'
@@ -19,7 +19,7 @@ export async function readServerSelf(
   options: { timeoutMs?: number; interrupt?: AbortSignal } = {},
 ): Promise<ServerSelf | null> {
   // undici loads with this read, not with every command that imports this module.
-  const { Agent } = await import('undici')
+  const { Agent, request } = await import('undici')
   // Our own controller, cleared when the reads are done: a bound or a stop that fires later must not
   // abort the bodies of answers that were already read.
   const bound = new AbortController()
@@ -30,7 +30,8 @@ export async function readServerSelf(
   const signal = bound.signal
   const agent = new Agent()
   const root = serverRoot(endpoint)
-  const read = (path: string, url = `${root}${path}`) => readJson(agent, url, getHeaders(endpoint), signal)
+  const read = (path: string, url = `${root}${path}`) =>
+    readJson(request, agent, url, getHeaders(endpoint), signal)
   try {
     const [props, slots, models, serverInfo] = await Promise.all([
       read('/props'),
@@ -54,13 +55,13 @@ function serverRoot(endpoint: Endpoint): string {
 
 /** The parsed JSON of a 200 answer, or null for anything else (never throws). */
 async function readJson(
+  request: typeof undiciRequest,
   agent: Agent,
   url: string,
   headers: Record<string, string>,
   signal: AbortSignal,
 ): Promise<unknown> {
   try {
-    const { request } = await import('undici')
     const response = await request(url, { dispatcher: agent, headers, signal })
     // A body left behind (an error status, too large) is destroyed: its error has nowhere to go.
     response.body.on('error', () => {})
