@@ -144,7 +144,9 @@ export class ConnectionWatch {
         closeCounted: false,
       }
       sockets.set(socket, state)
-      socket.once('end', onServerEnd)
+      // First among the socket's 'end' listeners: the h1 client's own fails the request in flight
+      // at once, and the state must still show it busy and answered (a response cut midway).
+      socket.prependOnceListener('end', onServerEnd)
     }
     if (reset) state.announcedClose = true
     return state

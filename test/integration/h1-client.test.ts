@@ -15,6 +15,7 @@ import type { TLSSocket } from 'node:tls'
 import { fileURLToPath } from 'node:url'
 import { gzipSync } from 'node:zlib'
 import { Pool } from 'undici'
+import { ConnectionWatch } from '../../src/client/connections.js'
 import { H1Pool } from '../../src/client/h1/pool.js'
 import { trustedCertificates } from '../../src/client/h1/tls.js'
 import { sendRequest } from '../../src/client/stream-client.js'
@@ -494,6 +495,38 @@ test("a compressed body that fails to decode after its response ended does not c
     assert.equal(record.connection, 'reused')
     assert.equal(record.chunks, 5)
     assert.equal(sockets(), 1)
+  } finally {
+    await pool.destroy()
+    await closeServer(server)
+  }
+})
+
+test('a response the server cuts midway on a reused connection is its failure, not a habit of closing after responses', {
+  timeout: 30_000,
+}, async () => {
+  let requests = 0
+  const { server, origin } = await startServer((req, res, body) => {
+    requests++
+    if (requests === 1) {
+      sendStream(req, res, body)
+      return
+    }
+    // The next request, right after the first response: its response begins, then the server's FIN.
+    res.writeHead(200, { 'content-type': 'text/event-stream' })
+    res.write('data: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}\n\n', () =>
+      res.socket?.end(),
+    )
+  })
+  const pool = new H1Pool(origin, { connections: 1 })
+  const watch = new ConnectionWatch(true)
+  try {
+    const first = await sendRequest(targetOf(pool, origin, { connections: watch }), PLAN)
+    assert.equal(first.error, null, first.error?.message)
+    const cut = await sendRequest(targetOf(pool, origin, { connections: watch }), { ...PLAN, seq: 1 })
+    assert.equal(cut.connection, 'reused')
+    assert.equal(cut.status, 200)
+    assert.equal(cut.error?.class, 'connection', cut.error?.message)
+    assert.deepEqual(watch.take(), { closed_by_server: 0, keepalive: true })
   } finally {
     await pool.destroy()
     await closeServer(server)
