@@ -348,10 +348,6 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
 
   onResponseEnd(controller: Dispatcher.DispatchController): void {
     const at = (controller as ReadStamped).readAt ?? performance.now()
-    // The response is over and its connection may already carry another request (the h1 client's
-    // connection is that request's controller too): a late abort (a compressed body failing to
-    // decode after the end) must not reach it.
-    this.controller = null
     // The whole response arrived: a close by the server from here on is a close after a response.
     if (this.socket !== null) releaseSocket(this.socket, at, true)
     if (this.settled) return
@@ -435,7 +431,6 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
     const at = performance.now()
-    this.controller = null
     if (this.settled) return
     this.fail(classifyTransportError(error), describeTransportError(error), at, timeoutKindOf(error))
   }

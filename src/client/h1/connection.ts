@@ -66,7 +66,7 @@ const BODY_SLICE_BYTES = 64 * 1024
  */
 const SHARED_READ = Buffer.allocUnsafe(64 * 1024)
 
-export class H1Connection implements ResponseSink, Dispatcher.DispatchController {
+export class H1Connection implements ResponseSink {
   readonly socket: Socket
   /** Arrival of the read being handed on (performance.now()). */
   readAt = 0
@@ -82,7 +82,8 @@ export class H1Connection implements ResponseSink, Dispatcher.DispatchController
   private closing = false
   /** The socket is closed or being closed: never reused. */
   private dead = false
-  private abortReason: Error | null = null
+  /** The controller of the request in flight, handed to its handler's callbacks. */
+  private control: RequestControl | null = null
   /** When the pool put it idle; the pool's idle timer. */
   idleTimer: NodeJS.Timeout | null = null
   /** The server's `Keep-Alive: timeout=N`, ms; null when it said none. */
@@ -129,7 +130,7 @@ export class H1Connection implements ResponseSink, Dispatcher.DispatchController
     this.body = request.body
     this.bodyOffset = 0
     this.closing = request.closing
-    this.abortReason = null
+    this.control = new RequestControl(this, request.handler)
     this.parser.reset(request.headRequest)
     if (this.connected) this.write()
   }
@@ -141,36 +142,24 @@ export class H1Connection implements ResponseSink, Dispatcher.DispatchController
     this.socket.destroy()
   }
 
-  // DispatchController: what the handler may do to its request.
-  get aborted(): boolean {
-    return this.abortReason !== null
+  /** Whether `handler`'s request is the one in flight here (see RequestControl). */
+  carries(handler: Handler): boolean {
+    return this.handler === handler
   }
-  get paused(): boolean {
-    return this.socket.isPaused()
-  }
-  get reason(): Error | null {
-    return this.abortReason
-  }
-  abort(reason: Error): void {
-    if (this.handler === null) return
-    this.abortReason = reason
-    this.destroy(reason)
-  }
-  pause(): void {
-    this.socket.pause()
-  }
-  resume(): void {
-    this.socket.resume()
+
+  /** Aborts `handler`'s request, when it is still the one in flight. */
+  abortRequest(handler: Handler, reason: Error): void {
+    if (this.handler === handler) this.destroy(reason)
   }
 
   // ResponseSink: the parser's findings, handed to the handler.
   onHead(status: number, statusText: string, headers: IncomingHttpHeaders): void {
     this.keepAliveHintMs = keepAliveHint(headers['keep-alive'])
-    this.handler?.onResponseStart?.(this, status, headers, statusText)
+    this.handler?.onResponseStart?.(this.control as RequestControl, status, headers, statusText)
   }
 
   onBody(bytes: Buffer): void {
-    this.handler?.onResponseData?.(this, bytes)
+    this.handler?.onResponseData?.(this.control as RequestControl, bytes)
   }
 
   onEnd(trailers: IncomingHttpHeaders): void {
@@ -184,7 +173,7 @@ export class H1Connection implements ResponseSink, Dispatcher.DispatchController
     const reusable =
       bodyWritten && !this.dead && !this.closing && !this.parser.closeAfter && !this.socket.readableEnded
     if (!reusable) this.dead = true
-    handler.onResponseEnd?.(this, trailers)
+    handler.onResponseEnd?.(this.control as RequestControl, trailers)
     this.owner.released(this, reusable)
   }
 
@@ -195,7 +184,7 @@ export class H1Connection implements ResponseSink, Dispatcher.DispatchController
   private write(): void {
     const handler = this.handler as Handler
     // The real send time: the handler stamps it here (after connecting), as undici's onRequestStart.
-    handler.onRequestStart?.(this, {})
+    handler.onRequestStart?.(this.control as RequestControl, {})
     if (this.handler !== handler) return
     handler.onSocket?.(this.socket)
     const { socket, body } = this
@@ -308,8 +297,44 @@ export class H1Connection implements ResponseSink, Dispatcher.DispatchController
     this.body = null
     this.dead = true
     this.parser.halt()
-    handler.onResponseError?.(this, error)
+    handler.onResponseError?.(this.control as RequestControl, error)
     this.owner.released(this, false)
+  }
+}
+
+/**
+ * One request's controller: what its handler may do to it. It acts only while that request is the
+ * one in flight on its connection, so a handler that keeps it past the response's end (a compressed
+ * body whose decoding fails later) cannot abort or pause the connection's next request. Its `readAt`
+ * is the connection's (ReadStamped): the arrival of the read being handed on.
+ */
+class RequestControl implements Dispatcher.DispatchController {
+  reason: Error | null = null
+
+  constructor(
+    private readonly connection: H1Connection,
+    private readonly handler: Handler,
+  ) {}
+
+  get readAt(): number {
+    return this.connection.readAt
+  }
+  get aborted(): boolean {
+    return this.reason !== null
+  }
+  get paused(): boolean {
+    return this.connection.carries(this.handler) && this.connection.socket.isPaused()
+  }
+  abort(reason: Error): void {
+    if (!this.connection.carries(this.handler)) return
+    this.reason = reason
+    this.connection.abortRequest(this.handler, reason)
+  }
+  pause(): void {
+    if (this.connection.carries(this.handler)) this.connection.socket.pause()
+  }
+  resume(): void {
+    if (this.connection.carries(this.handler)) this.connection.socket.resume()
   }
 }
 

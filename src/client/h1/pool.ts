@@ -106,7 +106,11 @@ export class H1Pool implements StreamDispatcher, ConnectionOwner {
     this.closedPool = true
     const error = new PoolClosedError()
     for (const queued of this.queue.splice(0)) queued.handler.onResponseError?.(UNSENT, error)
-    for (const connection of [...this.all]) connection.destroy(error)
+    for (const connection of [...this.all]) {
+      // Its idle timer too: the connection's 'close' comes after the pool has forgotten it.
+      this.claim(connection)
+      connection.destroy(error)
+    }
     this.all.clear()
     this.idle.length = 0
     return Promise.resolve()
