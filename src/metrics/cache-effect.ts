@@ -1,4 +1,5 @@
 import type { RequestRecord } from '../records/types.js'
+import { type Accumulator, accumulate, Samples } from './accumulator.js'
 import { isOk, ttftMs } from './derive.js'
 import { percentileOfSorted, round } from './distribution.js'
 import { cachedPromptTokens, promptTokens } from './in-band-figures.js'
@@ -23,32 +24,40 @@ const EDGES = [0, 0.25, 0.5, 0.75, 1] as const
 
 /** Null unless some request had cached tokens: without a hit there is no effect to show. */
 export function cacheEffect(records: readonly RequestRecord[]): CacheShareBucket[] | null {
-  const buckets = EDGES.slice(0, -1).map(() => ({ ttfts: [] as number[], requests: 0, uncached: 0 }))
+  return accumulate(records, cacheEffectAccumulator())
+}
+
+/** The same, fed record by record. */
+export function cacheEffectAccumulator(): Accumulator<CacheShareBucket[] | null> {
+  const buckets = EDGES.slice(0, -1).map(() => ({ ttfts: new Samples(), requests: 0, uncached: 0 }))
   let anyHit = false
-  for (const record of records) {
-    if (!isOk(record)) continue
-    const cached = cachedPromptTokens(record)
-    const prompt = promptTokens(record)
-    const ttft = ttftMs(record)
-    if (cached === null || prompt === null || prompt <= 0 || ttft === null) continue
-    if (cached > 0) anyHit = true
-    const share = Math.min(1, cached / prompt)
-    const index = Math.min(buckets.length - 1, Math.floor(share * buckets.length))
-    const bucket = buckets[index] as (typeof buckets)[number]
-    bucket.ttfts.push(ttft)
-    bucket.requests++
-    bucket.uncached += prompt - cached
+  return {
+    add(record) {
+      if (!isOk(record)) return
+      const cached = cachedPromptTokens(record)
+      const prompt = promptTokens(record)
+      const ttft = ttftMs(record)
+      if (cached === null || prompt === null || prompt <= 0 || ttft === null) return
+      if (cached > 0) anyHit = true
+      const share = Math.min(1, cached / prompt)
+      const index = Math.min(buckets.length - 1, Math.floor(share * buckets.length))
+      const bucket = buckets[index] as (typeof buckets)[number]
+      bucket.ttfts.push(ttft)
+      bucket.requests++
+      bucket.uncached += prompt - cached
+    },
+    result() {
+      if (!anyHit) return null
+      return buckets.map((bucket, i) => {
+        const p50 = percentileOfSorted(bucket.ttfts.sorted(), 50)
+        return {
+          from: EDGES[i] as number,
+          to: EDGES[i + 1] as number,
+          requests: bucket.requests,
+          ttft_ms_p50: p50 === null ? null : round(p50),
+          uncached_tokens_mean: bucket.requests === 0 ? 0 : round(bucket.uncached / bucket.requests, 1),
+        }
+      })
+    },
   }
-  if (!anyHit) return null
-  return buckets.map((bucket, i) => {
-    const sorted = Array.from(Float64Array.from(bucket.ttfts).sort())
-    const p50 = percentileOfSorted(sorted, 50)
-    return {
-      from: EDGES[i] as number,
-      to: EDGES[i + 1] as number,
-      requests: bucket.requests,
-      ttft_ms_p50: p50 === null ? null : round(p50),
-      uncached_tokens_mean: bucket.requests === 0 ? 0 : round(bucket.uncached / bucket.requests, 1),
-    }
-  })
 }

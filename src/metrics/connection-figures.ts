@@ -1,4 +1,5 @@
 import type { RequestRecord } from '../records/types.js'
+import { type Accumulator, accumulate } from './accumulator.js'
 
 /** How a level's requests used connections. */
 export interface ConnectionFigures {
@@ -17,15 +18,27 @@ export function connectionFigures(
   records: readonly RequestRecord[],
   closedByServer: number | undefined,
 ): ConnectionFigures {
+  return accumulate(
+    records,
+    connectionAccumulator(() => closedByServer),
+  )
+}
+
+/** The same, fed record by record; the closes are read when the result is (the level's threads report them at its end). */
+export function connectionAccumulator(
+  closedByServer: () => number | undefined,
+): Accumulator<ConnectionFigures> {
   let opened = 0
   let reused = 0
   let resent = 0
-  for (const record of records) {
-    if (record.connection === 'new') opened++
-    else if (record.connection === 'reused') reused++
-    if (record.resent !== undefined) resent++
+  return {
+    add(record) {
+      if (record.connection === 'new') opened++
+      else if (record.connection === 'reused') reused++
+      if (record.resent !== undefined) resent++
+    },
+    result: () => ({ opened, reused, resent, closed_by_server: closedByServer() ?? null }),
   }
-  return { opened, reused, resent, closed_by_server: closedByServer ?? null }
 }
 
 /** A note for the level when requests had to be resent. */

@@ -28,7 +28,11 @@ export function percentileOfSorted(sorted: ArrayLike<number>, percentile: number
 
 export function summarizeSamples(samples: ArrayLike<number>, percentiles: readonly number[]): Distribution {
   // A typed copy sorts numerically without a comparator; a level's ITL sample is one per event.
-  const sorted = Float64Array.from(samples).sort()
+  return summarizeSorted(Float64Array.from(samples).sort(), percentiles)
+}
+
+/** The same over values already sorted ascending. */
+export function summarizeSorted(sorted: Float64Array, percentiles: readonly number[]): Distribution {
   const n = sorted.length
   let sum = 0
   for (const value of sorted) sum += value

@@ -6,6 +6,7 @@
  */
 
 import type { RequestRecord } from '../records/types.js'
+import { type Accumulator, accumulate } from './accumulator.js'
 import { isOk } from './derive.js'
 
 export interface EmbeddingFigures {
@@ -17,17 +18,30 @@ export interface EmbeddingFigures {
 
 /** Over the level's measured window, `durationS` (first send to last end), as the other rates are. */
 export function embeddingFigures(records: readonly RequestRecord[], durationS: number): EmbeddingFigures {
+  return accumulate(
+    records,
+    embeddingAccumulator(() => durationS),
+  )
+}
+
+/** The same, fed record by record; the window is read when the result is. */
+export function embeddingAccumulator(durationS: () => number): Accumulator<EmbeddingFigures> {
   let inputs = 0
   let tokens = 0
   let counted = 0
-  for (const record of records) {
-    if (!isOk(record)) continue
-    inputs++
-    if (record.input_tokens !== null) {
-      tokens += record.input_tokens
-      counted++
-    }
+  return {
+    add(record) {
+      if (!isOk(record)) return
+      inputs++
+      if (record.input_tokens !== null) {
+        tokens += record.input_tokens
+        counted++
+      }
+    },
+    result() {
+      const seconds = durationS()
+      const per = (n: number): number => (seconds > 0 ? Math.round((n / seconds) * 100) / 100 : 0)
+      return { inputs_per_s: per(inputs), input_tokens_per_s: counted === 0 ? null : per(tokens) }
+    },
   }
-  const per = (n: number): number => (durationS > 0 ? Math.round((n / durationS) * 100) / 100 : 0)
-  return { inputs_per_s: per(inputs), input_tokens_per_s: counted === 0 ? null : per(tokens) }
 }

@@ -1,6 +1,7 @@
 import type { RequestRecord } from '../records/types.js'
 import { unstreamedReasoningTokens } from '../records/unstreamed-reasoning.js'
-import { type Distribution, round, summarizeSamples } from './distribution.js'
+import { type Accumulator, accumulate, Samples } from './accumulator.js'
+import { type Distribution, round } from './distribution.js'
 
 /**
  * What a level's streamed events carried. An SSE event is not a token: speculative decoding and
@@ -29,42 +30,50 @@ export function eventFigures(
   percentiles: readonly number[],
   itlMs?: Distribution,
 ): EventFigures {
+  return accumulate(
+    records,
+    eventAccumulator(percentiles, () => itlMs),
+  )
+}
+
+/** The same, fed record by record; `itlMs` is read when the result is. */
+export function eventAccumulator(
+  percentiles: readonly number[],
+  itlMs: () => Distribution | undefined,
+): Accumulator<EventFigures> {
   let tokens = 0
   let events = 0
   let afterDoneRequests = 0
   let afterDone = 0
-  // One gap per event after a request's first: sized first, so the sample is one typed array.
-  let gaps = 0
   let oneTokenEach = true
-  for (const record of records) {
-    if (!countsEvents(record)) continue
-    gaps += Math.max(0, record.token_times.length - 1)
-    if (record.chunks !== streamedTokens(record)) oneTokenEach = false
-  }
-  const sameAsItl = itlMs !== undefined && oneTokenEach && itlMs.count === gaps
-  const perToken = new Float64Array(sameAsItl ? 0 : gaps)
-  let filled = 0
-  for (const record of records) {
-    if (record.events_after_done !== undefined) {
-      afterDoneRequests++
-      afterDone += record.events_after_done
-    }
-    if (!countsEvents(record)) continue
-    // Tokens the events carried: hidden reasoning is in output_tokens but came in no event.
-    const streamed = streamedTokens(record)
-    tokens += streamed
-    events += record.chunks
-    if (sameAsItl) continue
-    const scale = record.chunks / streamed
-    const times = record.token_times
-    for (let i = 1; i < times.length; i++)
-      perToken[filled++] = ((times[i] as number) - (times[i - 1] as number)) * scale
-  }
+  const perToken = new Samples()
   return {
-    tokens_per_event: events === 0 ? null : round(tokens / events, 3),
-    itl_per_token_ms: sameAsItl ? { ...itlMs } : summarizeSamples(perToken, percentiles),
-    requests_with_events_after_done: afterDoneRequests,
-    events_after_done: afterDone,
+    add(record) {
+      if (record.events_after_done !== undefined) {
+        afterDoneRequests++
+        afterDone += record.events_after_done
+      }
+      if (!countsEvents(record)) return
+      // Tokens the events carried: hidden reasoning is in output_tokens but came in no event.
+      const streamed = streamedTokens(record)
+      if (record.chunks !== streamed) oneTokenEach = false
+      tokens += streamed
+      events += record.chunks
+      const scale = record.chunks / streamed
+      const times = record.token_times
+      for (let i = 1; i < times.length; i++)
+        perToken.push(((times[i] as number) - (times[i - 1] as number)) * scale)
+    },
+    result() {
+      const itl = itlMs()
+      const sameAsItl = itl !== undefined && oneTokenEach && itl.count === perToken.length
+      return {
+        tokens_per_event: events === 0 ? null : round(tokens / events, 3),
+        itl_per_token_ms: sameAsItl ? { ...itl } : perToken.distribution(percentiles),
+        requests_with_events_after_done: afterDoneRequests,
+        events_after_done: afterDone,
+      }
+    },
   }
 }
 

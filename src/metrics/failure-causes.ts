@@ -43,7 +43,8 @@ interface MessageGroup {
   count: number
   numbersVary: boolean
   nonLoad: boolean
-  first: RequestRecord
+  /** The first non-load failure's cause, worked out when the group starts (the record is not kept). */
+  cause: ReturnType<typeof failureCause> | null
 }
 
 /** How many distinct failure messages a level keeps, with their counts. */
@@ -63,47 +64,66 @@ export function levelFailures(
   /** False for embeddings: succeeding with no output token is then what they do, not a fault. */
   generates = true,
 ): LevelFailures {
-  const groups = new Map<string, MessageGroup>()
-  let nonLoad = 0
-  for (const record of records) {
-    if (record.error === null) continue
+  const groups = new FailureGroups()
+  for (const record of records) groups.add(record)
+  return groups.judge(records.length, ok, outputTokens, generates)
+}
+
+/** A level's failures grouped by message shape as they arrive; judged once the level's counts are known. */
+export class FailureGroups {
+  private readonly groups = new Map<string, MessageGroup>()
+  private nonLoad = 0
+
+  add(record: RequestRecord): void {
+    if (record.error === null) return
     const isNonLoad = isNonLoadFailure(record)
-    if (isNonLoad) nonLoad++
+    if (isNonLoad) this.nonLoad++
     const message = record.error.message
     // Servers put the request's own figures in the sentence ("you requested 4200 tokens"): one group.
     const shape = message.replace(/\d+/g, '#')
-    const group = groups.get(shape)
+    const group = this.groups.get(shape)
     if (group === undefined)
-      groups.set(shape, { message, count: 1, numbersVary: false, nonLoad: isNonLoad, first: record })
+      this.groups.set(shape, {
+        message,
+        count: 1,
+        numbersVary: false,
+        nonLoad: isNonLoad,
+        cause: isNonLoad ? failureCause(record) : null,
+      })
     else {
       group.count++
       if (group.message !== message) group.numbersVary = true
     }
   }
-  // Map order is first appearance, and sort is stable: ties keep it.
-  const ranked = [...groups.values()].sort((a, b) => b.count - a.count)
-  const error_messages = ranked
-    .slice(0, TOP_ERROR_MESSAGES)
-    .map((group) => ({ message: group.message, count: group.count, numbers_vary: group.numbersVary }))
-  const top = ranked.find((group) => group.nonLoad)
-  const found = top === undefined ? null : failureCause(top.first)
-  const non_load_failures =
-    top === undefined || found === null ? null : { requests: nonLoad, message: top.message, ...found }
-  if (non_load_failures !== null && 2 * nonLoad >= records.length)
-    return { error_messages, non_load_failures, misconfiguration: non_load_failures }
-  if (generates && ok > 0 && outputTokens === 0) {
-    return {
-      error_messages,
-      non_load_failures,
-      misconfiguration: {
-        requests: ok,
-        cause: 'no output tokens',
-        message: `${ok} request(s) succeeded but the server sent no output token: the level measured no generation`,
-        hint: 'check --endpoint (chat vs completions) and the model, and look at the responses in requests.jsonl: the stream carries no content',
-      },
+
+  /** `generates` false for embeddings: succeeding with no output token is then what they do, not a fault. */
+  judge(requests: number, ok: number, outputTokens: number, generates: boolean): LevelFailures {
+    const nonLoad = this.nonLoad
+    // Map order is first appearance, and sort is stable: ties keep it.
+    const ranked = [...this.groups.values()].sort((a, b) => b.count - a.count)
+    const error_messages = ranked
+      .slice(0, TOP_ERROR_MESSAGES)
+      .map((group) => ({ message: group.message, count: group.count, numbers_vary: group.numbersVary }))
+    const top = ranked.find((group) => group.nonLoad)
+    const found = top?.cause ?? null
+    const non_load_failures =
+      top === undefined || found === null ? null : { requests: nonLoad, message: top.message, ...found }
+    if (non_load_failures !== null && 2 * nonLoad >= requests)
+      return { error_messages, non_load_failures, misconfiguration: non_load_failures }
+    if (generates && ok > 0 && outputTokens === 0) {
+      return {
+        error_messages,
+        non_load_failures,
+        misconfiguration: {
+          requests: ok,
+          cause: 'no output tokens',
+          message: `${ok} request(s) succeeded but the server sent no output token: the level measured no generation`,
+          hint: 'check --endpoint (chat vs completions) and the model, and look at the responses in requests.jsonl: the stream carries no content',
+        },
+      }
     }
+    return { error_messages, non_load_failures, misconfiguration: null }
   }
-  return { error_messages, non_load_failures, misconfiguration: null }
 }
 
 type Judged = { value: number; ok: number } & Partial<LevelFailures>

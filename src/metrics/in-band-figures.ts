@@ -1,7 +1,8 @@
 import type { RequestRecord } from '../records/types.js'
 import { unstreamedReasoningTokens } from '../records/unstreamed-reasoning.js'
+import { type Accumulator, accumulate, Samples } from './accumulator.js'
 import { isOk, ttftMs } from './derive.js'
-import { type Distribution, round, summarizeSamples } from './distribution.js'
+import { type Distribution, round } from './distribution.js'
 
 /**
  * A level's figures from what the engine itself reported in its responses (llama.cpp `timings`,
@@ -30,45 +31,54 @@ export function inBandFigures(
   records: readonly RequestRecord[],
   percentiles: readonly number[],
 ): InBandFigures | null {
-  const prefill: number[] = []
-  const decodePerToken: number[] = []
-  const queue: number[] = []
+  return accumulate(records, inBandAccumulator(percentiles))
+}
+
+/** The same, fed record by record. */
+export function inBandAccumulator(percentiles: readonly number[]): Accumulator<InBandFigures | null> {
+  const prefill = new Samples()
+  const decodePerToken = new Samples()
+  const queue = new Samples()
   let withTimings = 0
   let cached = 0
   let promptOfCached = 0
   let withCacheFigure = 0
   let reasoning: number | null = null
-  for (const record of records) {
-    if (!isOk(record)) continue
-    const timings = record.server_timings ?? null
-    if (timings !== null) {
-      withTimings++
-      if (timings.prompt_ms !== null) {
-        prefill.push(timings.prompt_ms)
-        const ttft = ttftMs(record)
-        // Hidden reasoning: the first event came after the thinking, not after the prefill.
-        if (ttft !== null && unstreamedReasoningTokens(record) === 0) queue.push(ttft - timings.prompt_ms)
-      }
-      if (timings.predicted_ms !== null && timings.predicted_n !== null && timings.predicted_n > 0)
-        decodePerToken.push(timings.predicted_ms / timings.predicted_n)
-    }
-    const cachedHere = cachedPromptTokens(record)
-    const prompt = promptTokens(record)
-    if (cachedHere !== null && prompt !== null && prompt > 0) {
-      withCacheFigure++
-      cached += cachedHere
-      promptOfCached += prompt
-    }
-    if (record.reasoning_tokens != null) reasoning = (reasoning ?? 0) + record.reasoning_tokens
-  }
-  if (withTimings === 0 && withCacheFigure === 0 && reasoning === null) return null
   return {
-    requests_with_timings: withTimings,
-    server_prefill_ms: summarizeSamples(prefill, percentiles),
-    server_decode_ms_per_token: summarizeSamples(decodePerToken, percentiles),
-    queue_ms: summarizeSamples(queue, percentiles),
-    cached_prompt_share: withCacheFigure === 0 ? null : round(cached / promptOfCached, 4),
-    reasoning_tokens: reasoning,
+    add(record) {
+      if (!isOk(record)) return
+      const timings = record.server_timings ?? null
+      if (timings !== null) {
+        withTimings++
+        if (timings.prompt_ms !== null) {
+          prefill.push(timings.prompt_ms)
+          const ttft = ttftMs(record)
+          // Hidden reasoning: the first event came after the thinking, not after the prefill.
+          if (ttft !== null && unstreamedReasoningTokens(record) === 0) queue.push(ttft - timings.prompt_ms)
+        }
+        if (timings.predicted_ms !== null && timings.predicted_n !== null && timings.predicted_n > 0)
+          decodePerToken.push(timings.predicted_ms / timings.predicted_n)
+      }
+      const cachedHere = cachedPromptTokens(record)
+      const prompt = promptTokens(record)
+      if (cachedHere !== null && prompt !== null && prompt > 0) {
+        withCacheFigure++
+        cached += cachedHere
+        promptOfCached += prompt
+      }
+      if (record.reasoning_tokens != null) reasoning = (reasoning ?? 0) + record.reasoning_tokens
+    },
+    result() {
+      if (withTimings === 0 && withCacheFigure === 0 && reasoning === null) return null
+      return {
+        requests_with_timings: withTimings,
+        server_prefill_ms: prefill.distribution(percentiles),
+        server_decode_ms_per_token: decodePerToken.distribution(percentiles),
+        queue_ms: queue.distribution(percentiles),
+        cached_prompt_share: withCacheFigure === 0 ? null : round(cached / promptOfCached, 4),
+        reasoning_tokens: reasoning,
+      }
+    },
   }
 }
 

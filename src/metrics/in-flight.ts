@@ -1,4 +1,5 @@
 import type { RequestRecord } from '../records/types.js'
+import { type Accumulator, accumulate, Samples } from './accumulator.js'
 import { isOk } from './derive.js'
 import { round } from './distribution.js'
 
@@ -52,20 +53,75 @@ export const MIN_STEADY_SHARE_OF_WINDOW = 0.25
  * rate mode): then only the achieved figures are computed.
  */
 export function inFlightFigures(records: readonly RequestRecord[], nominal: number | null): InFlightFigures {
-  if (records.length === 0)
+  return accumulate(records, inFlightAccumulator(nominal))
+}
+
+/**
+ * The same, fed record by record: it keeps each request's send and end, and where each successful
+ * request's token events fell (8 bytes an event, in typed arrays), not the records.
+ */
+export function inFlightAccumulator(nominal: number | null): Accumulator<InFlightFigures> {
+  const sends = new Samples()
+  const ends = new Samples()
+  const spans = new TokenSpans()
+  let firstOk = Number.POSITIVE_INFINITY
+  let firstAny = Number.POSITIVE_INFINITY
+  return {
+    add(r) {
+      sends.push(r.sent_at)
+      ends.push(Math.max(r.end_at, r.sent_at))
+      firstAny = Math.min(firstAny, r.end_at)
+      if (!isOk(r)) return
+      firstOk = Math.min(firstOk, r.end_at)
+      spans.add(r)
+    },
+    result() {
+      // The server is in its steady state once one request has gone all the way through (the
+      // level's first successful request, its first failed one if none succeeded).
+      const firstCompletion = Number.isFinite(firstOk) ? firstOk : firstAny
+      return inFlightOf(sends.sorted(), ends.sorted(), spans, firstCompletion, nominal)
+    },
+  }
+}
+
+/** Requests in flight over time: +1 at each send, -1 at each end, in time order. */
+interface InFlightSteps {
+  at: Float64Array
+  delta: Int8Array
+}
+
+/**
+ * Sends and ends merged in time order; at equal times ends go first, so a stream that sends its next
+ * request the moment the previous one ends is not counted twice.
+ */
+function stepsOf(sends: Float64Array, ends: Float64Array): InFlightSteps {
+  const at = new Float64Array(sends.length + ends.length)
+  const delta = new Int8Array(at.length)
+  let s = 0
+  let e = 0
+  for (let i = 0; i < at.length; i++) {
+    const takeEnd = s >= sends.length || (e < ends.length && (ends[e] as number) <= (sends[s] as number))
+    at[i] = takeEnd ? (ends[e++] as number) : (sends[s++] as number)
+    delta[i] = takeEnd ? -1 : 1
+  }
+  return { at, delta }
+}
+
+function inFlightOf(
+  sends: Float64Array,
+  ends: Float64Array,
+  spans: TokenSpans,
+  firstCompletion: number,
+  nominal: number | null,
+): InFlightFigures {
+  if (sends.length === 0)
     return {
       achieved: nominal === null ? { mean: 0, max: 0 } : { mean: 0, max: 0, streams: nominal },
       steady: null,
     }
-  // +1 at each send, -1 at each end; at equal times ends go first, so a stream that sends its next
-  // request the moment the previous one ends is not counted twice.
-  const events: { at: number; delta: number }[] = []
-  for (const r of records) {
-    events.push({ at: r.sent_at, delta: 1 }, { at: Math.max(r.end_at, r.sent_at), delta: -1 })
-  }
-  events.sort((a, b) => a.at - b.at || a.delta - b.delta)
-  const first = (events[0] as { at: number }).at
-  const last = (events.at(-1) as { at: number }).at
+  const steps = stepsOf(sends, ends)
+  const first = steps.at[0] as number
+  const last = steps.at[steps.at.length - 1] as number
   const threshold = nominal === null ? Number.POSITIVE_INFINITY : Math.max(1, STEADY_SHARE * nominal)
   let current = 0
   let max = 0
@@ -73,14 +129,15 @@ export function inFlightFigures(records: readonly RequestRecord[], nominal: numb
   let previousAt = first
   let steadyStart: number | null = null
   let steadyEnd: number | null = null
-  for (const event of events) {
-    area += current * (event.at - previousAt)
-    previousAt = event.at
+  for (let i = 0; i < steps.at.length; i++) {
+    const at = steps.at[i] as number
+    area += current * (at - previousAt)
+    previousAt = at
     const wasHolding = current >= threshold
-    current += event.delta
+    current += steps.delta[i] as number
     max = Math.max(max, current)
-    if (current >= threshold && steadyStart === null) steadyStart = event.at
-    if (wasHolding && current < threshold) steadyEnd = event.at
+    if (current >= threshold && steadyStart === null) steadyStart = at
+    if (wasHolding && current < threshold) steadyEnd = at
   }
   const span = last - first
   const achieved: AchievedConcurrency = { mean: span > 0 ? round(area / span, 2) : max, max }
@@ -89,65 +146,89 @@ export function inFlightFigures(records: readonly RequestRecord[], nominal: numb
   // The server is in its steady state once one request has gone all the way through: before that,
   // a closed loop's synchronized start has it prefilling the whole first wave at once (few tokens
   // out), which would make a level look slower than it runs.
-  steadyStart = Math.max(steadyStart, firstCompletion(records))
+  steadyStart = Math.max(steadyStart, firstCompletion)
   if (steadyEnd - steadyStart < MIN_STEADY_SHARE_OF_WINDOW * span) return { achieved, steady: null }
-  return { achieved, steady: steadyFigures(records, events, first, steadyStart, steadyEnd) }
+  return { achieved, steady: steadyFigures(spans, steps, first, steadyStart, steadyEnd) }
 }
 
-/** When the level's first successful request ended (its first failed one if none succeeded). */
-function firstCompletion(records: readonly RequestRecord[]): number {
-  let first = Number.POSITIVE_INFINITY
-  let firstAny = Number.POSITIVE_INFINITY
-  for (const r of records) {
-    firstAny = Math.min(firstAny, r.end_at)
-    if (isOk(r)) first = Math.min(first, r.end_at)
+/**
+ * Where each successful request's output tokens arrived: its send and end, its token events' times
+ * (one typed array for the level) and its output tokens, each event carrying an equal share of them.
+ */
+class TokenSpans {
+  readonly sent = new Samples()
+  readonly end = new Samples()
+  readonly tokens = new Samples()
+  /** Index of the request's first event in `times`, and its count of events. */
+  readonly from = new Samples()
+  readonly count = new Samples()
+  readonly times = new Samples()
+
+  add(r: RequestRecord): void {
+    this.sent.push(r.sent_at)
+    this.end.push(r.end_at)
+    this.tokens.push(r.output_tokens)
+    this.from.push(this.times.length)
+    this.count.push(r.token_times.length)
+    for (const t of r.token_times) this.times.push(t)
   }
-  return Number.isFinite(first) ? first : firstAny
+
+  /**
+   * Output tokens that arrived in (start, end]: each request's events there, each carrying an equal
+   * share of its tokens; a response without token events (not streamed) delivers them all at its end.
+   */
+  within(start: number, end: number): number {
+    let tokens = 0
+    const times = this.times.view()
+    for (let i = 0; i < this.sent.length; i++) {
+      const requestEnd = this.end.at(i)
+      if (requestEnd <= start || this.sent.at(i) >= end) continue
+      const output = this.tokens.at(i)
+      const count = this.count.at(i)
+      if (count === 0) {
+        tokens += requestEnd > start && requestEnd <= end ? output : 0
+        continue
+      }
+      const from = this.from.at(i)
+      let events = 0
+      for (let k = from; k < from + count; k++) {
+        const t = times[k] as number
+        if (t > start && t <= end) events++
+      }
+      tokens += (output * events) / count
+    }
+    return tokens
+  }
 }
 
 function steadyFigures(
-  records: readonly RequestRecord[],
-  events: readonly { at: number; delta: number }[],
+  spans: TokenSpans,
+  steps: InFlightSteps,
   origin: number,
   start: number,
   end: number,
 ): SteadyWindow {
-  let tokens = 0
-  for (const r of records) {
-    if (!isOk(r) || r.end_at <= start || r.sent_at >= end) continue
-    tokens += tokensWithin(r, start, end)
-  }
   const seconds = (end - start) / 1000
   return {
     start_s: round((start - origin) / 1000, 3),
     end_s: round((end - origin) / 1000, 3),
-    mean_in_flight: round(meanInFlight(events, start, end), 2),
-    output_tokens_per_s: round(tokens / seconds, 2),
+    mean_in_flight: round(meanInFlight(steps, start, end), 2),
+    output_tokens_per_s: round(spans.within(start, end) / seconds, 2),
   }
 }
 
-/**
- * A request's output tokens that arrived in (start, end]: its events there, each carrying an equal
- * share of its tokens; a response without token events (not streamed) delivers them all at its end.
- */
-function tokensWithin(r: RequestRecord, start: number, end: number): number {
-  if (r.token_times.length === 0) return r.end_at > start && r.end_at <= end ? r.output_tokens : 0
-  let events = 0
-  for (const t of r.token_times) if (t > start && t <= end) events++
-  return (r.output_tokens * events) / r.token_times.length
-}
-
-function meanInFlight(events: readonly { at: number; delta: number }[], start: number, end: number): number {
+function meanInFlight(steps: InFlightSteps, start: number, end: number): number {
   let current = 0
   let area = 0
   let previousAt = start
-  for (const event of events) {
-    if (event.at > end) break
-    if (event.at > start) {
-      area += current * (event.at - previousAt)
-      previousAt = event.at
+  for (let i = 0; i < steps.at.length; i++) {
+    const at = steps.at[i] as number
+    if (at > end) break
+    if (at > start) {
+      area += current * (at - previousAt)
+      previousAt = at
     }
-    current += event.delta
+    current += steps.delta[i] as number
   }
   area += current * (end - previousAt)
   return end > start ? area / (end - start) : current

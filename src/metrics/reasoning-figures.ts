@@ -1,7 +1,8 @@
 import type { ReasoningTokenSource, RequestRecord } from '../records/types.js'
 import { unstreamedReasoningTokens } from '../records/unstreamed-reasoning.js'
+import { type Accumulator, accumulate, Samples } from './accumulator.js'
 import { isOk } from './derive.js'
-import { type Distribution, summarizeSamples } from './distribution.js'
+import type { Distribution } from './distribution.js'
 
 /**
  * A reasoning model thinks before it answers, and TTFT (the first token of either) then measures
@@ -91,36 +92,45 @@ export function reasoningFigures(
   records: readonly RequestRecord[],
   percentiles: readonly number[],
 ): ReasoningFigures | null {
-  const ttfr: number[] = []
-  const ttfo: number[] = []
-  const reasoningTokens: number[] = []
-  const answer: number[] = []
-  const answerTpot: number[] = []
+  return accumulate(records, reasoningAccumulator(percentiles))
+}
+
+/** The same, fed record by record. */
+export function reasoningAccumulator(percentiles: readonly number[]): Accumulator<ReasoningFigures | null> {
+  const ttfr = new Samples()
+  const ttfo = new Samples()
+  const reasoningTokens = new Samples()
+  const answer = new Samples()
+  const answerTpot = new Samples()
   const sources: Record<ReasoningTokenSource, number> = { usage: 0, events: 0, tokenizer: 0 }
   let reasoning = 0
   let hidden = 0
-  for (const record of records) {
-    if (!isOk(record)) continue
-    pushFigure(ttfo, ttfoMs(record))
-    pushFigure(answer, answerTokens(record))
-    pushFigure(answerTpot, answerTpotMs(record))
-    if (!reasoned(record)) continue
-    reasoning++
-    pushFigure(ttfr, ttfrMs(record))
-    reasoningTokens.push(record.reasoning_output_tokens ?? 0)
-    if (record.reasoning_token_source !== undefined) sources[record.reasoning_token_source]++
-    if (reasoningHidden(record)) hidden++
-  }
-  if (reasoning === 0) return null
   return {
-    requests_reasoning: reasoning,
-    ttfr_ms: summarizeSamples(ttfr, percentiles),
-    ttfo_ms: summarizeSamples(ttfo, percentiles),
-    reasoning_tokens: summarizeSamples(reasoningTokens, percentiles),
-    answer_tokens: summarizeSamples(answer, percentiles),
-    answer_tpot_ms: summarizeSamples(answerTpot, percentiles),
-    reasoning_token_sources: sources,
-    reasoning_hidden: hidden,
+    add(record) {
+      if (!isOk(record)) return
+      ttfo.pushFigure(ttfoMs(record))
+      answer.pushFigure(answerTokens(record))
+      answerTpot.pushFigure(answerTpotMs(record))
+      if (!reasoned(record)) return
+      reasoning++
+      ttfr.pushFigure(ttfrMs(record))
+      reasoningTokens.push(record.reasoning_output_tokens ?? 0)
+      if (record.reasoning_token_source !== undefined) sources[record.reasoning_token_source]++
+      if (reasoningHidden(record)) hidden++
+    },
+    result() {
+      if (reasoning === 0) return null
+      return {
+        requests_reasoning: reasoning,
+        ttfr_ms: ttfr.distribution(percentiles),
+        ttfo_ms: ttfo.distribution(percentiles),
+        reasoning_tokens: reasoningTokens.distribution(percentiles),
+        answer_tokens: answer.distribution(percentiles),
+        answer_tpot_ms: answerTpot.distribution(percentiles),
+        reasoning_token_sources: sources,
+        reasoning_hidden: hidden,
+      }
+    },
   }
 }
 
@@ -133,8 +143,4 @@ export function reasoningNotes(figures: ReasoningFigures | undefined): string[] 
       "(TTFO and TTFT are the same moment for them); the comparisons of TTFT with the server's own first " +
       'token (time outside its scheduler, queue before the engine) leave them out',
   ]
-}
-
-function pushFigure(into: number[], value: number | null): void {
-  if (value !== null) into.push(value)
 }

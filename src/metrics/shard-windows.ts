@@ -16,19 +16,22 @@ export interface ShardWindow {
  */
 export function shardWindows(records: Iterable<RequestRecord>): Map<number, ShardWindow> {
   const shards = new Map<number, ShardWindow>()
-  for (const r of records) {
-    const key = r.shard ?? 0
-    let shard = shards.get(key)
-    if (shard === undefined) {
-      shard = { start: Number.POSITIVE_INFINITY, end: Number.NEGATIVE_INFINITY, tokens: 0, ok: 0 }
-      shards.set(key, shard)
-    }
-    shard.start = Math.min(shard.start, r.sent_at)
-    shard.end = Math.max(shard.end, r.end_at)
-    if (isOk(r)) {
-      shard.tokens += r.output_tokens
-      shard.ok++
-    }
-  }
+  for (const r of records) shardWindowAdd(shards, r)
   return shards
+}
+
+/** One record into its shard's window. */
+export function shardWindowAdd(shards: Map<number, ShardWindow>, r: RequestRecord): void {
+  const key = r.shard ?? 0
+  let shard = shards.get(key)
+  if (shard === undefined) {
+    shard = { start: Number.POSITIVE_INFINITY, end: Number.NEGATIVE_INFINITY, tokens: 0, ok: 0 }
+    shards.set(key, shard)
+  }
+  shard.start = Math.min(shard.start, r.sent_at)
+  shard.end = Math.max(shard.end, r.end_at)
+  if (isOk(r)) {
+    shard.tokens += r.output_tokens
+    shard.ok++
+  }
 }

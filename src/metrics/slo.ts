@@ -1,4 +1,5 @@
 import type { RequestRecord } from '../records/types.js'
+import { type Accumulator, accumulate, Samples } from './accumulator.js'
 import { e2eMs, isOk, tpotMs, ttftMs } from './derive.js'
 import { percentileOfSorted, round } from './distribution.js'
 import { answerTpotMs, ttfoMs, ttfrMs } from './reasoning-figures.js'
@@ -77,40 +78,57 @@ export function evaluateSlos(
   timeoutMs: number,
   windowS: number,
 ): LevelSlo {
+  return accumulate(
+    records,
+    sloAccumulator(slos, timeoutMs, () => windowS),
+  )
+}
+
+/** The same, fed record by record: each objective's values, the good requests and their tokens. */
+export function sloAccumulator(
+  slos: readonly Slo[],
+  timeoutMs: number,
+  windowS: () => number,
+): Accumulator<LevelSlo> {
+  let requests = 0
   let good = 0
   let goodTokens = 0
-  for (const record of records) {
-    if (!isOk(record)) continue
-    const within = slos.every((slo) => {
-      const value = metricOf(record, slo.metric)
-      return value === null || value <= slo.threshold_ms
-    })
-    if (within) {
-      good++
-      goodTokens += record.output_tokens
-    }
-  }
-  const checks = slos.map((slo): SloCheck => {
-    const values: number[] = []
-    for (const record of records) {
-      const value = isOk(record) ? metricOf(record, slo.metric) : timeoutMs
-      if (value !== null) values.push(value)
-    }
-    values.sort((x, y) => x - y)
-    const value = percentileOfSorted(values, slo.percentile)
-    return {
-      key: slo.key,
-      threshold_ms: slo.threshold_ms,
-      value_ms: value === null ? null : round(value),
-      met: value !== null && value <= slo.threshold_ms,
-    }
-  })
+  const values = slos.map(() => new Samples())
   return {
-    checks,
-    meets: records.length > 0 && checks.every((check) => check.met),
-    good_share: records.length === 0 ? 0 : round(good / records.length, 4),
-    goodput_requests_per_s: windowS > 0 ? round(good / windowS, 3) : 0,
-    goodput_tokens_per_s: windowS > 0 ? round(goodTokens / windowS, 2) : 0,
+    add(record) {
+      requests++
+      const ok = isOk(record)
+      let within = ok
+      for (let i = 0; i < slos.length; i++) {
+        const slo = slos[i] as Slo
+        const value = ok ? metricOf(record, slo.metric) : timeoutMs
+        if (value !== null) (values[i] as Samples).push(value)
+        if (ok && value !== null && value > slo.threshold_ms) within = false
+      }
+      if (within) {
+        good++
+        goodTokens += record.output_tokens
+      }
+    },
+    result() {
+      const checks = slos.map((slo, i): SloCheck => {
+        const value = percentileOfSorted((values[i] as Samples).sorted(), slo.percentile)
+        return {
+          key: slo.key,
+          threshold_ms: slo.threshold_ms,
+          value_ms: value === null ? null : round(value),
+          met: value !== null && value <= slo.threshold_ms,
+        }
+      })
+      const seconds = windowS()
+      return {
+        checks,
+        meets: requests > 0 && checks.every((check) => check.met),
+        good_share: requests === 0 ? 0 : round(good / requests, 4),
+        goodput_requests_per_s: seconds > 0 ? round(good / seconds, 3) : 0,
+        goodput_tokens_per_s: seconds > 0 ? round(goodTokens / seconds, 2) : 0,
+      }
+    },
   }
 }
 

@@ -1,36 +1,23 @@
 import type { Protocol } from '../protocol.js'
-import { fdLimitReason } from '../records/client-fd-limit.js'
-import { ERROR_CLASSES, type ErrorClass, type RequestRecord } from '../records/types.js'
-import { unstreamedReasoningTokens } from '../records/unstreamed-reasoning.js'
-import { splitEvenly } from '../schedule/split.js'
+import type { ErrorClass, RequestRecord } from '../records/types.js'
 import type { ServerLevelFigures } from '../server-metrics/level-figures.js'
-import { type CacheShareBucket, cacheEffect } from './cache-effect.js'
-import { type ClientHealth, type Dispatch, judgeClient, type LevelClientStats } from './client-health.js'
-import { type ConnectionFigures, connectionFigures, connectionNotes } from './connection-figures.js'
-import { e2eMs, isOk, pushItlMs, tpotMs, ttftMs } from './derive.js'
-import { type Distribution, percentileOfSorted, round, summarizeSamples } from './distribution.js'
-import { type EmbeddingFigures, embeddingFigures } from './embedding-figures.js'
-import { type EventFigures, eventFigures, eventNotes } from './event-figures.js'
-import { type LevelFailures, levelFailures } from './failure-causes.js'
-import { type InBandFigures, inBandFigures } from './in-band-figures.js'
-import { type AchievedConcurrency, inFlightFigures, type SteadyWindow } from './in-flight.js'
-import { type ReasoningFigures, reasoningFigures, reasoningNotes } from './reasoning-figures.js'
-import { shardWindows } from './shard-windows.js'
-import { evaluateSlos, type LevelSlo, type Slo } from './slo.js'
-import { type TurnFigures, turnFigures } from './turn-figures.js'
-import {
-  type CostFigures,
-  costOf,
-  type InputFigures,
-  inputFigures,
-  intendedLatencies,
-  type OutputFigures,
-  outputFigures,
-  type Prices,
-  type ScheduleFigures,
-  scheduleFigures,
-  tokenTotals,
-} from './workload-figures.js'
+import type { Accumulator } from './accumulator.js'
+import type { CacheShareBucket } from './cache-effect.js'
+import type { ClientHealth, LevelClientStats } from './client-health.js'
+import type { ConnectionFigures } from './connection-figures.js'
+import type { Distribution } from './distribution.js'
+import type { EmbeddingFigures } from './embedding-figures.js'
+import type { EventFigures } from './event-figures.js'
+import type { LevelFailures } from './failure-causes.js'
+import type { AnyFigure, Applicability, LevelContext, LevelFigures } from './figure.js'
+import { LEVEL_FIGURES } from './figure-catalogue.js'
+import type { InBandFigures } from './in-band-figures.js'
+import type { AchievedConcurrency, SteadyWindow } from './in-flight.js'
+import { LevelTally } from './level-tally.js'
+import type { ReasoningFigures } from './reasoning-figures.js'
+import type { LevelSlo, Slo } from './slo.js'
+import type { TurnFigures } from './turn-figures.js'
+import type { CostFigures, InputFigures, OutputFigures, Prices, ScheduleFigures } from './workload-figures.js'
 
 export type { ClientHealth }
 
@@ -152,202 +139,77 @@ export function summarizeLevel(
   options: SummaryOptions,
   clientStats: LevelClientStats,
 ): Omit<LevelSummary, 'verdict' | 'advice'> {
-  const { percentiles } = options
-  const records = allRecords.filter((r) => r.phase === 'measure' && r.level === value)
-  const errors = Object.fromEntries(ERROR_CLASSES.map((c) => [c, 0])) as Record<ErrorClass, number>
-  const timeouts = { connect: 0, first_token: 0, idle: 0, total: 0 }
-  const samples: { class: ErrorClass; message: string }[] = []
-  const ttft: number[] = []
-  const tpot: number[] = []
-  const itl: number[] = []
-  const e2e: number[] = []
-  const counting = { from_usage: 0, from_tokenizer: 0, discrepancySum: 0, discrepancyCount: 0 }
-  let ok = 0
-  let outputTokens = 0
-  let windowStart = Number.POSITIVE_INFINITY
-  let windowEnd = Number.NEGATIVE_INFINITY
-  const lateness: number[] = []
-  for (const record of records) {
-    windowStart = Math.min(windowStart, record.sent_at)
-    windowEnd = Math.max(windowEnd, record.end_at)
-    lateness.push(record.sent_at - record.scheduled_at)
-    if (!isOk(record)) {
-      const error = record.error as NonNullable<RequestRecord['error']>
-      errors[error.class]++
-      const sameClass = samples.filter((sample) => sample.class === error.class)
-      if (sameClass.length < 3 && !sameClass.some((sample) => sample.message === error.message)) {
-        samples.push({ class: error.class, message: error.message })
-      }
-      if (error.class === 'timeout') timeouts[error.timeout ?? 'total']++
-      continue
-    }
-    ok++
-    outputTokens += record.output_tokens
-    const first = ttftMs(record)
-    if (first !== null) ttft.push(first)
-    const perToken = tpotMs(record)
-    if (perToken !== null) tpot.push(perToken)
-    pushItlMs(record, itl)
-    e2e.push(e2eMs(record))
-    countTokenSource(record, counting)
-  }
-  const durationS = records.length === 0 ? 0 : (windowEnd - windowStart) / 1000
-  const connections = connectionFigures(records, clientStats.connections?.closed_by_server)
-  const itlMs = summarizeSamples(itl, percentiles)
-  const events = eventFigures(records, percentiles, itlMs)
-  const usageRejected = records.filter((r) => r.rejected_usage !== undefined).length
-  const reasoning = reasoningFigures(records, percentiles) ?? undefined
-  const client = judgeClient(
-    clientStats,
-    options.mode === 'request_rate' ? null : dispatchFigures(lateness, e2e),
-  )
-  const fdLimit = fdLimitReason(records)
-  if (fdLimit !== null) {
-    client.reasons.push(fdLimit)
-    client.bound = true
-  }
-  const rates = shardRates(records, durationS, outputTokens, ok)
-  const streams =
-    options.shard == null ? value : (splitEvenly(value, options.shard.count)[options.shard.index] ?? 0)
-  const inFlight = inFlightFigures(records, options.mode === 'request_rate' ? null : streams)
-  // Error-adjusted: every request counts, a failed one as the worst latency the client would wait.
-  const failedAs = (value: number | null, record: RequestRecord): number | null =>
-    isOk(record) ? value : options.timeout_ms
-  const ttftAdjusted: number[] = []
-  const e2eAdjusted: number[] = []
-  for (const record of records) {
-    const first = failedAs(ttftMs(record), record)
-    if (first !== null) ttftAdjusted.push(first)
-    e2eAdjusted.push(failedAs(e2eMs(record), record) as number)
-  }
-  return {
-    value,
-    mode: options.mode ?? 'concurrency',
-    requests: records.length,
-    ok,
-    failed: records.length - ok,
-    success_rate: records.length === 0 ? 0 : round(ok / records.length, 4),
-    errors,
-    error_samples: samples,
-    ...levelFailures(records, ok, outputTokens, options.protocol !== 'embeddings'),
-    ...(options.protocol === 'embeddings' ? { embeddings: embeddingFigures(records, durationS) } : {}),
-    timeouts,
-    ttft_ms: summarizeSamples(ttft, percentiles),
-    tpot_ms: summarizeSamples(tpot, percentiles),
-    itl_ms: itlMs,
-    e2e_ms: summarizeSamples(e2e, percentiles),
-    ttft_ms_error_adjusted: summarizeSamples(ttftAdjusted, percentiles),
-    e2e_ms_error_adjusted: summarizeSamples(e2eAdjusted, percentiles),
-    slo:
-      options.slos.length === 0 ? null : evaluateSlos(records, options.slos, options.timeout_ms, durationS),
-    output_tokens_per_s: round(rates.tokensPerS, 2),
-    output_tokens_per_s_steady: inFlight.steady?.output_tokens_per_s ?? round(rates.tokensPerS, 2),
-    steady_window: inFlight.steady,
-    achieved_concurrency: inFlight.achieved,
-    requests_per_s: round(rates.requestsPerS, 3),
-    duration_s: round(durationS, 3),
-    output_tokens: outputTokens,
-    input: inputFigures(records),
-    output: outputFigures(records, percentiles),
-    ...(options.mode === 'request_rate'
-      ? intendedLatencies(records, percentiles)
-      : { ttft_ms_from_intended: null, e2e_ms_from_intended: null }),
-    schedule:
-      options.mode === 'request_rate'
-        ? scheduleFigures(records, clientStats.arrivals ?? null, clientStats.max_in_flight ?? null)
-        : null,
-    cost: options.pricing == null ? null : costOf(tokenTotals(records), options.pricing),
-    token_counting: {
-      from_usage: counting.from_usage,
-      from_tokenizer: counting.from_tokenizer,
-      tokenizer_vs_usage_percent:
-        counting.discrepancyCount === 0
-          ? null
-          : round((100 * counting.discrepancySum) / counting.discrepancyCount, 2),
-      usage_rejected: usageRejected,
-    },
-    connections,
-    events,
-    // Absent, not null, when no request carried any: results of runs without it stay as they were.
-    ...inBand(records, percentiles),
-    ...(reasoning === undefined ? {} : { reasoning }),
-    ...prefixCacheFigures(records),
-    notes: [
-      ...connectionNotes(connections),
-      ...eventNotes(events, usageRejected),
-      ...reasoningNotes(reasoning),
-    ],
-    client,
-  }
+  const level = new LevelSummarizer(value, options)
+  for (const record of allRecords) if (record.phase === 'measure' && record.level === value) level.add(record)
+  return level.result(clientStats)
 }
 
-/** Per-turn and cache-share figures, each absent when the level has none (results stay as they were). */
-function prefixCacheFigures(records: readonly RequestRecord[]): Pick<LevelSummary, 'turns' | 'cache_effect'> {
-  const turns = turnFigures(records)
-  const effect = cacheEffect(records)
-  return { ...(turns === null ? {} : { turns }), ...(effect === null ? {} : { cache_effect: effect }) }
-}
-
-function inBand(
-  records: readonly RequestRecord[],
-  percentiles: readonly number[],
-): { in_band?: InBandFigures } {
-  const figures = inBandFigures(records, percentiles)
-  return figures === null ? {} : { in_band: figures }
-}
+/** The client's self-watch before a level's end reports it. */
+const NO_CLIENT_STATS: LevelClientStats = { cpu_percent: 0, loops: [] }
 
 /**
- * Throughput over the level's window. Records of a merged sharded run carry their shard, and each
- * shard's throughput is taken over its own window (first send to last end) and summed: shards
- * started a little apart must not dilute each other's rate over the union of their windows.
+ * One level's figures, fed its measured records one at a time as they arrive (each to every figure
+ * of the catalogue that applies) and read once when the level ends, with the client's self-watch of
+ * that level: nothing keeps the records.
  */
-function shardRates(
-  records: readonly RequestRecord[],
-  durationS: number,
-  outputTokens: number,
-  ok: number,
-): { tokensPerS: number; requestsPerS: number } {
-  if (!records.some((r) => r.shard !== undefined))
-    return durationS > 0
-      ? { tokensPerS: outputTokens / durationS, requestsPerS: ok / durationS }
-      : { tokensPerS: 0, requestsPerS: 0 }
-  let tokensPerS = 0
-  let requestsPerS = 0
-  for (const shard of shardWindows(records).values()) {
-    const seconds = (shard.end - shard.start) / 1000
-    if (seconds <= 0) continue
-    tokensPerS += shard.tokens / seconds
-    requestsPerS += shard.ok / seconds
+export class LevelSummarizer {
+  private readonly context: LevelContext
+  private readonly figures: { figure: AnyFigure; accumulator: Accumulator<object> | null }[] = []
+
+  constructor(value: number, options: SummaryOptions) {
+    this.context = {
+      value,
+      options,
+      mode: options.mode ?? 'concurrency',
+      clientStats: NO_CLIENT_STATS,
+      generates: options.protocol !== 'embeddings',
+      tally: new LevelTally(),
+      figures: {},
+    }
+    for (const figure of LEVEL_FIGURES) {
+      const { source } = figure
+      if ('from' in source) continue
+      const applies = appliesTo(figure.applies, this.context)
+      this.figures.push({
+        figure,
+        accumulator: applies && 'accumulator' in source ? source.accumulator(this.context) : null,
+      })
+    }
   }
-  return { tokensPerS, requestsPerS }
+
+  add(record: RequestRecord): void {
+    this.context.tally.add(record)
+    for (const { accumulator } of this.figures) accumulator?.add(record)
+  }
+
+  /** The level's figures, in the catalogue's order; `clientStats` is the client's self-watch over the level. */
+  result(clientStats: LevelClientStats): LevelFigures {
+    const { context } = this
+    context.clientStats = clientStats
+    const figures = context.figures
+    for (const { figure, accumulator } of this.figures) {
+      const fields = Object.keys(figure.fields) as (keyof LevelFigures)[]
+      if (!appliesTo(figure.applies, context)) {
+        if (figure.applies?.otherwise === 'null')
+          for (const key of fields) Object.assign(figures, { [key]: null })
+        continue
+      }
+      const { source } = figure
+      const values: Partial<LevelFigures> =
+        accumulator !== null ? accumulator.result() : 'derive' in source ? source.derive(context) : {}
+      if (figure.absentWhenNull && fields.every((key) => values[key] == null)) continue
+      Object.assign(figures, values)
+    }
+    return figures as LevelFigures
+  }
 }
 
-function dispatchFigures(lateness: number[], e2e: number[]): Dispatch | null {
-  if (lateness.length === 0 || e2e.length === 0) return null
-  const mean = (values: number[]): number => values.reduce((a, b) => a + b, 0) / values.length
-  return {
-    lateness_p99_ms: percentileOfSorted(
-      lateness.sort((x, y) => x - y),
-      99,
-    ) as number,
-    lateness_mean_ms: mean(lateness),
-    e2e_mean_ms: mean(e2e),
-  }
-}
-
-function countTokenSource(
-  record: RequestRecord,
-  counting: { from_usage: number; from_tokenizer: number; discrepancySum: number; discrepancyCount: number },
-): void {
-  if (record.token_source === 'tokenizer') {
-    counting.from_tokenizer++
-    return
-  }
-  counting.from_usage++
-  // The text holds no hidden reasoning: the tokenizer is compared with the usage of what was streamed.
-  const streamed = record.output_tokens - unstreamedReasoningTokens(record)
-  if (record.tokenizer_output_tokens !== null && streamed > 0) {
-    counting.discrepancySum += (record.tokenizer_output_tokens - streamed) / streamed
-    counting.discrepancyCount++
-  }
+/** Whether a figure applies to this level's run (no conditions: always). */
+function appliesTo(applies: Applicability | undefined, context: LevelContext): boolean {
+  if (applies === undefined) return true
+  if (applies.mode !== undefined && applies.mode !== context.mode) return false
+  if (applies.generates !== undefined && applies.generates !== context.generates) return false
+  if (applies.slos && context.options.slos.length === 0) return false
+  if (applies.pricing && context.options.pricing == null) return false
+  return true
 }

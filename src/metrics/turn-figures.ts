@@ -1,4 +1,5 @@
 import type { RequestRecord } from '../records/types.js'
+import { type Accumulator, accumulate, Samples } from './accumulator.js'
 import { isOk, ttftMs } from './derive.js'
 import { percentileOfSorted, round } from './distribution.js'
 import { cachedPromptTokens, promptTokens } from './in-band-figures.js'
@@ -23,51 +24,71 @@ export interface TurnFigures {
 
 /** Null when no record is a session turn (a run of single prompts). */
 export function turnFigures(records: readonly RequestRecord[]): TurnFigures[] | null {
-  const byTurn = new Map<number, RequestRecord[]>()
-  for (const record of records) {
-    if (record.turn === undefined || !isOk(record)) continue
-    const list = byTurn.get(record.turn)
-    if (list === undefined) byTurn.set(record.turn, [record])
-    else list.push(record)
-  }
-  if (byTurn.size === 0) return null
-  return [...byTurn.keys()].sort((a, b) => a - b).map((turn) => figuresOf(turn, byTurn.get(turn) ?? []))
+  return accumulate(records, turnAccumulator())
 }
 
-function figuresOf(turn: number, records: readonly RequestRecord[]): TurnFigures {
-  const ttfts: number[] = []
-  let inputSum = 0
-  let inputCount = 0
-  let cachedSum = 0
-  let promptOfCached = 0
-  let cachedCount = 0
-  for (const record of records) {
-    const ttft = ttftMs(record)
-    if (ttft !== null) ttfts.push(ttft)
+/** One turn index's tally over its successful requests. */
+class TurnTally {
+  requests = 0
+  readonly ttfts = new Samples()
+  inputSum = 0
+  inputCount = 0
+  cachedSum = 0
+  promptOfCached = 0
+  cachedCount = 0
+
+  add(record: RequestRecord): void {
+    this.requests++
+    this.ttfts.pushFigure(ttftMs(record))
     const prompt = promptTokens(record)
     if (prompt !== null) {
-      inputSum += prompt
-      inputCount++
+      this.inputSum += prompt
+      this.inputCount++
     }
     const cached = cachedPromptTokens(record)
     if (cached !== null && prompt !== null && prompt > 0) {
-      cachedSum += cached
-      promptOfCached += prompt
-      cachedCount++
+      this.cachedSum += cached
+      this.promptOfCached += prompt
+      this.cachedCount++
     }
   }
-  const sorted = Float64Array.from(ttfts).sort()
-  const at = (p: number): number | null => {
-    const value = percentileOfSorted(Array.from(sorted), p)
-    return value === null ? null : round(value)
+
+  figures(turn: number): TurnFigures {
+    const sorted = this.ttfts.sorted()
+    const at = (p: number): number | null => {
+      const value = percentileOfSorted(sorted, p)
+      return value === null ? null : round(value)
+    }
+    return {
+      turn,
+      requests: this.requests,
+      ttft_ms_p50: at(50),
+      ttft_ms_p95: at(95),
+      input_tokens_mean: this.inputCount === 0 ? null : round(this.inputSum / this.inputCount, 1),
+      cached_tokens_mean: this.cachedCount === 0 ? null : round(this.cachedSum / this.cachedCount, 1),
+      cached_share: this.cachedCount === 0 ? null : round(this.cachedSum / this.promptOfCached, 4),
+    }
   }
+}
+
+/** The same, fed record by record. */
+export function turnAccumulator(): Accumulator<TurnFigures[] | null> {
+  const byTurn = new Map<number, TurnTally>()
   return {
-    turn,
-    requests: records.length,
-    ttft_ms_p50: at(50),
-    ttft_ms_p95: at(95),
-    input_tokens_mean: inputCount === 0 ? null : round(inputSum / inputCount, 1),
-    cached_tokens_mean: cachedCount === 0 ? null : round(cachedSum / cachedCount, 1),
-    cached_share: cachedCount === 0 ? null : round(cachedSum / promptOfCached, 4),
+    add(record) {
+      if (record.turn === undefined || !isOk(record)) return
+      let tally = byTurn.get(record.turn)
+      if (tally === undefined) {
+        tally = new TurnTally()
+        byTurn.set(record.turn, tally)
+      }
+      tally.add(record)
+    },
+    result() {
+      if (byTurn.size === 0) return null
+      return [...byTurn.keys()]
+        .sort((a, b) => a - b)
+        .map((turn) => (byTurn.get(turn) as TurnTally).figures(turn))
+    },
   }
 }

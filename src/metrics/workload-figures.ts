@@ -1,6 +1,8 @@
 import type { RequestRecord } from '../records/types.js'
+import { type Accumulator, accumulate, Samples } from './accumulator.js'
 import { isOk } from './derive.js'
-import { type Distribution, percentileOfSorted, round, summarizeSamples } from './distribution.js'
+import { type Distribution, percentileOfSorted, round } from './distribution.js'
+import { Mean } from './mean.js'
 
 /**
  * What a level's requests asked for and got, beside the latency figures: input tokens requested vs
@@ -65,9 +67,19 @@ const MAX_LATE_SHARE = 0.02
 export const STOPPED_EARLY_FLAG_SHARE = 0.1
 
 export function inputFigures(records: readonly RequestRecord[]): InputFigures {
+  return accumulate(records, inputAccumulator())
+}
+
+/** The same, fed record by record. */
+export function inputAccumulator(): Accumulator<InputFigures> {
+  const requested = new Mean()
+  const server = new Mean()
   return {
-    requested_mean: meanOf(records, (r) => r.requested_input_tokens ?? null),
-    server_mean: meanOf(records, (r) => (r.token_source === 'usage' ? r.input_tokens : null)),
+    add(r) {
+      requested.push(r.requested_input_tokens ?? null)
+      server.push(r.token_source === 'usage' ? r.input_tokens : null)
+    },
+    result: () => ({ requested_mean: requested.result(1), server_mean: server.result(1) }),
   }
 }
 
@@ -75,23 +87,34 @@ export function outputFigures(
   records: readonly RequestRecord[],
   percentiles: readonly number[],
 ): OutputFigures {
-  const ok = records.filter(isOk)
-  // finish_reason "length" is the server saying it reached max_tokens: a tokenizer count below it
-  // (no usage, another model's vocabulary) is our miscount, not an early stop.
-  const stoppedEarly = ok.filter(
-    (r) =>
-      r.requested_output_tokens !== undefined &&
-      r.output_tokens < r.requested_output_tokens &&
-      r.finish_reason !== 'length',
-  ).length
+  return accumulate(records, outputAccumulator(percentiles))
+}
+
+/** The same, fed record by record. */
+export function outputAccumulator(percentiles: readonly number[]): Accumulator<OutputFigures> {
+  const tokens = new Samples()
+  const requested = new Mean()
+  let stoppedEarly = 0
   return {
-    tokens: summarizeSamples(
-      ok.map((r) => r.output_tokens),
-      percentiles,
-    ),
-    requested_mean: meanOf(ok, (r) => r.requested_output_tokens ?? null),
-    stopped_early: stoppedEarly,
-    stopped_early_share: ok.length === 0 ? 0 : round(stoppedEarly / ok.length, 4),
+    add(r) {
+      if (!isOk(r)) return
+      tokens.push(r.output_tokens)
+      requested.push(r.requested_output_tokens ?? null)
+      // finish_reason "length" is the server saying it reached max_tokens: a tokenizer count below it
+      // (no usage, another model's vocabulary) is our miscount, not an early stop.
+      if (
+        r.requested_output_tokens !== undefined &&
+        r.output_tokens < r.requested_output_tokens &&
+        r.finish_reason !== 'length'
+      )
+        stoppedEarly++
+    },
+    result: () => ({
+      tokens: tokens.distribution(percentiles),
+      requested_mean: requested.result(1),
+      stopped_early: stoppedEarly,
+      stopped_early_share: tokens.length === 0 ? 0 : round(stoppedEarly / tokens.length, 4),
+    }),
   }
 }
 
@@ -100,16 +123,25 @@ export function intendedLatencies(
   records: readonly RequestRecord[],
   percentiles: readonly number[],
 ): { ttft_ms_from_intended: Distribution; e2e_ms_from_intended: Distribution } {
-  const ok = records.filter(isOk)
+  return accumulate(records, intendedAccumulator(percentiles))
+}
+
+/** The same, fed record by record. */
+export function intendedAccumulator(
+  percentiles: readonly number[],
+): Accumulator<{ ttft_ms_from_intended: Distribution; e2e_ms_from_intended: Distribution }> {
+  const ttft = new Samples()
+  const e2e = new Samples()
   return {
-    ttft_ms_from_intended: summarizeSamples(
-      ok.flatMap((r) => (r.first_token_at === null ? [] : [r.first_token_at - r.scheduled_at])),
-      percentiles,
-    ),
-    e2e_ms_from_intended: summarizeSamples(
-      ok.map((r) => r.end_at - r.scheduled_at),
-      percentiles,
-    ),
+    add(r) {
+      if (!isOk(r)) return
+      if (r.first_token_at !== null) ttft.push(r.first_token_at - r.scheduled_at)
+      e2e.push(r.end_at - r.scheduled_at)
+    },
+    result: () => ({
+      ttft_ms_from_intended: ttft.distribution(percentiles),
+      e2e_ms_from_intended: e2e.distribution(percentiles),
+    }),
   }
 }
 
@@ -118,12 +150,40 @@ export function scheduleFigures(
   arrivals: { planned: number; sent: number; dropped: number } | null,
   maxInFlight: number | null,
 ): ScheduleFigures {
-  const lateness = Float64Array.from(
-    records.filter((r) => r.attempt === 1).map((r) => r.sent_at - r.scheduled_at),
-  ).sort()
+  return accumulate(
+    records,
+    scheduleAccumulator(() => ({ arrivals, maxInFlight })),
+  )
+}
+
+/** What the workers report of a level's arrivals at its end. */
+interface ArrivalStats {
+  arrivals: { planned: number; sent: number; dropped: number } | null
+  maxInFlight: number | null
+}
+
+/** The same, fed record by record (each first attempt's lateness); the arrivals are read when the result is. */
+export function scheduleAccumulator(stats: () => ArrivalStats): Accumulator<ScheduleFigures> {
+  const samples = new Samples()
+  return {
+    add(r) {
+      if (r.attempt === 1) samples.push(r.sent_at - r.scheduled_at)
+    },
+    result: () => {
+      const { arrivals, maxInFlight } = stats()
+      return scheduleOf(samples.sorted(), arrivals, maxInFlight)
+    },
+  }
+}
+
+function scheduleOf(
+  lateness: Float64Array,
+  arrivals: { planned: number; sent: number; dropped: number } | null,
+  maxInFlight: number | null,
+): ScheduleFigures {
   const late = lateness.filter((value) => value > LATE_MS).length
   const dropped = arrivals?.dropped ?? 0
-  const p99 = percentileOfSorted(Array.from(lateness), 99)
+  const p99 = percentileOfSorted(lateness, 99)
   const reasons: string[] = []
   if (dropped > 0)
     reasons.push(`${dropped} arrival(s) dropped: they waited past the request timeout for a free slot`)
@@ -139,7 +199,7 @@ export function scheduleFigures(
     sent: arrivals?.sent ?? lateness.length,
     dropped,
     late,
-    lateness_p50_ms: roundOrNull(percentileOfSorted(Array.from(lateness), 50)),
+    lateness_p50_ms: roundOrNull(percentileOfSorted(lateness, 50)),
     lateness_p99_ms: roundOrNull(p99),
     lateness_max_ms: roundOrNull(lateness.length === 0 ? null : (lateness[lateness.length - 1] as number)),
     fell_behind: reasons.length > 0,
@@ -166,6 +226,19 @@ export function tokenTotals(records: readonly RequestRecord[]): {
   return { input_tokens: input, output_tokens: output }
 }
 
+/** The same, fed record by record. */
+export function tokenTotalsAccumulator(): Accumulator<{ input_tokens: number; output_tokens: number }> {
+  let input = 0
+  let output = 0
+  return {
+    add(r) {
+      input += billedInputTokens(r)
+      output += r.output_tokens
+    },
+    result: () => ({ input_tokens: input, output_tokens: output }),
+  }
+}
+
 export function costOf(tokens: { input_tokens: number; output_tokens: number }, prices: Prices): CostFigures {
   return {
     ...tokens,
@@ -176,18 +249,6 @@ export function costOf(tokens: { input_tokens: number; output_tokens: number }, 
 
 export function priceTokens(input: number, output: number, prices: Prices): number {
   return round((input * prices.input_per_mtok + output * prices.output_per_mtok) / 1e6, 6)
-}
-
-function meanOf(records: readonly RequestRecord[], pick: (r: RequestRecord) => number | null): number | null {
-  let sum = 0
-  let n = 0
-  for (const r of records) {
-    const value = pick(r)
-    if (value === null) continue
-    sum += value
-    n++
-  }
-  return n === 0 ? null : round(sum / n, 1)
 }
 
 function roundOrNull(value: number | null): number | null {

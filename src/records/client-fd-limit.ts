@@ -12,10 +12,8 @@ export function hitClientFdLimit(record: RequestRecord): boolean {
   return record.error !== null && record.error.class !== 'http_4xx' && FD_LIMIT.test(record.error.message)
 }
 
-/** The client-bound reason for a level whose requests hit the limit; null when none did. */
-export function fdLimitReason(records: readonly RequestRecord[]): string | null {
-  let count = 0
-  for (const record of records) if (hitClientFdLimit(record)) count++
+/** The client-bound reason for a level where `count` requests hit the limit; null when none did. */
+export function fdLimitReason(count: number): string | null {
   if (count === 0) return null
   return `${count} request(s) failed in the client with too many open files (EMFILE/ENFILE): ${RAISE_FD_LIMIT}`
 }
