@@ -1,15 +1,15 @@
 import { joinUrl } from '../config/url.js'
+import type { LevelSummary } from '../metrics/summarize.js'
 import type { BenchResult } from '../result/bench-result.js'
 import { levelName } from '../result/level-name.js'
-import { achievedNotes, levelCell, throughputCell } from './achieved-cells.js'
+import { achievedNotes } from './achieved-cells.js'
 import type { Chart } from './charts.js'
 import { escapeHtml } from './escape-html.js'
 import { errorMessageLines } from './failure-notes.js'
 import { HEADLINE_STYLE, headlineHtml } from './headline.js'
-import { reasoningColumns } from './reasoning-cells.js'
+import { type LevelColumn, levelColumns } from './level-columns.js'
 import { MAX_TIMELINE_BARS } from './request-timeline.js'
 import type { TimelineChart } from './request-timeline-chart.js'
-import { serverColumns } from './server-cells.js'
 import { sessionTablesHtml } from './session-tables.js'
 import { lengthsLine, levelAxisTitle, workloadNotes } from './workload-notes.js'
 
@@ -71,6 +71,13 @@ ${figures}
 </div>`
 }
 
+/** A level's cell; the verdict's carries its class (the colour of a bad verdict) and the advice as its title. */
+function cellHtml(column: LevelColumn, level: LevelSummary): string {
+  const text = escapeHtml(column.cell(level))
+  if (column.name !== 'verdict') return `<td>${text}</td>`
+  return `<td class="verdict-${level.verdict}" title="${escapeHtml(level.advice)}">${text}</td>`
+}
+
 /** report.html: self-contained (styles, charts and script inline), opens from disk with no network. */
 export function renderHtml(
   result: BenchResult,
@@ -78,17 +85,10 @@ export function renderHtml(
   timelines: readonly TimelineChart[] = [],
 ): string {
   const { meta } = result
-  const keys = meta.percentiles.map((p) => `p${p}`)
-  const server = [...serverColumns(result), ...reasoningColumns(result)]
+  const columns = levelColumns(result, 'html')
   const rows = [...result.levels]
     .sort((a, b) => a.value - b.value)
-    .map(
-      (level) =>
-        `<tr><td>${levelCell(level, meta.load.mode === 'request_rate')}</td><td>${level.requests}</td><td>${(level.success_rate * 100).toFixed(1)}%</td>` +
-        `<td>${keys.map((k) => one(level.ttft_ms[k])).join(' / ')}</td><td>${keys.map((k) => one(level.tpot_ms[k], 1)).join(' / ')}</td>` +
-        `<td>${one(level.itl_ms.p50, 1)}</td><td>${one(level.e2e_ms.p50)}</td><td>${throughputCell(level)}</td>` +
-        `<td>${level.requests_per_s.toFixed(2)}</td>${server.map((column) => `<td>${escapeHtml(column.cell(level))}</td>`).join('')}<td class="verdict-${level.verdict}" title="${escapeHtml(level.advice)}">${level.verdict}</td></tr>`,
-    )
+    .map((level) => `<tr>${columns.map((column) => cellHtml(column, level)).join('')}</tr>`)
     .join('\n')
   // Saturation, capacity and the knee's cause head the page (headlineHtml); the details follow.
   const notes = [
@@ -128,10 +128,7 @@ ${figures}
 </div>
 ${timelinesHtml(timelines)}
 <h2>Per level</h2>
-<table class="levels"><thead><tr><th>${levelAxisTitle(meta)}</th><th>requests</th><th>success</th><th>TTFT ms ${keys.join('/')}</th><th>TPOT ms ${keys.join('/')}</th>
-<th>ITL ms p50</th><th>E2E ms p50</th><th>output tok/s</th><th>req/s</th>${server
-    .map((column) => `<th>${escapeHtml(column.head.replace('\n', ' '))}</th>`)
-    .join('')}<th>verdict</th></tr></thead>
+<table class="levels"><thead><tr>${columns.map((column) => `<th>${escapeHtml(column.head)}</th>`).join('')}</tr></thead>
 <tbody>
 ${rows}
 </tbody></table>

@@ -1,30 +1,17 @@
 import { joinUrl } from '../config/url.js'
-import type { Distribution } from '../metrics/distribution.js'
 import type { BenchResult } from '../result/bench-result.js'
 import { levelName } from '../result/level-name.js'
-import { achievedNotes, levelCell, throughputCell } from './achieved-cells.js'
+import { achievedNotes } from './achieved-cells.js'
 import { errorMessageLines } from './failure-notes.js'
 import { kneeCauseLine } from './knee-cause-line.js'
-import { reasoningColumns } from './reasoning-cells.js'
-import { serverColumns } from './server-cells.js'
+import { levelColumns } from './level-columns.js'
 import { sessionTables } from './session-tables.js'
 import { lengthsLine, workloadNotes } from './workload-notes.js'
-
-const one = (value: number | null | undefined, digits = 0): string =>
-  value === null || value === undefined ? '–' : value.toFixed(digits)
-
-const percentiles = (distribution: Distribution, keys: string[], digits = 0): string =>
-  keys.map((key) => one(distribution[key], digits)).join(' / ')
 
 /** summary.md: the per-level table, the verdicts and the saturation point, fit for a CI job summary. */
 export function renderMarkdown(result: BenchResult): string {
   const { meta } = result
-  const keys = meta.percentiles.map((p) => `p${p}`)
-  const hasSlo = result.levels.some((level) => level.slo !== null)
-  const hasCost = result.levels.some((level) => level.cost != null)
-  const server = [...serverColumns(result), ...reasoningColumns(result)]
-  const serverHeads = server.map((column) => ` ${column.head.replace('\n', ' ')} |`).join('')
-  const currency = result.cost?.currency ?? ''
+  const columns = levelColumns(result, 'markdown')
   const lines = [
     `# llmbench: ${meta.target.model}`,
     '',
@@ -35,23 +22,11 @@ export function renderMarkdown(result: BenchResult): string {
     ...whyLines(result),
     ...(result.capacity_summary === null ? [] : ['', `**Capacity:** ${result.capacity_summary}`]),
     '',
-    `| ${meta.trace != null ? 'trace speed' : meta.load.mode === 'request_rate' ? 'rate (req/s)' : 'concurrency'} | requests | success | TTFT ms ${keys.join('/')} | TPOT ms ${keys.join('/')} | ITL ms p50 | E2E ms p50 | output tok/s | req/s |${serverHeads}${hasSlo ? ' SLO good % |' : ''}${hasCost ? ` tokens in / out | cost ${currency} |` : ''} verdict |`,
-    `| --- | --- | --- | --- | --- | --- | --- | --- | --- |${' --- |'.repeat(server.length)}${hasSlo ? ' --- |' : ''}${hasCost ? ' --- | --- |' : ''} --- |`,
+    `| ${columns.map((column) => column.head).join(' | ')} |`,
+    `|${' --- |'.repeat(columns.length)}`,
   ]
-  for (const level of [...result.levels].sort((a, b) => a.value - b.value)) {
-    const slo =
-      level.slo === null ? '' : ` ${(level.slo.good_share * 100).toFixed(1)}${level.slo.meets ? '' : ' ✗'} |`
-    const cost =
-      level.cost == null
-        ? ''
-        : ` ${level.cost.input_tokens} / ${level.cost.output_tokens} | ${level.cost.amount.toFixed(4)} |`
-    lines.push(
-      `| ${levelCell(level, meta.load.mode === 'request_rate')} | ${level.requests} | ${(level.success_rate * 100).toFixed(1)}% | ` +
-        `${percentiles(level.ttft_ms, keys)} | ${percentiles(level.tpot_ms, keys, 1)} | ${one(level.itl_ms.p50, 1)} | ` +
-        `${one(level.e2e_ms.p50)} | ${throughputCell(level)} | ${level.requests_per_s.toFixed(2)} |${server.map((column) => ` ${column.cell(level)} |`).join('')}${slo}${cost} ` +
-        `${level.verdict} |`,
-    )
-  }
+  for (const level of [...result.levels].sort((a, b) => a.value - b.value))
+    lines.push(`| ${columns.map((column) => column.cell(level)).join(' | ')} |`)
   const notes = result.levels
     .filter(
       (level) => level.verdict !== 'healthy' || level.failed > 0 || result.saturation?.value === level.value,

@@ -1,31 +1,20 @@
 import Table from 'cli-table3'
-import type { Distribution } from '../metrics/distribution.js'
-import type { LevelSummary } from '../metrics/summarize.js'
 import type { BenchResult } from '../result/bench-result.js'
 import { levelName } from '../result/level-name.js'
-import { achievedNotes, levelCell, throughputCell } from './achieved-cells.js'
+import { achievedNotes } from './achieved-cells.js'
 import { errorMessageLines } from './failure-notes.js'
 import { fitColumns } from './fit-columns.js'
 import { GroupedLines } from './grouped-lines.js'
 import { kneeCauseLine } from './knee-cause-line.js'
-import { reasoningColumns } from './reasoning-cells.js'
-import { serverColumns } from './server-cells.js'
+import { type LevelColumn, levelColumns } from './level-columns.js'
 import { sessionTables } from './session-tables.js'
-import { SMALL_SAMPLE_MARK, smallSampleLegend, tooFewSamples } from './small-samples.js'
-import { levelHeading, workloadNotes } from './workload-notes.js'
+import { SMALL_SAMPLE_MARK, smallSampleLegend } from './small-samples.js'
+import { workloadNotes } from './workload-notes.js'
 
 /** How wide the table may be: absent = every column (what a file or `--wide` gets). */
 export interface TableOptions {
   /** Characters available; columns are chosen by priority to fit (see fit-columns.ts). */
   width?: number
-}
-
-/** A column of the end-of-run table: its heading, its cells, and how soon it is shown in a narrow terminal. */
-interface TableColumn {
-  name: string
-  head: string
-  priority: number
-  cell: (level: LevelSummary) => string
 }
 
 /**
@@ -34,8 +23,7 @@ interface TableColumn {
  * first) and one line naming the rest. A percentile from too few samples carries a mark and a legend.
  */
 export function renderTable(result: BenchResult, options: TableOptions = {}): string {
-  const keys = result.meta.percentiles.map((p) => `p${p}`)
-  const columns = tableColumns(result, keys)
+  const columns = levelColumns(result, 'terminal')
   const levels = [...result.levels].sort((a, b) => a.value - b.value)
   const rows = levels.map((level) => columns.map((column) => column.cell(level)))
   const { shown, omitted } =
@@ -50,7 +38,7 @@ export function renderTable(result: BenchResult, options: TableOptions = {}): st
           options.width,
         )
   const table = new Table({
-    head: shown.map((i) => (columns[i] as TableColumn).head),
+    head: shown.map((i) => (columns[i] as LevelColumn).head),
     // No colour codes: the table must read the same in a pipe or a CI log.
     style: { head: [], border: [] },
     // One line per level: no rule between rows.
@@ -62,81 +50,6 @@ export function renderTable(result: BenchResult, options: TableOptions = {}): st
     lines.push(smallSampleLegend(result.meta.percentiles))
   if (omitted.length > 0) lines.push(`--wide for: ${omitted.join(', ')}`)
   return lines.join('\n')
-}
-
-function tableColumns(result: BenchResult, keys: string[]): TableColumn[] {
-  const rateMode = result.meta.load.mode === 'request_rate'
-  const extra = [...serverColumns(result), ...reasoningColumns(result)].map((column) => ({
-    name: column.head.split('\n')[0] as string,
-    head: column.head,
-    priority: 20,
-    cell: column.cell,
-  }))
-  return [
-    {
-      name: 'level',
-      head: levelHeading(result.meta),
-      priority: 0,
-      cell: (level) => levelCell(level, rateMode),
-    },
-    { name: 'req', head: 'req', priority: 1, cell: (level) => String(level.requests) },
-    {
-      name: 'success',
-      head: 'success',
-      priority: 2,
-      cell: (level) => `${(level.success_rate * 100).toFixed(1)}%`,
-    },
-    {
-      name: 'TTFT',
-      head: `TTFT ms\n${keys.join('/')}`,
-      priority: 3,
-      cell: (level) => figures(level.ttft_ms, keys),
-    },
-    ...(rateMode
-      ? [
-          {
-            name: 'TTFT from intended',
-            head: `TTFT ms from\nintended ${keys.join('/')}`,
-            priority: 10,
-            cell: (level: LevelSummary) =>
-              level.ttft_ms_from_intended === null ? '-' : figures(level.ttft_ms_from_intended, keys),
-          },
-        ]
-      : []),
-    {
-      name: 'TPOT',
-      head: `TPOT ms\n${keys.join('/')}`,
-      priority: 6,
-      cell: (level) => figures(level.tpot_ms, keys, 1),
-    },
-    { name: 'ITL', head: 'ITL ms\np50', priority: 11, cell: (level) => one(level.itl_ms.p50, 1) },
-    { name: 'E2E', head: 'E2E ms\np50', priority: 7, cell: (level) => one(level.e2e_ms.p50) },
-    { name: 'tok/s', head: 'output\ntok/s', priority: 4, cell: throughputCell },
-    { name: 'req/s', head: 'req/s', priority: 9, cell: (level) => level.requests_per_s.toFixed(2) },
-    ...extra,
-    {
-      name: 'client loop',
-      head: 'client\nloop busy / p99',
-      priority: 30,
-      cell: (level) =>
-        `${Math.round(level.client.event_loop_utilization * 100)}% / ${level.client.event_loop_delay_p99_ms.toFixed(1)} ms`,
-    },
-    { name: 'verdict', head: 'verdict', priority: 5, cell: (level) => level.verdict },
-  ]
-}
-
-/** "p50 / p95 / p99", each marked when its sample is too small for it to mean much. */
-function figures(distribution: Distribution, keys: string[], digits = 0): string {
-  return keys
-    .map((key) => {
-      const value = one(distribution[key], digits)
-      return value !== '-' && tooFewSamples(distribution, key) ? `${value}${SMALL_SAMPLE_MARK}` : value
-    })
-    .join(' / ')
-}
-
-function one(value: number | null | undefined, digits = 0): string {
-  return value === null || value === undefined ? '-' : value.toFixed(digits)
 }
 
 /** The lines under the table: saturation point, failures and what to do about each verdict. */

@@ -1,7 +1,6 @@
 import type { Saturation } from '../analysis/saturation.js'
 import type { Capacity } from '../metrics/slo.js'
 import type { LevelSummary } from '../metrics/summarize.js'
-import type { DEFINITIONS } from './definitions.js'
 import type { RunMeta } from './run-meta.js'
 
 /** /2: a level's value is `value` with `mode` beside it (/1 called it `concurrency`, also when it was a rate). */
@@ -11,7 +10,7 @@ export const RESULT_SCHEMA = 'llmbench.result/2'
 export interface BenchResult {
   schema: typeof RESULT_SCHEMA
   meta: RunMeta
-  definitions: typeof DEFINITIONS
+  definitions: Readonly<Record<string, string>>
   levels: LevelSummary[]
   saturation: Saturation | null
   /** The saturation point in words, also when there is none. */

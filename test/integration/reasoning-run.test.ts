@@ -100,7 +100,7 @@ test('a run against the simulator with a reasoning phase: TTFR before TTFO by th
     )
   }
   assert.equal(result.capacity, null, 'no level meets the TTFO objective')
-  assert.match(result.definitions.reasoning, /time_to_first_output/)
+  assert.match(result.definitions.reasoning ?? '', /time_to_first_output/)
 
   const { records } = readRecords(join(out, 'requests.jsonl'))
   const measured = records.filter((record) => record.phase === 'measure')

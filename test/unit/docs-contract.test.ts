@@ -23,6 +23,8 @@ import { SIM_SPEC } from '../../src/cli/commands/sim.js'
 import { EXIT } from '../../src/cli/exit-codes.js'
 import { ConfigTomlSchema, SettingsJsonSchema } from '../../src/config/source-schemas.js'
 import { z } from '../../src/config/zod.js'
+import { LEVEL_FIGURES } from '../../src/metrics/figure-catalogue.js'
+import { DEFINITIONS } from '../../src/result/definitions.js'
 import { TOOL_VERSION } from '../../src/version.js'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
@@ -189,4 +191,50 @@ test('every relative link of README.md and docs/ resolves (file and #section), a
     if (!readme.includes(`](docs/${page}`)) problems.push(`README.md does not link docs/${page}`)
   }
   assert.deepEqual(problems, [])
+})
+
+/** The field names a table row documents: the backticked names of its first cell. */
+function documentedFields(section: string): string[] {
+  const fields: string[] = []
+  for (const line of section.split('\n')) {
+    const first = /^\| ([^|]+) \|/.exec(line)?.[1]
+    if (first === undefined || first === 'field' || first.startsWith('---')) continue
+    for (const match of first.matchAll(/`([a-z0-9_]+)`/g)) fields.push(match[1] as string)
+  }
+  return fields
+}
+
+test('every level figure of the catalogue is in docs/results.md, and every documented level field in the catalogue', () => {
+  const text = doc('results.md')
+  const start = text.indexOf('### `levels[]`')
+  const section = text.slice(start, text.indexOf('\n## ', start))
+  const documented = documentedFields(section)
+  assert.ok(documented.length >= 30, `level fields found in docs/results.md: ${documented.length}`)
+  const declared = LEVEL_FIGURES.flatMap((figure) => Object.keys(figure.fields))
+  assert.deepEqual(
+    declared.filter((key) => !documented.includes(key)),
+    [],
+    'catalogue fields missing from the levels[] table',
+  )
+  assert.deepEqual(
+    documented.filter((key) => !declared.includes(key)),
+    [],
+    'documented level fields the catalogue does not declare',
+  )
+})
+
+test('every definition a result carries has text, and each level figure with one is in the catalogue', () => {
+  for (const [key, text] of Object.entries(DEFINITIONS)) assert.ok(text.length > 20, `${key}: ${text}`)
+  const declared = new Set(
+    LEVEL_FIGURES.flatMap((figure) => [
+      ...Object.keys(figure.fields),
+      ...Object.keys(figure.definitions ?? {}),
+    ]),
+  )
+  const run = Object.keys(DEFINITIONS).filter((key) => !declared.has(key))
+  assert.deepEqual(
+    run.sort(),
+    ['knee_cause', 'percentiles', 'timestamps'],
+    'definitions declared outside the catalogue',
+  )
 })
