@@ -182,6 +182,12 @@ export class LevelSummarizer {
     for (const { accumulator } of this.figures) accumulator?.add(record)
   }
 
+  /** The level's measured window (first send to last end, run-clock ms); null before its first record. */
+  window(): { start: number; end: number } | null {
+    const { tally } = this.context
+    return tally.requests === 0 ? null : { start: tally.windowStart, end: tally.windowEnd }
+  }
+
   /** The level's figures, in the catalogue's order; `clientStats` is the client's self-watch over the level. */
   result(clientStats: LevelClientStats): LevelFigures {
     const { context } = this

@@ -11,10 +11,7 @@ import { type LevelColumn, levelColumns } from './level-columns.js'
 import { MAX_TIMELINE_BARS } from './request-timeline.js'
 import type { TimelineChart } from './request-timeline-chart.js'
 import { sessionTablesHtml } from './session-tables.js'
-import { lengthsLine, levelAxisTitle, workloadNotes } from './workload-notes.js'
-
-const one = (value: number | null | undefined, digits = 0): string =>
-  value === null || value === undefined ? '–' : value.toFixed(digits)
+import { lengthsLine, workloadNotes } from './workload-notes.js'
 
 /** Shows a point's figures (its aria-label, written by Vega) next to the pointer: no library, no network. */
 const TOOLTIP_SCRIPT = `

@@ -30,28 +30,56 @@ export function levelProgress(
   total: number | null,
   durationS: number | null,
 ): LevelProgress {
-  const recent = measured
-    .slice(-200)
-    .map(ttftMs)
-    .filter((v): v is number => v !== null)
-    .sort((a, b) => a - b)
-  const elapsed = Math.max((now - startedAt) / 1000, 0.001)
-  let tokens = 0
-  let failed = 0
-  for (const record of measured) {
-    if (record.error === null) tokens += record.output_tokens
-    else failed++
+  const tally = new ProgressTally()
+  for (const record of measured) tally.add(record)
+  return tally.progress(value, warmingUp, startedAt, now, total, durationS)
+}
+
+/** How many recent requests the live TTFT p50 is taken over. */
+const RECENT = 200
+
+/**
+ * A running level's progress, fed its measured records as they arrive: counts, tokens and the last
+ * RECENT TTFTs in a ring, so each half-second line costs the same however long the level runs.
+ */
+export class ProgressTally {
+  private done = 0
+  private tokens = 0
+  private failed = 0
+  /** The TTFT of each of the last RECENT requests (NaN: it had none), oldest overwritten first. */
+  private readonly recent = new Float64Array(RECENT)
+
+  add(record: RequestRecord): void {
+    this.recent[this.done % RECENT] = ttftMs(record) ?? Number.NaN
+    this.done++
+    if (record.error === null) this.tokens += record.output_tokens
+    else this.failed++
   }
-  return {
-    value,
-    warming_up: warmingUp,
-    done: measured.length,
-    total,
-    elapsed_s: elapsed,
-    duration_s: durationS,
-    ttft_p50_ms: percentileOfSorted(recent, 50),
-    output_tokens_per_s: tokens / elapsed,
-    failed,
+
+  progress(
+    value: number,
+    warmingUp: boolean,
+    startedAt: number,
+    now: number,
+    total: number | null,
+    durationS: number | null,
+  ): LevelProgress {
+    const recent = this.recent
+      .slice(0, Math.min(this.done, RECENT))
+      .filter((ttft) => !Number.isNaN(ttft))
+      .sort()
+    const elapsed = Math.max((now - startedAt) / 1000, 0.001)
+    return {
+      value,
+      warming_up: warmingUp,
+      done: this.done,
+      total,
+      elapsed_s: elapsed,
+      duration_s: durationS,
+      ttft_p50_ms: percentileOfSorted(recent, 50),
+      output_tokens_per_s: this.tokens / elapsed,
+      failed: this.failed,
+    }
   }
 }
 

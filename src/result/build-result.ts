@@ -8,10 +8,10 @@ import { adviceFor, levelVerdict } from '../analysis/verdict.js'
 import { round } from '../metrics/distribution.js'
 import { unreachableAfterAnswers } from '../metrics/failure-causes.js'
 import { type Capacity, findCapacity, toSlos } from '../metrics/slo.js'
-import { type LevelSummary, type SummaryOptions, summarizeLevel } from '../metrics/summarize.js'
+import { LevelSummarizer, type LevelSummary, type SummaryOptions } from '../metrics/summarize.js'
 import { priceTokens, tokenTotals } from '../metrics/workload-figures.js'
 import type { RequestRecord } from '../records/types.js'
-import { levelWindow, withServerFigures } from '../server-metrics/level-figures.js'
+import { withServerFigures } from '../server-metrics/level-figures.js'
 import type { ServerScrape } from '../server-metrics/scrape-file.js'
 import { type BenchResult, RESULT_SCHEMA, type RunCost } from './bench-result.js'
 import { DEFINITIONS } from './definitions.js'
@@ -36,15 +36,20 @@ export function buildResult(
     ...cut.map((value) => ({ value, workers: 0, client: { cpu_percent: 0, loops: [] } })),
   ]
   const totals = { requests: records.length, ...tokenTotals(records) }
+  // One pass over the records: each measured one to its level's summary.
+  const options = summaryOptions(meta)
+  const summarizers = new Map(levels.map((level) => [level.value, new LevelSummarizer(level.value, options)]))
+  for (const record of records) if (record.phase === 'measure') summarizers.get(record.level)?.add(record)
   return finishResult(
-    levels.map((level) =>
-      withServerFigures(
-        summarizeLevel(level.value, records, summaryOptions(meta), level.client),
-        levelWindow(records, level.value),
+    levels.map((level) => {
+      const summarizer = summarizers.get(level.value) as LevelSummarizer
+      return withServerFigures(
+        summarizer.result(level.client),
+        summarizer.window(),
         scrapes,
         meta.percentiles,
-      ),
-    ),
+      )
+    }),
     { ...meta, partial: meta.partial || cut.length > 0, totals },
   )
 }

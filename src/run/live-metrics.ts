@@ -5,6 +5,7 @@ import type { RunConfig } from '../config/types.js'
 import { ttftMs } from '../metrics/derive.js'
 import { billedInputTokens } from '../metrics/workload-figures.js'
 import type { RequestRecord } from '../records/types.js'
+import type { RecordObserver } from './record-sink.js'
 
 /**
  * The client's side of a run, live, for Prometheus (and so a Grafana board beside the server's own
@@ -26,12 +27,6 @@ const FINAL_SCRAPE_WAIT_MS = 15_000
 
 /** The endpoint could not listen (port in use, unknown host): the user's to fix, before anything is sent. */
 export class LiveMetricsError extends Error {}
-
-/** Anything that follows the run as it goes (RecordSink's observer): each level's start, every record kept. */
-export interface RecordObserver {
-  setLevel(value: number): void
-  observe(record: RequestRecord): void
-}
 
 /** The endpoint when config asks for one (run.metrics_port), its URL said before anything is sent. */
 export async function startLiveMetrics(

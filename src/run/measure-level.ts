@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks'
 import { CpuMeter, type LevelClientStats, LoopMonitor } from '../metrics/client-health.js'
 import type { RequestRecord } from '../records/types.js'
-import { type LevelProgress, levelProgress } from '../report/progress.js'
+import { type LevelProgress, ProgressTally } from '../report/progress.js'
 import type { RoundOutcome } from '../schedule/level-runner.js'
 import type { LevelShare } from '../schedule/level-share.js'
 import type { WorkerPool } from '../worker/pool.js'
@@ -25,21 +25,31 @@ export interface MeasureContext {
   progress?: (progress: LevelProgress) => void
 }
 
-/** One level as it ran: its measured records and how the client fared while sending them. */
+/** One level as it ran: how the client fared while sending it, and what each worker did. */
 export interface MeasuredLevel {
-  measured: RequestRecord[]
   client: LevelClientStats
   outcomes: RoundOutcome[]
 }
 
 /**
  * Runs one level on the worker threads: every record completed (lengths asked for, token counts) and
- * kept as it arrives, the measured ones held for the summary; the main thread's CPU and loop watched
- * from the start of the measured round.
+ * kept as it arrives, the measured ones fed to the level's summary and its progress line (neither
+ * keeps them); the main thread's CPU and loop watched from the start of the measured round.
  */
-export async function measureLevel(context: MeasureContext, level: LevelShare): Promise<MeasuredLevel> {
+export async function measureLevel(
+  context: MeasureContext,
+  level: LevelShare,
+  summary: { add(record: RequestRecord): void },
+): Promise<MeasuredLevel> {
   const { pool, sink, planned, countTokens, progress } = context
-  const measured: RequestRecord[] = []
+  const tally = new ProgressTally()
+  const unwatch = sink.watch({
+    observe(record) {
+      if (record.phase !== 'measure' || record.level !== level.level) return
+      summary.add(record)
+      tally.add(record)
+    },
+  })
   const cpu = new CpuMeter()
   const mainLoop = new LoopMonitor('main')
   let measureStartedAt: number | null = null
@@ -49,10 +59,9 @@ export async function measureLevel(context: MeasureContext, level: LevelShare): 
       ? null
       : setInterval(() => {
           progress(
-            levelProgress(
+            tally.progress(
               level.level,
               measureStartedAt === null,
-              measured,
               measureStartedAt ?? performance.now(),
               performance.now(),
               context.requestsPerLevel,
@@ -69,7 +78,6 @@ export async function measureLevel(context: MeasureContext, level: LevelShare): 
           stampRequested(record, planned)
           completeTokenCounts(record, countTokens)
           sink.keep(record)
-          if (record.phase === 'measure') measured.push(record)
         }
       },
       () => {
@@ -87,8 +95,9 @@ export async function measureLevel(context: MeasureContext, level: LevelShare): 
     }
     const closed = closedByServer(outcomes)
     if (closed !== undefined) client.connections = { closed_by_server: closed }
-    return { measured, client, outcomes }
+    return { client, outcomes }
   } finally {
+    unwatch()
     if (ticker !== null) clearInterval(ticker)
   }
 }

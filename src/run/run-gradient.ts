@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { refinementLevel } from '../analysis/advice.js'
 import type { Endpoint } from '../client/endpoint.js'
 import type { RunConfig } from '../config/types.js'
-import { type LevelSummary, summarizeLevel } from '../metrics/summarize.js'
+import { LevelSummarizer, type LevelSummary } from '../metrics/summarize.js'
 import { asDiskFull, isNoSpace } from '../records/disk-full.js'
 import type { LevelProgress } from '../report/progress.js'
 import { writeReports } from '../report/render-folder.js'
@@ -15,7 +15,7 @@ import { levelName } from '../result/level-name.js'
 import type { ConnectionPolicy, CostEstimate, RunMeta, ShardInfo } from '../result/run-meta.js'
 import { describeServerSelf, type ServerSelf } from '../result/server-self.js'
 import { writeJsonAtomic } from '../result/write-json.js'
-import { type LevelWindow, levelWindow, withServerFigures } from '../server-metrics/level-figures.js'
+import { type LevelWindow, withServerFigures } from '../server-metrics/level-figures.js'
 import type { ServerMetricsScraper } from '../server-metrics/scraper.js'
 import { WorkerPool } from '../worker/pool.js'
 import { noticeFromLoad, policyAfterProbes } from './connection-policy.js'
@@ -123,7 +123,7 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
   let live: LiveMetrics | null = null
   try {
     live = await startLiveMetrics(config, options.log)
-    sink.observer = live
+    if (live !== null) sink.watch(live)
     const setUp = await setUpRun(options, endpoint, sources, sink)
     if (setUp.kind !== 'ready') return setUp
     // The folder appears when the load is about to start: a failed or stopped set-up leaves none.
@@ -340,22 +340,19 @@ async function runLevel(gradient: Gradient, value: number): Promise<BenchResult 
     if (level === null) log(`level ${value}: this shard's share is empty; skipped`)
     return null
   }
-  measure.sink.observer?.setLevel(value)
+  measure.sink.setLevel(value)
   gradient.clock.beginLevel(value)
-  const { measured, client, outcomes } = await measureLevel(measure, level)
+  // Summarized as its records arrive: the level's records are on disk, not held for its summary.
+  const summarizer = new LevelSummarizer(value, summaryOptions(meta))
+  const { client, outcomes } = await measureLevel(measure, level, summarizer)
   gradient.clock.endLevel(value)
   if (noticeFromLoad(gradient.connections, outcomes, log)) gradient.pool.stopReuse()
   meta.client.architecture = architecture(gradient.workers, gradient.connections, config.load.mode)
   measure.sink.flush()
-  const window = levelWindow(measured, value)
+  const window = summarizer.window()
   gradient.windows.push(window)
   gradient.summaries.push(
-    withServerFigures(
-      summarizeLevel(value, measured, summaryOptions(meta), client),
-      window,
-      gradient.scraper?.scrapes ?? [],
-      meta.percentiles,
-    ),
+    withServerFigures(summarizer.result(client), window, gradient.scraper?.scrapes ?? [], meta.percentiles),
   )
   meta.levels_run.push({ value, workers: outcomes.length, client })
   const result = finishResult(gradient.summaries, meta)
