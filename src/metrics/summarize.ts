@@ -135,7 +135,7 @@ export interface SummaryOptions {
 
 export function summarizeLevel(
   value: number,
-  allRecords: readonly RequestRecord[],
+  allRecords: Iterable<RequestRecord>,
   options: SummaryOptions,
   clientStats: LevelClientStats,
 ): Omit<LevelSummary, 'verdict' | 'advice'> {
