@@ -55,7 +55,7 @@ type LevelFigures = Omit<LevelSummary, 'verdict' | 'advice'>
 export function summaryOptions(meta: RunMeta): SummaryOptions {
   return {
     percentiles: meta.percentiles,
-    timeout_ms: meta.load.timeout_s * 1000,
+    timeout_ms: meta.client.timeout_s * 1000,
     slos: toSlos(meta.slo ?? {}),
     // Results written before request-rate mode and pricing existed have neither key.
     mode: meta.load.mode ?? 'concurrency',
