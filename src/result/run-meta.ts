@@ -71,6 +71,11 @@ export interface RunMeta {
     /** Connection reuse, and whether the server was seen closing after responses; absent in older results. */
     connections?: ConnectionPolicy
   }
+  /**
+   * Scraping the server's /metrics: the seconds between two scrapes of a URL, which the server's
+   * figures (levels[].server) were sampled at; null = scraping was off; absent in older results.
+   */
+  server_metrics?: { interval_s: number } | null
   percentiles: number[]
   /** Service-level objectives the run was judged against ({} = none). */
   slo: Record<string, number>

@@ -93,6 +93,7 @@ export function describeRun(
       cpus: availableParallelism(),
       host: hostname(),
     },
+    server_metrics: config.server_metrics.enabled ? { interval_s: config.server_metrics.interval_s } : null,
     percentiles: config.metrics.percentiles,
     slo: config.metrics.slo,
     pricing: config.pricing,
