@@ -130,8 +130,8 @@ export interface LevelSummary extends LevelFailures {
  */
 export interface SummaryOptions {
   percentiles: readonly number[]
-  /** The request timeout: a failed request's latency in error-adjusted figures. */
-  timeout_ms: number
+  /** The whole-request timeout, ms: a failed request's latency in error-adjusted figures. */
+  timeoutMs: number
   slos: readonly Slo[]
   /** Default concurrency: request-rate figures (intended-time latency, schedule) only when set. */
   mode?: LoadMode
@@ -212,7 +212,7 @@ export function summarizeLevel(
   const inFlight = inFlightFigures(records, options.mode === 'request_rate' ? null : streams)
   // Error-adjusted: every request counts, a failed one as the worst latency the client would wait.
   const failedAs = (value: number | null, record: RequestRecord): number | null =>
-    isOk(record) ? value : options.timeout_ms
+    isOk(record) ? value : options.timeoutMs
   const ttftAdjusted: number[] = []
   const e2eAdjusted: number[] = []
   for (const record of records) {
@@ -238,8 +238,7 @@ export function summarizeLevel(
     e2e_ms: summarizeSamples(e2e, percentiles),
     ttft_ms_error_adjusted: summarizeSamples(ttftAdjusted, percentiles),
     e2e_ms_error_adjusted: summarizeSamples(e2eAdjusted, percentiles),
-    slo:
-      options.slos.length === 0 ? null : evaluateSlos(records, options.slos, options.timeout_ms, durationS),
+    slo: options.slos.length === 0 ? null : evaluateSlos(records, options.slos, options.timeoutMs, durationS),
     output_tokens_per_s: round(rates.tokensPerS, 2),
     output_tokens_per_s_steady: inFlight.steady?.output_tokens_per_s ?? round(rates.tokensPerS, 2),
     steady_window: inFlight.steady,

@@ -56,7 +56,7 @@ type LevelFigures = Omit<LevelSummary, 'verdict' | 'advice'>
 export function summaryOptions(meta: RunMeta): SummaryOptions {
   return {
     percentiles: meta.percentiles,
-    timeout_ms: requestTimeoutMs(meta.client),
+    timeoutMs: requestTimeoutMs(meta.client),
     slos: toSlos(meta.slo ?? {}),
     // Results written before request-rate mode and pricing existed have neither key.
     mode: meta.load.mode ?? 'concurrency',

@@ -102,7 +102,7 @@ test('results that kept the timeout and retry count in meta.load (every /1, olde
   assert.deepEqual(read, fromV1)
   assert.deepEqual(JSON.stringify(read.meta), JSON.stringify(fromV1.meta), 'key for key, in order')
   // The timeout is what error-adjusted figures count a failed request as.
-  assert.equal(summaryOptions(read.meta).timeout_ms, 120_000)
+  assert.equal(summaryOptions(read.meta).timeoutMs, 120_000)
 })
 
 test('a result of any other schema is refused, naming the file and the schemas read', () => {
