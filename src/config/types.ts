@@ -36,7 +36,7 @@ export interface RunConfig {
   }
   client: {
     stream: boolean
-    /** Whole-request timeout, seconds. */
+    /** Whole-request timeout, seconds (in ms, as everything that times a request takes it: requestTimeoutMs). */
     timeout_s: number
     /** TCP (and TLS) connection set-up, seconds. */
     connect_timeout_s: number

@@ -60,7 +60,7 @@ function adjusted<K extends 'ttft_ms_error_adjusted' | 'e2e_ms_error_adjusted'>(
   return (context: LevelContext) => {
     const samples = new Samples()
     return accumulator(
-      (record) => samples.pushFigure(isOk(record) ? of(record) : context.options.timeout_ms),
+      (record) => samples.pushFigure(isOk(record) ? of(record) : context.options.timeoutMs),
       () =>
         ({ [key]: samples.distribution(context.options.percentiles) }) as {
           [P in K]: ReturnType<Samples['distribution']>
@@ -308,7 +308,7 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
     applies: { slos: true, otherwise: 'null' },
     source: {
       accumulator: ({ options, tally }) => {
-        const slo = sloAccumulator(options.slos, options.timeout_ms, () => tally.durationS)
+        const slo = sloAccumulator(options.slos, options.timeoutMs, () => tally.durationS)
         return accumulator(slo.add, () => ({ slo: slo.result() }))
       },
     },

@@ -117,8 +117,8 @@ export interface LevelSummary extends LevelFailures {
  */
 export interface SummaryOptions {
   percentiles: readonly number[]
-  /** The request timeout: a failed request's latency in error-adjusted figures. */
-  timeout_ms: number
+  /** The whole-request timeout, ms: a failed request's latency in error-adjusted figures. */
+  timeoutMs: number
   slos: readonly Slo[]
   /** Default concurrency: request-rate figures (intended-time latency, schedule) only when set. */
   mode?: LoadMode

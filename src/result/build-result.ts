@@ -5,6 +5,7 @@ import { findSaturation, type Saturation } from '../analysis/saturation.js'
 import { stepsFromBelow } from '../analysis/scaling-step.js'
 import { serverViewOf } from '../analysis/server-view.js'
 import { adviceFor, levelVerdict } from '../analysis/verdict.js'
+import { requestTimeoutMs } from '../client/request-timeout.js'
 import { round } from '../metrics/distribution.js'
 import { unreachableAfterAnswers } from '../metrics/failure-causes.js'
 import { type Capacity, findCapacity, toSlos } from '../metrics/slo.js'
@@ -60,7 +61,7 @@ type LevelFigures = Omit<LevelSummary, 'verdict' | 'advice'>
 export function summaryOptions(meta: RunMeta): SummaryOptions {
   return {
     percentiles: meta.percentiles,
-    timeout_ms: meta.load.timeout_s * 1000,
+    timeoutMs: requestTimeoutMs(meta.client),
     slos: toSlos(meta.slo ?? {}),
     // Results written before request-rate mode and pricing existed have neither key.
     mode: meta.load.mode ?? 'concurrency',

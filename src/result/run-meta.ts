@@ -47,8 +47,6 @@ export interface RunMeta {
     warmup_s?: number
     cooldown_s?: number
     warmup_requests: number
-    retry: number
-    timeout_s: number
   }
   /** Prices the cost figures use; null or absent = none given. */
   pricing?: Prices | null
@@ -56,7 +54,15 @@ export interface RunMeta {
   estimate?: CostEstimate | null
   /** Every request sent (warm-up, probes and failures included): what the endpoint billed. */
   totals?: { requests: number; input_tokens: number; output_tokens: number }
+  /**
+   * The client: its [client] settings the run used (results written before they moved here had
+   * `timeout_s` and `retry` in `load`; upgradeResult moves them), the threads and the machine.
+   */
   client: {
+    /** The whole-request timeout, seconds: a failed request's latency in error-adjusted figures. */
+    timeout_s: number
+    /** Retries per failed request. */
+    retry: number
     workers: number
     architecture: string
     node_version: string
@@ -65,6 +71,11 @@ export interface RunMeta {
     /** Connection reuse, and whether the server was seen closing after responses; absent in older results. */
     connections?: ConnectionPolicy
   }
+  /**
+   * Scraping the server's /metrics: the seconds between two scrapes of a URL, which the server's
+   * figures (levels[].server) were sampled at; null = scraping was off; absent in older results.
+   */
+  server_metrics?: { interval_s: number } | null
   percentiles: number[]
   /** Service-level objectives the run was judged against ({} = none). */
   slo: Record<string, number>

@@ -14,11 +14,20 @@ export const RESULT_SCHEMA_V1 = 'llmbench.result/1'
 /** A level value as /1 wrote it: `concurrency`, whatever the mode, and no mode beside it. */
 type V1<T extends { value: number }> = Omit<T, 'value' | 'mode'> & { concurrency: number }
 
+/** The [client] settings meta.client holds, which results written before they moved there held in meta.load. */
+type ClientSettings = Pick<RunMeta['client'], 'timeout_s' | 'retry'>
+
+/** meta as it may have been written: the client settings in `load` (every /1 result, /2 ones of before the move). */
+type StoredMeta = Omit<RunMeta, 'load' | 'client'> & {
+  load: RunMeta['load'] & Partial<ClientSettings>
+  client: Omit<RunMeta['client'], keyof ClientSettings> & Partial<ClientSettings>
+}
+
 /** bench_result.json as llmbench.result/1 wrote it. */
 export interface ResultV1
   extends Omit<BenchResult, 'schema' | 'meta' | 'levels' | 'saturation' | 'capacity'> {
   schema: typeof RESULT_SCHEMA_V1
-  meta: Omit<RunMeta, 'levels_run'> & { levels_run: V1<RunMeta['levels_run'][number]>[] }
+  meta: Omit<StoredMeta, 'levels_run'> & { levels_run: V1<RunMeta['levels_run'][number]>[] }
   levels: V1<LevelSummary>[]
   saturation: V1<Saturation> | null
   capacity: V1<Capacity> | null
@@ -27,15 +36,33 @@ export interface ResultV1
 /**
  * A parsed bench_result.json as today's model: a /2 result as it is, a /1 result upgraded (each
  * `concurrency` that held a level value becomes `value`, with the run's load mode beside it where
- * /2 has one). Any other schema is refused: `source` (the file) names it in the message.
+ * /2 has one); in both, the client settings an older llmbench wrote in meta.load are moved to
+ * meta.client. Any other schema is refused: `source` (the file) names it in the message.
  */
 export function upgradeResult(json: unknown, source: string): BenchResult {
   const schema = typeof json === 'object' && json !== null ? (json as { schema?: unknown }).schema : undefined
-  if (schema === RESULT_SCHEMA) return json as BenchResult
+  if (schema === RESULT_SCHEMA) {
+    const result = json as Omit<BenchResult, 'meta'> & { meta: StoredMeta }
+    return { ...result, meta: clientSettingsInClient(result.meta) }
+  }
   if (schema === RESULT_SCHEMA_V1) return upgradeV1(json as ResultV1)
   throw new Error(
     `${source}: schema ${JSON.stringify(schema)}, expected ${RESULT_SCHEMA} (or ${RESULT_SCHEMA_V1}, which is read too)`,
   )
+}
+
+/**
+ * meta with the whole-request timeout and the retry count in `client`, with the other [client]
+ * settings, where an older llmbench wrote them in `load`. Moved first in `client`, where a run
+ * writes them now, so an upgraded file reads like a new one.
+ */
+function clientSettingsInClient<M extends Omit<StoredMeta, 'levels_run'>>(
+  meta: M,
+): Omit<M, 'load' | 'client'> & Pick<RunMeta, 'load' | 'client'> {
+  const { timeout_s, retry, ...load } = meta.load
+  // A summary cut down to its meta may lack either: absent stays absent (JSON drops undefined).
+  const client = { timeout_s, retry, ...meta.client } as RunMeta['client']
+  return { ...meta, load, client }
 }
 
 function upgradeV1(old: ResultV1): BenchResult {
@@ -46,7 +73,7 @@ function upgradeV1(old: ResultV1): BenchResult {
     ...old,
     schema: RESULT_SCHEMA,
     meta: {
-      ...old.meta,
+      ...clientSettingsInClient(old.meta),
       levels_run: old.meta.levels_run.map(({ concurrency, ...level }) => ({ value: concurrency, ...level })),
     },
     // A summary cut down to its meta (report rebuilds the rest from the records) has no levels.

@@ -34,8 +34,6 @@ export function describeRun(
     mode: load.mode,
     levels: levelValues(config),
     warmup_requests: load.warmup_requests,
-    retry: config.client.retry,
-    timeout_s: config.client.timeout_s,
   }
   // A trace's arrivals are its rows (meta.trace), not a process.
   if (rateMode && workload.trace === null) {
@@ -86,6 +84,8 @@ export function describeRun(
     },
     load: metaLoad,
     client: {
+      timeout_s: config.client.timeout_s,
+      retry: config.client.retry,
       workers,
       architecture: architecture(workers, connections, load.mode),
       connections,
@@ -93,6 +93,7 @@ export function describeRun(
       cpus: availableParallelism(),
       host: hostname(),
     },
+    server_metrics: config.server_metrics.enabled ? { interval_s: config.server_metrics.interval_s } : null,
     percentiles: config.metrics.percentiles,
     slo: config.metrics.slo,
     pricing: config.pricing,

@@ -1,11 +1,12 @@
 import type { Endpoint } from '../client/endpoint.js'
+import { requestTimeoutMs } from '../client/request-timeout.js'
 import type { RunConfig } from '../config/types.js'
 import { joinUrl } from '../config/url.js'
 import { protocolStreams } from '../protocol.js'
 import { readApiKey, refuseUnsendableKey } from './api-key.js'
 import { requestAuth } from './request-auth.js'
 
-/** Seconds → ms: the only place the config's timeouts change unit. */
+/** Seconds → ms: the only place the config's other timeouts change unit (the whole request's: requestTimeoutMs). */
 const ms = (seconds: number): number => seconds * 1000
 
 /**
@@ -43,7 +44,7 @@ export function resolveEndpoint(
     },
     stream,
     protocol: target.protocol,
-    timeoutMs: ms(client.timeout_s),
+    timeoutMs: requestTimeoutMs(client),
     connectTimeoutMs: ms(Math.min(client.connect_timeout_s, client.timeout_s)),
     firstTokenTimeoutMs: client.first_token_timeout_s === null ? null : ms(client.first_token_timeout_s),
     idleTimeoutMs: ms(Math.min(client.idle_timeout_s, client.timeout_s)),

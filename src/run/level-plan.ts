@@ -1,3 +1,4 @@
+import { requestTimeoutMs } from '../client/request-timeout.js'
 import type { RunConfig } from '../config/types.js'
 import { seededRandom } from '../random.js'
 import { arrivalOffsets } from '../schedule/arrivals.js'
@@ -58,8 +59,8 @@ function wholeLevel(config: RunConfig, value: number): LevelShare {
       ? { count: load.requests_per_level as number }
       : { durationMs: timedLevelSeconds(load) * 1000 },
   )
-  const dropAfterMs = config.client.timeout_s * 1000
-  return { ...level, load: { kind: 'open', offsets, maxInFlight: load.max_in_flight, dropAfterMs } }
+  const timeoutMs = requestTimeoutMs(config.client)
+  return { ...level, load: { kind: 'open', offsets, maxInFlight: load.max_in_flight, timeoutMs } }
 }
 
 /**
@@ -78,7 +79,7 @@ function traceLevel(config: RunConfig, speed: number, offsetsMs: Float64Array): 
       kind: 'open',
       offsets,
       maxInFlight: config.load.max_in_flight,
-      dropAfterMs: config.client.timeout_s * 1000,
+      timeoutMs: requestTimeoutMs(config.client),
       promptIds,
     },
   }

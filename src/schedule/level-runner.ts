@@ -209,7 +209,7 @@ function runOpenLoop(
   startAt: number,
   context: RoundContext,
 ): Promise<RoundOutcome> {
-  const { offsets, maxInFlight, dropAfterMs } = load
+  const { offsets, maxInFlight, timeoutMs } = load
   const { clock } = context
   return new Promise((resolve) => {
     let next = 0 // next arrival not yet released
@@ -248,7 +248,7 @@ function runOpenLoop(
       const now = clock.now()
       while (queuedFrom < next && inFlight < maxInFlight) {
         const index = queuedFrom++
-        if (context.stopRequested() || now - (startAt + (offsets[index] as number)) > dropAfterMs) dropped++
+        if (context.stopRequested() || now - (startAt + (offsets[index] as number)) > timeoutMs) dropped++
         else void send(index)
       }
     }

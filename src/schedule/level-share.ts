@@ -43,8 +43,11 @@ export interface OpenShare {
    * thousands of sockets.
    */
   maxInFlight: number
-  /** An arrival still waiting this long after its intended time is dropped, not sent. */
-  dropAfterMs: number
+  /**
+   * The whole-request timeout, ms: an arrival still waiting this long after its intended time is
+   * dropped, not sent (its latency from the intended time would already be past it).
+   */
+  timeoutMs: number
   /**
    * The prompt each arrival sends, dealt with the offsets (trace replay: row i sends body i at row
    * i's time); absent = the next prompt of the thread's own sequence.
@@ -86,7 +89,7 @@ export function shareOf(share: LevelShare, index: number, count: number): LevelS
             kind: 'open',
             offsets: dealtArrivals(load.offsets, index, count),
             maxInFlight: connections[index] as number,
-            dropAfterMs: load.dropAfterMs,
+            timeoutMs: load.timeoutMs,
             ...(load.promptIds === undefined
               ? {}
               : { promptIds: dealtArrivals(load.promptIds, index, count) }),

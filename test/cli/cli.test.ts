@@ -121,6 +121,10 @@ test('both seed configs verbatim plus flags run end to end; the API key appears 
     const summary = JSON.parse(readFileSync(join(out, 'bench_result.json'), 'utf8'))
     assert.deepEqual(summary.meta.load.levels, [1, 2])
     assert.equal(summary.meta.load.requests_per_level, 3)
+    // The [client] settings sit together in meta.client, not in meta.load.
+    assert.deepEqual([summary.meta.client.timeout_s, summary.meta.client.retry], [120, 0])
+    assert.equal('timeout_s' in summary.meta.load || 'retry' in summary.meta.load, false)
+    assert.deepEqual(summary.meta.server_metrics, { interval_s: 1 }, 'the default scrape interval')
     assert.equal(summary.levels[1].ok, 3)
     const files = filesUnder(out)
     assert.ok(files.some((f) => f.endsWith('requests.jsonl')))

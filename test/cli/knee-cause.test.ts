@@ -35,6 +35,11 @@ test("a whole run against the simulator's /metrics: the knee is explained by the
     assert.equal(run.code, 0, run.stderr)
     const result = JSON.parse(readFileSync(join(out, 'bench_result.json'), 'utf8')) as BenchResult
     assert.equal(result.saturation?.value, 4, result.saturation_summary)
+    assert.deepEqual(
+      result.meta.server_metrics,
+      { interval_s: 0.2 },
+      'the interval the server figures were sampled at',
+    )
     assert.equal(result.saturation?.cause?.kind, 'batch-slots', JSON.stringify(result.saturation?.cause))
     assert.match(result.saturation?.cause?.evidence ?? '', /running requests flat at 4/)
     assert.match(run.stdout, /Why: running requests flat at 4 .*Look at: the batch size/)

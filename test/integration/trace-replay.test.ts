@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url'
 import { summarizeSamples } from '../../src/metrics/distribution.js'
 import { readRecords } from '../../src/records/jsonl-reader.js'
 import type { BenchResult } from '../../src/result/bench-result.js'
-import { RECORDS_FILE } from '../../src/result/folder-layout.js'
+import { RECORDS_FILE, RESULT_FILE } from '../../src/result/folder-layout.js'
 import { startSimulator } from '../../src/sim/server.js'
 import { loadTokenizer } from '../../src/workload/tokenizers.js'
 import { loadTraceFile, MOONCAKE_BLOCK_TOKENS } from '../../src/workload/trace-file.js'
@@ -42,6 +42,8 @@ test('a Mooncake excerpt replayed at 10x against the simulator: its rows, at the
     // Two worker threads: the rows are dealt between them, and row i must still send body i.
     const cli = await runCli(simRunArgs(sim.url, out, flags, ['--workers', '2']), { timeoutMs: 150_000 })
     assert.equal(cli.code, 0, cli.stderr)
+    const meta = (JSON.parse(readFileSync(join(out, RESULT_FILE), 'utf8')) as BenchResult).meta
+    assert.equal(meta.server_metrics, null, 'no scraping: no interval')
 
     const records = readRecords(join(out, RECORDS_FILE)).records.filter((r) => r.phase === 'measure')
     assert.equal(records.length, rows.length, 'one request per row of the window')

@@ -19,7 +19,7 @@ test('charts are SVG rendered without a browser, one line per series and one poi
           output_tokens: 2,
         }),
       ],
-      { percentiles: [50, 95, 99], timeout_ms: 1000, slos: [] },
+      { percentiles: [50, 95, 99], timeoutMs: 1000, slos: [] },
       client,
     ),
   )

@@ -88,7 +88,7 @@ test('the level summary carries in_band only for its own measured requests', () 
   const summary = summarizeLevel(
     4,
     records,
-    { percentiles: PERCENTILES, timeout_ms: 60_000, slos: [] },
+    { percentiles: PERCENTILES, timeoutMs: 60_000, slos: [] },
     { cpu_percent: 0, loops: [] },
   )
   assert.equal(summary.in_band?.requests_with_timings, 1)
@@ -96,7 +96,7 @@ test('the level summary carries in_band only for its own measured requests', () 
   const none = summarizeLevel(
     4,
     [makeRecord({ level: 4, token_times: [300, 310] })],
-    { percentiles: PERCENTILES, timeout_ms: 60_000, slos: [] },
+    { percentiles: PERCENTILES, timeoutMs: 60_000, slos: [] },
     { cpu_percent: 0, loops: [] },
   )
   assert.equal('in_band' in none, false, 'absent: results without in-band data stay as they were')

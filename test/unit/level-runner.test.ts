@@ -107,13 +107,13 @@ function closed(concurrency: number, requests: number | null, window: TimedWindo
   return { level: concurrency, warmup: 0, retry: 0, window, load: { kind: 'closed', concurrency, requests } }
 }
 
-function open(offsets: number[], maxInFlight: number, dropAfterMs = 10_000): LevelShare {
+function open(offsets: number[], maxInFlight: number, timeoutMs = 10_000): LevelShare {
   return {
     level: 10,
     warmup: 0,
     retry: 0,
     window: null,
-    load: { kind: 'open', offsets: Float64Array.from(offsets), maxInFlight, dropAfterMs },
+    load: { kind: 'open', offsets: Float64Array.from(offsets), maxInFlight, timeoutMs },
   }
 }
 
@@ -197,7 +197,7 @@ test('open loop: an arrival due at 100 ms that waits for a slot until 130 ms rec
   assert.deepEqual(outcome.arrivals, { planned: 2, sent: 2, dropped: 0 })
 })
 
-test('open loop: arrivals past maxInFlight wait, and are dropped and counted after dropAfterMs', async () => {
+test('open loop: arrivals past maxInFlight wait, and are dropped and counted once waiting past the request timeout', async () => {
   const b = bench({ durationMs: 100 })
   const offsets = Array.from({ length: 10 }, (_, i) => i * 10)
   const outcome = await b.run(open(offsets, 1, 50), MEASURE_AT_0)

@@ -28,7 +28,7 @@ function openLevel(arrivals: number, maxInFlight: number, warmup: number): Level
     warmup,
     retry: 0,
     window: null,
-    load: { kind: 'open', offsets, maxInFlight, dropAfterMs: 500 },
+    load: { kind: 'open', offsets, maxInFlight, timeoutMs: 500 },
   }
 }
 
@@ -115,9 +115,9 @@ test('open: the schedule dealt round-robin at both scales, every arrival once an
   const all = threads.flatMap((t) => Array.from(openLoad(t).offsets)).sort((a, b) => a - b)
   assert.deepEqual(all, Array.from(openLoad(level).offsets))
   for (const thread of threads) {
-    const { offsets, dropAfterMs } = openLoad(thread)
+    const { offsets, timeoutMs } = openLoad(thread)
     for (let i = 1; i < offsets.length; i++) assert.ok((offsets[i] as number) > (offsets[i - 1] as number))
-    assert.equal(dropAfterMs, 500)
+    assert.equal(timeoutMs, 500)
   }
 })
 
@@ -145,6 +145,11 @@ test('planLevel: every shard derives the same seeded schedule and keeps its own 
   config.load.requests_per_level = 101
   const whole = openLoad(planLevel(config, 20, WHOLE_RUN))
   assert.equal(whole.offsets.length, 101)
+  assert.equal(
+    whole.timeoutMs,
+    120_000,
+    'arrivals are dropped after the request timeout (120 s by default), in ms',
+  )
   const shards = [0, 1, 2].map((index) => openLoad(planLevel(config, 20, { index, count: 3 })))
   assert.deepEqual(
     shards.flatMap((s) => Array.from(s.offsets)).sort((a, b) => a - b),

@@ -6,7 +6,7 @@ import { percentileKey, summarizeSamples } from '../../src/metrics/distribution.
 import { summarizeLevel } from '../../src/metrics/summarize.js'
 import { makeRecord } from '../helpers/records.js'
 
-const OPTIONS = { percentiles: [50], timeout_ms: 5000, slos: [] }
+const OPTIONS = { percentiles: [50], timeoutMs: 5000, slos: [] }
 const HEALTHY_CLIENT = {
   cpu_percent: 5,
   loops: [{ thread: 'worker-0', utilization: 0.1, delay_p99_ms: 1, delay_max_ms: 2 }],

@@ -42,7 +42,7 @@ function thoughtUnseen(firstAt: number, overrides: Partial<RequestRecord>): Requ
 /** One level's summary of `records`, the client idle. */
 function levelOf(records: RequestRecord[]): ReturnType<typeof summarizeLevel> {
   const client = { cpu_percent: 1, rss_mib: 1, loops: [] }
-  return summarizeLevel(1, records, { percentiles: PERCENTILES, timeout_ms: 10_000, slos: [] }, client)
+  return summarizeLevel(1, records, { percentiles: PERCENTILES, timeoutMs: 10_000, slos: [] }, client)
 }
 
 test('no request reasoned (or records of older versions): no reasoning figures', () => {

@@ -5,7 +5,7 @@ import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { appendHistory, readHistory, renderHistory } from '../../src/report/history.js'
 import { RESULT_SCHEMA } from '../../src/result/bench-result.js'
-import { buildResult } from '../../src/result/build-result.js'
+import { buildResult, summaryOptions } from '../../src/result/build-result.js'
 import { loadRun } from '../../src/result/load-run.js'
 import { RESULT_SCHEMA_V1, upgradeResult } from '../../src/result/upgrade.js'
 import { tempDir } from '../helpers/run-config.js'
@@ -78,6 +78,31 @@ test('a /1 summary is read as the /2 summary its own records rebuild: value and 
     reason: 'highest level meeting every SLO: ttft_p95_ms 25.677 ≤ 200',
   })
   assert.equal(rate.saturation, null)
+})
+
+test('results that kept the timeout and retry count in meta.load (every /1, older /2) read them in meta.client', () => {
+  const fromV1 = loadRun(join(V1, 'rate')).result
+  assert.deepEqual(
+    Object.keys(fromV1.meta.client).slice(0, 2),
+    ['timeout_s', 'retry'],
+    'first, as a run writes them',
+  )
+  assert.equal(fromV1.meta.client.timeout_s, 120)
+  assert.equal(fromV1.meta.client.retry, 0)
+  assert.equal('timeout_s' in fromV1.meta.load || 'retry' in fromV1.meta.load, false)
+  // A /2 result written before the move: the same meta with the two settings back in load.
+  const { timeout_s, retry, ...client } = fromV1.meta.client
+  const olderV2 = {
+    ...fromV1,
+    meta: { ...fromV1.meta, load: { ...fromV1.meta.load, retry, timeout_s }, client },
+  }
+  const dir = tempDir()
+  writeFileSync(join(dir, 'bench_result.json'), JSON.stringify(olderV2))
+  const read = loadRun(dir).result
+  assert.deepEqual(read, fromV1)
+  assert.deepEqual(JSON.stringify(read.meta), JSON.stringify(fromV1.meta), 'key for key, in order')
+  // The timeout is what error-adjusted figures count a failed request as.
+  assert.equal(summaryOptions(read.meta).timeoutMs, 120_000)
 })
 
 test('a result of any other schema is refused, naming the file and the schemas read', () => {

@@ -15,6 +15,7 @@ const META = {
   slo: {},
   workload: { output_tokens: 64 },
   load: { mode: 'concurrency' },
+  client: { timeout_s: 120 },
   partial: false,
 } as unknown as RunMeta
 
