@@ -1,4 +1,4 @@
-import type { Protocol } from '../protocol.js'
+import type { Protocol } from '../protocols/names.js'
 import type { ConnectionWatch } from './connections.js'
 import { H1Pool } from './h1/pool.js'
 import type { Target } from './stream-client.js'

@@ -1,9 +1,11 @@
 import type { Socket } from 'node:net'
 import { performance } from 'node:perf_hooks'
 import type { Dispatcher } from 'undici'
-import type { Protocol } from '../protocol.js'
+import { type ChunkInfo, errorEventMessage } from '../protocols/chunk.js'
+import type { Protocol } from '../protocols/names.js'
+import type { ProtocolInterpreter } from '../protocols/protocol-interpreter.js'
+import { protocolOf } from '../protocols/wire-protocol.js'
 import type { ErrorClass, RequestRecord } from '../records/types.js'
-import { type ChunkInfo, errorEventMessage } from './chunk.js'
 import {
   classifyStatus,
   classifyTransportError,
@@ -26,7 +28,6 @@ import {
 } from './connections.js'
 import { type ContentEncoding, contentEncodingOf, decodeWhole, StreamDecoder } from './content-decoding.js'
 import { stopWatching, watchInterrupt } from './interrupt-watch.js'
-import { interpreterOf, type ProtocolInterpreter } from './protocol-interpreter.js'
 import { ReasoningPhase } from './reasoning-phase.js'
 import { redact } from './redact.js'
 import { type SseEvent, SseParser } from './sse.js'
@@ -219,7 +220,7 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
       first_answer_at: null,
       attempt: plan.attempt,
     }
-    this.interpreter = interpreterOf(target.protocol)
+    this.interpreter = protocolOf(target.protocol).interpreter()
     if (target.stream) this.parser = new SseParser((event, at) => this.onEvent(event, at))
     this.watch = watchOf(target)
   }

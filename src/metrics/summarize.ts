@@ -1,4 +1,5 @@
-import type { Protocol } from '../protocol.js'
+import type { Protocol } from '../protocols/names.js'
+import { protocolOf } from '../protocols/wire-protocol.js'
 import { fdLimitReason } from '../records/client-fd-limit.js'
 import { ERROR_CLASSES, type ErrorClass, type RequestRecord } from '../records/types.js'
 import { unstreamedReasoningTokens } from '../records/unstreamed-reasoning.js'
@@ -229,8 +230,10 @@ export function summarizeLevel(
     success_rate: records.length === 0 ? 0 : round(ok / records.length, 4),
     errors,
     error_samples: samples,
-    ...levelFailures(records, ok, outputTokens, options.protocol !== 'embeddings'),
-    ...(options.protocol === 'embeddings' ? { embeddings: embeddingFigures(records, durationS) } : {}),
+    ...levelFailures(records, ok, outputTokens, protocolOf(options.protocol).generatesTokens),
+    ...(protocolOf(options.protocol).generatesTokens
+      ? {}
+      : { embeddings: embeddingFigures(records, durationS) }),
     timeouts,
     ttft_ms: summarizeSamples(ttft, percentiles),
     tpot_ms: summarizeSamples(tpot, percentiles),
