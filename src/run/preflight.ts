@@ -1,5 +1,5 @@
-import { closeTarget, type Endpoint, openTarget } from '../client/endpoint.js'
 import { sendRequest } from '../client/stream-client.js'
+import { bodyOptionsOf, closeTarget, type Endpoint, openTarget } from '../client/target.js'
 import { e2eMs, tpotMs, ttftMs } from '../metrics/derive.js'
 import { reasoningPhrase } from '../metrics/reasoning-figures.js'
 import { protocolOf } from '../protocols/wire-protocol.js'
@@ -112,5 +112,5 @@ export async function sendOnce(
 
 /** A probe's body: the run's model, endpoint, protocol and stream, without ignore_eos (a probe wants a few tokens, not a forced length). */
 export function probeBody(endpoint: Endpoint): BodyOptions {
-  return { ...endpoint.body, ignoreEos: false }
+  return { ...bodyOptionsOf(endpoint), ignoreEos: false }
 }

@@ -9,7 +9,7 @@ import type { ConfigFlags, RunConfig } from '../../src/config/types.js'
 import { joinUrl } from '../../src/config/url.js'
 import { ANTHROPIC_VERSION } from '../../src/protocols/wire-protocol.js'
 import { configDigest } from '../../src/run/config-digest.js'
-import { resolveEndpoint } from '../../src/run/endpoint.js'
+import { resolveEndpoint } from '../../src/run/resolve-endpoint.js'
 import { configErrorMessage } from '../helpers/config-error.js'
 import { tempDir } from '../helpers/run-config.js'
 

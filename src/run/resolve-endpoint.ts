@@ -1,4 +1,4 @@
-import type { Endpoint } from '../client/endpoint.js'
+import type { Endpoint } from '../client/target.js'
 import type { RunConfig } from '../config/types.js'
 import { joinUrl } from '../config/url.js'
 import { protocolOf } from '../protocols/wire-protocol.js'
@@ -37,7 +37,6 @@ export function resolveEndpoint(
     body: {
       model: target.model,
       endpoint: target.endpoint,
-      protocol: target.protocol,
       stream,
       ignoreEos: workload.ignore_eos,
     },
