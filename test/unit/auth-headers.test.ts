@@ -33,6 +33,23 @@ test('auto places the key by protocol and host; a given mode is kept', () => {
   assert.equal(placeAuth('bearer', 'messages', 'https://x'), 'bearer')
 })
 
+test('auto says why the key goes elsewhere than a bearer token, naming the protocol or the host', () => {
+  const notesOf = (flags: ConfigFlags) => {
+    const notes: string[] = []
+    resolveEndpoint(load({ auth: 'auto', ...flags }), KEY, {}, (line) => notes.push(line))
+    return notes.join('\n')
+  }
+  assert.match(
+    notesOf({ protocol: 'messages' }),
+    /sending the key as x-api-key \(auto: the messages protocol\)/,
+  )
+  assert.match(
+    notesOf({ base_url: 'https://team.openai.azure.com/openai/deployments/d' }),
+    /sending the key as api-key \(auto: an Azure OpenAI host\)/,
+  )
+  assert.doesNotMatch(notesOf({}), /sending the key as/)
+})
+
 test('each auth mode puts the key in its own header, and only there', () => {
   const headersOf = (auth: RunConfig['target']['auth'], extra: ConfigFlags = {}) =>
     resolveEndpoint(load({ auth, ...extra }), KEY, {}).headers
