@@ -18,8 +18,8 @@
  * Run: npm run bench:sse
  */
 import { performance } from 'node:perf_hooks'
-import { interpretChunk } from '../src/client/chunk.js'
 import { SseParser } from '../src/client/sse.js'
+import { interpretChunk } from '../src/protocols/chunk.js'
 import { readSseFixture } from '../test/helpers/fixtures.js'
 
 const STREAM = readSseFixture('openai_gpt4o_long_text.sse')

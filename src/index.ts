@@ -4,8 +4,8 @@
  * or compare two runs exactly as the commands do.
  */
 export { findSaturation, type Saturation } from './analysis/saturation.js'
-export type { Endpoint } from './client/endpoint.js'
 export { type SseEvent, SseParser } from './client/sse.js'
+export type { Endpoint } from './client/target.js'
 export { type Comparison, compareRuns, DEFAULT_MAX_REGRESSION } from './compare/compare.js'
 export { ConfigError, type ConfigIssue } from './config/errors.js'
 export { DEFAULTS, loadRunConfig } from './config/load.js'
@@ -21,8 +21,8 @@ export { loadRun } from './result/load-run.js'
 export type { RunMeta } from './result/run-meta.js'
 export { upgradeResult } from './result/upgrade.js'
 export { readApiKey } from './run/api-key.js'
-export { endpointFromEnv, resolveEndpoint } from './run/endpoint.js'
 export { MergeError, type MergeOutcome, mergeShards } from './run/merge.js'
+export { endpointFromEnv, resolveEndpoint } from './run/resolve-endpoint.js'
 export { type RunOptions, type RunOutcome, runGradient } from './run/run-gradient.js'
 export {
   type PreparedRun,

@@ -11,10 +11,11 @@
  *
  *   node bench/cost/send-request-client.mjs PORT STREAMS REQUESTS   (after npm run build)
  */
-import { closeTarget, openTarget } from '../../dist/client/endpoint.js'
+
 import { sendRequest } from '../../dist/client/stream-client.js'
+import { closeTarget, openTarget } from '../../dist/client/target.js'
 import { loadRunConfig } from '../../dist/config/load.js'
-import { resolveEndpoint } from '../../dist/run/endpoint.js'
+import { resolveEndpoint } from '../../dist/run/resolve-endpoint.js'
 import { BODY as body } from './stamped-requests.mjs'
 
 const [port, streams, requests] = process.argv.slice(2).map(Number)

@@ -1,19 +1,20 @@
 import { runFailures } from '../analysis/run-gate.js'
-import type { Endpoint } from '../client/endpoint.js'
 import { displayUrl } from '../client/redact.js'
+import type { Endpoint } from '../client/target.js'
 import { configConflicts } from '../config/load.js'
 import { underDrivenWarning } from '../config/plan-warnings.js'
 import type { RunConfig } from '../config/types.js'
+import { protocolOf } from '../protocols/wire-protocol.js'
 import { DiskFullError } from '../records/disk-full.js'
 import { appendHistory, readHistory } from '../report/history.js'
 import { writeHistoryHtml } from '../report/history-page.js'
 import { formatProgress, type LevelProgress } from '../report/progress.js'
 import { renderTable, renderVerdict } from '../report/terminal.js'
 import { levelName } from '../result/level-name.js'
-import { endpointFromEnv } from '../run/endpoint.js'
 import { fdLimitWarning } from '../run/fd-limit.js'
 import { LiveMetricsError } from '../run/live-metrics.js'
 import { WorkloadError } from '../run/prepare-workload.js'
+import { endpointFromEnv } from '../run/resolve-endpoint.js'
 import { FolderInUseError, FolderUnwritableError } from '../run/result-folder.js'
 import { parseShard } from '../run/shard.js'
 import {
@@ -193,8 +194,8 @@ function describePlan({ config, endpoint, outDir }: PreparedRun): string {
   return (
     `llmbench: ${config.target.model} at ${displayUrl(endpoint.url)}: ` +
     `${levels}, ${bound} per level (+${load.warmup_requests} warm-up), ` +
-    // Embeddings generate nothing: only their input length means anything.
-    `input ${input}${endpoint.protocol === 'embeddings' ? ' tokens (embeddings)' : ` / output ${formatLength(workload.output)} tokens`}${workload.profile === null ? '' : ` (profile ${workload.profile})`}, ` +
+    // A protocol that generates nothing (embeddings): only the input length means anything.
+    `input ${input}${protocolOf(endpoint.protocol).generatesTokens ? ` / output ${formatLength(workload.output)} tokens` : ` tokens (${endpoint.protocol})`}${workload.profile === null ? '' : ` (profile ${workload.profile})`}, ` +
     `${endpoint.stream ? 'streaming' : 'not streaming'} -> ${outDir}`
   )
 }

@@ -1,5 +1,5 @@
+import type { ChunkInfo } from '../protocols/chunk.js'
 import type { RequestRecord } from '../records/types.js'
-import type { ChunkInfo } from './chunk.js'
 
 /**
  * The two phases of a reasoning model's response, as one request's events show them: when the

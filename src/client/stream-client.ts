@@ -1,9 +1,10 @@
 import type { Socket } from 'node:net'
 import { performance } from 'node:perf_hooks'
 import type { Dispatcher } from 'undici'
-import type { Protocol } from '../protocol.js'
+import { type ChunkInfo, errorEventMessage } from '../protocols/chunk.js'
+import type { ProtocolInterpreter } from '../protocols/protocol-interpreter.js'
+import { protocolOf } from '../protocols/wire-protocol.js'
 import type { ErrorClass, RequestRecord } from '../records/types.js'
-import { type ChunkInfo, errorEventMessage } from './chunk.js'
 import {
   classifyStatus,
   classifyTransportError,
@@ -26,42 +27,11 @@ import {
 } from './connections.js'
 import { type ContentEncoding, contentEncodingOf, decodeWhole, StreamDecoder } from './content-decoding.js'
 import { stopWatching, watchInterrupt } from './interrupt-watch.js'
-import { interpreterOf, type ProtocolInterpreter } from './protocol-interpreter.js'
 import { ReasoningPhase } from './reasoning-phase.js'
 import { redact } from './redact.js'
 import { type SseEvent, SseParser } from './sse.js'
 import type { ReadStamped, StreamDispatcher } from './stream-dispatcher.js'
-
-/** Everything about the target that is the same for every request of a run. */
-export interface Target {
-  /** The h1 client's pool (openTarget), or an undici Pool. */
-  dispatcher: StreamDispatcher
-  /** scheme://host:port */
-  origin: string
-  /** Path and query of the endpoint, e.g. /v1/chat/completions */
-  path: string
-  /** Request headers, Authorization included; built once. Never logged. */
-  headers: Record<string, string>
-  stream: boolean
-  /** How responses are read (events and bodies); chat completions when absent. */
-  protocol?: Protocol | undefined
-  /** Whole request, ms. */
-  timeoutMs: number
-  /** Send to first token, ms; null = only the whole-request timeout. */
-  firstTokenTimeoutMs: number | null
-  /** Longest silence between two reads of the response, ms. */
-  idleTimeoutMs: number
-  /** Strings to scrub from any stored message (the API key). */
-  secrets: readonly string[]
-  /** Called with each token-bearing chunk's text as it arrives (`llmbench check` prints them). */
-  onText?: ((text: string) => void) | undefined
-  /** Aborted when a Ctrl-C's grace period ends: in-flight requests are then cut and recorded. */
-  interrupt?: AbortSignal | undefined
-  /** The thread's keep-alive policy and connection counts; absent = keep-alive, counts unread. */
-  connections?: ConnectionWatch | undefined
-  /** TCP (and TLS) set-up bound of the one-off connection a resend opens, ms. */
-  connectTimeoutMs?: number | undefined
-}
+import type { Target } from './target.js'
 
 /** One request to send: identity plus its pre-serialized body. */
 export interface RequestPlan {
@@ -219,7 +189,7 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
       first_answer_at: null,
       attempt: plan.attempt,
     }
-    this.interpreter = interpreterOf(target.protocol)
+    this.interpreter = protocolOf(target.protocol).interpreter()
     if (target.stream) this.parser = new SseParser((event, at) => this.onEvent(event, at))
     this.watch = watchOf(target)
   }

@@ -8,7 +8,8 @@ import { readFileSync } from 'node:fs'
 import { extname } from 'node:path'
 import { parse as parseToml, TomlError } from 'smol-toml'
 import { describeValue } from '../describe-value.js'
-import { PROTOCOL_ENDPOINTS, protocolOfEndpoint } from '../protocol.js'
+import { protocolOfEndpoint } from '../protocols/names.js'
+import { protocolOf } from '../protocols/wire-protocol.js'
 import { RESULT_FILE } from '../result/folder-layout.js'
 import { type LengthSpec, meanLength } from '../workload/lengths.js'
 import { PROFILE_NAMES, PROFILES } from '../workload/profiles.js'
@@ -180,8 +181,7 @@ export function configConflicts(config: RunConfig): string[] {
 function settleProtocol(config: RunConfig, layers: readonly Layer[]): void {
   const sets = (key: 'protocol' | 'endpoint') =>
     layers.some((layer) => layer.patch?.target?.[key] !== undefined)
-  if (sets('protocol') && !sets('endpoint'))
-    config.target.endpoint = PROTOCOL_ENDPOINTS[config.target.protocol]
+  if (sets('protocol') && !sets('endpoint')) config.target.endpoint = protocolOf(config.target.protocol).path
   else if (!sets('protocol')) config.target.protocol = protocolOfEndpoint(config.target.endpoint)
 }
 
@@ -426,7 +426,7 @@ const FINAL_CHECKS: FinalCheck[] = [
   },
   {
     path: 'sessions',
-    fails: (c) => c.workload.sessions && c.target.protocol === 'embeddings',
+    fails: (c) => c.workload.sessions && !protocolOf(c.target.protocol).generatesTokens,
     message:
       'expected a protocol that generates replies with sessions (chat, completions, responses, messages), got embeddings: a session carries the replies into its next turn',
     sources: [...rawKeysOf('sessions'), ...rawKeysOf('protocol'), ...rawKeysOf('endpoint')],

@@ -11,7 +11,7 @@
 
 import { describeValue } from '../describe-value.js'
 import { parseSloKey } from '../metrics/slo.js'
-import { PROTOCOLS } from '../protocol.js'
+import { PROTOCOLS } from '../protocols/names.js'
 import { LENGTH_SYNTAX, parseLength } from '../workload/lengths.js'
 import { AUTH_MODES } from './auth-mode.js'
 import type { ConfigIssue } from './errors.js'

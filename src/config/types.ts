@@ -1,4 +1,4 @@
-import type { Protocol } from '../protocol.js'
+import type { Protocol } from '../protocols/names.js'
 import type { ArrivalProcess } from '../schedule/arrivals.js'
 import type { LengthSpec } from '../workload/lengths.js'
 import type { AuthMode } from './auth-mode.js'
@@ -15,7 +15,7 @@ export interface RunConfig {
     endpoint: string
     /**
      * The wire protocol: given, or inferred from the endpoint. When only the protocol is given, the
-     * endpoint is the protocol's own path (PROTOCOL_ENDPOINTS), so the two always agree.
+     * endpoint is the protocol's own path (protocolOf(protocol).path), so the two always agree.
      */
     protocol: Protocol
     model: string

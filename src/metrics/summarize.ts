@@ -1,4 +1,5 @@
-import type { Protocol } from '../protocol.js'
+import type { Protocol } from '../protocols/names.js'
+import { protocolOf } from '../protocols/wire-protocol.js'
 import type { ErrorClass, RequestRecord } from '../records/types.js'
 import type { ServerLevelFigures } from '../server-metrics/level-figures.js'
 import type { Accumulator } from './accumulator.js'
@@ -162,7 +163,7 @@ export class LevelSummarizer {
       options,
       mode: options.mode ?? 'concurrency',
       clientStats: NO_CLIENT_STATS,
-      generates: options.protocol !== 'embeddings',
+      generates: protocolOf(options.protocol).generatesTokens,
       tally: new LevelTally(),
       figures: {},
     }

@@ -1,5 +1,6 @@
 import * as vega from 'vega'
 import { compile, type TopLevelSpec } from 'vega-lite'
+import { protocolOf } from '../protocols/wire-protocol.js'
 import type { BenchResult } from '../result/bench-result.js'
 import { levelName } from '../result/level-name.js'
 import { msAxis, PERCENT_AXIS, pointTooltip } from './chart-axes.js'
@@ -64,7 +65,7 @@ export async function renderCharts(
       ],
     },
     // Embeddings generate no token: their throughput is inputs embedded per second.
-    result.meta.target.protocol === 'embeddings'
+    !protocolOf(result.meta.target.protocol).generatesTokens
       ? {
           name: 'throughput',
           title: 'Embedding throughput',

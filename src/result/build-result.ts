@@ -11,6 +11,7 @@ import { unreachableAfterAnswers } from '../metrics/failure-causes.js'
 import { type Capacity, findCapacity, toSlos } from '../metrics/slo.js'
 import { LevelSummarizer, type LevelSummary, type SummaryOptions } from '../metrics/summarize.js'
 import { priceTokens, tokenTotals } from '../metrics/workload-figures.js'
+import { protocolOf } from '../protocols/wire-protocol.js'
 import type { RequestRecord } from '../records/types.js'
 import { withServerFigures } from '../server-metrics/level-figures.js'
 import type { ServerScrape } from '../server-metrics/scrape-file.js'
@@ -110,7 +111,7 @@ export function finishResult(figures: readonly LevelFigures[], meta: RunMeta): B
       levels,
       misconfigured === null ? saturation : null,
       // Embeddings generate nothing: no advice on output lengths.
-      meta.target?.protocol === 'embeddings' ? null : meta.workload.output_tokens,
+      protocolOf(meta.target?.protocol).generatesTokens ? meta.workload.output_tokens : null,
     ),
     cost: runCost(levels, meta),
   }

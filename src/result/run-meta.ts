@@ -1,7 +1,7 @@
 import type { LevelClientStats } from '../metrics/client-health.js'
 import type { LoadMode } from '../metrics/summarize.js'
 import type { Prices } from '../metrics/workload-figures.js'
-import type { Protocol } from '../protocol.js'
+import type { Protocol } from '../protocols/names.js'
 import type { TraceMeta } from '../workload/trace-replay.js'
 import type { ServerSelf } from './server-self.js'
 

@@ -1,4 +1,4 @@
-import type { Endpoint } from '../client/endpoint.js'
+import type { Endpoint } from '../client/target.js'
 import type { RequestRecord } from '../records/types.js'
 import type { Calibration } from '../result/run-meta.js'
 import type { ExactPromptSource } from '../workload/exact-prompts.js'

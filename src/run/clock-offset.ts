@@ -1,4 +1,4 @@
-import { type Endpoint, getHeaders } from '../client/endpoint.js'
+import { type Endpoint, getHeaders } from '../client/target.js'
 
 /**
  * This host's clock against the server's, from the Date header of GET /v1/models: server time minus

@@ -1,5 +1,5 @@
 import { ConnectionWatch } from '../client/connections.js'
-import type { Endpoint } from '../client/endpoint.js'
+import type { Endpoint } from '../client/target.js'
 import type { ConnectionPolicy } from '../result/run-meta.js'
 import type { RoundOutcome } from '../schedule/level-runner.js'
 

@@ -2,7 +2,7 @@ import { availableParallelism, hostname } from 'node:os'
 import { performance } from 'node:perf_hooks'
 import { displayUrl } from '../client/redact.js'
 import type { RunConfig } from '../config/types.js'
-import { protocolStreams } from '../protocol.js'
+import { protocolOf } from '../protocols/wire-protocol.js'
 import type { ConnectionPolicy, CostEstimate, RunMeta, ShardInfo } from '../result/run-meta.js'
 import { TOOL_VERSION } from '../version.js'
 import { formatLength } from '../workload/lengths.js'
@@ -67,7 +67,7 @@ export function describeRun(
       output: trace ? 'trace' : formatLength(workload.output),
       dataset: prepared.plan.source,
       tokenizer: prepared.plan.tokenizer,
-      stream: config.client.stream && protocolStreams(config.target.protocol),
+      stream: config.client.stream && protocolOf(config.target.protocol).streams,
       profile: workload.profile,
       shared_prefix: workload.shared_prefix,
       ignore_eos: workload.ignore_eos,

@@ -1,5 +1,5 @@
-import { type Endpoint, getHeaders } from '../client/endpoint.js'
 import { redact } from '../client/redact.js'
+import { type Endpoint, getHeaders } from '../client/target.js'
 
 /** GET /v1/models: the served model ids, or an error message (redacted) when the list cannot be had. */
 export async function fetchModels(

@@ -1,7 +1,8 @@
-import { closeTarget, type Endpoint, openTarget } from '../client/endpoint.js'
 import { sendRequest } from '../client/stream-client.js'
+import { bodyOptionsOf, closeTarget, type Endpoint, openTarget } from '../client/target.js'
 import { e2eMs, tpotMs, ttftMs } from '../metrics/derive.js'
 import { reasoningPhrase } from '../metrics/reasoning-figures.js'
+import { protocolOf } from '../protocols/wire-protocol.js'
 import type { RequestRecord } from '../records/types.js'
 import { type BodyOptions, buildBody } from '../workload/request-body.js'
 import { completeTokenCounts } from '../workload/token-counts.js'
@@ -35,7 +36,7 @@ export async function runPreflight(
   const label = options.label ?? 'preflight'
   const body = buildBody(probeBody(endpoint), 'Say hello.', options.maxTokens ?? 4)
   const record = await sendOnce(endpoint, body, 'preflight', options.onText, options.interrupt)
-  if (record.error === null && endpoint.protocol === 'embeddings') {
+  if (record.error === null && !protocolOf(endpoint.protocol).generatesTokens) {
     // Nothing streams and nothing is generated: the latency and the tokens embedded are the figures.
     return {
       ok: true,
@@ -111,5 +112,5 @@ export async function sendOnce(
 
 /** A probe's body: the run's model, endpoint, protocol and stream, without ignore_eos (a probe wants a few tokens, not a forced length). */
 export function probeBody(endpoint: Endpoint): BodyOptions {
-  return { ...endpoint.body, ignoreEos: false }
+  return { ...bodyOptionsOf(endpoint), ignoreEos: false }
 }

@@ -1,11 +1,11 @@
-import type { Endpoint } from '../client/endpoint.js'
+import { bodyOptionsOf, type Endpoint } from '../client/target.js'
 import type { RunConfig } from '../config/types.js'
+import { promptText } from '../protocols/prompt.js'
 import type { RequestRecord } from '../records/types.js'
 import type { Calibration } from '../result/run-meta.js'
 import { type Dataset, DatasetError, loadDataset } from '../workload/dataset.js'
 import { ExactPromptSource } from '../workload/exact-prompts.js'
 import { meanLength } from '../workload/lengths.js'
-import { promptText } from '../workload/request-body.js'
 import type { SessionSet } from '../workload/sessions.js'
 import { loadTokenizer, type Tokenizer, TokenizerError } from '../workload/tokenizers.js'
 import { TraceError } from '../workload/trace-file.js'
@@ -157,7 +157,7 @@ export async function prepareWorkload(
     return { plan, calibration, probeRecords }
   }
   if (sources.trace !== null) {
-    const plan = planTraceWorkload(sources.trace, { ...sources, body: endpoint.body })
+    const plan = planTraceWorkload(sources.trace, { ...sources, body: bodyOptionsOf(endpoint) })
     if (plan.off_length > 0)
       log(
         `warning: ${plan.off_length} of ${plan.prompts.length} trace prompts do not count exactly their input_length under ${plan.tokenizer}`,
@@ -165,7 +165,7 @@ export async function prepareWorkload(
     return { plan, calibration, probeRecords }
   }
   const plan = planWorkload(config, {
-    body: endpoint.body,
+    body: bodyOptionsOf(endpoint),
     tokenizer: sources.tokenizer,
     prompts: sources.prompts,
     dataset: sources.dataset,

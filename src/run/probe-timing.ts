@@ -1,5 +1,5 @@
-import { closeTarget, type Endpoint, openTarget } from '../client/endpoint.js'
 import { sendRequest } from '../client/stream-client.js'
+import { closeTarget, type Endpoint, openTarget } from '../client/target.js'
 import { e2eMs, tpotMs, ttftMs } from '../metrics/derive.js'
 import { percentileOfSorted } from '../metrics/distribution.js'
 import type { RequestRecord } from '../records/types.js'

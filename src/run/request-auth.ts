@@ -1,14 +1,7 @@
-import { placeAuth } from '../config/auth-mode.js'
+import { autoReason, placeAuth } from '../config/auth-mode.js'
 import { isSecretHeaderName, publicHeaders } from '../config/headers.js'
 import type { RunConfig } from '../config/types.js'
-
-/** The version header Anthropic's Messages API requires; the one its documentation shows. */
-export const ANTHROPIC_VERSION = '2023-06-01'
-
-const AUTO_REASON = {
-  'api-key': 'auto: an Azure OpenAI host',
-  'x-api-key': 'auto: the messages protocol',
-} as const
+import { ANTHROPIC_VERSION, protocolOf } from '../protocols/wire-protocol.js'
 
 const KEY_HEADER = { bearer: 'Authorization', 'api-key': 'api-key', 'x-api-key': 'x-api-key' } as const
 
@@ -71,7 +64,7 @@ function keyHeaders(target: RunConfig['target'], apiKey: string | null, basic: B
       )
     if (target.auth === 'auto' && placed !== 'bearer')
       notes.push(
-        `note: sending the key as ${KEY_HEADER[placed]} (${AUTO_REASON[placed]}); --auth bearer sends it as a bearer token`,
+        `note: sending the key as ${KEY_HEADER[placed]} (${autoReason(target.protocol, target.base_url)}); --auth bearer sends it as a bearer token`,
       )
   }
   if (apiKey === null && placed !== 'none' && basic === null && target.headers.authorization === undefined)
@@ -80,8 +73,9 @@ function keyHeaders(target: RunConfig['target'], apiKey: string | null, basic: B
         ? `note: $${target.api_key_env} is not set: sending no ${KEY_HEADER[placed]} header`
         : `note: ${target.api_key_file.file} holds no key at ${target.api_key_file.path.join('.')}: sending no ${KEY_HEADER[placed]} header`,
     )
-  if (placed === 'x-api-key' || target.protocol === 'messages')
-    headers['anthropic-version'] = ANTHROPIC_VERSION
+  // Anthropic's key header comes with its version header, whatever the protocol.
+  if (placed === 'x-api-key') headers['anthropic-version'] = ANTHROPIC_VERSION
+  Object.assign(headers, protocolOf(target.protocol).headers)
   return { headers, secrets, notes }
 }
 

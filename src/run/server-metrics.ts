@@ -1,5 +1,5 @@
 import { join } from 'node:path'
-import type { Endpoint } from '../client/endpoint.js'
+import type { Endpoint } from '../client/target.js'
 import type { RunConfig } from '../config/types.js'
 import { SERVER_METRICS_FILE } from '../result/folder-layout.js'
 import type { ServerMetricsScraper } from '../server-metrics/scraper.js'

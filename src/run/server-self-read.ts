@@ -1,5 +1,5 @@
 import type { Agent, request as undiciRequest } from 'undici'
-import { type Endpoint, getHeaders } from '../client/endpoint.js'
+import { type Endpoint, getHeaders } from '../client/target.js'
 import type { ServerSelf } from '../result/server-self.js'
 import { describeServer } from './server-self-parse.js'
 

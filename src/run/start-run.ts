@@ -1,5 +1,5 @@
 import { hostname } from 'node:os'
-import type { Endpoint } from '../client/endpoint.js'
+import type { Endpoint } from '../client/target.js'
 import type { RunConfig } from '../config/types.js'
 import type { LevelProgress } from '../report/progress.js'
 import type { ShardInfo } from '../result/run-meta.js'

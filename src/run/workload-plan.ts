@@ -1,9 +1,10 @@
 import type { RunConfig } from '../config/types.js'
+import { type Prompt, promptText } from '../protocols/prompt.js'
 import { seededRandom } from '../random.js'
 import type { Dataset } from '../workload/dataset.js'
 import type { ExactPromptSource } from '../workload/exact-prompts.js'
 import { drawLength } from '../workload/lengths.js'
-import { type BodyOptions, buildBody, type Prompt, promptText } from '../workload/request-body.js'
+import { type BodyOptions, buildBody } from '../workload/request-body.js'
 import type { SessionSpec } from '../workload/sessions.js'
 import type { Tokenizer } from '../workload/tokenizers.js'
 

@@ -1,4 +1,4 @@
-import { type Endpoint, getHeaders } from '../client/endpoint.js'
+import { type Endpoint, getHeaders } from '../client/target.js'
 import type { ScrapeTarget } from './scraper.js'
 
 /** What the run's settings say about scraping (RunConfig.server_metrics). */

@@ -1,4 +1,4 @@
-import type { Endpoint } from '../client/endpoint.js'
+import type { Endpoint } from '../client/target.js'
 import type { LoopStats } from '../metrics/client-health.js'
 import type { RequestRecord } from '../records/types.js'
 import type { Round, RoundOutcome } from '../schedule/level-runner.js'

@@ -1,8 +1,8 @@
 import { parentPort } from 'node:worker_threads'
 import { InterruptedError } from '../client/classify.js'
 import { ConnectionWatch } from '../client/connections.js'
-import { closeTarget, openTarget } from '../client/endpoint.js'
-import { sendRequest, type Target } from '../client/stream-client.js'
+import { sendRequest } from '../client/stream-client.js'
+import { bodyOptionsOf, closeTarget, openTarget, type Target } from '../client/target.js'
 import { REAL_TIME } from '../clock.js'
 import { LoopMonitor } from '../metrics/client-health.js'
 import type { RequestRecord } from '../records/types.js'
@@ -125,7 +125,7 @@ port.on('message', (message: ToWorker) => {
       bodies = message.bodies.map((body) => Buffer.from(body.buffer, body.byteOffset, body.byteLength))
       // Session ids follow the same dealing as prompt ids: distinct across workers and shards.
       if (message.sessions !== undefined)
-        sessions = threadSessions(message.sessions, message.target.body, () => nextPromptId())
+        sessions = threadSessions(message.sessions, bodyOptionsOf(message.target), () => nextPromptId())
       post({ type: 'ready' })
       break
     case 'stop':

@@ -1,15 +1,11 @@
 import { readFileSync } from 'node:fs'
 import { describeValue } from '../describe-value.js'
+import type { ChatMessage } from '../protocols/prompt.js'
 
 /**
  * Prompt datasets read from a file: JSONL written by the user, or a ShareGPT JSON dump. Real prompts
  * give a realistic spread of input and output lengths, which the seeded synthetic prompts do not.
  */
-
-export interface ChatMessage {
-  role: 'system' | 'user' | 'assistant'
-  content: string
-}
 
 export interface DatasetEntry {
   /** 1-based line (JSONL) or array index + 1 (ShareGPT JSON) in the source file, for messages. */

@@ -1,4 +1,4 @@
-import type { ChatMessage } from './dataset.js'
+import type { ChatMessage } from '../protocols/prompt.js'
 import { type BodyOptions, buildBody } from './request-body.js'
 import type { SessionSpec } from './sessions.js'
 

@@ -1,13 +1,6 @@
 import { describeValue } from '../describe-value.js'
-import {
-  type ChatMessage,
-  DatasetError,
-  isObject,
-  keysOf,
-  parseMessage,
-  readText,
-  readTurn,
-} from './dataset.js'
+import type { ChatMessage } from '../protocols/prompt.js'
+import { DatasetError, isObject, keysOf, parseMessage, readText, readTurn } from './dataset.js'
 import type { ExactPromptSource } from './exact-prompts.js'
 
 /**

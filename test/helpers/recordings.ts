@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import type { RequestPlan } from '../../src/client/stream-client.js'
-import type { Protocol } from '../../src/protocol.js'
+import type { Protocol } from '../../src/protocols/names.js'
 import type { RequestRecord } from '../../src/records/types.js'
 import { PROTOCOL_FIXTURE_DIR, SSE_FIXTURE_DIR } from './fixtures.js'
 

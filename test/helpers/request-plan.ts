@@ -1,5 +1,6 @@
-import type { RequestPlan, Target } from '../../src/client/stream-client.js'
+import type { RequestPlan } from '../../src/client/stream-client.js'
 import type { StreamDispatcher } from '../../src/client/stream-dispatcher.js'
+import type { Target } from '../../src/client/target.js'
 
 /** A measured request of level 1 with `body`, for tests that send one request through the client. */
 export function measurePlan(body: Buffer = Buffer.from('{}')): RequestPlan {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { resolveEndpoint } from '../../src/run/endpoint.js'
 import { estimateRun } from '../../src/run/estimate.js'
 import { projectedSeconds, timeProbes } from '../../src/run/probe-timing.js'
+import { resolveEndpoint } from '../../src/run/resolve-endpoint.js'
 import { startSimulator } from '../../src/sim/server.js'
 import { testConfig } from '../helpers/run-config.js'
 

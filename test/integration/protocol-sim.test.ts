@@ -6,10 +6,11 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { Pool } from 'undici'
-import { interpreterOf } from '../../src/client/protocol-interpreter.js'
 import { SseParser } from '../../src/client/sse.js'
-import { sendRequest, type Target } from '../../src/client/stream-client.js'
-import { PROTOCOL_ENDPOINTS, type Protocol } from '../../src/protocol.js'
+import { sendRequest } from '../../src/client/stream-client.js'
+import type { Target } from '../../src/client/target.js'
+import type { Protocol } from '../../src/protocols/names.js'
+import { protocolOf } from '../../src/protocols/wire-protocol.js'
 import type { RequestRecord } from '../../src/records/types.js'
 import { eventWriter, type TokenPhase } from '../../src/sim/protocol-frames.js'
 import { type RunningSimulator, SIM_MODEL, startSimulator } from '../../src/sim/server.js'
@@ -47,7 +48,7 @@ async function send(
   const target: Target = {
     dispatcher: pool,
     origin,
-    path: PROTOCOL_ENDPOINTS[protocol],
+    path: protocolOf(protocol).path,
     headers: { 'content-type': 'application/json', 'x-api-key': 'any key is accepted' },
     stream,
     protocol,
@@ -128,7 +129,7 @@ test('the event writers emit a reasoning delta per reasoning token, then the ans
     })
     const text =
       writer.open() + phases.map((phase, i) => writer.token(` w${i}`, phase)).join('') + writer.finish()
-    const interpreter = interpreterOf(protocol)
+    const interpreter = protocolOf(protocol).interpreter()
     const seen: string[] = []
     // As the client keeps them: each figure as the last event that said it.
     const usage = { prompt_tokens: null as number | null, completion_tokens: null as number | null }

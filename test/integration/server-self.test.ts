@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net'
 import { performance } from 'node:perf_hooks'
 import { after, test } from 'node:test'
-import { resolveEndpoint } from '../../src/run/endpoint.js'
+import { resolveEndpoint } from '../../src/run/resolve-endpoint.js'
 import { runGradient } from '../../src/run/run-gradient.js'
 import { readServerSelf, SELF_READ_TIMEOUT_MS } from '../../src/run/server-self-read.js'
 import { StopSignal } from '../../src/run/stop-signal.js'

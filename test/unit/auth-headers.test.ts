@@ -7,9 +7,9 @@ import { isSecretHeaderName } from '../../src/config/headers.js'
 import { loadRunConfig } from '../../src/config/load.js'
 import type { ConfigFlags, RunConfig } from '../../src/config/types.js'
 import { joinUrl } from '../../src/config/url.js'
+import { ANTHROPIC_VERSION } from '../../src/protocols/wire-protocol.js'
 import { configDigest } from '../../src/run/config-digest.js'
-import { resolveEndpoint } from '../../src/run/endpoint.js'
-import { ANTHROPIC_VERSION } from '../../src/run/request-auth.js'
+import { resolveEndpoint } from '../../src/run/resolve-endpoint.js'
 import { configErrorMessage } from '../helpers/config-error.js'
 import { tempDir } from '../helpers/run-config.js'
 
@@ -31,6 +31,23 @@ test('auto places the key by protocol and host; a given mode is kept', () => {
   assert.equal(placeAuth('auto', 'chat', 'https://openai.azure.com.evil.example/v1'), 'bearer')
   assert.equal(placeAuth('none', 'messages', 'https://team.openai.azure.com'), 'none')
   assert.equal(placeAuth('bearer', 'messages', 'https://x'), 'bearer')
+})
+
+test('auto says why the key goes elsewhere than a bearer token, naming the protocol or the host', () => {
+  const notesOf = (flags: ConfigFlags) => {
+    const notes: string[] = []
+    resolveEndpoint(load({ auth: 'auto', ...flags }), KEY, {}, (line) => notes.push(line))
+    return notes.join('\n')
+  }
+  assert.match(
+    notesOf({ protocol: 'messages' }),
+    /sending the key as x-api-key \(auto: the messages protocol\)/,
+  )
+  assert.match(
+    notesOf({ base_url: 'https://team.openai.azure.com/openai/deployments/d' }),
+    /sending the key as api-key \(auto: an Azure OpenAI host\)/,
+  )
+  assert.doesNotMatch(notesOf({}), /sending the key as/)
 })
 
 test('each auth mode puts the key in its own header, and only there', () => {

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import fc from 'fast-check'
-import { interpretChunk } from '../../src/client/chunk.js'
-import { ChatChunkReader } from '../../src/client/chunk-shape.js'
 import { SseParser } from '../../src/client/sse.js'
+import { interpretChunk } from '../../src/protocols/chunk.js'
+import { ChatChunkReader } from '../../src/protocols/chunk-shape.js'
 import { readSseFixture, sseFixtureNames } from '../helpers/fixtures.js'
 
 /** The reader must say exactly what a full parse says, chunk after chunk of one stream. */

@@ -6,7 +6,7 @@ import { loadRunConfig } from '../../src/config/load.js'
 import type { ConfigFlags, RunConfig } from '../../src/config/types.js'
 import { readApiKey } from '../../src/run/api-key.js'
 import { configDigest } from '../../src/run/config-digest.js'
-import { resolveEndpoint } from '../../src/run/endpoint.js'
+import { resolveEndpoint } from '../../src/run/resolve-endpoint.js'
 import { configErrorMessage } from '../helpers/config-error.js'
 import { tempDir } from '../helpers/run-config.js'
 

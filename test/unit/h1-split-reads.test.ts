@@ -10,8 +10,9 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { H1Pool } from '../../src/client/h1/pool.js'
-import { sendRequest, type Target } from '../../src/client/stream-client.js'
-import type { Protocol } from '../../src/protocol.js'
+import { sendRequest } from '../../src/client/stream-client.js'
+import type { Target } from '../../src/client/target.js'
+import type { Protocol } from '../../src/protocols/names.js'
 import type { RequestRecord } from '../../src/records/types.js'
 import {
   chunked,

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { test } from 'node:test'
-import { interpretChunk } from '../../src/client/chunk.js'
-import { readInBand } from '../../src/client/in-band.js'
 import { SseParser } from '../../src/client/sse.js'
+import { interpretChunk } from '../../src/protocols/chunk.js'
+import { readInBand } from '../../src/protocols/in-band.js'
 import { PROTOCOL_FIXTURE_DIR } from '../helpers/fixtures.js'
 
 /** The in-band figures of a recorded stream, as a client reading every chunk would keep them. */

@@ -10,9 +10,9 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { test } from 'node:test'
 import fc from 'fast-check'
-import { interpreterOf } from '../../src/client/protocol-interpreter.js'
 import { SseParser } from '../../src/client/sse.js'
-import type { Protocol } from '../../src/protocol.js'
+import type { Protocol } from '../../src/protocols/names.js'
+import { protocolOf } from '../../src/protocols/wire-protocol.js'
 import { PROTOCOL_FIXTURE_DIR } from '../helpers/fixtures.js'
 
 interface Figures {
@@ -31,7 +31,7 @@ interface Figures {
 }
 
 function read(bytes: Buffer, protocol: Protocol, cuts: readonly number[]): Figures {
-  const interpreter = interpreterOf(protocol)
+  const interpreter = protocolOf(protocol).interpreter()
   const figures: Figures = {
     answerEvents: 0,
     reasoningEvents: 0,
@@ -197,7 +197,7 @@ for (const recording of RECORDINGS) {
 
 test('a malformed event is a malformed chunk in each protocol, never a throw', () => {
   for (const protocol of ['responses', 'messages'] as const) {
-    const interpreter = interpreterOf(protocol)
+    const interpreter = protocolOf(protocol).interpreter()
     for (const data of ['{"type":', 'not json', '[1,2]', 'null', '"a string"']) {
       const info = interpreter.event('', data)
       assert.equal(info.malformed, true, `${protocol}: ${data}`)
@@ -216,7 +216,7 @@ test('a malformed event is a malformed chunk in each protocol, never a throw', (
 })
 
 test('error events of each protocol say the server words, with code and type in front', () => {
-  const responses = interpreterOf('responses')
+  const responses = protocolOf('responses').interpreter()
   const failed = responses.event(
     'response.failed',
     '{"type":"response.failed","response":{"status":"failed","error":{"code":"server_error","message":"The model crashed"}}}',
@@ -227,7 +227,7 @@ test('error events of each protocol say the server words, with code and type in 
     '{"type":"error","code":"rate_limit_exceeded","message":"Slow down","param":null}',
   )
   assert.equal(error.error, 'rate_limit_exceeded: Slow down')
-  const messages = interpreterOf('messages')
+  const messages = protocolOf('messages').interpreter()
   const overloaded = messages.event(
     'error',
     '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}',
@@ -236,68 +236,77 @@ test('error events of each protocol say the server words, with code and type in 
 })
 
 test('the event name is used when the data has no type (a server that sends it only on the event: line)', () => {
-  const info = interpreterOf('responses').event('response.output_text.delta', '{"delta":"Hi"}')
+  const info = protocolOf('responses').interpreter().event('response.output_text.delta', '{"delta":"Hi"}')
   assert.equal(info.answerBearing, true)
   assert.equal(info.text, 'Hi')
-  const thinking = interpreterOf('messages').event(
-    'content_block_delta',
-    '{"delta":{"type":"thinking_delta","thinking":"hmm"}}',
-  )
+  const thinking = protocolOf('messages')
+    .interpreter()
+    .event('content_block_delta', '{"delta":{"type":"thinking_delta","thinking":"hmm"}}')
   assert.equal(thinking.reasoningBearing, true)
 })
 
 test('response.incomplete at max_output_tokens ends the stream as a length finish, with its usage', () => {
-  const info = interpreterOf('responses').event(
-    'response.incomplete',
-    '{"type":"response.incomplete","response":{"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"usage":{"input_tokens":5,"output_tokens":16}}}',
-  )
+  const info = protocolOf('responses')
+    .interpreter()
+    .event(
+      'response.incomplete',
+      '{"type":"response.incomplete","response":{"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"usage":{"input_tokens":5,"output_tokens":16}}}',
+    )
   assert.equal(info.done, true)
   assert.equal(info.finishReason, 'length')
   assert.deepEqual(info.usage, { prompt_tokens: 5, completion_tokens: 16 })
 })
 
 test('Anthropic prompt tokens count the cached ones in, as OpenAI prompt_tokens do', () => {
-  const info = interpreterOf('messages').event(
-    'message_start',
-    '{"type":"message_start","message":{"usage":{"input_tokens":10,"cache_read_input_tokens":300,"cache_creation_input_tokens":20,"output_tokens":1}}}',
-  )
+  const info = protocolOf('messages')
+    .interpreter()
+    .event(
+      'message_start',
+      '{"type":"message_start","message":{"usage":{"input_tokens":10,"cache_read_input_tokens":300,"cache_creation_input_tokens":20,"output_tokens":1}}}',
+    )
   assert.deepEqual(info.usage, { prompt_tokens: 330, completion_tokens: null })
   assert.equal(info.inBand?.cached_tokens, 300)
 })
 
 test('non-streamed bodies: Responses output items, Messages content blocks, embeddings usage', () => {
-  const responses = interpreterOf('responses').body({
-    object: 'response',
-    status: 'completed',
-    output: [
-      { type: 'reasoning', summary: [{ type: 'summary_text', text: 'thinking' }] },
-      { type: 'message', content: [{ type: 'output_text', text: ' answer' }] },
-    ],
-    usage: { input_tokens: 7, output_tokens: 9, output_tokens_details: { reasoning_tokens: 4 } },
-  })
+  const responses = protocolOf('responses')
+    .interpreter()
+    .body({
+      object: 'response',
+      status: 'completed',
+      output: [
+        { type: 'reasoning', summary: [{ type: 'summary_text', text: 'thinking' }] },
+        { type: 'message', content: [{ type: 'output_text', text: ' answer' }] },
+      ],
+      usage: { input_tokens: 7, output_tokens: 9, output_tokens_details: { reasoning_tokens: 4 } },
+    })
   assert.equal(responses.text, 'thinking answer')
   assert.equal(responses.reasoningBearing && responses.answerBearing, true)
   assert.deepEqual(responses.usage, { prompt_tokens: 7, completion_tokens: 9 })
   assert.equal(responses.inBand?.reasoning_tokens, 4)
-  const messages = interpreterOf('messages').body({
-    type: 'message',
-    content: [
-      { type: 'thinking', thinking: 'hmm' },
-      { type: 'text', text: 'Hi' },
-    ],
-    stop_reason: 'max_tokens',
-    usage: { input_tokens: 3, output_tokens: 2 },
-  })
+  const messages = protocolOf('messages')
+    .interpreter()
+    .body({
+      type: 'message',
+      content: [
+        { type: 'thinking', thinking: 'hmm' },
+        { type: 'text', text: 'Hi' },
+      ],
+      stop_reason: 'max_tokens',
+      usage: { input_tokens: 3, output_tokens: 2 },
+    })
   assert.equal(messages.text, 'hmmHi')
   assert.equal(messages.finishReason, 'length')
   assert.deepEqual(messages.usage, { prompt_tokens: 3, completion_tokens: 2 })
-  const embeddings = interpreterOf('embeddings').body({
-    object: 'list',
-    data: [{ object: 'embedding', index: 0, embedding: [0.1, 0.2] }],
-    usage: { prompt_tokens: 12, total_tokens: 12 },
-  })
+  const embeddings = protocolOf('embeddings')
+    .interpreter()
+    .body({
+      object: 'list',
+      data: [{ object: 'embedding', index: 0, embedding: [0.1, 0.2] }],
+      usage: { prompt_tokens: 12, total_tokens: 12 },
+    })
   assert.equal(embeddings.tokenBearing, false)
   assert.deepEqual(embeddings.usage, { prompt_tokens: 12, completion_tokens: 0 })
   assert.equal(embeddings.error, null)
-  assert.match(interpreterOf('embeddings').body({ object: 'list' }).error ?? '', /without data/)
+  assert.match(protocolOf('embeddings').interpreter().body({ object: 'list' }).error ?? '', /without data/)
 })

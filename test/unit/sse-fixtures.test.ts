@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { errorEventMessage, interpretChunk } from '../../src/client/chunk.js'
 import { type SseEvent, SseParser } from '../../src/client/sse.js'
+import { errorEventMessage, interpretChunk } from '../../src/protocols/chunk.js'
 import { seededRandom } from '../../src/random.js'
 import { readSseFixture, sseFixtureNames } from '../helpers/fixtures.js'
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import fc from 'fast-check'
-import { interpretChunk } from '../../src/client/chunk.js'
 import { type SseEvent, SseParser } from '../../src/client/sse.js'
+import { interpretChunk } from '../../src/protocols/chunk.js'
 import { readSseFixture, sseFixtureNames } from '../helpers/fixtures.js'
 
 function parse(bytes: Uint8Array, cuts: number[]): SseEvent[] {

@@ -53,7 +53,7 @@ async function checkModules() {
   ] = await Promise.all([
     import('../load-config.js'),
     import('../hints-where-set.js'),
-    import('../../run/endpoint.js'),
+    import('../../run/resolve-endpoint.js'),
     import('../../run/models.js'),
     import('../../run/preflight.js'),
     import('../../client/redact.js'),

@@ -1,8 +1,8 @@
-import type { Endpoint } from '../client/endpoint.js'
 import { requestTimeoutMs } from '../client/request-timeout.js'
+import type { Endpoint } from '../client/target.js'
 import type { RunConfig } from '../config/types.js'
 import { joinUrl } from '../config/url.js'
-import { protocolStreams } from '../protocol.js'
+import { protocolOf } from '../protocols/wire-protocol.js'
 import { readApiKey, refuseUnsendableKey } from './api-key.js'
 import { requestAuth } from './request-auth.js'
 
@@ -26,7 +26,7 @@ export function resolveEndpoint(
   const joined = joinUrl(auth.baseUrl, target.endpoint)
   const url = new URL(joined)
   // Embeddings answer with one body: a run of them is never streamed, whatever --no-stream says.
-  const stream = client.stream && protocolStreams(target.protocol)
+  const stream = client.stream && protocolOf(target.protocol).streams
   const headers = { ...apiHeaders(stream ? 'text/event-stream' : 'application/json'), ...auth.headers }
   headers['content-type'] ??= 'application/json'
   return {
@@ -38,7 +38,6 @@ export function resolveEndpoint(
     body: {
       model: target.model,
       endpoint: target.endpoint,
-      protocol: target.protocol,
       stream,
       ignoreEos: workload.ignore_eos,
     },

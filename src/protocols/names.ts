@@ -1,20 +1,11 @@
 /**
  * The wire protocols llmbench speaks, and which one an endpoint path means. A unified API channel
  * serves several behind one base URL: the request body, the stream's events, the key's header and
- * the figures that make sense all follow from the protocol.
+ * the figures that make sense all follow from the protocol (wire-protocol.ts says how).
  */
 
 export const PROTOCOLS = ['chat', 'completions', 'responses', 'messages', 'embeddings'] as const
 export type Protocol = (typeof PROTOCOLS)[number]
-
-/** The path each protocol is served at, joined to the base URL without doubling /v1. */
-export const PROTOCOL_ENDPOINTS: Readonly<Record<Protocol, string>> = {
-  chat: '/v1/chat/completions',
-  completions: '/v1/completions',
-  responses: '/v1/responses',
-  messages: '/v1/messages',
-  embeddings: '/v1/embeddings',
-}
 
 /**
  * The protocol an endpoint path names by its last segments (query ignored); chat completions when
@@ -28,9 +19,4 @@ export function protocolOfEndpoint(endpoint: string): Protocol {
   if (/\/messages$/.test(path)) return 'messages'
   if (/\/embeddings$/.test(path)) return 'embeddings'
   return 'chat'
-}
-
-/** Whether responses of this protocol stream tokens (embeddings answer with one body). */
-export function protocolStreams(protocol: Protocol): boolean {
-  return protocol !== 'embeddings'
 }

@@ -1,14 +1,19 @@
-import type { Protocol } from '../protocol.js'
+import type { Protocol } from '../protocols/names.js'
 import type { ConnectionWatch } from './connections.js'
 import { H1Pool } from './h1/pool.js'
-import type { Target } from './stream-client.js'
+import type { StreamDispatcher } from './stream-dispatcher.js'
+
+/**
+ * Where requests go: the Endpoint, a plain value resolved once per run, and the Target, an endpoint
+ * opened for sending with its connection pool.
+ */
 
 /**
  * Where and how every request of a run is sent, resolved once from the config and the key
- * (run/endpoint.ts): URLs
- * joined, headers (Authorization included) built, timeouts in ms. Everything that sends a request
- * (preflight, calibration, the clock offset, the model list, the worker threads) is handed this
- * value rather than the config and the key. A plain object: it crosses to the worker threads as is.
+ * (run/resolve-endpoint.ts): URLs joined, headers (Authorization included) built, timeouts in ms.
+ * Everything that sends a request (preflight, calibration, the clock offset, the model list, the
+ * worker threads) is handed this value rather than the config and the key. A plain object: it
+ * crosses to the worker threads as is.
  */
 export interface Endpoint {
   /** The endpoint's URL: base URL and endpoint path joined once. Shown only through displayUrl (it may hold a credential). */
@@ -21,11 +26,11 @@ export interface Endpoint {
   modelsUrl: string
   /** Headers of a request to the endpoint, Authorization included. Travel in memory only, never logged. */
   headers: Record<string, string>
-  /** What every request body carries besides the prompt and max_tokens. */
-  body: { model: string; endpoint: string; protocol: Protocol; stream: boolean; ignoreEos: boolean }
-  /** Ask for an event stream (and parse the response as one); never for embeddings. */
+  /** What every request body carries besides the prompt, max_tokens and the protocol (bodyOptionsOf adds it). */
+  body: { model: string; endpoint: string; stream: boolean; ignoreEos: boolean }
+  /** Ask for an event stream (and parse the response as one); never for a protocol that does not stream. */
   stream: boolean
-  /** The wire protocol: the body's shape and how responses are read. */
+  /** The wire protocol: the body's shape and how responses are read (protocols/wire-protocol.ts). */
   protocol: Protocol
   /** Whole request. */
   timeoutMs: number
@@ -44,6 +49,41 @@ export interface Endpoint {
   keepAlive: boolean
   /** The environment variable the key comes from: errors name it, never the key. */
   apiKeyEnv: string
+}
+
+/**
+ * An endpoint opened for sending (openTarget): the endpoint's fields that every request reads, with
+ * the connection pool that carries them and what one caller adds. Without a protocol, responses are
+ * read as chat completions; connectTimeoutMs bounds the one-off connection a resend opens.
+ */
+export interface Target
+  extends Pick<
+      Endpoint,
+      | 'origin'
+      | 'path'
+      | 'headers'
+      | 'stream'
+      | 'timeoutMs'
+      | 'firstTokenTimeoutMs'
+      | 'idleTimeoutMs'
+      | 'secrets'
+    >,
+    Partial<Pick<Endpoint, 'protocol' | 'connectTimeoutMs'>> {
+  /** The h1 client's pool (openTarget), or an undici Pool. */
+  dispatcher: StreamDispatcher
+  /** Called with each token-bearing chunk's text as it arrives (`llmbench check` prints them). */
+  onText?: ((text: string) => void) | undefined
+  /** Aborted when a Ctrl-C's grace period ends: in-flight requests are then cut and recorded. */
+  interrupt?: AbortSignal | undefined
+  /** The thread's keep-alive policy and connection counts; absent = keep-alive, counts unread. */
+  connections?: ConnectionWatch | undefined
+}
+
+/** What every request body of the run is built from: the endpoint's body with its protocol. */
+export function bodyOptionsOf(
+  endpoint: Pick<Endpoint, 'body' | 'protocol'>,
+): Endpoint['body'] & { protocol: Protocol } {
+  return { ...endpoint.body, protocol: endpoint.protocol }
 }
 
 /** Headers of a GET to the server (the model list, the clock offset): the endpoint's, asking for JSON, no body. */

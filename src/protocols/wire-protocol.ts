@@ -1,0 +1,99 @@
+/**
+ * One descriptor per wire protocol: everything that differs between them, in one place. The rest
+ * of llmbench asks the descriptor (`protocolOf(protocol).generatesTokens`) rather than comparing
+ * protocol names, so a protocol is added here and nowhere else.
+ */
+
+import type { Protocol } from './names.js'
+import {
+  type BodyRequest,
+  chatBody,
+  completionsBody,
+  embeddingsBody,
+  messagesBody,
+  responsesBody,
+} from './protocol-bodies.js'
+import {
+  chatInterpreter,
+  embeddingsInterpreter,
+  messagesInterpreter,
+  type ProtocolInterpreter,
+  responsesInterpreter,
+} from './protocol-interpreter.js'
+
+/** The version header Anthropic's Messages API requires; the one its documentation shows. */
+export const ANTHROPIC_VERSION = '2023-06-01'
+
+export interface WireProtocol {
+  name: Protocol
+  /** The path it is served at, joined to the base URL without doubling /v1. */
+  path: string
+  /** The JSON body of one request. */
+  body(request: BodyRequest): Record<string, unknown>
+  /**
+   * Where `--auth auto` sends the key for this protocol (Anthropic's x-api-key for messages); null =
+   * as the host wants it (Azure's api-key, else a bearer token: config/auth-mode.ts).
+   */
+  autoAuth: 'x-api-key' | null
+  /** Headers every request of this protocol carries, whatever the auth (Anthropic's version). */
+  headers: Readonly<Record<string, string>>
+  /** A reader of one exchange's events and bodies. */
+  interpreter(): ProtocolInterpreter
+  /** Whether a response may be an event stream; embeddings answer with one body, whatever --no-stream says. */
+  streams: boolean
+  /**
+   * Whether it generates tokens: output lengths, TTFT, TPOT and output throughput mean something.
+   * Embeddings only read their input.
+   */
+  generatesTokens: boolean
+}
+
+const GENERATING = { autoAuth: null, headers: {}, streams: true, generatesTokens: true } as const
+
+const WIRE_PROTOCOLS: Readonly<Record<Protocol, WireProtocol>> = {
+  chat: {
+    ...GENERATING,
+    name: 'chat',
+    path: '/v1/chat/completions',
+    body: chatBody,
+    interpreter: chatInterpreter,
+  },
+  completions: {
+    ...GENERATING,
+    name: 'completions',
+    path: '/v1/completions',
+    body: completionsBody,
+    interpreter: chatInterpreter,
+  },
+  responses: {
+    ...GENERATING,
+    name: 'responses',
+    path: '/v1/responses',
+    body: responsesBody,
+    interpreter: responsesInterpreter,
+  },
+  messages: {
+    ...GENERATING,
+    name: 'messages',
+    path: '/v1/messages',
+    body: messagesBody,
+    autoAuth: 'x-api-key',
+    headers: { 'anthropic-version': ANTHROPIC_VERSION },
+    interpreter: messagesInterpreter,
+  },
+  embeddings: {
+    name: 'embeddings',
+    path: '/v1/embeddings',
+    body: embeddingsBody,
+    autoAuth: null,
+    headers: {},
+    interpreter: embeddingsInterpreter,
+    streams: false,
+    generatesTokens: false,
+  },
+}
+
+/** The descriptor of `protocol`; chat completions when absent (targets and results from before protocols). */
+export function protocolOf(protocol: Protocol | undefined): WireProtocol {
+  return WIRE_PROTOCOLS[protocol ?? 'chat']
+}
