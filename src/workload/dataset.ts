@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { describeValue } from '../describe-value.js'
+import { isObject } from '../json-object.js'
 
 /**
  * Prompt datasets read from a file: JSONL written by the user, or a ShareGPT JSON dump. Real prompts
@@ -111,10 +112,6 @@ function issuesError(
 /** V8's parse message on one line: its quoted excerpt of the input may span several. */
 export function parseMessage(err: unknown): string {
   return (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ')
-}
-
-export function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
 export function keysOf(record: Record<string, unknown>): string {

@@ -1,13 +1,6 @@
 import { describeValue } from '../describe-value.js'
-import {
-  type ChatMessage,
-  DatasetError,
-  isObject,
-  keysOf,
-  parseMessage,
-  readText,
-  readTurn,
-} from './dataset.js'
+import { isObject } from '../json-object.js'
+import { type ChatMessage, DatasetError, keysOf, parseMessage, readText, readTurn } from './dataset.js'
 import type { ExactPromptSource } from './exact-prompts.js'
 
 /**

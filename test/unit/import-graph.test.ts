@@ -11,7 +11,7 @@ import ts from 'typescript'
  * middle, so `run`, `report` and `compare` read and write results without importing each other.
  */
 const FLOORS: readonly (readonly string[])[] = [
-  ['random', 'version', 'describe-value', 'clock', 'protocol'], // helpers with no imports of their own
+  ['random', 'version', 'describe-value', 'json-object', 'clock', 'protocol'], // helpers with no imports of their own
   ['records'], // what one request was: the raw record, reading and writing requests.jsonl
   ['client', 'workload'], // sending one request; prompts, lengths, datasets, tokenizers
   ['schedule', 'server-metrics'], // arrivals and the loop that sends a level's requests; the server's /metrics
