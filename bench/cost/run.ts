@@ -16,7 +16,7 @@
  *                  on one thread with nothing after (a diagnostic row: the client's own per-event
  *                  cost, apart from the run around it);
  *   - llmbench --workers 1 and --workers auto (dist/cli/main.js, built first);
- *   - the source article's asyncio + httpx script, when `python3 -c 'import httpx'` works.
+ *   - a hand-written asyncio + httpx script (bench/fidelity/article_client.py), when `python3 -c 'import httpx'` works.
  * Marginal CPU per event = (CPU of a big run - CPU of a one-request run) / (events of the big run -
  * events of the one-request run), so start-up and shutdown (modules, workers, the report) are not
  * counted. Events are the token chunks the server wrote (its /stats). The clients take turns in
@@ -144,7 +144,7 @@ const SEND_REQUEST_CLIENT = script('llmbench client alone (one thread)', SEND_RE
 /** The same through the h1 client (src/client/h1/), what llmbench's streaming requests use. */
 const H1_FLOOR_CLIENT = script('h1 client, reads stamped only', H1_FLOOR)
 
-/** The article's script runs for a duration: the time the server needs to send `events`. */
+/** The asyncio + httpx script (article_client.py) runs for a duration: the time the server needs to send `events`. */
 const ARTICLE_CLIENT: Client = {
   name: 'article asyncio+httpx',
   command: (port, streams, events) => [

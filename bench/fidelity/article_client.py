@@ -1,4 +1,4 @@
-"""The source article's benchmark loop, reproduced faithfully as the fidelity baseline.
+"""A hand-written asyncio + httpx benchmark loop of the usual kind, as the fidelity baseline.
 
 One httpx.AsyncClient shared by every task; `concurrency` tasks each send streamed chat requests
 back to back until the duration is up; TTFT is the time from sending to the first `data:` line

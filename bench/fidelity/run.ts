@@ -4,10 +4,10 @@
  * A ground-truth server (its own process, truth-server.ts) streams with a fixed first-token delay
  * and inter-token gap and records when it really wrote each first token. Each client runs against
  * it in its own process; we compare the TTFT percentiles the client reports with the server's
- * true ones. Clients: llmbench with --workers 1 and --workers auto, and the source article's
- * asyncio + httpx script (article_client.py, Debian's python3-httpx). llmbench warms up one
- * request per stream first (excluded from its figures, as it would be in a real run); the script
- * has no warm-up, as in the article. The server's truth includes the warm-up requests, all of
+ * true ones. Clients: llmbench with --workers 1 and --workers auto, and a hand-written asyncio +
+ * httpx benchmark loop of the usual kind (article_client.py, Debian's python3-httpx). llmbench warms
+ * up one request per stream first (excluded from its figures, as it would be in a real run); the
+ * script has no warm-up, as such scripts usually have none. The server's truth includes the warm-up requests, all of
  * them ~FIRST_TOKEN_MS like the rest.
  *
  *   npm run bench:fidelity                 # full table (about 5 minutes)
@@ -101,7 +101,7 @@ function run(
   })
 }
 
-/** The article's script needs Python's httpx (Debian: python3-httpx); without it, its rows are left out. */
+/** The asyncio + httpx script needs Python's httpx (Debian: python3-httpx); without it, its rows are left out. */
 function hasHttpx(): boolean {
   try {
     execFileSync(PYTHON, ['-c', 'import httpx'], { stdio: 'ignore' })

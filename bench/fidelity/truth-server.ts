@@ -45,9 +45,9 @@ const END_FRAMES = Buffer.concat([
 ])
 
 let trueTtfts: number[] = []
-/** Streams begun and not yet ended (GET /open): bench/cost.ts samples a client's memory while they are. */
+/** Streams begun and not yet ended (GET /open): bench/cost/run.ts samples a client's memory while they are. */
 let open = 0
-/** Token chunks written since the last /stats: the event count bench/cost.ts divides CPU by. */
+/** Token chunks written since the last /stats: the event count bench/cost/run.ts divides CPU by. */
 let events = 0
 const loopDelay = monitorEventLoopDelay({ resolution: 5 })
 loopDelay.enable()

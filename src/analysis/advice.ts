@@ -33,7 +33,7 @@ export function refinementLevel(levels: readonly Level[], saturation: Saturation
   return Math.round((low + high) / 2)
 }
 
-/** What the run itself says about how it was run (the article's troubleshooting, automated). */
+/** What the run itself says about how it was run: the checks a person would make on its figures, automated. */
 export function runAdvice(
   levels: readonly Level[],
   saturation: Saturation | null,

@@ -18,7 +18,7 @@ export const ADVICE: Record<Verdict, string> = {
 }
 
 /**
- * The source article's diagnosis of one level, given the whole gradient's saturation point and the
+ * The diagnosis of one level (its rules and their limits: docs/figures.md, Verdict), given the whole gradient's saturation point and the
  * step from the level below (a level whose throughput rose meaningfully is never "saturated").
  */
 export function levelVerdict(

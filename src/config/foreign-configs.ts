@@ -18,6 +18,7 @@
  * A key stored in such a file is never copied into the config: the patch says where it is
  * (api_key_file) and the endpoint reads it when the run starts.
  */
+import { isObject } from '../json-object.js'
 import type { ConfigIssue } from './errors.js'
 import { normalizeHeaders, splitHeaderLine } from './headers.js'
 import { baseUrl, envHeaderTable, envVarName, headerTable, modelId, validate } from './schema.js'
@@ -28,10 +29,10 @@ export type ForeignShape = 'claude-code' | 'codex'
 
 /** Which other tool's file this is, by its shape; null = llmbench's own. */
 export function foreignShape(format: 'json' | 'toml', raw: unknown): ForeignShape | null {
-  if (!isTable(raw)) return null
+  if (!isObject(raw)) return null
   if (format === 'json') {
     const env = raw.env
-    const anthropic = isTable(env) && Object.keys(env).some((key) => key.startsWith('ANTHROPIC_'))
+    const anthropic = isObject(env) && Object.keys(env).some((key) => key.startsWith('ANTHROPIC_'))
     return anthropic && raw.llm === undefined && raw.bench === undefined ? 'claude-code' : null
   }
   const codex = raw.model_providers !== undefined || raw.model_provider !== undefined
@@ -228,8 +229,4 @@ function withQuery(base: string, params: Record<string, string>): string {
   const url = new URL(base)
   for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value)
   return url.toString().replace(/\/(\?|$)/, '$1')
-}
-
-function isTable(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }

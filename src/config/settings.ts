@@ -5,8 +5,8 @@
  * table (docs/configuration.md lists the keys as users write them). Adding a setting is one entry here
  * plus the code that uses the value.
  *
- * Defaults live in DEFAULTS (defaults.ts), one typed RunConfig: the help text reads them from there
- * through `at`, so the two cannot drift.
+ * Defaults live in DEFAULTS (load.ts), one typed RunConfig: the help text reads them from there
+ * through `at` (setting-defaults.ts), so the two cannot drift.
  */
 
 import { parseLength } from '../workload/lengths.js'

@@ -6,6 +6,7 @@
  * `choices: []`, `reasoning_content`, tool-call deltas, n > 1 choices).
  */
 
+import { isObject, type Json } from '../json-object.js'
 import { type InBand, readInBand } from './in-band.js'
 
 export interface Usage {
@@ -35,8 +36,6 @@ export interface ChunkInfo {
   /** The payload is not JSON (and not [DONE]). */
   malformed: boolean
 }
-
-type Json = Record<string, unknown>
 
 /** Delta fields that carry the answer. */
 const ANSWER_KEYS = ['content', 'refusal'] as const
@@ -198,8 +197,4 @@ export function withCode(message: string, code: unknown, type: unknown): string 
     !numeric && typeof code === 'string' && code !== '' && code !== type ? code : null,
   ].filter((word) => word !== null)
   return words.length === 0 ? message : `${words.join(' ')}: ${message}`
-}
-
-export function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }

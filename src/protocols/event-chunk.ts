@@ -4,11 +4,10 @@
  * ChunkInfo the chat parser produces, so the stream client times and counts every protocol alike.
  */
 
+import { isObject, type Json } from '../json-object.js'
 import type { ChunkInfo, Usage } from './chunk.js'
-import { blankChunk, isObject, withCode } from './chunk.js'
+import { blankChunk, withCode } from './chunk.js'
 import { type InBand, tokenCount } from './in-band.js'
-
-export type Json = Record<string, unknown>
 
 /** An event that carries nothing a benchmark needs (created, in_progress, ping, block start/stop). */
 export const quietChunk = blankChunk
@@ -71,4 +70,4 @@ export function setUsage(
   return info
 }
 
-export { isObject, tokenCount }
+export { isObject, type Json, tokenCount }

@@ -4,6 +4,7 @@
  * a cache, reasoning tokens). Only the chunk that carries `timings` or `usage` is looked at, so the
  * token chunks of a stream cost two property reads and allocate nothing.
  */
+import { isObject, type Json } from '../json-object.js'
 import type { ServerTimings } from '../records/types.js'
 
 export interface InBand {
@@ -11,8 +12,6 @@ export interface InBand {
   cached_tokens: number | null
   reasoning_tokens: number | null
 }
-
-type Json = Record<string, unknown>
 
 /** The in-band figures of one response object (a chunk or a whole body), or null when it has none. */
 export function readInBand(obj: Json): InBand | null {
@@ -52,8 +51,4 @@ export function tokenCount(value: unknown): number | null {
 /** Milliseconds: a finite non-negative number, else unknown. */
 function duration(value: unknown): number | null {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : null
-}
-
-function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }

@@ -6,8 +6,9 @@ import { escapeHtml } from './escape-html.js'
 import { kneeCauseLine } from './knee-cause-line.js'
 
 /**
- * The source article's four patterns (and the set-up failure that stops a run before any), each with
- * what the figures show and what to do: the same verdicts, in the same order, as docs/results.md.
+ * The verdicts a level can get (the four patterns of a load and the set-up failure that stops a run
+ * before any), each with what the figures show and what to do: the same verdicts, in the same order,
+ * as docs/results.md; analysis/verdict.ts gives them.
  */
 const PATTERNS: { verdict: Verdict; shows: string; act: string }[] = [
   {

@@ -1,3 +1,4 @@
+import { isObject, type Json } from '../json-object.js'
 import type { ServerSelf } from '../result/server-self.js'
 
 /**
@@ -87,12 +88,6 @@ export function sglangInfo(json: unknown): { slots: number | null; contextLength
   }
 }
 
-type Json = Record<string, unknown>
-
 function positive(value: unknown): number | null {
   return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : null
-}
-
-function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }

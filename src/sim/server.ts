@@ -17,6 +17,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net'
 import { performance } from 'node:perf_hooks'
 import { REAL_TIME } from '../clock.js'
+import { isObject } from '../json-object.js'
 import { seededRandom } from '../random.js'
 import { loadTokenizer } from '../workload/tokenizers.js'
 import {
@@ -411,10 +412,6 @@ async function readBody(req: IncomingMessage): Promise<string | null> {
   return size > MAX_BODY_BYTES ? null : Buffer.concat(chunks).toString('utf8')
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v)
-}
-
 function badRequest(message: string, code: string | null = null): ApiError {
   return { status: 400, message, type: 'invalid_request_error', code }
 }
@@ -431,7 +428,7 @@ function parseGeneration(
   } catch {
     return badRequest('We could not parse the JSON body of your request.', 'invalid_json')
   }
-  if (!isRecord(body)) return badRequest('The request body must be a JSON object.', 'invalid_json')
+  if (!isObject(body)) return badRequest('The request body must be a JSON object.', 'invalid_json')
   if (typeof body.model !== 'string') return badRequest('You must provide a model parameter.')
   if (body.model !== model) {
     const message = `The model \`${body.model}\` does not exist`
@@ -474,7 +471,7 @@ function parseOptions(
   }
   const stream = kind !== 'embeddings' && (body.stream ?? false)
   if (typeof stream !== 'boolean') return badRequest("'stream' must be a boolean")
-  const includeUsage = isRecord(body.stream_options) && body.stream_options.include_usage === true
+  const includeUsage = isObject(body.stream_options) && body.stream_options.include_usage === true
   // Servers that honour ignore_eos/min_tokens (vLLM, SGLang, TGI) generate up to max_tokens regardless.
   const minTokens = typeof body.min_tokens === 'number' ? body.min_tokens : 0
   const eosAllowed = body.ignore_eos !== true && minTokens < maxTokens
@@ -490,7 +487,7 @@ function exactInputTokens(input: unknown): number | null {
   let tokens = 0
   for (const m of input) {
     if (typeof m === 'string') tokens += tokenizer.count(m)
-    else if (isRecord(m) && typeof m.content === 'string') tokens += tokenizer.count(m.content)
+    else if (isObject(m) && typeof m.content === 'string') tokens += tokenizer.count(m.content)
   }
   return tokens
 }
@@ -500,7 +497,7 @@ function chatInputTokens(messages: unknown): number | null {
   if (!Array.isArray(messages)) return null
   let chars = 0
   for (const m of messages) {
-    if (!isRecord(m)) continue
+    if (!isObject(m)) continue
     if (typeof m.content === 'string') chars += m.content.length
     else if (Array.isArray(m.content)) chars += textPartsLength(m.content)
   }
@@ -509,7 +506,7 @@ function chatInputTokens(messages: unknown): number | null {
 
 function textPartsLength(parts: unknown[]): number {
   let chars = 0
-  for (const p of parts) if (isRecord(p) && typeof p.text === 'string') chars += p.text.length
+  for (const p of parts) if (isObject(p) && typeof p.text === 'string') chars += p.text.length
   return chars
 }
 

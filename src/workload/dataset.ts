@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { describeValue } from '../describe-value.js'
+import { isObject } from '../json-object.js'
 import type { ChatMessage } from '../protocols/prompt.js'
 
 /**
@@ -107,10 +108,6 @@ function issuesError(
 /** V8's parse message on one line: its quoted excerpt of the input may span several. */
 export function parseMessage(err: unknown): string {
   return (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ')
-}
-
-export function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
 export function keysOf(record: Record<string, unknown>): string {

@@ -1,7 +1,7 @@
 import type { LengthSpec } from './lengths.js'
 
 /**
- * Workload presets for the shapes the article names: chat (input ≈ output), RAG (input ≫ output) and
+ * Workload presets for three common shapes of traffic: chat (input ≈ output), RAG (input ≫ output) and
  * code generation (output ≫ input). Lengths vary around their means as real traffic does; any
  * length set in a file or flag overrides the preset's.
  */

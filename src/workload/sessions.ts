@@ -1,6 +1,7 @@
 import { describeValue } from '../describe-value.js'
+import { isObject } from '../json-object.js'
 import type { ChatMessage } from '../protocols/prompt.js'
-import { DatasetError, isObject, keysOf, parseMessage, readText, readTurn } from './dataset.js'
+import { DatasetError, keysOf, parseMessage, readText, readTurn } from './dataset.js'
 import type { ExactPromptSource } from './exact-prompts.js'
 
 /**

@@ -4,24 +4,29 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import type { BenchResult } from '../../src/result/bench-result.js'
 import { startSimulator } from '../../src/sim/server.js'
 import { runCli, simRunArgs } from '../helpers/cli.js'
 import { tempDir } from '../helpers/run-config.js'
+import { readResult, withSimRun } from '../helpers/sim-run.js'
 
 /** A short gradient with no preflight-sized surprises: no calibration probes, no warm-up. */
+const FLAGS = { levels: '1,2', requests: 4, warmup: 0, 'no-calibrate': true } as const
+
 function runArgs(url: string, out: string, extra: string[]): string[] {
-  return simRunArgs(url, out, { levels: '1,2', requests: 4, warmup: 0, 'no-calibrate': true }, extra)
+  return simRunArgs(url, out, FLAGS, extra)
 }
 
 test('prompt + max_tokens over the context: the preflight passes, every request gets HTTP 400, the run exits 1 with the server sentence', {
   timeout: 120_000,
 }, async () => {
   // 256 tokens of context per request: the preflight (a few tokens) fits, 100 + 256 does not.
-  const sim = await startSimulator({ context_size: 256, prefill_base_ms: 1, decode_base_ms: 1 })
-  const out = join(tempDir(), 'ctx-fail')
-  try {
-    const run = await runCli(runArgs(sim.url, out, ['--input-tokens', '100', '--output-tokens', '256']))
+  const starting = startSimulator({ context_size: 256, prefill_base_ms: 1, decode_base_ms: 1 })
+  const overContext = {
+    flags: FLAGS,
+    extra: ['--input-tokens', '100', '--output-tokens', '256'],
+    folder: 'ctx-fail',
+  }
+  await withSimRun(starting, overContext, async ({ sim, out, run }) => {
     assert.equal(run.code, 1, run.stderr)
     assert.match(run.stderr, /preflight ok/)
     assert.match(run.stderr, /Run failed \(exit 1\)/)
@@ -32,7 +37,7 @@ test('prompt + max_tokens over the context: the preflight passes, every request 
     assert.doesNotMatch(run.stdout, /back off|keep adding concurrency/)
     assert.match(readFileSync(join(out, 'summary.md'), 'utf8'), sentence)
     assert.match(readFileSync(join(out, 'report.html'), 'utf8'), sentence)
-    const result = JSON.parse(readFileSync(join(out, 'bench_result.json'), 'utf8')) as BenchResult
+    const result = readResult(out)
     assert.deepEqual(
       result.levels.map((level) => level.verdict),
       ['misconfigured', 'misconfigured'],
@@ -45,9 +50,7 @@ test('prompt + max_tokens over the context: the preflight passes, every request 
     )
     assert.equal(fits.code, 0, fits.stderr)
     assert.doesNotMatch(fits.stderr, /Run failed/)
-  } finally {
-    await sim.close()
-  }
+  })
 })
 
 test('--min-success-rate: failures at the lowest level fail the run below the threshold, not above it', {
@@ -65,7 +68,7 @@ test('--min-success-rate: failures at the lowest level fail the run below the th
     const failing = await runCli(
       runArgs(sim.url, strict, [...args, '--requests', '20', '--min-success-rate', '100']),
     )
-    const result = JSON.parse(readFileSync(join(strict, 'bench_result.json'), 'utf8')) as BenchResult
+    const result = readResult(strict)
     const level = result.levels[0]
     assert.ok(level !== undefined && level.failed > 0 && level.ok > 0, 'the seeded faults hit some requests')
     // 503s are load: the level is overloaded, not misconfigured; only the threshold fails the run. A

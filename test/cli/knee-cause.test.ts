@@ -4,49 +4,41 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import type { BenchResult } from '../../src/result/bench-result.js'
-import { runCli, simRunArgs } from '../helpers/cli.js'
-import { tempDir } from '../helpers/run-config.js'
 import { startSimulatorProcess } from '../helpers/sim-process.js'
+import { readResult, withSimRun } from '../helpers/sim-run.js'
 
 test("a whole run against the simulator's /metrics: the knee is explained by the batch slots, where people look", {
   timeout: 180_000,
 }, async () => {
   // 4 slots, every token 10 ms whatever the batch: throughput doubles up to 4 streams and stops.
-  const sim = await startSimulatorProcess({
-    slots: 4,
-    prefill_base_ms: 20,
-    decode_base_ms: 10,
-    decode_ms_per_seq: 0,
-  })
-  const out = join(tempDir(), 'result')
-  try {
-    const run = await runCli(
-      simRunArgs(sim.url, out, {
+  await withSimRun(
+    startSimulatorProcess({ slots: 4, prefill_base_ms: 20, decode_base_ms: 10, decode_ms_per_seq: 0 }),
+    {
+      flags: {
         levels: '1,2,4,8,16',
         requests: 24,
         warmup: 2,
         'input-tokens': 64,
         'output-tokens': 24,
         'server-metrics-interval': 0.2,
-      }),
-      { timeoutMs: 150_000 },
-    )
-    assert.equal(run.code, 0, run.stderr)
-    const result = JSON.parse(readFileSync(join(out, 'bench_result.json'), 'utf8')) as BenchResult
-    assert.equal(result.saturation?.value, 4, result.saturation_summary)
-    assert.deepEqual(
-      result.meta.server_metrics,
-      { interval_s: 0.2 },
-      'the interval the server figures were sampled at',
-    )
-    assert.equal(result.saturation?.cause?.kind, 'batch-slots', JSON.stringify(result.saturation?.cause))
-    assert.match(result.saturation?.cause?.evidence ?? '', /running requests flat at 4/)
-    assert.match(run.stdout, /Why: running requests flat at 4 .*Look at: the batch size/)
-    assert.match(run.stdout, /server run \/ wait/)
-    assert.match(readFileSync(join(out, 'summary.md'), 'utf8'), /Why: running requests flat at 4/)
-    assert.match(readFileSync(join(out, 'report.html'), 'utf8'), /Why: running requests flat at 4/)
-  } finally {
-    await sim.close()
-  }
+      },
+      timeoutMs: 150_000,
+    },
+    ({ out, run }) => {
+      assert.equal(run.code, 0, run.stderr)
+      const result = readResult(out)
+      assert.equal(result.saturation?.value, 4, result.saturation_summary)
+      assert.deepEqual(
+        result.meta.server_metrics,
+        { interval_s: 0.2 },
+        'the interval the server figures were sampled at',
+      )
+      assert.equal(result.saturation?.cause?.kind, 'batch-slots', JSON.stringify(result.saturation?.cause))
+      assert.match(result.saturation?.cause?.evidence ?? '', /running requests flat at 4/)
+      assert.match(run.stdout, /Why: running requests flat at 4 .*Look at: the batch size/)
+      assert.match(run.stdout, /server run \/ wait/)
+      assert.match(readFileSync(join(out, 'summary.md'), 'utf8'), /Why: running requests flat at 4/)
+      assert.match(readFileSync(join(out, 'report.html'), 'utf8'), /Why: running requests flat at 4/)
+    },
+  )
 })

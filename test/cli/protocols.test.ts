@@ -12,43 +12,41 @@ import { test } from 'node:test'
 import type { RequestRecord } from '../../src/records/types.js'
 import type { BenchResult } from '../../src/result/bench-result.js'
 import { startSimulator } from '../../src/sim/server.js'
-import { runCli, simRunArgs } from '../helpers/cli.js'
+import { runCli } from '../helpers/cli.js'
 import { PROTOCOL_FIXTURE_DIR } from '../helpers/fixtures.js'
 import { startReplayServer } from '../helpers/replay-server.js'
-import { tempDir } from '../helpers/run-config.js'
+import { readResult, withSimRun } from '../helpers/sim-run.js'
 
 const OUTPUT_TOKENS = 12
 
 async function runProtocol(
   protocol: string,
 ): Promise<{ result: BenchResult; records: RequestRecord[]; stdout: string; out: string }> {
-  const sim = await startSimulator({ prefill_base_ms: 2, decode_base_ms: 2 })
-  const out = join(tempDir(), `protocol-${protocol}`)
-  try {
-    const run = await runCli(
-      simRunArgs(sim.url, out, {
-        protocol,
-        levels: '1,2',
-        requests: 6,
-        warmup: 0,
-        'output-tokens': OUTPUT_TOKENS,
-        'input-tokens': 64,
-        'no-calibrate': true,
-      }),
-      { timeoutMs: 90_000 },
-    )
-    assert.equal(run.code, 0, run.stderr)
-    assert.match(run.stderr, /preflight ok/)
-    const result = JSON.parse(readFileSync(join(out, 'bench_result.json'), 'utf8')) as BenchResult
-    const records = readFileSync(join(out, 'requests.jsonl'), 'utf8')
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as RequestRecord)
-      .filter((record) => record.phase === 'measure')
-    return { result, records, stdout: run.stdout, out }
-  } finally {
-    await sim.close()
-  }
+  const flags = {
+    protocol,
+    levels: '1,2',
+    requests: 6,
+    warmup: 0,
+    'output-tokens': OUTPUT_TOKENS,
+    'input-tokens': 64,
+    'no-calibrate': true,
+  } as const
+  const starting = startSimulator({ prefill_base_ms: 2, decode_base_ms: 2 })
+  return withSimRun(
+    starting,
+    { flags, timeoutMs: 90_000, folder: `protocol-${protocol}` },
+    ({ out, run }) => {
+      assert.equal(run.code, 0, run.stderr)
+      assert.match(run.stderr, /preflight ok/)
+      const result = readResult(out)
+      const records = readFileSync(join(out, 'requests.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as RequestRecord)
+        .filter((record) => record.phase === 'measure')
+      return { result, records, stdout: run.stdout, out }
+    },
+  )
 }
 
 for (const protocol of ['responses', 'messages'] as const) {

@@ -9,22 +9,27 @@ import type { BenchResult } from '../../src/result/bench-result.js'
 import { startSimulator } from '../../src/sim/server.js'
 import { runCli, simRunArgs } from '../helpers/cli.js'
 import { tempDir } from '../helpers/run-config.js'
+import { readResult, withSimRun } from '../helpers/sim-run.js'
+
+const FLAGS = {
+  levels: '1,2',
+  requests: 6,
+  warmup: 0,
+  'input-tokens': 32,
+  'output-tokens': 16,
+  'no-calibrate': true,
+  quiet: true,
+} as const
 
 function runArgs(url: string, out: string, extra: string[] = []): string[] {
-  const flags = { levels: '1,2', requests: 6, warmup: 0, 'input-tokens': 32, 'output-tokens': 16 }
-  return simRunArgs(url, out, { ...flags, 'no-calibrate': true, quiet: true }, extra)
+  return simRunArgs(url, out, FLAGS, extra)
 }
-
-const readResult = (dir: string): BenchResult =>
-  JSON.parse(readFileSync(join(dir, 'bench_result.json'), 'utf8')) as BenchResult
 
 test('run --out DIR holding a run is refused (exit 2, nothing sent) unless --force, which replaces only that run', {
   timeout: 120_000,
 }, async () => {
-  const sim = await startSimulator({ prefill_base_ms: 1, decode_base_ms: 1 })
-  const out = join(tempDir(), 'one-run')
-  try {
-    const first = await runCli(runArgs(sim.url, out))
+  const starting = startSimulator({ prefill_base_ms: 1, decode_base_ms: 1 })
+  await withSimRun(starting, { flags: FLAGS, folder: 'one-run' }, async ({ sim, out, run: first }) => {
     assert.equal(first.code, 0, first.stderr)
     const firstId = readResult(out).meta.run_id
     assert.match(firstId ?? '', /^[0-9a-f]{12}$/)
@@ -45,9 +50,7 @@ test('run --out DIR holding a run is refused (exit 2, nothing sent) unless --for
     assert.deepEqual([...new Set(records.map((record) => record.run))], [secondId], 'one run in the file')
     assert.equal(records.filter((record) => record.phase === 'measure').length, 12)
     assert.equal(readFileSync(join(out, 'notes.txt'), 'utf8'), 'mine', 'unrelated files are kept')
-  } finally {
-    await sim.close()
-  }
+  })
 })
 
 test('report never mixes runs: a records file with two runs is separated by run id, or refused when ids are missing', {

@@ -63,7 +63,7 @@ export function simRunArgs(
   url: string,
   out: string,
   flags: Record<string, string | number | true>,
-  extra: string[] = [],
+  extra: readonly string[] = [],
 ): string[] {
   const args = ['run', '--base-url', url, '--model', SIM_MODEL, '--workers', '1', '--out', out]
   for (const [name, value] of Object.entries(flags)) {

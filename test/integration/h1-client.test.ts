@@ -23,6 +23,7 @@ import { PROTOCOL_FIXTURE_DIR, SSE_FIXTURE_DIR } from '../helpers/fixtures.js'
 import { measurePlan, protocolOf, recordContent } from '../helpers/recordings.js'
 import { type ReplayServer, startReplayServer } from '../helpers/replay-server.js'
 import { streamTarget } from '../helpers/request-plan.js'
+import { waitUntil } from '../helpers/wait.js'
 
 const TLS_DIR = fileURLToPath(new URL('../fixtures/tls/', import.meta.url))
 const CERT = `${TLS_DIR}cert.pem`
@@ -178,9 +179,7 @@ test('an idle connection the server closed is dropped: the next request opens a 
   try {
     const first = await sendRequest(targetOf(pool, origin), PLAN)
     assert.equal(first.error, null)
-    // Bounded wait for the server's idle close to reach the client, which drops the connection.
-    for (let i = 0; i < 500 && pool.openConnections > 0; i++)
-      await new Promise((resolve) => setTimeout(resolve, 20))
+    await waitUntil(() => pool.openConnections === 0, "the server's idle close to reach the client")
     assert.equal(pool.openConnections, 0, 'the closed idle connection was dropped')
     const second = await sendRequest(targetOf(pool, origin), { ...PLAN, seq: 1 })
     assert.equal(second.error, null, second.error?.message)

@@ -9,6 +9,7 @@ import { startSimulator } from '../../src/sim/server.js'
 import { simRunArgs, spawnCli } from '../helpers/cli.js'
 import { freePort } from '../helpers/free-port.js'
 import { tempDir } from '../helpers/run-config.js'
+import { waitForValue } from '../helpers/wait.js'
 
 /**
  * The round trip a Grafana board relies on: a real Prometheus (Debian's `prometheus` package, which
@@ -35,27 +36,9 @@ async function scalar(base: string, promql: string): Promise<number | null> {
   return first === undefined ? null : Number(first.value[1])
 }
 
-/** Polls until `read` returns a value `accept` takes; bounded. */
-async function eventually<T>(
-  read: () => Promise<T>,
-  accept: (value: T) => boolean,
-  what: string,
-  limitMs = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + limitMs
-  let last: T | undefined
-  for (;;) {
-    try {
-      last = await read()
-      if (accept(last)) return last
-    } catch {
-      // not up yet
-    }
-    if (Date.now() > deadline)
-      throw new Error(`gave up after ${limitMs} ms waiting for ${what} (last: ${String(last)})`)
-    await new Promise((resolve) => setTimeout(resolve, 250))
-  }
-}
+/** Prometheus takes its time to start and to scrape: a minute, asked four times a second. */
+const PROMETHEUS_LIMIT_MS = 60_000
+const PROMETHEUS_POLL_MS = 250
 
 function stopProcess(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve()
@@ -102,10 +85,12 @@ test("a real Prometheus scraping --metrics-port reads back the run's request cou
   const sim = await startSimulator({ prefill_base_ms: 5, decode_base_ms: 5 })
   const out = join(dir, 'run')
   try {
-    await eventually(
+    await waitForValue(
       () => fetch(`${base}/-/ready`).then((r) => r.status),
       (s) => s === 200,
       'prometheus ready',
+      PROMETHEUS_LIMIT_MS,
+      PROMETHEUS_POLL_MS,
     )
     // Timed levels: the run lasts ~8 s whatever the machine's speed, room for several 1 s scrapes.
     const run = spawnCli(
@@ -121,11 +106,13 @@ test("a real Prometheus scraping --metrics-port reads back the run's request cou
       }),
     )
     // The series appears while the run is going: the endpoint is scraped live, not only at the end.
-    const during = await eventually(
+    const during = await waitForValue(
       async () =>
         (await query(base, 'llmbench_requests_total')).reduce((sum, s) => sum + Number(s.value[1]), 0),
       (value) => value > 0,
       'llmbench_requests_total in Prometheus during the run',
+      PROMETHEUS_LIMIT_MS,
+      PROMETHEUS_POLL_MS,
     )
     const code = await run.exited
     assert.equal(code, 0, run.stderr())
@@ -136,10 +123,12 @@ test("a real Prometheus scraping --metrics-port reads back the run's request cou
     // After the run the endpoint waits for one more scrape, so the final count reaches Prometheus.
     // Once it is closed, Prometheus marks the series stale (an instant query returns nothing): the
     // last value scraped is read with last_over_time.
-    const total = await eventually(
+    const total = await waitForValue(
       () => scalar(base, 'sum(last_over_time(llmbench_requests_total[10m]))'),
       (value) => value === records.length,
       `sum(llmbench_requests_total) = ${records.length} records`,
+      PROMETHEUS_LIMIT_MS,
+      PROMETHEUS_POLL_MS,
     )
     assert.ok(during <= records.length)
     const series = await query(base, 'last_over_time(llmbench_requests_total[10m])')

@@ -14,7 +14,7 @@ import type { LlamaCppTimings } from '../../src/sim/llamacpp-timings.js'
 import { type RunningSimulator, type SimulatorOptions, startSimulator } from '../../src/sim/server.js'
 import { buckets, histogramTotals, parsePrometheus, value } from '../helpers/prometheus.js'
 import { startSimulatorProcess } from '../helpers/sim-process.js'
-import { waitUntil } from '../helpers/wait.js'
+import { waitForValue, waitUntil } from '../helpers/wait.js'
 
 const opts = { timeout: 60_000 }
 const MODEL = 'llmbench-sim'
@@ -284,12 +284,13 @@ test(
         max_tokens: 40,
         ignore_eos: true,
       })
-      // Bounded poll of the gauge until the request runs (it then holds its slot for ~2 s).
-      let during = parsePrometheus((await scrape(`${origin}/metrics`)).text)
-      for (let i = 0; i < 300 && value(during, 'vllm:num_requests_running') === 0; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 50))
-        during = parsePrometheus((await scrape(`${origin}/metrics`)).text)
-      }
+      // The gauge, once the request runs (it then holds its slot for ~2 s).
+      const during = await waitForValue(
+        async () => parsePrometheus((await scrape(`${origin}/metrics`)).text),
+        (metrics) => value(metrics, 'vllm:num_requests_running') !== 0,
+        'the request to run',
+        15_000,
+      )
       assert.equal(value(during, 'vllm:num_requests_running'), 1)
       const generated = value(during, 'vllm:generation_tokens_total')
       assert.equal(value(during, 'vllm:kv_cache_usage_perc'), Math.min(1, (20 + generated) / 50))

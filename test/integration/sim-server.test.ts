@@ -28,6 +28,7 @@ import {
   type SimulatorOptions,
   startSimulator,
 } from '../../src/sim/server.js'
+import { waitUntil } from '../helpers/wait.js'
 
 const opts = { timeout: 20000 }
 /** Timings that make tests fast when timing is not what they check, ms. */
@@ -126,14 +127,6 @@ function tokenEvents(s: Streamed): SseEvent[] {
     const choice = parse(e).choices[0]
     return (choice?.delta?.content ?? choice?.text ?? '') !== ''
   })
-}
-
-async function until(cond: () => boolean, what: string, ms = 10_000): Promise<void> {
-  const deadline = performance.now() + ms
-  while (!cond()) {
-    if (performance.now() > deadline) assert.fail(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 5))
-  }
 }
 
 /** One GET /v1/models, so a connection is open and the client code warm before timing anything. */
@@ -269,10 +262,10 @@ test('beyond queue_limit the simulator answers 503 in the OpenAI error shape', o
     assert.deepEqual([err.error.type, err.error.code], ['server_error', 'overloaded'])
     assert.equal(c.sim.stats().rejected, 1)
     queued.body.destroy()
-    await until(() => c.sim.stats().waiting === 0, 'the queued request to leave the queue')
+    await waitUntil(() => c.sim.stats().waiting === 0, 'the queued request to leave the queue', 10_000)
     assert.equal(c.sim.stats().running, 1, 'aborting a queued request leaves the running one')
     running.body.destroy()
-    await until(() => c.sim.stats().running === 0, 'the slot to be freed')
+    await waitUntil(() => c.sim.stats().running === 0, 'the slot to be freed', 10_000)
   })
 })
 
@@ -398,7 +391,7 @@ test('a client that disconnects mid-stream frees its slot', opts, async (t) => {
       if (parse(e).choices[0]?.delta?.content) contentChunks++
       if (contentChunks === 3) break // leaving the loop destroys the body: undici closes the socket
     }
-    await until(() => c.sim.stats().running === 0, 'the slot to be freed')
+    await waitUntil(() => c.sim.stats().running === 0, 'the slot to be freed', 10_000)
     const st = c.sim.stats()
     assert.deepEqual([st.admitted, st.aborted, st.completed, st.running], [1, 1, 0, 0])
 

@@ -16,6 +16,7 @@ import { runCli, simRunArgs } from '../helpers/cli.js'
 import { readSseFixture } from '../helpers/fixtures.js'
 import { startReplayServer } from '../helpers/replay-server.js'
 import { tempDir } from '../helpers/run-config.js'
+import { readResult, withSimRun } from '../helpers/sim-run.js'
 
 /** A copy of ../shared/fixtures/traces (see the README beside it): 30 Mooncake rows over 9 s. */
 const MOONCAKE = fileURLToPath(
@@ -28,7 +29,7 @@ test('a Mooncake excerpt replayed at 10x against the simulator: its rows, at the
 }, async () => {
   const rows = loadTraceFile(MOONCAKE).rows
   // Fast decode, every prompt token counted exactly (o200k, no template), slots for every row.
-  const sim = await startSimulator({
+  const starting = startSimulator({
     slots: 64,
     prefill_base_ms: 2,
     prefill_ms_per_token: 0,
@@ -36,11 +37,13 @@ test('a Mooncake excerpt replayed at 10x against the simulator: its rows, at the
     decode_ms_per_seq: 0,
     prompt_counting: 'exact',
   })
-  try {
-    const out = tempDir()
-    const flags = { trace: MOONCAKE, 'trace-speed': SPEED, warmup: 0, 'no-server-metrics': true } as const
+  const replay = {
+    flags: { trace: MOONCAKE, 'trace-speed': SPEED, warmup: 0, 'no-server-metrics': true },
     // Two worker threads: the rows are dealt between them, and row i must still send body i.
-    const cli = await runCli(simRunArgs(sim.url, out, flags, ['--workers', '2']), { timeoutMs: 150_000 })
+    extra: ['--workers', '2'],
+    timeoutMs: 150_000,
+  } as const
+  await withSimRun(starting, replay, ({ out, run: cli }) => {
     assert.equal(cli.code, 0, cli.stderr)
     const meta = (JSON.parse(readFileSync(join(out, RESULT_FILE), 'utf8')) as BenchResult).meta
     assert.equal(meta.server_metrics, null, 'no scraping: no interval')
@@ -67,7 +70,7 @@ test('a Mooncake excerpt replayed at 10x against the simulator: its rows, at the
       assert.equal(record.output_tokens, row.output_tokens, `row ${record.prompt_id} output`)
     }
 
-    const result = JSON.parse(readFileSync(join(out, 'bench_result.json'), 'utf8')) as BenchResult
+    const result = readResult(out)
     assert.deepEqual(
       { ...result.meta.trace, file: undefined },
       {
@@ -98,9 +101,7 @@ test('a Mooncake excerpt replayed at 10x against the simulator: its rows, at the
       cli.stdout + cli.stderr,
       /speed 10x: sent late by p50 [\d.]+ ms, p99 [\d.]+ ms, max [\d.]+ ms \(actual send minus the trace's time/,
     )
-  } finally {
-    await sim.close()
-  }
+  })
 })
 
 test('on the wire: each row is one body with its max_tokens, and rows share exactly their hash blocks', {

@@ -13,6 +13,7 @@ import type { RequestRecord } from '../../src/records/types.js'
 import { fixedPieces } from '../helpers/http-framing.js'
 import { measurePlan } from '../helpers/recordings.js'
 import { replaySocket, scriptedSocket } from '../helpers/replay-socket.js'
+import { waitUntil } from '../helpers/wait.js'
 
 const PLAN = measurePlan(Buffer.from('{"model":"m","stream":true}'))
 
@@ -158,7 +159,10 @@ test('garbage after the end: in the same read the request fails; in a later one 
   try {
     const first = await sendRequest(targetOf(pool), PLAN)
     assert.equal(first.error, null, first.error?.message)
-    await waitFor(() => sockets[0]?.destroyed === true)
+    await waitUntil(
+      () => sockets[0]?.destroyed === true,
+      'the client to destroy the connection that carried garbage',
+    )
     const second = await sendRequest(targetOf(pool), PLAN)
     assert.equal(second.error, null, second.error?.message)
     assert.equal(second.connection, 'new', 'the connection that carried garbage is not reused')
@@ -167,12 +171,6 @@ test('garbage after the end: in the same read the request fails; in a later one 
     await pool.destroy()
   }
 })
-
-/** Waits (bounded) for a condition that follows an event. */
-async function waitFor(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 500 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 10))
-  assert.ok(condition(), 'condition never came')
-}
 
 test('a server that never ends its head fails at the head limit', async () => {
   const head = `HTTP/1.1 200 OK\r\n${'x-filler: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n'.repeat(2000)}`
