@@ -2,16 +2,17 @@ import { fdLimitReason, hitClientFdLimit } from '../records/client-fd-limit.js'
 import { ERROR_CLASSES, type ErrorClass, type RequestRecord } from '../records/types.js'
 import { unstreamedReasoningTokens } from '../records/unstreamed-reasoning.js'
 import { splitEvenly } from '../schedule/split.js'
+import type { Accumulator } from './accumulator.js'
 import { Samples } from './accumulator.js'
 import { cacheEffectAccumulator } from './cache-effect.js'
 import { judgeClient } from './client-health.js'
 import { connectionAccumulator, connectionNotes } from './connection-figures.js'
 import { e2eMs, isOk, tpotMs, ttftMs } from './derive.js'
-import { percentileOfSorted, round } from './distribution.js'
+import { type Distribution, percentileOfSorted, round } from './distribution.js'
 import { embeddingAccumulator } from './embedding-figures.js'
 import { eventAccumulator, eventNotes } from './event-figures.js'
 import { FailureGroups } from './failure-causes.js'
-import { type AnyFigure, accumulator, figure, type LevelContext } from './figure.js'
+import { type AnyFigure, accumulator, figure, type LevelContext, type LevelFigures } from './figure.js'
 import { inBandAccumulator } from './in-band-figures.js'
 import { inFlightAccumulator } from './in-flight.js'
 import { reasoningAccumulator, reasoningNotes } from './reasoning-figures.js'
@@ -33,41 +34,53 @@ import {
  * level figure is one entry here (and its line in docs/results.md, which a test holds to this list).
  */
 
-/** A latency distribution over successful requests. */
-function latency<K extends 'ttft_ms' | 'tpot_ms' | 'itl_ms' | 'e2e_ms'>(
+/**
+ * A figure of one field, from an accumulator whose result is that field's value: a null result
+ * leaves the field out (for the figures absent when no request carried them).
+ */
+function into<K extends keyof LevelFigures>(
   key: K,
-  of: (record: RequestRecord, into: Samples) => void,
-) {
-  return (context: LevelContext) => {
-    const samples = new Samples()
-    return accumulator(
-      (record) => {
-        if (isOk(record)) of(record, samples)
-      },
-      () =>
-        ({ [key]: samples.distribution(context.options.percentiles) }) as {
-          [P in K]: ReturnType<Samples['distribution']>
-        },
-    )
+  make: (context: LevelContext) => Accumulator<NonNullable<LevelFigures[K]> | null>,
+): (context: LevelContext) => Accumulator<Pick<LevelFigures, K>> {
+  return (context) => {
+    const fed = make(context)
+    return accumulator(fed.add, () => ({ [key]: fed.result() ?? undefined }) as Pick<LevelFigures, K>)
   }
 }
 
-/** The same over every request, a failed one counting as the request timeout: a level cannot look fast by failing. */
-function adjusted<K extends 'ttft_ms_error_adjusted' | 'e2e_ms_error_adjusted'>(
+/** The fields that are one distribution. */
+type DistributionKey = {
+  [P in keyof LevelFigures]-?: LevelFigures[P] extends Distribution ? P : never
+}[keyof LevelFigures]
+
+/** A distribution of the values `of` gives each record `from` takes (every value a percentile needs is kept). */
+function distribution<K extends DistributionKey>(
   key: K,
-  of: (record: RequestRecord) => number | null,
-) {
-  return (context: LevelContext) => {
+  from: (record: RequestRecord) => boolean,
+  of: (record: RequestRecord, into: Samples, context: LevelContext) => void,
+): (context: LevelContext) => Accumulator<Pick<LevelFigures, K>> {
+  return into(key, (context) => {
     const samples = new Samples()
     return accumulator(
-      (record) => samples.pushFigure(isOk(record) ? of(record) : context.options.timeoutMs),
-      () =>
-        ({ [key]: samples.distribution(context.options.percentiles) }) as {
-          [P in K]: ReturnType<Samples['distribution']>
-        },
+      (record) => {
+        if (from(record)) of(record, samples, context)
+      },
+      () => samples.distribution(context.options.percentiles) as unknown as NonNullable<LevelFigures[K]>,
     )
-  }
+  })
 }
+
+/** Over successful requests. */
+const latency = <K extends DistributionKey>(key: K, of: (record: RequestRecord, into: Samples) => void) =>
+  distribution(key, isOk, of)
+
+/** Over every request, a failed one counting as the request timeout: a level cannot look fast by failing. */
+const adjusted = <K extends DistributionKey>(key: K, of: (record: RequestRecord) => number | null) =>
+  distribution(
+    key,
+    () => true,
+    (record, samples, context) => samples.pushFigure(isOk(record) ? of(record) : context.options.timeoutMs),
+  )
 
 const TIMEOUT_KINDS = ['connect', 'first_token', 'idle', 'total'] as const
 
@@ -200,10 +213,7 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
     },
     applies: { generates: false, otherwise: 'absent' },
     source: {
-      accumulator: ({ tally }) => {
-        const embeddings = embeddingAccumulator(() => tally.durationS)
-        return accumulator(embeddings.add, () => ({ embeddings: embeddings.result() }))
-      },
+      accumulator: into('embeddings', ({ tally }) => embeddingAccumulator(() => tally.durationS)),
     },
   }),
   figure({
@@ -307,10 +317,9 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
     fields: { slo: { unit: 'object' } },
     applies: { slos: true, otherwise: 'null' },
     source: {
-      accumulator: ({ options, tally }) => {
-        const slo = sloAccumulator(options.slos, options.timeoutMs, () => tally.durationS)
-        return accumulator(slo.add, () => ({ slo: slo.result() }))
-      },
+      accumulator: into('slo', ({ options, tally }) =>
+        sloAccumulator(options.slos, options.timeoutMs, () => tally.durationS),
+      ),
     },
     columns: [
       {
@@ -408,19 +417,13 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
   figure({
     fields: { input: { unit: 'tokens' } },
     source: {
-      accumulator: () => {
-        const input = inputAccumulator()
-        return accumulator(input.add, () => ({ input: input.result() }))
-      },
+      accumulator: into('input', () => inputAccumulator()),
     },
   }),
   figure({
     fields: { output: { unit: 'tokens' } },
     source: {
-      accumulator: ({ options }) => {
-        const output = outputAccumulator(options.percentiles)
-        return accumulator(output.add, () => ({ output: output.result() }))
-      },
+      accumulator: into('output', ({ options }) => outputAccumulator(options.percentiles)),
     },
   }),
   figure({
@@ -443,13 +446,12 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
     fields: { schedule: { unit: 'object' } },
     applies: { mode: 'request_rate', otherwise: 'null' },
     source: {
-      accumulator: (context) => {
-        const schedule = scheduleAccumulator(() => ({
+      accumulator: into('schedule', (context) =>
+        scheduleAccumulator(() => ({
           arrivals: context.clientStats.arrivals ?? null,
           maxInFlight: context.clientStats.max_in_flight ?? null,
-        }))
-        return accumulator(schedule.add, () => ({ schedule: schedule.result() }))
-      },
+        })),
+      ),
     },
   }),
   figure({
@@ -538,10 +540,9 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
       },
     },
     source: {
-      accumulator: (context) => {
-        const connections = connectionAccumulator(() => context.clientStats.connections?.closed_by_server)
-        return accumulator(connections.add, () => ({ connections: connections.result() }))
-      },
+      accumulator: into('connections', (context) =>
+        connectionAccumulator(() => context.clientStats.connections?.closed_by_server),
+      ),
     },
   }),
   figure({
@@ -555,10 +556,9 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
         'batching proxies) the level notes that ITL is per event, not per token.',
     },
     source: {
-      accumulator: ({ options, figures }) => {
-        const events = eventAccumulator(options.percentiles, () => figures.itl_ms)
-        return accumulator(events.add, () => ({ events: events.result() }))
-      },
+      accumulator: into('events', ({ options, figures }) =>
+        eventAccumulator(options.percentiles, () => figures.itl_ms),
+      ),
     },
   }),
   figure({
@@ -577,10 +577,7 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
     },
     absentWhenNull: true,
     source: {
-      accumulator: ({ options }) => {
-        const inBand = inBandAccumulator(options.percentiles)
-        return accumulator(inBand.add, () => ({ in_band: inBand.result() ?? undefined }))
-      },
+      accumulator: into('in_band', ({ options }) => inBandAccumulator(options.percentiles)),
     },
   }),
   figure({
@@ -611,10 +608,7 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
     },
     absentWhenNull: true,
     source: {
-      accumulator: ({ options }) => {
-        const reasoning = reasoningAccumulator(options.percentiles)
-        return accumulator(reasoning.add, () => ({ reasoning: reasoning.result() ?? undefined }))
-      },
+      accumulator: into('reasoning', ({ options }) => reasoningAccumulator(options.percentiles)),
     },
     columns: [{ name: 'reasoning', head: '', order: 11, priority: 20, cell: { kind: 'reasoning-columns' } }],
   }),
@@ -631,10 +625,7 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
     },
     absentWhenNull: true,
     source: {
-      accumulator: () => {
-        const turns = turnAccumulator()
-        return accumulator(turns.add, () => ({ turns: turns.result() ?? undefined }))
-      },
+      accumulator: into('turns', () => turnAccumulator()),
     },
   }),
   figure({
@@ -649,10 +640,7 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
     },
     absentWhenNull: true,
     source: {
-      accumulator: () => {
-        const effect = cacheEffectAccumulator()
-        return accumulator(effect.add, () => ({ cache_effect: effect.result() ?? undefined }))
-      },
+      accumulator: into('cache_effect', () => cacheEffectAccumulator()),
     },
   }),
   figure({
