@@ -1,7 +1,7 @@
 import type { RequestRecord } from '../records/types.js'
-import { unstreamedReasoningTokens } from '../records/unstreamed-reasoning.js'
-import { type Accumulator, accumulate, Samples } from './accumulator.js'
-import { type Distribution, round } from './distribution.js'
+import { type Accumulator, accumulate } from './accumulator.js'
+import { type Distribution, round, summarizeSorted } from './distribution.js'
+import { countsEvents, streamedTokens, TokenTimeline } from './token-timeline.js'
 
 /**
  * What a level's streamed events carried. An SSE event is not a token: speculative decoding and
@@ -30,23 +30,29 @@ export function eventFigures(
   percentiles: readonly number[],
   itlMs?: Distribution,
 ): EventFigures {
+  const timeline = new TokenTimeline()
+  for (const record of records) timeline.add(record)
   return accumulate(
     records,
-    eventAccumulator(percentiles, () => itlMs),
+    eventAccumulator(percentiles, () => itlMs, timeline),
   )
 }
 
-/** The same, fed record by record; `itlMs` is read when the result is. */
+/**
+ * The same, fed record by record; `itlMs` is read when the result is, and the per-token gaps from
+ * the level's `timeline` (fed the same records) unless they are the ITL sample itself.
+ */
 export function eventAccumulator(
   percentiles: readonly number[],
   itlMs: () => Distribution | undefined,
+  timeline: TokenTimeline,
 ): Accumulator<EventFigures> {
   let tokens = 0
   let events = 0
   let afterDoneRequests = 0
   let afterDone = 0
+  let gaps = 0
   let oneTokenEach = true
-  const perToken = new Samples()
   return {
     add(record) {
       if (record.events_after_done !== undefined) {
@@ -59,32 +65,21 @@ export function eventAccumulator(
       if (record.chunks !== streamed) oneTokenEach = false
       tokens += streamed
       events += record.chunks
-      const scale = record.chunks / streamed
-      const times = record.token_times
-      for (let i = 1; i < times.length; i++)
-        perToken.push(((times[i] as number) - (times[i - 1] as number)) * scale)
+      gaps += Math.max(0, record.token_times.length - 1)
     },
     result() {
       const itl = itlMs()
-      const sameAsItl = itl !== undefined && oneTokenEach && itl.count === perToken.length
+      const sameAsItl = itl !== undefined && oneTokenEach && itl.count === gaps
       return {
         tokens_per_event: events === 0 ? null : round(tokens / events, 3),
-        itl_per_token_ms: sameAsItl ? { ...itl } : perToken.distribution(percentiles),
+        itl_per_token_ms: sameAsItl
+          ? { ...itl }
+          : summarizeSorted(timeline.perTokenGaps().sort(), percentiles),
         requests_with_events_after_done: afterDoneRequests,
         events_after_done: afterDone,
       }
     },
   }
-}
-
-/** Output tokens that came in events: hidden reasoning is in output_tokens but came in none. */
-function streamedTokens(record: RequestRecord): number {
-  return record.output_tokens - unstreamedReasoningTokens(record)
-}
-
-/** A successful request with token events whose tokens can be spread over them. */
-function countsEvents(record: RequestRecord): boolean {
-  return record.error === null && record.chunks > 0 && streamedTokens(record) > 0
 }
 
 /** Notes a reader needs: multi-token events, events after [DONE], usage that was not believed. */

@@ -8,7 +8,7 @@ import { cacheEffectAccumulator } from './cache-effect.js'
 import { judgeClient } from './client-health.js'
 import { connectionAccumulator, connectionNotes } from './connection-figures.js'
 import { e2eMs, isOk, tpotMs, ttftMs } from './derive.js'
-import { type Distribution, percentileOfSorted, round } from './distribution.js'
+import { type Distribution, percentileOfSorted, round, summarizeSorted } from './distribution.js'
 import { embeddingAccumulator } from './embedding-figures.js'
 import { eventAccumulator, eventNotes } from './event-figures.js'
 import { FailureGroups } from './failure-causes.js'
@@ -285,9 +285,9 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
       },
     },
     source: {
-      accumulator: latency('itl_ms', (record, into) => {
-        const times = record.token_times
-        for (let i = 1; i < times.length; i++) into.push((times[i] as number) - (times[i - 1] as number))
+      // From the level's token timeline (the event times it keeps for ITL per token and the steady window too).
+      derive: ({ tally, options }) => ({
+        itl_ms: summarizeSorted(tally.timeline.gaps().sort(), options.percentiles),
       }),
     },
     columns: [{ name: 'ITL', head: 'ITL ms\np50', order: 6, priority: 11, cell: { kind: 'p50', digits: 1 } }],
@@ -377,7 +377,7 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
       accumulator: ({ value, mode, options, tally }) => {
         const streams =
           options.shard == null ? value : (splitEvenly(value, options.shard.count)[options.shard.index] ?? 0)
-        const inFlight = inFlightAccumulator(mode === 'request_rate' ? null : streams)
+        const inFlight = inFlightAccumulator(mode === 'request_rate' ? null : streams, tally.timeline)
         return accumulator(inFlight.add, () => {
           const figures = inFlight.result()
           return {
@@ -556,8 +556,8 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
         'batching proxies) the level notes that ITL is per event, not per token.',
     },
     source: {
-      accumulator: into('events', ({ options, figures }) =>
-        eventAccumulator(options.percentiles, () => figures.itl_ms),
+      accumulator: into('events', ({ options, figures, tally }) =>
+        eventAccumulator(options.percentiles, () => figures.itl_ms, tally.timeline),
       ),
     },
   }),

@@ -2,6 +2,7 @@ import type { RequestRecord } from '../records/types.js'
 import { type Accumulator, accumulate, Samples } from './accumulator.js'
 import { isOk } from './derive.js'
 import { round } from './distribution.js'
+import { TokenTimeline } from './token-timeline.js'
 
 /**
  * How many requests a level really had in flight, and the part of its window where it held its
@@ -53,17 +54,21 @@ export const MIN_STEADY_SHARE_OF_WINDOW = 0.25
  * rate mode): then only the achieved figures are computed.
  */
 export function inFlightFigures(records: readonly RequestRecord[], nominal: number | null): InFlightFigures {
-  return accumulate(records, inFlightAccumulator(nominal))
+  const timeline = new TokenTimeline()
+  for (const record of records) timeline.add(record)
+  return accumulate(records, inFlightAccumulator(nominal, timeline))
 }
 
 /**
- * The same, fed record by record: it keeps each request's send and end, and where each successful
- * request's token events fell (8 bytes an event, in typed arrays), not the records.
+ * The same, fed record by record: it keeps each request's send and end (the records are not kept);
+ * the steady window's tokens are read from the level's `timeline`, fed the same records.
  */
-export function inFlightAccumulator(nominal: number | null): Accumulator<InFlightFigures> {
+export function inFlightAccumulator(
+  nominal: number | null,
+  timeline: TokenTimeline,
+): Accumulator<InFlightFigures> {
   const sends = new Samples()
   const ends = new Samples()
-  const spans = new TokenSpans()
   let firstOk = Number.POSITIVE_INFINITY
   let firstAny = Number.POSITIVE_INFINITY
   return {
@@ -71,15 +76,13 @@ export function inFlightAccumulator(nominal: number | null): Accumulator<InFligh
       sends.push(r.sent_at)
       ends.push(Math.max(r.end_at, r.sent_at))
       firstAny = Math.min(firstAny, r.end_at)
-      if (!isOk(r)) return
-      firstOk = Math.min(firstOk, r.end_at)
-      spans.add(r)
+      if (isOk(r)) firstOk = Math.min(firstOk, r.end_at)
     },
     result() {
       // The server is in its steady state once one request has gone all the way through (the
       // level's first successful request, its first failed one if none succeeded).
       const firstCompletion = Number.isFinite(firstOk) ? firstOk : firstAny
-      return inFlightOf(sends.sorted(), ends.sorted(), spans, firstCompletion, nominal)
+      return inFlightOf(sends.sorted(), ends.sorted(), timeline, firstCompletion, nominal)
     },
   }
 }
@@ -110,7 +113,7 @@ function stepsOf(sends: Float64Array, ends: Float64Array): InFlightSteps {
 function inFlightOf(
   sends: Float64Array,
   ends: Float64Array,
-  spans: TokenSpans,
+  timeline: TokenTimeline,
   firstCompletion: number,
   nominal: number | null,
 ): InFlightFigures {
@@ -148,61 +151,11 @@ function inFlightOf(
   // out), which would make a level look slower than it runs.
   steadyStart = Math.max(steadyStart, firstCompletion)
   if (steadyEnd - steadyStart < MIN_STEADY_SHARE_OF_WINDOW * span) return { achieved, steady: null }
-  return { achieved, steady: steadyFigures(spans, steps, first, steadyStart, steadyEnd) }
-}
-
-/**
- * Where each successful request's output tokens arrived: its send and end, its token events' times
- * (one typed array for the level) and its output tokens, each event carrying an equal share of them.
- */
-class TokenSpans {
-  readonly sent = new Samples()
-  readonly end = new Samples()
-  readonly tokens = new Samples()
-  /** Index of the request's first event in `times`, and its count of events. */
-  readonly from = new Samples()
-  readonly count = new Samples()
-  readonly times = new Samples()
-
-  add(r: RequestRecord): void {
-    this.sent.push(r.sent_at)
-    this.end.push(r.end_at)
-    this.tokens.push(r.output_tokens)
-    this.from.push(this.times.length)
-    this.count.push(r.token_times.length)
-    for (const t of r.token_times) this.times.push(t)
-  }
-
-  /**
-   * Output tokens that arrived in (start, end]: each request's events there, each carrying an equal
-   * share of its tokens; a response without token events (not streamed) delivers them all at its end.
-   */
-  within(start: number, end: number): number {
-    let tokens = 0
-    const times = this.times.view()
-    for (let i = 0; i < this.sent.length; i++) {
-      const requestEnd = this.end.at(i)
-      if (requestEnd <= start || this.sent.at(i) >= end) continue
-      const output = this.tokens.at(i)
-      const count = this.count.at(i)
-      if (count === 0) {
-        tokens += requestEnd > start && requestEnd <= end ? output : 0
-        continue
-      }
-      const from = this.from.at(i)
-      let events = 0
-      for (let k = from; k < from + count; k++) {
-        const t = times[k] as number
-        if (t > start && t <= end) events++
-      }
-      tokens += (output * events) / count
-    }
-    return tokens
-  }
+  return { achieved, steady: steadyFigures(timeline, steps, first, steadyStart, steadyEnd) }
 }
 
 function steadyFigures(
-  spans: TokenSpans,
+  timeline: TokenTimeline,
   steps: InFlightSteps,
   origin: number,
   start: number,
@@ -213,7 +166,7 @@ function steadyFigures(
     start_s: round((start - origin) / 1000, 3),
     end_s: round((end - origin) / 1000, 3),
     mean_in_flight: round(meanInFlight(steps, start, end), 2),
-    output_tokens_per_s: round(spans.within(start, end) / seconds, 2),
+    output_tokens_per_s: round(timeline.within(start, end) / seconds, 2),
   }
 }
 

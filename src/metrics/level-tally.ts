@@ -1,10 +1,12 @@
 import type { RequestRecord } from '../records/types.js'
 import { isOk } from './derive.js'
 import { type ShardWindow, shardWindowAdd } from './shard-windows.js'
+import { TokenTimeline } from './token-timeline.js'
 
 /**
  * What almost every figure of a level reads: its requests, how many succeeded and their output
- * tokens, its window (first send to last end) and each shard's own window. Fed first, before the
+ * tokens, its window (first send to last end), each shard's own window, and where the token events
+ * arrived. Fed first, before the
  * level's figures, so each figure's result can read it.
  */
 export class LevelTally {
@@ -16,6 +18,8 @@ export class LevelTally {
   /** Records of merged sharded runs carry their shard: each shard's window, for its own rate. */
   readonly shards = new Map<number, ShardWindow>()
   sharded = false
+  /** Where the successful requests' token events arrived: ITL, ITL per token and the steady window read it. */
+  readonly timeline = new TokenTimeline()
 
   add(record: RequestRecord): void {
     this.requests++
@@ -23,6 +27,7 @@ export class LevelTally {
     if (record.end_at > this.windowEnd) this.windowEnd = record.end_at
     if (record.shard !== undefined) this.sharded = true
     shardWindowAdd(this.shards, record)
+    this.timeline.add(record)
     if (!isOk(record)) return
     this.ok++
     this.outputTokens += record.output_tokens
