@@ -192,6 +192,27 @@ test('head: status text, repeated fields as lists, lower-case names, bare LF lin
   assert.equal(recorder.ends.length, 1)
 })
 
+test('fields named like members of Object.prototype are fields like any other, headers and trailers', () => {
+  const recorder = parseText(
+    'HTTP/1.1 200 OK\r\n__proto__: a\r\nConstructor: b\r\nconstructor: c\r\ntransfer-encoding: chunked\r\n\r\n' +
+      '2\r\nhi\r\n0\r\n__proto__: t\r\n\r\n',
+  )
+  assert.deepEqual(recorder.errors, [])
+  const headers = recorder.heads[0]?.headers as IncomingHttpHeaders
+  // On a plain object the first `__proto__` field made the object's prototype an array.
+  assert.equal(Object.getPrototypeOf(headers), null)
+  assert.deepEqual(Object.entries(headers), [
+    ['__proto__', 'a'],
+    ['constructor', ['b', 'c']],
+    ['transfer-encoding', 'chunked'],
+  ])
+  assert.equal((headers as { length?: unknown }).length, undefined)
+  assert.equal(Buffer.concat(recorder.body).toString(), 'hi')
+  const trailers = recorder.ends[0] as IncomingHttpHeaders
+  assert.equal(Object.getPrototypeOf(trailers), null)
+  assert.deepEqual(Object.entries(trailers), [['__proto__', 't']])
+})
+
 test('1xx interim responses are skipped; the final head is the one handed on', () => {
   const recorder = parseText(
     'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nlink: </a>\r\n\r\nHTTP/1.1 200 OK\r\ncontent-length: 3\r\n\r\nabc',

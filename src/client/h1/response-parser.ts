@@ -72,7 +72,7 @@ const SPACE = 0x20
 const TAB = 0x09
 /** More hex digits than this would overflow a double's exact integers (2^52). */
 const MAX_SIZE_DIGITS = 13
-const NO_TRAILERS: IncomingHttpHeaders = Object.freeze({}) as IncomingHttpHeaders
+const NO_TRAILERS: IncomingHttpHeaders = Object.freeze(fieldTable())
 
 /** Value of a hex digit byte, or -1. */
 function hexValue(byte: number): number {
@@ -429,9 +429,18 @@ function trimCr(line: string): string {
   return line.endsWith('\r') ? line.slice(0, -1) : line
 }
 
+/**
+ * An empty table of fields without a prototype: a field named `__proto__` or `constructor` is a
+ * field like any other (on a plain object, `__proto__` would set the table's prototype and both
+ * would find Object.prototype's members as values already there).
+ */
+function fieldTable(): IncomingHttpHeaders {
+  return Object.create(null) as IncomingHttpHeaders
+}
+
 /** Header (or trailer) fields from `lines[from]` on; a string says what is wrong. */
 function parseFields(lines: string[], from: number): IncomingHttpHeaders | string {
-  const headers: IncomingHttpHeaders = {}
+  const headers = fieldTable()
   for (let index = from; index < lines.length; index++) {
     const line = trimCr(lines[index] as string)
     if (line === '') continue
