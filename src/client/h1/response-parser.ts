@@ -324,14 +324,12 @@ export class ResponseParser {
       // Content-Length beside Transfer-Encoding is ignored, and the connection not reused (6.1).
       if (headers['content-length'] !== undefined) this.closeAfter = true
       const codings = headerText(transferEncoding).toLowerCase().split(',')
-      return codings.at(-1)?.trim() === 'chunked' ? 'chunked' : 'close'
+      return trimWhiteSpace(codings.at(-1) ?? '') === 'chunked' ? 'chunked' : 'close'
     }
     const contentLength = headers['content-length']
     if (contentLength === undefined) return 'close'
     // Repeats (a list or several fields) are allowed only when they all say the same.
-    const values = headerText(contentLength)
-      .split(',')
-      .map((value) => value.trim())
+    const values = headerText(contentLength).split(',').map(trimWhiteSpace)
     const length = values[0] as string
     if (!/^\d{1,15}$/.test(length) || values.some((value) => value !== length)) {
       this.fail(`bad content-length ${JSON.stringify(headerText(contentLength).slice(0, 40))}`)
@@ -448,7 +446,7 @@ function parseFields(lines: string[], from: number): IncomingHttpHeaders | strin
     const name = colon > 0 ? line.slice(0, colon) : ''
     // No obs-fold (a line starting with white space), no space before the colon (RFC 9112 5.1-5.2).
     if (!TOKEN.test(name)) return `bad header line ${JSON.stringify(line.slice(0, 80))}`
-    const value = line.slice(colon + 1).trim()
+    const value = trimWhiteSpace(line.slice(colon + 1))
     if (!FIELD_VALUE.test(value)) return `bad value of header ${name}`
     const key = name.toLowerCase()
     const before = headers[key]
@@ -459,10 +457,27 @@ function parseFields(lines: string[], from: number): IncomingHttpHeaders | strin
   return headers
 }
 
+/**
+ * Without the spaces and tabs around it (HTTP's OWS), and nothing else: String.trim() would also
+ * take a value's NBSP (byte 0xA0 read as latin1, which is obs-text) and vertical tab or form feed
+ * (control characters that make the value bad).
+ */
+function trimWhiteSpace(text: string): string {
+  let from = 0
+  let to = text.length
+  while (from < to && isWhiteSpace(text.charCodeAt(from))) from++
+  while (to > from && isWhiteSpace(text.charCodeAt(to - 1))) to--
+  return from === 0 && to === text.length ? text : text.slice(from, to)
+}
+
+function isWhiteSpace(code: number): boolean {
+  return code === SPACE || code === TAB
+}
+
 function headerText(value: string | string[] | undefined): string {
   return Array.isArray(value) ? value.join(',') : (value ?? '')
 }
 
 function hasToken(list: string, token: string): boolean {
-  return list.split(',').some((part) => part.trim() === token)
+  return list.split(',').some((part) => trimWhiteSpace(part) === token)
 }
