@@ -192,6 +192,41 @@ test('head: status text, repeated fields as lists, lower-case names, bare LF lin
   assert.equal(recorder.ends.length, 1)
 })
 
+test('fields named like members of Object.prototype are fields like any other, headers and trailers', () => {
+  const recorder = parseText(
+    'HTTP/1.1 200 OK\r\n__proto__: a\r\nConstructor: b\r\nconstructor: c\r\ntransfer-encoding: chunked\r\n\r\n' +
+      '2\r\nhi\r\n0\r\n__proto__: t\r\n\r\n',
+  )
+  assert.deepEqual(recorder.errors, [])
+  const headers = recorder.heads[0]?.headers as IncomingHttpHeaders
+  // On a plain object the first `__proto__` field made the object's prototype an array.
+  assert.equal(Object.getPrototypeOf(headers), null)
+  assert.deepEqual(Object.entries(headers), [
+    ['__proto__', 'a'],
+    ['constructor', ['b', 'c']],
+    ['transfer-encoding', 'chunked'],
+  ])
+  assert.equal((headers as { length?: unknown }).length, undefined)
+  assert.equal(Buffer.concat(recorder.body).toString(), 'hi')
+  const trailers = recorder.ends[0] as IncomingHttpHeaders
+  assert.equal(Object.getPrototypeOf(trailers), null)
+  assert.deepEqual(Object.entries(trailers), [['__proto__', 't']])
+})
+
+test('only spaces and tabs around a value are white space: a value keeps its NBSP (obs-text), as llhttp does', () => {
+  const recorder = parseText('HTTP/1.1 200 OK\r\nx-a: \t\xa0a\xa0 \t\r\ncontent-length: 2\r\n\r\nhi')
+  assert.deepEqual(recorder.errors, [])
+  assert.equal(recorder.heads[0]?.headers['x-a'], '\xa0a\xa0')
+  // An NBSP after a length or a connection option is not white space either.
+  assert.match(
+    parseText('HTTP/1.1 200 OK\r\ncontent-length: 2\xa0\r\n\r\nhi').errors[0]?.message ?? '',
+    /bad content-length/,
+  )
+  const closing = new ResponseParser(new Recorder())
+  closing.push(Buffer.from('HTTP/1.1 200 OK\r\nconnection: close\xa0\r\ncontent-length: 0\r\n\r\n', 'latin1'))
+  assert.equal(closing.closeAfter, false)
+})
+
 test('1xx interim responses are skipped; the final head is the one handed on', () => {
   const recorder = parseText(
     'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nlink: </a>\r\n\r\nHTTP/1.1 200 OK\r\ncontent-length: 3\r\n\r\nabc',
@@ -257,6 +292,17 @@ const MALFORMED: [string, string, RegExp][] = [
   [
     'a NUL in a value',
     'HTTP/1.1 200 OK\r\nx-a: a\0b\r\ncontent-length: 0\r\n\r\n',
+    /bad value of header x-a/,
+  ],
+  // A vertical tab or form feed is a control character, not white space to trim (llhttp rejects it).
+  [
+    'a vertical tab before a value',
+    'HTTP/1.1 200 OK\r\nx-a: \x0ba\r\ncontent-length: 0\r\n\r\n',
+    /bad value of header x-a/,
+  ],
+  [
+    'a form feed after a value',
+    'HTTP/1.1 200 OK\r\nx-a: a\x0c\r\ncontent-length: 0\r\n\r\n',
     /bad value of header x-a/,
   ],
   ['content-length not a number', 'HTTP/1.1 200 OK\r\ncontent-length: 12abc\r\n\r\n', /bad content-length/],

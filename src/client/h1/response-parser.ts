@@ -72,7 +72,7 @@ const SPACE = 0x20
 const TAB = 0x09
 /** More hex digits than this would overflow a double's exact integers (2^52). */
 const MAX_SIZE_DIGITS = 13
-const NO_TRAILERS: IncomingHttpHeaders = Object.freeze({}) as IncomingHttpHeaders
+const NO_TRAILERS: IncomingHttpHeaders = Object.freeze(fieldTable())
 
 /** Value of a hex digit byte, or -1. */
 function hexValue(byte: number): number {
@@ -324,14 +324,12 @@ export class ResponseParser {
       // Content-Length beside Transfer-Encoding is ignored, and the connection not reused (6.1).
       if (headers['content-length'] !== undefined) this.closeAfter = true
       const codings = headerText(transferEncoding).toLowerCase().split(',')
-      return codings.at(-1)?.trim() === 'chunked' ? 'chunked' : 'close'
+      return trimWhiteSpace(codings.at(-1) ?? '') === 'chunked' ? 'chunked' : 'close'
     }
     const contentLength = headers['content-length']
     if (contentLength === undefined) return 'close'
     // Repeats (a list or several fields) are allowed only when they all say the same.
-    const values = headerText(contentLength)
-      .split(',')
-      .map((value) => value.trim())
+    const values = headerText(contentLength).split(',').map(trimWhiteSpace)
     const length = values[0] as string
     if (!/^\d{1,15}$/.test(length) || values.some((value) => value !== length)) {
       this.fail(`bad content-length ${JSON.stringify(headerText(contentLength).slice(0, 40))}`)
@@ -429,9 +427,18 @@ function trimCr(line: string): string {
   return line.endsWith('\r') ? line.slice(0, -1) : line
 }
 
+/**
+ * An empty table of fields without a prototype: a field named `__proto__` or `constructor` is a
+ * field like any other (on a plain object, `__proto__` would set the table's prototype and both
+ * would find Object.prototype's members as values already there).
+ */
+function fieldTable(): IncomingHttpHeaders {
+  return Object.create(null) as IncomingHttpHeaders
+}
+
 /** Header (or trailer) fields from `lines[from]` on; a string says what is wrong. */
 function parseFields(lines: string[], from: number): IncomingHttpHeaders | string {
-  const headers: IncomingHttpHeaders = {}
+  const headers = fieldTable()
   for (let index = from; index < lines.length; index++) {
     const line = trimCr(lines[index] as string)
     if (line === '') continue
@@ -439,7 +446,7 @@ function parseFields(lines: string[], from: number): IncomingHttpHeaders | strin
     const name = colon > 0 ? line.slice(0, colon) : ''
     // No obs-fold (a line starting with white space), no space before the colon (RFC 9112 5.1-5.2).
     if (!TOKEN.test(name)) return `bad header line ${JSON.stringify(line.slice(0, 80))}`
-    const value = line.slice(colon + 1).trim()
+    const value = trimWhiteSpace(line.slice(colon + 1))
     if (!FIELD_VALUE.test(value)) return `bad value of header ${name}`
     const key = name.toLowerCase()
     const before = headers[key]
@@ -450,10 +457,27 @@ function parseFields(lines: string[], from: number): IncomingHttpHeaders | strin
   return headers
 }
 
+/**
+ * Without the spaces and tabs around it (HTTP's OWS), and nothing else: String.trim() would also
+ * take a value's NBSP (byte 0xA0 read as latin1, which is obs-text) and vertical tab or form feed
+ * (control characters that make the value bad).
+ */
+function trimWhiteSpace(text: string): string {
+  let from = 0
+  let to = text.length
+  while (from < to && isWhiteSpace(text.charCodeAt(from))) from++
+  while (to > from && isWhiteSpace(text.charCodeAt(to - 1))) to--
+  return from === 0 && to === text.length ? text : text.slice(from, to)
+}
+
+function isWhiteSpace(code: number): boolean {
+  return code === SPACE || code === TAB
+}
+
 function headerText(value: string | string[] | undefined): string {
   return Array.isArray(value) ? value.join(',') : (value ?? '')
 }
 
 function hasToken(list: string, token: string): boolean {
-  return list.split(',').some((part) => part.trim() === token)
+  return list.split(',').some((part) => trimWhiteSpace(part) === token)
 }
