@@ -101,6 +101,27 @@ for (const { name, reference, sha256 } of ENCODINGS) {
       )
     })
 
+    test('the same ids as gpt-tokenizer on long unbroken strings (the heap merge of long pieces)', () => {
+      const alphabet = fc.constantFrom(...'abcdefghijklmnopqrstuvwxyzé中'.split(''))
+      fc.assert(
+        fc.property(fc.string({ unit: alphabet, minLength: 65, maxLength: 1500 }), (text) => {
+          const ids = encoding.encode(text)
+          assert.deepEqual(ids, reference.encode(text, ORDINARY_TEXT))
+          assert.equal(encoding.count(text), ids.length)
+        }),
+        { numRuns: 150, seed: 23 },
+      )
+    })
+
+    // A broken model or a batching proxy can stream megabytes without a space: one piece. The
+    // scanning merge took minutes on 256 KiB (quadratic); the file's timeout catches a relapse.
+    test('a megabyte without a space is counted, and encodes to as many ids', { timeout: 120_000 }, () => {
+      const text = 'qzxv'.repeat(1 << 18)
+      const count = encoding.count(text)
+      assert.ok(count > 1000, `count ${count}`)
+      assert.equal(encoding.encode(text).length, count)
+    })
+
     test('decode leaves special tokens out and refuses ids that are not in the encoding', () => {
       const special = reference.encode('<|endoftext|>', { allowedSpecial: new Set(['<|endoftext|>']) })
       assert.equal(special.length, 1)
