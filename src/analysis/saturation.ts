@@ -57,6 +57,8 @@ export function findSaturation(
   )
   // The first level whose success rate fell still shows whether throughput grew up to it; none beyond.
   const held = fall > 0 ? sorted.slice(0, fall + 1) : sorted
+  /** The lowest level whose throughput flattened while the server still ran every stream added past it. */
+  let admittedFrom: number | null = null
   for (let k = 0; k < held.length - 1; k++) {
     const knee = held[k] as ScalingFigures
     const steps = held.slice(k + 1).map((higher) => scalingStep(knee, higher, ttftKey, rateMode))
@@ -64,13 +66,24 @@ export function findSaturation(
     const ratios = steps.map((step) => step?.ttft_ratio ?? 0)
     const climb = Math.max(...ratios)
     if (climb < MIN_TTFT_RATIO) continue
+    // The server's own gauges say the streams added past k were all running, none waiting: its
+    // throughput grows slowly (a CPU engine sharing one core among its slots), but it is not full.
+    if (!rateMode && ranEveryStream(held[k + 1] as ScalingFigures)) {
+      admittedFrom ??= knee.value
+      continue
+    }
     const below = k > 0 ? scalingStep(held[k - 1] as ScalingFigures, knee, ttftKey, rateMode) : null
     const next = steps[0] as ScalingStep
     const uncertain = below !== null && !isMeaningfulGain(below)
+    const admitted =
+      admittedFrom === null
+        ? ''
+        : `; throughput grew little from ${admittedFrom}, but up to ${knee.value} the server ran every stream it was sent (none waited)`
     return {
       value: knee.value,
       mode,
-      reason: kneeReason(next, steps as ScalingStep[], climb, ratios.indexOf(climb), below, ttftKey),
+      reason:
+        kneeReason(next, steps as ScalingStep[], climb, ratios.indexOf(climb), below, ttftKey) + admitted,
       bracket: uncertain ? [below.from, knee.value] : [knee.value, next.to],
     }
   }
@@ -117,6 +130,20 @@ function kneeReason(
       ? ''
       : `; up to ${next.from}: ${signedPercent(below.gain_per_doubling)} per doubling from ${below.from}`
   return `throughput ${signedPercent(next.gain)} from ${next.from} to ${next.to}${perDoubling}${beyond} while ${ttft}${before}`
+}
+
+/** Fewer requests than this waited on average (in flight minus running): the server ran every stream. */
+const NONE_WAITED = 0.5
+
+/**
+ * Whether the server's running gauge shows it ran every request the level had in flight (fewer than
+ * NONE_WAITED waiting before or in the engine on average); false when it has no such gauge.
+ */
+function ranEveryStream(level: ScalingFigures): boolean {
+  const running = level.server?.running?.mean
+  const inFlight = level.achieved_concurrency?.mean
+  if (running == null || inFlight === undefined) return false
+  return inFlight - running < NONE_WAITED
 }
 
 function percent(fraction: number): string {

@@ -10,7 +10,9 @@ export type ScalingFigures = Pick<
   LevelSummary,
   'value' | 'output_tokens_per_s' | 'ttft_ms' | 'success_rate'
 > &
-  Partial<Pick<LevelSummary, 'output_tokens_per_s_steady' | 'steady_window' | 'achieved_concurrency'>>
+  Partial<
+    Pick<LevelSummary, 'output_tokens_per_s_steady' | 'steady_window' | 'achieved_concurrency' | 'server'>
+  >
 
 export interface ScalingStep {
   from: number

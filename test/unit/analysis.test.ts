@@ -247,3 +247,26 @@ test('a success-rate blip that later levels recover from does not end the search
   const collapse = [level(1, 100, 50), level(2, 200, 52), level(4, 300, 55, 0.9), level(8, 320, 400, 0.6)]
   assert.equal(findSaturation(collapse)?.value, 2)
 })
+
+test('a CPU engine sharing one core among its slots: throughput flattens early, but the knee is where streams start to wait', () => {
+  // The llama.cpp kit (4 slots, one thread) in a CI run: c=1 already near the core's speed.
+  const gauged = (value: number, tokensPerS: number, ttftP95: number, inFlight: number, running: number) => ({
+    ...level(value, tokensPerS, ttftP95),
+    achieved_concurrency: { mean: inFlight, max: value, streams: value },
+    server: { running: { mean: running, max: Math.ceil(running) } } as never,
+  })
+  const levels = [
+    gauged(1, 224.4, 34.9, 0.99, 1),
+    gauged(2, 258.6, 52.4, 1.99, 1.8),
+    gauged(4, 271.3, 117.0, 3.98, 4),
+    gauged(8, 275.9, 436.7, 7.53, 4),
+  ]
+  const saturation = findSaturation(levels)
+  assert.equal(saturation?.value, 4, saturation?.reason)
+  assert.match(saturation?.reason ?? '', /grew little from 1, but up to 4 the server ran every stream/)
+  // Without the server's gauges the throughput curve is all there is: it flattens from 1.
+  const bare = levels.map(({ server: _, achieved_concurrency: __, ...rest }) => rest)
+  assert.equal(findSaturation(bare)?.value, 1)
+  // In request-rate mode the gauges do not move the knee (a rate is not a count of streams).
+  assert.equal(findSaturation(levels, 'p95', true)?.value, findSaturation(bare, 'p95', true)?.value)
+})
