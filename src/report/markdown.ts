@@ -8,14 +8,22 @@ import { levelColumns } from './level-columns.js'
 import { sessionTables } from './session-tables.js'
 import { lengthsLine, workloadNotes } from './workload-notes.js'
 
+/**
+ * Text that came from outside (the model's name, the URL, the server's error messages) as markdown
+ * text: `<`, `>` and `&` as entities, so a viewer that does not sanitise (a CI job summary, a wiki)
+ * shows them rather than running them as HTML.
+ */
+const inert = (text: string): string =>
+  text.replace(/[&<>]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' })[c] as string)
+
 /** summary.md: the per-level table, the verdicts and the saturation point, fit for a CI job summary. */
 export function renderMarkdown(result: BenchResult): string {
   const { meta } = result
   const columns = levelColumns(result, 'markdown')
   const lines = [
-    `# llmbench: ${meta.target.model}`,
+    `# llmbench: ${inert(meta.target.model)}`,
     '',
-    `${joinUrl(meta.target.base_url, meta.target.endpoint)} · ${lengthsLine(meta)} · ${meta.client.workers} worker(s) · llmbench ${meta.tool_version} · ${meta.started_at}` +
+    `${inert(joinUrl(meta.target.base_url, meta.target.endpoint))} · ${inert(lengthsLine(meta))} · ${meta.client.workers} worker(s) · llmbench ${meta.tool_version} · ${meta.started_at}` +
       (meta.partial ? ' · **partial (interrupted)**' : ''),
     '',
     `**Saturation:** ${result.saturation_summary}`,
@@ -35,12 +43,12 @@ export function renderMarkdown(result: BenchResult): string {
       (level) =>
         `- ${levelName(meta, level.value)}: **${level.verdict}**: ${level.advice}${level.client.bound ? ` (${level.client.reasons.join('; ')})` : ''}` +
         errorMessageLines(level)
-          .map((line) => `\n  - ${line}`)
+          .map((line) => `\n  - ${inert(line)}`)
           .join(''),
     )
   for (const level of result.levels)
     for (const note of [...(level.notes ?? []), ...(level.client.notes ?? [])])
-      notes.push(`- ${levelName(meta, level.value)}: note: ${note}`)
+      notes.push(`- ${levelName(meta, level.value)}: note: ${inert(note)}`)
   lines.push(...sessionTables(result, 'markdown'))
   if (notes.length > 0) lines.push('', ...notes)
   if (result.advice.length > 0) lines.push('', ...result.advice.map((line) => `- ${line}`))
