@@ -91,7 +91,12 @@ export async function executeRun(
     const logLine = live ? (line: string) => log(`\r\x1b[K${line}`) : log
     let outcome: StartOutcome
     try {
-      outcome = await startRun(run, { log: logLine, stop, ...(progress ? { progress } : {}) })
+      outcome = await startRun(run, {
+        log: logLine,
+        notice: (line) => io.err(`${line}\n`),
+        stop,
+        ...(progress ? { progress } : {}),
+      })
     } catch (error) {
       if (error instanceof WorkloadError || error instanceof LiveMetricsError)
         throw new CliError(error.message, EXIT.usage)

@@ -73,6 +73,8 @@ interface RunSettings {
   outDir: string
   /** Progress lines (stderr in the CLI). */
   log: (line: string) => void
+  /** Lines said even when progress is not (--quiet): the live metrics URL. Default: log. */
+  notice?: (line: string) => void
   /** Set by the CLI's SIGINT handler: stop issuing, drain, write a partial result. */
   stop: StopSignal
   /** Called every half second while a level runs (the CLI draws a live line on a TTY). */
@@ -122,7 +124,8 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
   let scraper: ServerMetricsScraper | null = null
   let live: LiveMetrics | null = null
   try {
-    live = await startLiveMetrics(config, options.log)
+    // The URL is said even with --quiet: with --metrics-port 0 it is the only way to learn the port.
+    live = await startLiveMetrics(config, options.notice ?? options.log)
     if (live !== null) sink.watch(live)
     const setUp = await setUpRun(options, endpoint, sources, sink)
     if (setUp.kind !== 'ready') return setUp

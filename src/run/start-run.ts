@@ -49,6 +49,8 @@ export interface PreparedRun {
 export interface RunSession {
   /** Progress lines (stderr in the CLI). */
   log: (line: string) => void
+  /** Lines said even when progress is not (--quiet): what the user cannot learn otherwise. Default: log. */
+  notice?: (line: string) => void
   /** Requested by the caller (the CLI's signal handlers): stop issuing, drain, write a partial result. */
   stop: StopSignal
   /** Called every half second while a level runs. */
@@ -109,6 +111,7 @@ export async function startRun(run: PreparedRun, session: RunSession): Promise<S
     outDir,
     log,
     stop,
+    ...(session.notice ? { notice: session.notice } : {}),
     ...(session.progress ? { progress: session.progress } : {}),
     ...(shard ? { shard } : {}),
     ...(schedule ? { schedule } : {}),

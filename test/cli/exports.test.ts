@@ -96,3 +96,18 @@ test('run --metrics-port on a port in use: exit 2 naming the address and the fla
     await sim.close()
   }
 })
+
+test('run --metrics-port 0 --quiet still says the URL it chose, and nothing else', {
+  timeout: 60_000,
+}, async () => {
+  await withSimRun(
+    startSimulator({ prefill_base_ms: 1, decode_base_ms: 1 }),
+    { flags: { levels: '1', requests: 2, 'metrics-port': 0, quiet: true } },
+    ({ run }) => {
+      assert.equal(run.code, 0, run.stderr)
+      const lines = run.stderr.split('\n').filter((line) => line !== '')
+      assert.equal(lines.length, 1, run.stderr)
+      assert.match(lines[0] as string, /^live metrics: http:\/\/127\.0\.0\.1:[1-9]\d*\/metrics /)
+    },
+  )
+})
