@@ -74,6 +74,9 @@ export class FailureGroups {
   private readonly groups = new Map<string, MessageGroup>()
   private nonLoad = 0
 
+  /** `format`: what the protocol in use answers with, in words (for the hint of an unreadable answer). */
+  constructor(private readonly format?: string) {}
+
   add(record: RequestRecord): void {
     if (record.error === null) return
     const isNonLoad = isNonLoadFailure(record)
@@ -88,7 +91,9 @@ export class FailureGroups {
         count: 1,
         numbersVary: false,
         nonLoad: isNonLoad,
-        cause: isNonLoad ? failureCause(record) : null,
+        cause: isNonLoad
+          ? failureCause(record, this.format === undefined ? {} : { format: this.format })
+          : null,
       })
     else {
       group.count++

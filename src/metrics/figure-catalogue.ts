@@ -1,3 +1,4 @@
+import { protocolOf } from '../protocols/wire-protocol.js'
 import { fdLimitReason, hitClientFdLimit } from '../records/client-fd-limit.js'
 import { ERROR_CLASSES, type ErrorClass, type RequestRecord } from '../records/types.js'
 import { unstreamedReasoningTokens } from '../records/unstreamed-reasoning.js'
@@ -191,8 +192,8 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
       misconfiguration: { unit: 'object' },
     },
     source: {
-      accumulator: ({ tally, generates }) => {
-        const groups = new FailureGroups()
+      accumulator: ({ tally, generates, options }) => {
+        const groups = new FailureGroups(protocolOf(options.protocol).format)
         return accumulator(
           (record) => groups.add(record),
           () => groups.judge(tally.requests, tally.ok, tally.outputTokens, generates),

@@ -46,6 +46,8 @@ export interface WireProtocol {
    * Embeddings only read their input.
    */
   generatesTokens: boolean
+  /** What a readable answer looks like, in words: said when a response could not be read. */
+  format: string
 }
 
 const GENERATING = { autoAuth: null, headers: {}, streams: true, generatesTokens: true } as const
@@ -54,6 +56,7 @@ const WIRE_PROTOCOLS: Readonly<Record<Protocol, WireProtocol>> = {
   chat: {
     ...GENERATING,
     name: 'chat',
+    format: 'an OpenAI chat completions stream',
     path: '/v1/chat/completions',
     body: chatBody,
     interpreter: chatInterpreter,
@@ -61,6 +64,7 @@ const WIRE_PROTOCOLS: Readonly<Record<Protocol, WireProtocol>> = {
   completions: {
     ...GENERATING,
     name: 'completions',
+    format: 'an OpenAI completions stream',
     path: '/v1/completions',
     body: completionsBody,
     interpreter: chatInterpreter,
@@ -68,6 +72,7 @@ const WIRE_PROTOCOLS: Readonly<Record<Protocol, WireProtocol>> = {
   responses: {
     ...GENERATING,
     name: 'responses',
+    format: 'an OpenAI Responses API stream',
     path: '/v1/responses',
     body: responsesBody,
     interpreter: responsesInterpreter,
@@ -75,6 +80,7 @@ const WIRE_PROTOCOLS: Readonly<Record<Protocol, WireProtocol>> = {
   messages: {
     ...GENERATING,
     name: 'messages',
+    format: 'an Anthropic Messages stream',
     path: '/v1/messages',
     body: messagesBody,
     autoAuth: 'x-api-key',
@@ -83,6 +89,7 @@ const WIRE_PROTOCOLS: Readonly<Record<Protocol, WireProtocol>> = {
   },
   embeddings: {
     name: 'embeddings',
+    format: 'an OpenAI embeddings body',
     path: '/v1/embeddings',
     body: embeddingsBody,
     autoAuth: null,

@@ -16,6 +16,8 @@ export interface FailureContext {
   keyVariable?: string
   /** The server's model list when it could be fetched. */
   models?: string[] | null
+  /** What the protocol in use answers with, in words ("an Anthropic Messages stream"); see protocols/wire-protocol.ts. */
+  format?: string
 }
 
 /** The cause failureCause gives a connection that could not be made. */
@@ -120,7 +122,7 @@ export function failureCause(record: RequestRecord, context: FailureContext = {}
   if (error.class === 'stream') {
     return {
       cause: 'the stream cannot be read',
-      hint: 'the server answered, but not in the OpenAI streaming format (see requests.jsonl)',
+      hint: `the server answered, but not as ${context.format ?? 'the protocol in use (--protocol) answers'} (see requests.jsonl)`,
     }
   }
   if (error.class === 'timeout') {

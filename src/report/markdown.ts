@@ -10,11 +10,10 @@ import { lengthsLine, workloadNotes } from './workload-notes.js'
 
 /**
  * Text that came from outside (the model's name, the URL, the server's error messages) as markdown
- * text: `<`, `>` and `&` as entities, so a viewer that does not sanitise (a CI job summary, a wiki)
- * shows them rather than running them as HTML.
+ * text: `<` as its entity, so a viewer that does not sanitise (a CI job summary, a wiki) shows a tag
+ * rather than running it as HTML. The rest stays as the server wrote it ("900 + 512 > 1024").
  */
-const inert = (text: string): string =>
-  text.replace(/[&<>]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' })[c] as string)
+const inert = (text: string): string => text.replaceAll('<', '&lt;')
 
 /** summary.md: the per-level table, the verdicts and the saturation point, fit for a CI job summary. */
 export function renderMarkdown(result: BenchResult): string {

@@ -12,6 +12,8 @@ export function diagnose(
   model: string,
   keyVariable: string,
   models: string[] | null,
+  /** What the protocol in use answers with, in words. */
+  format: string,
 ): Diagnosis | null {
-  return explainFailure(record, { model, keyVariable, models })
+  return explainFailure(record, { model, keyVariable, models, format })
 }

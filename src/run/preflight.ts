@@ -66,7 +66,13 @@ export async function runPreflight(
     const listed = await fetchModels(endpoint)
     models = 'ids' in listed ? listed.ids : null
   }
-  const diagnosis = diagnose(record, endpoint.body.model, endpoint.apiKeyEnv, models) as Diagnosis
+  const diagnosis = diagnose(
+    record,
+    endpoint.body.model,
+    endpoint.apiKeyEnv,
+    models,
+    protocolOf(endpoint.protocol).format,
+  ) as Diagnosis
   return {
     ok: false,
     record,

@@ -91,3 +91,22 @@ test('a level summarized as its records arrive equals the same level summarized 
   assert.deepEqual(live.result(stats), summarizeLevel(2, list, RATE, stats))
   assert.deepEqual(live.window(), { start: 0, end: 450 })
 })
+
+test('an unreadable answer is said in the words of the protocol in use, not always OpenAI chat', () => {
+  const unreadable = [0, 1].map((k) =>
+    makeRecord({
+      seq: k,
+      level: 2,
+      sent_at: k,
+      end_at: k + 5,
+      error: { class: 'stream', message: 'bad event' },
+    }),
+  )
+  const closed = { ...RATE, mode: 'concurrency' as const, slos: [], pricing: null }
+  const hint = (protocol: SummaryOptions['protocol']) =>
+    summarizeLevel(2, unreadable, { ...closed, protocol }, { cpu_percent: 0, loops: [] }).misconfiguration
+      ?.hint
+  assert.match(hint('messages') ?? '', /not as an Anthropic Messages stream/)
+  assert.match(hint('responses') ?? '', /not as an OpenAI Responses API stream/)
+  assert.match(hint(undefined) ?? '', /not as an OpenAI chat completions stream/)
+})
