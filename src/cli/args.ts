@@ -1,4 +1,5 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util'
+import { closestName } from '../closest-name.js'
 import { CliError, EXIT } from './exit-codes.js'
 
 /** One command-line flag: how to parse it and how --help describes it. */
@@ -51,10 +52,24 @@ export function parseFlags(
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error)
     throw new CliError(
-      `llmbench ${spec.name}: ${message}\nRun 'llmbench ${spec.name} --help' for the flags.`,
+      `llmbench ${spec.name}: ${withFlagGuess(message, spec)}\nRun 'llmbench ${spec.name} --help' for the flags.`,
       EXIT.usage,
     )
   }
+}
+
+/**
+ * "Unknown option '--level'" gains " (did you mean --levels?)": the command's nearest flag, if any,
+ * right after the name (Node may add a sentence about positionals after it).
+ */
+function withFlagGuess(message: string, spec: CommandSpec): string {
+  return message.replace(/^Unknown option '--([^'=]+)'/, (unknown, name: string) => {
+    const guess = closestName(
+      name,
+      [...spec.flags, HELP_FLAG].map((flag) => flag.name),
+    )
+    return guess === undefined ? unknown : `${unknown} (did you mean --${guess}?)`
+  })
 }
 
 export function renderHelp(spec: CommandSpec): string {
@@ -66,9 +81,16 @@ export function renderHelp(spec: CommandSpec): string {
   return `${spec.summary}\n\nUsage: ${spec.usage}\n\nFlags:\n${rows.join('\n')}\n`
 }
 
-/** "1,4,8" → [1, 4, 8]; a part that is not a number stays NaN so validation names it. */
-export function numberList(text: string): number[] {
-  return text.split(',').map((part) => (part.trim() === '' ? Number.NaN : Number(part.trim())))
+/**
+ * "1,4,8" → [1, 4, 8]; a part that is not a number stays the text the user wrote ("1,x" → [1, "x"]),
+ * so validation names its place and echoes it, where NaN would have said "got NaN".
+ */
+export function numberList(text: string): (number | string)[] {
+  return text.split(',').map((part) => {
+    const trimmed = part.trim()
+    const value = Number(trimmed)
+    return trimmed === '' || Number.isNaN(value) ? trimmed : value
+  })
 }
 
 export function stringFlag(flags: ParsedFlags, name: string): string | undefined {

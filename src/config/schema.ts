@@ -9,6 +9,7 @@
  * exactly as written.
  */
 
+import { closestName } from '../closest-name.js'
 import { describeValue } from '../describe-value.js'
 import { parseSloKey } from '../metrics/slo.js'
 import { PROTOCOLS } from '../protocols/names.js'
@@ -342,7 +343,7 @@ function describeHeader(found: unknown, path: readonly PropertyKey[]): string {
 }
 
 function unknownKeyMessage(key: string, known: string[]): string {
-  const guess = closestKey(key, known)
+  const guess = closestName(key, known)
   const hint = guess ? ` (did you mean "${guess}"?)` : ''
   const expected = known.length > 0 ? `a known key (${known.join(', ')})` : 'no keys here'
   return `expected ${expected}, got unknown key ${JSON.stringify(key)}${hint}`
@@ -381,28 +382,6 @@ function knownKeysAt(schema: z.ZodType, path: readonly PropertyKey[]): string[] 
     cur = shape[String(seg)]
   }
   return []
-}
-
-/** A likely intended key: a small edit away ("modle"), or one containing the other ("timeout" / "timeout_seconds"). */
-function closestKey(key: string, known: string[]): string | undefined {
-  const lower = key.toLowerCase()
-  return (
-    known.find((k) => editDistance(lower, k) <= 2) ??
-    known.find((k) => lower.length >= 3 && (k.includes(lower) || lower.includes(k)))
-  )
-}
-
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i]
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1
-      row.push(Math.min((prev[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + cost))
-    }
-    prev = row
-  }
-  return prev[b.length] ?? 0
 }
 
 export function port() {

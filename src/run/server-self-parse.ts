@@ -49,7 +49,7 @@ export function describeServer(answers: SelfAnswers, model: string | null): Serv
 export function llamaProps(json: unknown): { slots: number | null; context: number | null } | null {
   if (!isObject(json)) return null
   const settings = isObject(json.default_generation_settings) ? json.default_generation_settings : null
-  const found = { slots: positive(json.total_slots), context: positive(settings?.n_ctx) }
+  const found = { slots: slotCount(json.total_slots), context: tokenCount(settings?.n_ctx) }
   return found.slots === null && found.context === null ? null : found
 }
 
@@ -57,7 +57,7 @@ export function llamaProps(json: unknown): { slots: number | null; context: numb
 export function llamaSlots(json: unknown): { slots: number; context: number | null } | null {
   if (!Array.isArray(json) || json.length === 0 || !json.every((slot) => isObject(slot) && 'n_ctx' in slot))
     return null
-  return { slots: json.length, context: positive((json[0] as Json).n_ctx) }
+  return { slots: json.length, context: tokenCount((json[0] as Json).n_ctx) }
 }
 
 /**
@@ -70,11 +70,11 @@ export function modelList(
 ): { maxModelLen: number | null; engine: ServerSelf['engine'] | null } {
   const data = isObject(json) && Array.isArray(json.data) ? json.data.filter(isObject) : []
   const entry =
-    data.find((item) => item.id === model) ?? data.find((item) => positive(item.max_model_len) !== null)
+    data.find((item) => item.id === model) ?? data.find((item) => tokenCount(item.max_model_len) !== null)
   const owner = String(entry?.owned_by ?? data[0]?.owned_by ?? '').toLowerCase()
   const engine =
     owner === 'vllm' ? 'vllm' : owner === 'sglang' ? 'sglang' : owner === 'llamacpp' ? 'llama.cpp' : null
-  return { maxModelLen: positive(entry?.max_model_len), engine }
+  return { maxModelLen: tokenCount(entry?.max_model_len), engine }
 }
 
 /** SGLang /get_server_info: its server arguments flattened, plus internal_states[]. */
@@ -83,11 +83,26 @@ export function sglangInfo(json: unknown): { slots: number | null; contextLength
   const state =
     Array.isArray(json.internal_states) && isObject(json.internal_states[0]) ? json.internal_states[0] : {}
   return {
-    slots: positive(json.max_running_requests) ?? positive(state.max_running_requests),
-    contextLength: positive(json.context_length) ?? positive(state.context_length),
+    slots: slotCount(json.max_running_requests) ?? slotCount(state.max_running_requests),
+    contextLength: tokenCount(json.context_length) ?? tokenCount(state.context_length),
   }
 }
 
-function positive(value: unknown): number | null {
-  return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : null
+/**
+ * Bounds past any real server: an answer beyond them (1e308 from a broken or hostile server) is
+ * unknown, as -1 is, rather than a figure the knee and the context warning would reason with.
+ */
+export const MAX_SELF_SLOTS = 65_536
+export const MAX_SELF_CONTEXT_TOKENS = 100_000_000
+
+function slotCount(value: unknown): number | null {
+  return wholeUpTo(value, MAX_SELF_SLOTS)
+}
+
+function tokenCount(value: unknown): number | null {
+  return wholeUpTo(value, MAX_SELF_CONTEXT_TOKENS)
+}
+
+function wholeUpTo(value: unknown, max: number): number | null {
+  return typeof value === 'number' && Number.isInteger(value) && value > 0 && value <= max ? value : null
 }

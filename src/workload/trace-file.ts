@@ -34,6 +34,14 @@ export interface TraceFile {
   skipped: { count: number; reason: string } | null
 }
 
+/**
+ * The longest trace a run replays on its own clock: a month. Public traces span hours to weeks; a
+ * timestamp past this (1e308 in a hand-edited row) would have the run wait for ages, so it is refused
+ * with its line before anything is sent.
+ */
+export const MAX_TRACE_SPAN_DAYS = 31
+const MAX_TRACE_SPAN_MS = MAX_TRACE_SPAN_DAYS * 24 * 3600 * 1000
+
 /** Tokens per Mooncake hash block (the trace's own block size). */
 export const MOONCAKE_BLOCK_TOKENS = 512
 
@@ -56,6 +64,23 @@ export function loadTraceFile(path: string): TraceFile {
 
 /** Parses a trace's text; `path` names it in messages and breaks the tie of an empty file. */
 export function parseTrace(path: string, text: string): TraceFile {
+  const trace = parseRows(path, text)
+  checkSpan(trace)
+  return trace
+}
+
+/** A month at most between the earliest row and any other; the first row past it is named. */
+function checkSpan({ path, rows }: TraceFile): void {
+  const origin = rows.reduce((min, row) => Math.min(min, row.at_ms), Number.POSITIVE_INFINITY)
+  const far = rows.find((row) => row.at_ms - origin > MAX_TRACE_SPAN_MS)
+  if (far !== undefined)
+    throw new TraceError(
+      `trace ${path}:${far.line}: timestamp ${(far.at_ms - origin) / 1000} s after the trace's earliest row; ` +
+        `expected a trace spanning at most ${MAX_TRACE_SPAN_DAYS} days`,
+    )
+}
+
+function parseRows(path: string, text: string): TraceFile {
   const lines = text.split(/\r?\n/)
   const first = lines.findIndex((line) => line.trim() !== '')
   if (first === -1) throw new TraceError(`trace ${path}: the file is empty`)
@@ -92,7 +117,7 @@ function parseMooncake(path: string, lines: readonly string[]): Parsed {
     }
     if (typeof value !== 'object' || value === null || Array.isArray(value)) fail('not a JSON object')
     const row = value as Record<string, unknown>
-    const at = finite(row.timestamp) ?? fail('expected "timestamp" as a number of ms')
+    const at = timestamp(row.timestamp) ?? fail('expected "timestamp" as a number of ms, 0 or more')
     const input = count(row.input_length) ?? fail('expected "input_length" as a positive whole number')
     const output = count(row.output_length) ?? fail('expected "output_length" as a positive whole number')
     const hashes = row.hash_ids
@@ -159,8 +184,8 @@ function azureRow(cell: (name: string) => string, line: number): TraceRow | null
 
 function burstRow(cell: (name: string) => string, line: number): TraceRow | null | string {
   const text = cell('Timestamp')
-  const at = text === '' ? null : finite(Number(text))
-  if (at === null) return `expected Timestamp as a number of seconds, got "${text}"`
+  const at = text === '' ? null : timestamp(Number(text) * 1000)
+  if (at === null) return `expected Timestamp as a number of seconds, 0 or more, got "${text}"`
   const input = count(Number(cell('Request tokens')))
   if (input === null)
     return `expected Request tokens as a positive whole number, got "${cell('Request tokens')}"`
@@ -170,7 +195,7 @@ function burstRow(cell: (name: string) => string, line: number): TraceRow | null
   if (response === 0 && cell('Response tokens') !== '') return null
   const output = count(response)
   if (output === null) return `expected Response tokens as a whole number, got "${cell('Response tokens')}"`
-  return { at_ms: at * 1000, input_tokens: input, output_tokens: output, line }
+  return { at_ms: at, input_tokens: input, output_tokens: output, line }
 }
 
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?Z?$/
@@ -211,8 +236,9 @@ function splitCsv(line: string): string[] {
   return cells
 }
 
-function finite(value: unknown): number | null {
-  return typeof value === 'number' && Number.isFinite(value) ? value : null
+/** A point on the trace's clock: finite (seconds of 1e308 overflow to Infinity in ms) and not negative. */
+function timestamp(value: unknown): number | null {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : null
 }
 
 function count(value: unknown): number | null {

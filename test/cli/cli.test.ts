@@ -44,6 +44,9 @@ test('an unknown flag or a bad flag value is a usage error (exit 2), not ignored
   const unknown = await runCli(['run', '--model', 'm', '--concurency', '4'])
   assert.equal(unknown.code, 2)
   assert.match(unknown.stderr, /Unknown option '--concurency'/)
+  const near = await runCli(['run', '--model', 'm', '--level', '1,2'])
+  assert.equal(near.code, 2)
+  assert.match(near.stderr, /Unknown option '--level' \(did you mean --levels\?\)/)
   const badLevels = await runCli([
     'run',
     '--base-url',
@@ -54,7 +57,8 @@ test('an unknown flag or a bad flag value is a usage error (exit 2), not ignored
     '1,x,4',
   ])
   assert.equal(badLevels.code, 2)
-  assert.match(badLevels.stderr, /flags: --levels\[1\]: expected a positive integer/)
+  // The part as written, not "got NaN".
+  assert.match(badLevels.stderr, /flags: --levels\[1\]: expected a positive integer, got "x"/)
 })
 
 test('a broken config file: every problem reported at once with file and key path, exit 2', async () => {

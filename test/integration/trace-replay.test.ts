@@ -160,17 +160,29 @@ test('on the wire: each row is one body with its max_tokens, and rows share exac
 test('a bad trace row stops the run before anything is sent: exit 2, the file and line named', {
   timeout: 60_000,
 }, async () => {
-  const dir = tempDir()
-  const trace = join(dir, 'broken.jsonl')
-  writeFileSync(
-    trace,
-    '{"timestamp": 0, "input_length": 5, "output_length": 2}\n{"timestamp": 1, "input_length": 5\n',
-  )
-  const out = join(dir, 'out')
-  // Port 9 (discard): nothing listens, and nothing may be sent.
-  const cli = await runCli(simRunArgs('http://127.0.0.1:9', out, { trace, levels: 2 }))
-  assert.equal(cli.code, 2, cli.stderr)
-  assert.ok(cli.stderr.includes(`trace ${trace}:2: not a JSON object`), cli.stderr)
-  assert.match(cli.stderr, /--levels does not apply with --trace/)
-  assert.equal(existsSync(out), false)
+  const cases = [
+    {
+      rows: '{"timestamp": 0, "input_length": 5, "output_length": 2}\n{"timestamp": 1, "input_length": 5\n',
+      problem: 'not a JSON object',
+    },
+    // Before the month's bound this was accepted ("spanning 1e+305 s") and the run waited forever.
+    {
+      rows: '{"timestamp": 0, "input_length": 5, "output_length": 2}\n{"timestamp": 1e308, "input_length": 5, "output_length": 2}\n',
+      problem: "timestamp 1e+305 s after the trace's earliest row; expected a trace spanning at most 31 days",
+    },
+  ]
+  for (const { rows, problem } of cases) {
+    const dir = tempDir()
+    const trace = join(dir, 'broken.jsonl')
+    writeFileSync(trace, rows)
+    const out = join(dir, 'out')
+    // Port 9 (discard): nothing listens, and nothing may be sent.
+    const cli = await runCli(simRunArgs('http://127.0.0.1:9', out, { trace, levels: 2 }), {
+      timeoutMs: 30_000,
+    })
+    assert.equal(cli.code, 2, cli.stderr)
+    assert.ok(cli.stderr.includes(`trace ${trace}:2: ${problem}`), cli.stderr)
+    assert.match(cli.stderr, /--levels does not apply with --trace/)
+    assert.equal(existsSync(out), false)
+  }
 })

@@ -74,6 +74,32 @@ test('nothing answered, or answers of another shape: unknown, never an error', (
   })
 })
 
+test('figures past any real server (1e308) are unknown, as -1 is; the bounds themselves are kept', () => {
+  const answers = (slots: number, context: number) => ({
+    props: { total_slots: slots, default_generation_settings: { n_ctx: context } },
+    slots: null,
+    models: { data: [{ id: 'm', owned_by: 'vllm', max_model_len: context }] },
+    serverInfo: { max_total_num_tokens: 1, max_running_requests: slots, context_length: context },
+  })
+  const figures = (server: ReturnType<typeof describeServer>) => [
+    server?.slots,
+    server?.context_per_slot,
+    server?.max_model_len,
+  ]
+  assert.deepEqual(figures(describeServer(answers(1e308, 1e308), 'm')), [null, null, null])
+  assert.deepEqual(figures(describeServer(answers(-1, -1), 'm')), [null, null, null])
+  assert.deepEqual(figures(describeServer(answers(65_537, 100_000_001), 'm')), [null, null, null])
+  assert.deepEqual(
+    figures(describeServer(answers(65_536, 100_000_000), 'm')),
+    [65_536, 100_000_000, 100_000_000],
+  )
+  // SGLang alone: its max_running_requests and context_length are bounded the same way.
+  const sglang = (value: number) =>
+    describeServer({ ...NONE, serverInfo: answers(value, value).serverInfo }, null)
+  assert.deepEqual(figures(sglang(1e308)), [null, null, null])
+  assert.deepEqual(figures(sglang(128)), [128, null, 128])
+})
+
 const prompt = (input: number, output: number) => ({
   body: Buffer.alloc(0),
   input_tokens: input,

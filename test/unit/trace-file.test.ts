@@ -206,3 +206,33 @@ test('a row with more input than its hash ids cover gets a tail of its own; rows
   assert.equal(tokenizer.count(plain(0)), 40)
   assert.notEqual(plain(0).split(' ')[0], plain(1).split(' ')[0])
 })
+
+test('a timestamp past a month of trace time, negative or overflowing is refused with its line', () => {
+  const mooncake = (stamps: number[]): string =>
+    stamps.map((t) => JSON.stringify({ timestamp: t, input_length: 10, output_length: 5 })).join('\n')
+  // 1e308 ms: the run would have waited 1e305 s for the second row.
+  assert.throws(
+    () => parseTrace('t.jsonl', mooncake([0, 1e308, 5])),
+    (error: Error) =>
+      error instanceof TraceError &&
+      /^trace t\.jsonl:2: timestamp 1e\+305 s after the trace's earliest row; expected a trace spanning at most 31 days$/.test(
+        error.message,
+      ),
+  )
+  // A month is the limit, counted from the earliest row wherever it sits in the file.
+  const month = 31 * 24 * 3600 * 1000
+  assert.equal(parseTrace('t.jsonl', mooncake([month, 0])).rows.length, 2)
+  assert.throws(() => parseTrace('t.jsonl', mooncake([month + 1, 0])), /: trace t\.jsonl:1: timestamp/)
+  assert.throws(
+    () => parseTrace('t.jsonl', mooncake([0, -1])),
+    /: trace t\.jsonl:2: expected "timestamp" as a number of ms, 0 or more$/,
+  )
+  // BurstGPT seconds: 1e308 s is Infinity in ms, refused as a timestamp even alone.
+  const burst = (stamp: string): string =>
+    `Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n${stamp},ChatGPT,10,5,15,Conversation log\n`
+  assert.throws(
+    () => parseTrace('b.csv', burst('1e308')),
+    /: trace b\.csv:2: expected Timestamp as a number of seconds, 0 or more, got "1e308"$/,
+  )
+  assert.throws(() => parseTrace('b.csv', burst('-3')), /: trace b\.csv:2: expected Timestamp/)
+})
