@@ -8,7 +8,10 @@
 
 /** Most levels of `{`/`[` in settings.json (docs/configuration.md). */
 export const CONFIG_MAX_NESTING = 64
-/** Most levels of `{`/`[` in a dataset, session or trace file, per JSONL line or per JSON file (docs/workloads.md). */
+/**
+ * Most levels of `{`/`[` in a dataset or session file (per JSONL line or JSON file) or a tokenizer.json
+ * (docs/workloads.md).
+ */
 export const DATASET_MAX_NESTING = 128
 
 export interface TooDeep {

@@ -13,6 +13,10 @@ import { tempDir } from '../helpers/run-config.js'
 /** Nothing listens on port 9 (discard): a run that sent anything would fail its preflight. */
 const NOWHERE = 'http://127.0.0.1:9/v1'
 
+/** A run of `dataset` against a server that is not there: it must stop before the preflight. */
+const runWithDataset = (dataset: string, out: string) =>
+  runCli(['run', '--base-url', NOWHERE, '--model', 'm', '--dataset', dataset, '--out', out])
+
 /** The line the user sees for a refused file, after checking it is the only error and nothing was written. */
 function refusal(result: { code: number | null; stderr: string }, out: string): string {
   assert.equal(result.code, 2, result.stderr)
@@ -49,17 +53,7 @@ test('a ShareGPT dataset nested 200,000 deep: exit 2 naming the file, the line a
   const out = join(dir, 'never')
   const dataset = join(dir, 'sharegpt.json')
   writeFileSync(dataset, `[\n${'['.repeat(200_000)}${']'.repeat(200_000)}\n]`)
-  const result = await runCli([
-    'run',
-    '--base-url',
-    NOWHERE,
-    '--model',
-    'm',
-    '--dataset',
-    dataset,
-    '--out',
-    out,
-  ])
+  const result = await runWithDataset(dataset, out)
   assert.equal(
     refusal(result, out),
     `dataset ${dataset}:2: nested deeper than 128 levels of { or [ (real files nest a few levels)`,
@@ -78,10 +72,7 @@ test('a 600 MB file of NUL bytes as the dataset or settings: refused from its fi
   writeFileSync(nuls, '')
   truncateSync(nuls, 600 * 1024 * 1024)
   assert.equal(
-    refusal(
-      await runCli(['run', '--base-url', NOWHERE, '--model', 'm', '--dataset', nuls, '--out', out]),
-      out,
-    ),
+    refusal(await runWithDataset(nuls, out), out),
     `dataset ${nuls}: not a text file (a NUL byte at byte 1); expected JSONL or a ShareGPT JSON array`,
   )
   const settings = join(dir, 'settings.json')
