@@ -4,6 +4,7 @@
  * as the offset of the first problem and what was expected there, for a line/column message.
  */
 import { type Node, type ParseError, parseTree, printParseErrorCode } from 'jsonc-parser'
+import { CONFIG_MAX_NESTING, tooDeep } from '../json-nesting.js'
 
 export type JsoncResult = { ok: true; value: unknown } | { ok: false; offset: number; expected: string }
 
@@ -30,6 +31,10 @@ const EXPECTED: Record<string, string> = {
 }
 
 export function parseJsonc(text: string): JsoncResult {
+  // The parser and nodeValue recurse once per level: a file nested thousands deep overflowed the stack.
+  const deep = tooDeep(text, CONFIG_MAX_NESTING)
+  if (deep !== null)
+    return { ok: false, offset: deep.offset, expected: `at most ${CONFIG_MAX_NESTING} levels of nesting` }
   const errors: ParseError[] = []
   const root = parseTree(text, errors, OPTIONS)
   const first = errors[0]

@@ -4,13 +4,13 @@
  * Every source becomes a "layer": a partial RunConfig (a patch) plus the issues found in it. All
  * sources are read and checked before anything is reported, so one ConfigError lists every problem.
  */
-import { readFileSync } from 'node:fs'
 import { extname } from 'node:path'
 import { parse as parseToml, TomlError } from 'smol-toml'
 import { describeValue } from '../describe-value.js'
 import { protocolOfEndpoint } from '../protocols/names.js'
 import { protocolOf } from '../protocols/wire-protocol.js'
 import { RESULT_FILE } from '../result/folder-layout.js'
+import { NotTextError, readTextFile } from '../text-file.js'
 import { type LengthSpec, meanLength } from '../workload/lengths.js'
 import { PROFILE_NAMES, PROFILES } from '../workload/profiles.js'
 import { ConfigError, type ConfigIssue } from './errors.js'
@@ -488,9 +488,10 @@ function finalIssues(config: RunConfig, layers: Layer[]): ConfigIssue[] {
 
 function readText(file: string): Result<string> {
   try {
-    // A byte-order mark (Windows editors) is not part of either format.
-    return { ok: true, value: readFileSync(file, 'utf8').replace(/^\uFEFF/, '') }
+    return { ok: true, value: readTextFile(file) }
   } catch (err) {
+    if (err instanceof NotTextError)
+      return { ok: false, issue: { file, path: '', message: `expected a text file, got ${err.reason}` } }
     return { ok: false, issue: { file, path: '', message: `expected a readable file, got ${fsReason(err)}` } }
   }
 }

@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs'
 import { extname } from 'node:path'
 import { parse as parseToml } from 'smol-toml'
+import { readTextFile } from '../text-file.js'
 import { parseJsonc } from './jsonc.js'
 
 /**
@@ -11,7 +11,7 @@ import { parseJsonc } from './jsonc.js'
 export function readStoredKey(file: string, path: readonly string[]): unknown {
   let document: unknown
   try {
-    const text = readFileSync(file, 'utf8').replace(/^\uFEFF/, '')
+    const text = readTextFile(file)
     if (extname(file).toLowerCase() === '.toml') document = parseToml(text)
     else {
       const parsed = parseJsonc(text)

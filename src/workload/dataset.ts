@@ -1,7 +1,9 @@
-import { readFileSync } from 'node:fs'
 import { describeValue } from '../describe-value.js'
+import { DATASET_MAX_NESTING, nestingMessage, tooDeep } from '../json-nesting.js'
 import { isObject } from '../json-object.js'
+import { printable } from '../printable.js'
 import type { ChatMessage } from '../protocols/prompt.js'
+import { NotTextError, readTextFile } from '../text-file.js'
 
 /**
  * Prompt datasets read from a file: JSONL written by the user, or a ShareGPT JSON dump. Real prompts
@@ -71,17 +73,29 @@ export function loadDataset(
 }
 
 export function readText(path: string): string {
-  let text: string
   try {
-    text = readFileSync(path, 'utf8')
+    return readTextFile(path)
   } catch (err) {
+    if (err instanceof NotTextError)
+      throw new DatasetError(`dataset ${path}: ${err.message}; expected JSONL or a ShareGPT JSON array`)
     const code = (err as NodeJS.ErrnoException).code
     if (code === 'ENOENT') throw new DatasetError(`dataset ${path}: file not found`)
     if (code === 'EISDIR') throw new DatasetError(`dataset ${path}: is a directory, expected a file`)
     throw new DatasetError(`dataset ${path}: cannot read (${(err as Error).message})`)
   }
-  // Editors on Windows may save a byte-order mark, which JSON.parse rejects.
-  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
+}
+
+/**
+ * Refuses a JSON file or JSONL line nested deeper than real data ever is, before it is parsed: what
+ * reads the value recurses once per level, and a file nested 200,000 deep overflowed the stack.
+ * `firstLine` is the line of the file where `text` starts.
+ */
+export function refuseDeepNesting(path: string, text: string, firstLine = 1): void {
+  const deep = tooDeep(text, DATASET_MAX_NESTING)
+  if (deep !== null)
+    throw new DatasetError(
+      `dataset ${path}:${firstLine + deep.line - 1}: ${nestingMessage(DATASET_MAX_NESTING)}`,
+    )
 }
 
 interface Issue {
@@ -105,9 +119,9 @@ function issuesError(
   return new DatasetError([header, ...listed, ...trailer].join('\n'), lines)
 }
 
-/** V8's parse message on one line: its quoted excerpt of the input may span several. */
+/** V8's parse message on one line (its quoted excerpt of the input may span several), control bytes escaped. */
 export function parseMessage(err: unknown): string {
-  return (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ')
+  return printable((err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' '))
 }
 
 export function keysOf(record: Record<string, unknown>): string {
@@ -127,6 +141,10 @@ function loadJsonl(path: string, text: string, maxEntries: number): Dataset {
     const raw = (lines[i] as string).replace(/\r$/, '')
     if (raw.trim() === '') continue
     const line = i + 1
+    if (tooDeep(raw, DATASET_MAX_NESTING) !== null) {
+      issues.push({ line, message: nestingMessage(DATASET_MAX_NESTING) })
+      continue
+    }
     let value: unknown
     try {
       value = JSON.parse(raw)
@@ -243,6 +261,7 @@ function loadShareGpt(
   count: (text: string) => number,
   maxEntries: number,
 ): Dataset {
+  refuseDeepNesting(path, text)
   let value: unknown
   try {
     value = JSON.parse(text)

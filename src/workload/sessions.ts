@@ -1,7 +1,7 @@
 import { describeValue } from '../describe-value.js'
 import { isObject } from '../json-object.js'
 import type { ChatMessage } from '../protocols/prompt.js'
-import { DatasetError, keysOf, parseMessage, readText, readTurn } from './dataset.js'
+import { DatasetError, keysOf, parseMessage, readText, readTurn, refuseDeepNesting } from './dataset.js'
 import type { ExactPromptSource } from './exact-prompts.js'
 
 /**
@@ -55,6 +55,7 @@ export function loadSessions(
     )
   const items: { where: string; value: unknown }[] = []
   if (text.trimStart().startsWith('[')) {
+    refuseDeepNesting(path, text)
     let value: unknown
     try {
       value = JSON.parse(text)
@@ -73,6 +74,7 @@ export function loadSessions(
     for (let i = 0; i < lines.length && items.length < maxSessions; i++) {
       const raw = (lines[i] as string).replace(/\r$/, '')
       if (raw.trim() === '') continue
+      refuseDeepNesting(path, raw, i + 1)
       try {
         items.push({ where: `${path}:${i + 1}`, value: JSON.parse(raw) })
       } catch (err) {

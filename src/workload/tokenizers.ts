@@ -1,6 +1,9 @@
-import { readFileSync, statSync } from 'node:fs'
+import { statSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { basename, dirname, join, resolve } from 'node:path'
+import { DATASET_MAX_NESTING, nestingMessage, tooDeep } from '../json-nesting.js'
+import { printable } from '../printable.js'
+import { readTextFile } from '../text-file.js'
 import { loadOpenAiEncoding, type OpenAiEncodingName } from './openai-encodings.js'
 
 /**
@@ -171,18 +174,21 @@ function isFile(path: string): boolean {
 function readJsonObject(file: string, expected: string): Record<string, unknown> {
   let text: string
   try {
-    text = readFileSync(file, 'utf8')
+    text = readTextFile(file)
   } catch (error) {
     throw new TokenizerError(
       `tokenizer: ${file}: cannot be read: ${(error as Error).message} (expected ${expected})`,
     )
   }
+  const deep = tooDeep(text, DATASET_MAX_NESTING)
+  if (deep !== null)
+    throw new TokenizerError(`tokenizer: ${file}:${deep.line}: ${nestingMessage(DATASET_MAX_NESTING)}`)
   let value: unknown
   try {
     value = JSON.parse(text)
   } catch (error) {
     throw new TokenizerError(
-      `tokenizer: ${file}: not valid JSON: ${(error as Error).message} (expected ${expected})`,
+      `tokenizer: ${file}: not valid JSON: ${printable((error as Error).message)} (expected ${expected})`,
     )
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {

@@ -1,5 +1,6 @@
-import { readFileSync } from 'node:fs'
 import { extname } from 'node:path'
+import { printable } from '../printable.js'
+import { NotTextError, readTextFile } from '../text-file.js'
 
 /**
  * Public serving traces read into one shape: when each request arrived and how long its prompt and
@@ -55,8 +56,12 @@ const AZURE_COLUMNS = ['TIMESTAMP', 'ContextTokens', 'GeneratedTokens'] as const
 export function loadTraceFile(path: string): TraceFile {
   let text: string
   try {
-    text = readFileSync(path, 'utf8')
+    text = readTextFile(path)
   } catch (error) {
+    if (error instanceof NotTextError)
+      throw new TraceError(
+        `trace ${path}: ${error.message}; expected Mooncake JSONL or a BurstGPT or Azure CSV`,
+      )
     throw new TraceError(`trace ${path}: cannot read it (${(error as NodeJS.ErrnoException).code ?? error})`)
   }
   return parseTrace(path, text)
@@ -96,7 +101,9 @@ function parseRows(path: string, text: string): TraceFile {
     ext === '.jsonl' || ext === '.json'
       ? 'Mooncake JSONL lines ({"timestamp", "input_length", "output_length", "hash_ids"})'
       : `a CSV header with ${AZURE_COLUMNS.join(',')} (Azure LLM inference) or ${BURSTGPT_COLUMNS.join(',')} (BurstGPT)`
-  throw new TraceError(`trace ${path}:${first + 1}: expected ${expected}, got "${head.slice(0, 80)}"`)
+  throw new TraceError(
+    `trace ${path}:${first + 1}: expected ${expected}, got "${printable(head.slice(0, 80))}"`,
+  )
 }
 
 type Parsed = Pick<TraceFile, 'rows' | 'skipped'>

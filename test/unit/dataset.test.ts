@@ -90,6 +90,29 @@ test('JSONL: every malformed line is reported with its line number, in one error
   assert.equal(lines.length, 5)
 })
 
+test('a line or file nested deeper than 128 levels is refused by line before it is parsed; binary data is not a dataset', () => {
+  const deep = (levels: number) => `{"prompt": "p", "x": ${'['.repeat(levels)}${']'.repeat(levels)}}`
+  const jsonl = tempFile('deep.jsonl', `${deep(127)}\n${deep(128)}\n`)
+  assert.equal(
+    errorOf(jsonl).message,
+    `dataset ${jsonl}:2: nested deeper than 128 levels of { or [ (real files nest a few levels)`,
+  )
+  const sharegpt = tempFile(
+    'deep.json',
+    `[\n{"conversations": []},\n${'['.repeat(200_000)}${']'.repeat(200_000)}]`,
+  )
+  assert.equal(
+    errorOf(sharegpt).message,
+    `dataset ${sharegpt}:3: nested deeper than 128 levels of { or [ (real files nest a few levels)`,
+  )
+  const binary = join(tmp, 'binary.jsonl')
+  writeFileSync(binary, Buffer.from('{"prompt": "a"}\n\0\0\0'))
+  assert.equal(
+    errorOf(binary).message,
+    `dataset ${binary}: not a text file (a NUL byte at byte 17); expected JSONL or a ShareGPT JSON array`,
+  )
+})
+
 test('JSONL: wrong shapes name the line and what was expected', () => {
   const path = fixture('wrong-shapes.jsonl')
   const err = errorOf(path)

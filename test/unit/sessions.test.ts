@@ -376,3 +376,19 @@ test('simulator prefix cache: a repeated prefix is cached by whole blocks, the r
   small.serve(first, tokens(first))
   assert.equal(small.serve(first, tokens(first)), 0)
 })
+
+test('conversations nested deeper than 128 levels are refused with their line, in a JSON array or a JSONL line', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'llmbench-sessions-'))
+  const nested = `${'['.repeat(129)}${']'.repeat(129)}`
+  const array = join(dir, 'deep.json')
+  writeFileSync(array, `[\n${nested}]`)
+  assert.throws(() => loadSessions(array, words, 99), {
+    message: `dataset ${array}:2: nested deeper than 128 levels of { or [ (real files nest a few levels)`,
+  })
+  const jsonl = join(dir, 'deep.jsonl')
+  writeFileSync(jsonl, `{"turns": [{"text": "hi"}]}\n\n{"turns": ${nested}}\n`)
+  assert.throws(() => loadSessions(jsonl, words, 99), {
+    message: `dataset ${jsonl}:3: nested deeper than 128 levels of { or [ (real files nest a few levels)`,
+  })
+  rmSync(dir, { recursive: true, force: true })
+})

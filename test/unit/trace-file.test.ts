@@ -118,6 +118,12 @@ test('bad rows: the error names the file and the line, and what was expected', (
     ['other.csv', 'time,prompt,answer\n1,2,3\n', /^trace other\.csv:1: expected a CSV header with TIMESTAMP/],
     ['other.jsonl', 'hello\n', /^trace other\.jsonl:1: expected Mooncake JSONL lines/],
     ['empty.jsonl', '\n\n', /^trace empty\.jsonl: the file is empty$/],
+    // What the file holds is echoed with its control bytes escaped, so it cannot drive the terminal.
+    [
+      'esc.csv',
+      '\x1b[2Jtime\rx\n',
+      /^trace esc\.csv:1: expected a CSV header .*, got "\\x1b\[2Jtime\\x0dx"$/,
+    ],
   ]
   for (const [path, text, message] of cases)
     assert.throws(
