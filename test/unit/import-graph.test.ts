@@ -11,7 +11,17 @@ import ts from 'typescript'
  * middle, so `run`, `report` and `compare` read and write results without importing each other.
  */
 const FLOORS: readonly (readonly string[])[] = [
-  ['random', 'version', 'describe-value', 'json-object', 'closest-name', 'clock'], // helpers with no imports of their own
+  [
+    'random',
+    'version',
+    'describe-value',
+    'json-object',
+    'closest-name',
+    'json-nesting',
+    'printable',
+    'text-file',
+    'clock',
+  ], // helpers with no imports of their own
   ['records'], // what one request was: the raw record, reading and writing requests.jsonl
   ['protocols'], // the wire protocols: each one's path, body, auth default and how its responses read
   ['client', 'workload'], // sending one request; prompts, lengths, datasets, tokenizers
