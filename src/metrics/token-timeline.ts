@@ -46,7 +46,8 @@ export class TokenTimeline {
   }
 
   private gapsScaled(perToken: boolean): Float64Array {
-    const times = this.times.copy()
+    // Read in place: a copy of every event time would double the level's largest sample at its end.
+    const times = this.times
     const out = new Float64Array(this.gapCount)
     let filled = 0
     for (let i = 0; i < this.sent.length; i++) {
@@ -54,8 +55,7 @@ export class TokenTimeline {
       if (scale === 0) continue
       const from = this.from.at(i)
       const last = from + this.count.at(i)
-      for (let k = from + 1; k < last; k++)
-        out[filled++] = ((times[k] as number) - (times[k - 1] as number)) * scale
+      for (let k = from + 1; k < last; k++) out[filled++] = (times.at(k) - times.at(k - 1)) * scale
     }
     return filled === out.length ? out : out.subarray(0, filled)
   }

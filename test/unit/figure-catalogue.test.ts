@@ -83,7 +83,7 @@ test('a level holds every field of the catalogue that applies to it, in the cata
   assert.deepEqual(embeddings.embeddings, { inputs_per_s: 8.89, input_tokens_per_s: 88.89 })
 })
 
-test('a level summarized as its records arrive equals the same level summarized from the list', () => {
+test("a summarizer fed only its level's records equals summarizeLevel over the mixed list (which picks them), and knows the window", () => {
   const list = records()
   const live = new LevelSummarizer(2, RATE)
   for (const record of list) if (record.level === 2) live.add(record)
