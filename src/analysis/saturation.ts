@@ -1,7 +1,6 @@
 import type { LoadMode } from '../metrics/summarize.js'
 import type { KneeCause } from './knee-cause.js'
 import {
-  isMeaningfulGain,
   perDoublingText,
   type ScalingFigures,
   type ScalingStep,
@@ -16,77 +15,55 @@ export interface Saturation {
   reason: string
   /**
    * The two levels tried between which the true knee lies: the knee and the next level up, or the
-   * level below and the knee when throughput had already stalled going into it. Where to add a
-   * level (or bisect with --refine) to place it. Absent in results of older versions.
+   * level below and the knee when the step into it was unclear. Where to add a level (or bisect
+   * with --refine) to place it. Absent in results of older versions.
    */
   bracket?: [number, number] | null
+  /**
+   * `clear` when the evidence places the knee in its bracket beyond noise (the server's own gauges,
+   * or a throughput step whose interval is flat); `uncertain` when a step beside it could be read
+   * either way: the knee is somewhere in the bracket. Absent in results of older versions.
+   */
+  confidence?: 'clear' | 'uncertain'
   /** Why the knee is there, from the server's figures at and past it (see knee-cause.ts); absent in older results. */
   cause?: KneeCause
 }
 
-/** TTFT must climb at least this much beyond the knee: the extra streams queue instead of adding work. */
-export const MIN_TTFT_RATIO = 1.5
 /** Below this success rate, a falling success rate ends the levels the knee is looked for in. */
 const HELD_SUCCESS_RATE = 0.99
 
 /**
- * The knee of the gradient: where throughput stops growing for good. It is the lowest level k after
- * which no higher level adds a meaningful throughput gain over k (see isMeaningfulGain: at least 10%,
- * and 20% per doubling of the concurrency achieved or 25% in all) while TTFT at some higher level
- * climbs at least MIN_TTFT_RATIO over k (the added streams wait). Judged against every higher level,
- * not only the next one, so a weak step that later levels make up for (CPU engines scale
- * sub-linearly from c=1, and prefill interference makes steps uneven) is not a knee, and a slightly
- * lower throughput after the peak does not move it. Only levels up to the first one whose success
- * rate falls (below 99%, and stays below at every higher level) are searched; when none of them is a knee, the last level that held is. Returns null
- * when throughput still grows meaningfully at the top level tried: not saturated.
+ * The knee of the gradient, from two kinds of evidence (docs/figures.md, "The knee"):
+ *
+ * - **The throughput curve**: the lowest level k past which no higher level gains throughput beyond
+ *   noise (no step from k is `gains` on its interval) while latency at some higher level grew beyond
+ *   noise. Judged against every higher level, not only the next, so a weak step that later levels
+ *   make up for is not a knee.
+ * - **The server's own gauges** (concurrency mode, where it exposes a running gauge): the level
+ *   below the first one where the server ran at its capacity (declared slots, or the most it ever
+ *   ran) with requests waiting. That is direct evidence, so it wins where the two disagree, and the
+ *   reason says how: a throughput knee below it is a slowly scaling engine (it still ran every
+ *   stream it was sent), one above it is a curve the streams' lockstep or batching bent.
+ *
+ * Only levels up to the first lasting fall of the success rate (below 99% at every higher level)
+ * are searched; when none of them is a knee, the last level that held is. Returns null when neither
+ * kind of evidence places a knee: see kneeUndecided for whether the figures could not tell.
  */
 export function findSaturation(
   levels: readonly ScalingFigures[],
   ttftKey = 'p95',
   rateMode = false,
+  slots: number | null = null,
 ): Saturation | null {
   const sorted = [...levels].sort((x, y) => x.value - y.value)
   const mode: LoadMode = rateMode ? 'request_rate' : 'concurrency'
-  // A fall counts when it lasts: from it on, no level holds again. One failed request at a low level
-  // of a healthy server (a blip) must not end the search for the knee there.
-  const fall = sorted.findIndex(
-    (b, i) =>
-      i > 0 &&
-      b.success_rate < (sorted[i - 1] as ScalingFigures).success_rate &&
-      sorted.slice(i).every((later) => later.success_rate < HELD_SUCCESS_RATE),
-  )
+  const fall = lastingFall(sorted)
   // The first level whose success rate fell still shows whether throughput grew up to it; none beyond.
   const held = fall > 0 ? sorted.slice(0, fall + 1) : sorted
-  /** The lowest level whose throughput flattened while the server still ran every stream added past it. */
-  let admittedFrom: number | null = null
-  for (let k = 0; k < held.length - 1; k++) {
-    const knee = held[k] as ScalingFigures
-    const steps = held.slice(k + 1).map((higher) => scalingStep(knee, higher, ttftKey, rateMode))
-    if (steps.some((step) => step === null || isMeaningfulGain(step))) continue
-    const ratios = steps.map((step) => step?.ttft_ratio ?? 0)
-    const climb = Math.max(...ratios)
-    if (climb < MIN_TTFT_RATIO) continue
-    // The server's own gauges say the streams added past k were all running, none waiting: its
-    // throughput grows slowly (a CPU engine sharing one core among its slots), but it is not full.
-    if (!rateMode && ranEveryStream(held[k + 1] as ScalingFigures)) {
-      admittedFrom ??= knee.value
-      continue
-    }
-    const below = k > 0 ? scalingStep(held[k - 1] as ScalingFigures, knee, ttftKey, rateMode) : null
-    const next = steps[0] as ScalingStep
-    const uncertain = below !== null && !isMeaningfulGain(below)
-    const admitted =
-      admittedFrom === null
-        ? ''
-        : `; throughput grew little from ${admittedFrom}, but up to ${knee.value} the server ran every stream it was sent (none waited)`
-    return {
-      value: knee.value,
-      mode,
-      reason:
-        kneeReason(next, steps as ScalingStep[], climb, ratios.indexOf(climb), below, ttftKey) + admitted,
-      bracket: uncertain ? [below.from, knee.value] : [knee.value, next.to],
-    }
-  }
+  const curve = throughputKnee(held, ttftKey, rateMode)
+  const server = rateMode ? null : serverKnee(held, slots)
+  if (server !== null) return { mode, ...combine(server, curve, held, ttftKey, rateMode) }
+  if (curve !== null) return { mode, ...curve, reason: curve.reason + computeBound(held, curve.value) }
   if (fall > 0) {
     const a = sorted[fall - 1] as ScalingFigures
     const b = sorted[fall] as ScalingFigures
@@ -98,21 +75,181 @@ export function findSaturation(
       mode,
       reason: `${throughput}while success rate fell from ${percent(a.success_rate)} to ${percent(b.success_rate)}`,
       bracket: [a.value, b.value],
+      confidence: 'clear',
     }
   }
   return null
 }
 
+type Knee = Omit<Saturation, 'mode' | 'cause'>
+
+/** The index of a fall of the success rate that lasts (no level from it on holds again); -1 when none. */
+function lastingFall(sorted: readonly ScalingFigures[]): number {
+  // One failed request at a low level of a healthy server (a blip) must not end the search there.
+  return sorted.findIndex(
+    (b, i) =>
+      i > 0 &&
+      b.success_rate < (sorted[i - 1] as ScalingFigures).success_rate &&
+      sorted.slice(i).every((later) => later.success_rate < HELD_SUCCESS_RATE),
+  )
+}
+
+/** The knee the throughput curve alone places (see findSaturation); null when it places none. */
+function throughputKnee(held: readonly ScalingFigures[], ttftKey: string, rateMode: boolean): Knee | null {
+  for (let k = 0; k < held.length - 1; k++) {
+    const knee = held[k] as ScalingFigures
+    const steps = held.slice(k + 1).map((higher) => scalingStep(knee, higher, ttftKey, rateMode))
+    if (steps.some((step) => step === null || step.throughput === 'gains')) continue
+    const paid = steps as ScalingStep[]
+    if (!paid.some((step) => step.latency_grew)) continue
+    const next = paid[0] as ScalingStep
+    const below = k > 0 ? scalingStep(held[k - 1] as ScalingFigures, knee, ttftKey, rateMode) : null
+    const into = below !== null && below.throughput !== 'gains'
+    return {
+      value: knee.value,
+      reason: kneeReason(next, paid, below, ttftKey),
+      bracket: into ? [below.from, knee.value] : [knee.value, next.to],
+      confidence: into || next.throughput === 'unclear' ? 'uncertain' : 'clear',
+    }
+  }
+  return null
+}
+
+/** Fewer requests than this waited on average (in flight minus running): the server ran every stream. */
+const NONE_WAITED = 0.5
+
+/** Where the server's gauges put the knee: the first level where it ran full with requests waiting. */
+interface ServerKnee {
+  /** The level below the first full one (the first level itself when it was full already). */
+  value: number
+  /** The first level where the server ran at capacity with requests waiting. */
+  full: ScalingFigures
+  capacity: number
+  /** Whether the capacity is the server's declared slots (else the most it ran in the gradient). */
+  declared: boolean
+}
+
 /**
- * "throughput +0% from 16 to 32, at most +0% up to 64, while TTFT p95 x32.5 (x95.5 by 64); up to 16:
- * +56% per doubling from 8": the step past the knee, the best any higher level did, what TTFT paid,
- * and how the gradient climbed into the knee.
+ * The server's own saturation: the first level at which it ran at its capacity (the declared
+ * slots, else the most it ran at any level) while requests waited in or before the engine (the
+ * streams in flight beyond those running, or its waiting gauge). Null without a running gauge or
+ * when no level was full.
+ */
+function serverKnee(held: readonly ScalingFigures[], slots: number | null): ServerKnee | null {
+  const ran = held.map((level) => level.server?.running?.max).filter((max) => max != null)
+  if (ran.length === 0) return null
+  const capacity = slots ?? Math.max(...(ran as number[]))
+  if (!(capacity > 0)) return null
+  const fullAt = held.findIndex((level) => {
+    const running = level.server?.running
+    return running != null && running.max >= capacity && waited(level) >= NONE_WAITED
+  })
+  if (fullAt < 0) return null
+  const full = held[fullAt] as ScalingFigures
+  const value = fullAt === 0 ? full.value : (held[fullAt - 1] as ScalingFigures).value
+  return { value, full, capacity, declared: slots !== null }
+}
+
+/** Requests waiting on average: the waiting gauge, or the streams in flight beyond those the server ran. */
+export function waited(level: ScalingFigures): number {
+  const running = level.server?.running?.mean
+  const inFlight = level.achieved_concurrency?.mean
+  const outside = running == null || inFlight === undefined ? 0 : inFlight - running
+  return Math.max(level.server?.waiting?.mean ?? 0, outside)
+}
+
+/**
+ * "; up to 8 the server ran every stream it was sent (none waited): its compute, not its slots, is
+ * the limit" when its gauges say so past a throughput knee; "" otherwise (or without a gauge).
+ */
+function computeBound(held: readonly ScalingFigures[], knee: number): string {
+  const past = held.filter((level) => level.value > knee)
+  const top = past.at(-1)
+  if (top === undefined || top.server?.running == null || !past.every((level) => waited(level) < NONE_WAITED))
+    return ''
+  return `; up to ${top.value} the server ran every stream it was sent (none waited): its compute, not its slots, is the limit`
+}
+
+/**
+ * The knee from the server's gauges, told beside what the throughput curve says: agreeing, lower
+ * (a slowly scaling engine that still ran every stream) or higher (lockstep or batching bent it).
+ */
+function combine(
+  server: ServerKnee,
+  curve: Knee | null,
+  held: readonly ScalingFigures[],
+  ttftKey: string,
+  rateMode: boolean,
+): Knee {
+  const { full, capacity } = server
+  const runningMean = full.server?.running?.mean ?? capacity
+  const ofCapacity = server.declared ? `of its ${capacity} slots` : `(the most it ran at any level)`
+  const gauge = `at ${full.value} the server ran ${round1(runningMean)} ${ofCapacity} with ${round1(waited(full))} waiting`
+  const bracket: [number, number] = [server.value, full.value]
+  if (server.value === full.value) {
+    return {
+      value: server.value,
+      reason: `${gauge}: full from the first level`,
+      bracket,
+      confidence: 'clear',
+    }
+  }
+  if (curve !== null && curve.value === server.value)
+    return {
+      value: server.value,
+      reason: `${curve.reason}; the server's gauges agree: ${gauge}`,
+      bracket,
+      confidence: 'clear',
+    }
+  const below = held.find((level) => level.value === server.value) as ScalingFigures
+  const step = scalingStep(below, full, ttftKey, rateMode)
+  const ttft = step?.ttft_ratio == null ? '' : ` and TTFT ${ttftKey} x${step.ttft_ratio.toFixed(1)}`
+  const stepText =
+    step === null ? '' : `throughput ${gainWithInterval(step)} from ${step.from} to ${step.to}${ttft}; `
+  let curveText = ''
+  if (curve !== null && curve.value < server.value)
+    curveText = `; throughput grew little from ${curve.value}, but up to ${server.value} the server ran every stream it was sent (none waited)`
+  else if (curve !== null && curve.value > server.value)
+    curveText = `; the throughput curve alone would put the knee at ${curve.value}: the gain past ${server.value} came from batching requests that waited, not from free capacity`
+  return { value: server.value, reason: `${stepText}${gauge}${curveText}`, bracket, confidence: 'clear' }
+}
+
+/**
+ * Whether the gradient's figures cannot tell a plateau from growth at its top: no knee was placed,
+ * and the top step's throughput interval is `unclear`. Then "not saturated" would be a guess; the
+ * answer is "no clear knee", with the step that could not tell (null when the top step gains).
+ */
+export function kneeUndecided(
+  levels: readonly ScalingFigures[],
+  ttftKey = 'p95',
+  rateMode = false,
+): ScalingStep | null {
+  const sorted = [...levels].sort((x, y) => x.value - y.value)
+  if (sorted.length < 2) return null
+  const step = scalingStep(
+    sorted.at(-2) as ScalingFigures,
+    sorted.at(-1) as ScalingFigures,
+    ttftKey,
+    rateMode,
+  )
+  return step !== null && step.throughput !== 'gains' ? step : null
+}
+
+/** "+4% (−3…+11%)": a gain with its interval when it has one. */
+export function gainWithInterval(step: ScalingStep): string {
+  if (step.gain_interval === null) return signedPercent(step.gain)
+  const [low, high] = step.gain_interval
+  return `${signedPercent(step.gain)} (${signedPercent(low)}…${signedPercent(high)})`
+}
+
+/**
+ * "throughput +0% (−4…+5%) from 16 to 32, at most +0% up to 64, while TTFT p95 x32.5; up to 16:
+ * +56% per doubling from 8": the step past the knee, the best any higher level did, what latency
+ * paid, and how the gradient climbed into the knee.
  */
 function kneeReason(
   next: ScalingStep,
   steps: readonly ScalingStep[],
-  climb: number,
-  climbAt: number,
   below: ScalingStep | null,
   ttftKey: string,
 ): string {
@@ -120,30 +257,24 @@ function kneeReason(
   const last = steps.at(-1) as ScalingStep
   const best = Math.max(...steps.map((step) => step.gain))
   const beyond = last.to === next.to ? '' : `, at most ${signedPercent(best)} up to ${last.to},`
-  const ttftTo = (steps[climbAt] as ScalingStep).to
-  const ttft =
-    next.ttft_ratio === null
-      ? `TTFT ${ttftKey} x${climb.toFixed(1)} by ${ttftTo}`
-      : `TTFT ${ttftKey} x${next.ttft_ratio.toFixed(1)}${ttftTo === next.to ? '' : ` (x${climb.toFixed(1)} by ${ttftTo})`}`
+  const ratios = steps.map((step) => step.ttft_ratio ?? 0)
+  const climb = Math.max(...ratios)
+  const climbTo = (steps[ratios.indexOf(climb)] as ScalingStep).to
+  const latency =
+    climb <= 0
+      ? 'latency grew'
+      : next.ttft_ratio === null
+        ? `TTFT ${ttftKey} x${climb.toFixed(1)} by ${climbTo}`
+        : `TTFT ${ttftKey} x${next.ttft_ratio.toFixed(1)}${climbTo === next.to ? '' : ` (x${climb.toFixed(1)} by ${climbTo})`}`
   const before =
     below === null
       ? ''
       : `; up to ${next.from}: ${signedPercent(below.gain_per_doubling)} per doubling from ${below.from}`
-  return `throughput ${signedPercent(next.gain)} from ${next.from} to ${next.to}${perDoubling}${beyond} while ${ttft}${before}`
+  return `throughput ${gainWithInterval(next)} from ${next.from} to ${next.to}${perDoubling}${beyond} while ${latency}${before}`
 }
 
-/** Fewer requests than this waited on average (in flight minus running): the server ran every stream. */
-const NONE_WAITED = 0.5
-
-/**
- * Whether the server's running gauge shows it ran every request the level had in flight (fewer than
- * NONE_WAITED waiting before or in the engine on average); false when it has no such gauge.
- */
-function ranEveryStream(level: ScalingFigures): boolean {
-  const running = level.server?.running?.mean
-  const inFlight = level.achieved_concurrency?.mean
-  if (running == null || inFlight === undefined) return false
-  return inFlight - running < NONE_WAITED
+function round1(value: number): string {
+  return String(Math.round(value * 10) / 10)
 }
 
 function percent(fraction: number): string {

@@ -1,3 +1,4 @@
+import type { Interval, ThroughputInterval } from '../metrics/intervals.js'
 import type { LevelSummary } from '../metrics/summarize.js'
 
 /**
@@ -11,7 +12,10 @@ export type ScalingFigures = Pick<
   'value' | 'output_tokens_per_s' | 'ttft_ms' | 'success_rate'
 > &
   Partial<
-    Pick<LevelSummary, 'output_tokens_per_s_steady' | 'steady_window' | 'achieved_concurrency' | 'server'>
+    Pick<
+      LevelSummary,
+      'output_tokens_per_s_steady' | 'steady_window' | 'achieved_concurrency' | 'server' | 'intervals'
+    >
   >
 
 export interface ScalingStep {
@@ -23,7 +27,25 @@ export interface ScalingStep {
   gain_per_doubling: number
   /** TTFT at the higher level / at the lower one; null without both. */
   ttft_ratio: number | null
+  /** The 95% interval of `gain`; null when either level has no throughput interval (older results). */
+  gain_interval: [number, number] | null
+  /**
+   * What the step says about throughput, on its interval: `gains` when even its low end pays for the
+   * added streams (isMeaningfulGain), `flat` when even its high end does not, `unclear` between.
+   * Without an interval, on the point figure: `gains` or `flat`.
+   */
+  throughput: 'gains' | 'flat' | 'unclear'
+  /**
+   * Whether latency grew beyond noise: TTFT p50 or E2E p50 at least LATENCY_GROWTH times the lower
+   * level's, on their intervals' near ends; without intervals, TTFT (the run's key) MIN_TTFT_RATIO times.
+   */
+  latency_grew: boolean
 }
+
+/** A latency this many times the lower level's, interval against interval, grew beyond noise. */
+export const LATENCY_GROWTH = 1.25
+/** Without intervals (older results), TTFT must climb this much: the extra streams queue. */
+export const MIN_TTFT_RATIO = 1.5
 
 /**
  * A gain that pays for the added streams. By Little's law a doubling of streams that adds g
@@ -80,25 +102,95 @@ export function scalingStep(
   if (ta <= 0) return null
   const gain = tb / ta - 1
   const doublings = Math.log2(stepConcurrency(b, steady, rateMode) / stepConcurrency(a, steady, rateMode))
-  // Levels that achieved the same concurrency: any gain is noise, treated as one full doubling.
-  const perDoubling = doublings > 0.05 ? (tb / ta) ** (1 / doublings) - 1 : gain
   const ttftA = ttftOf(a, ttftKey)
   const ttftB = ttftOf(b, ttftKey)
+  const gainInterval = ratioInterval(ta, tb, throughputIntervalOf(a, steady), throughputIntervalOf(b, steady))
+  const pays = (g: number) => isMeaningful(g, perDoubling(g, doublings))
+  const ttftRatio = ttftA !== null && ttftB !== null ? ttftB / ttftA : null
   return {
     from: a.value,
     to: b.value,
     gain,
-    gain_per_doubling: perDoubling,
-    ttft_ratio: ttftA !== null && ttftB !== null ? ttftB / ttftA : null,
+    gain_per_doubling: perDoubling(gain, doublings),
+    ttft_ratio: ttftRatio,
+    gain_interval: gainInterval,
+    throughput:
+      gainInterval === null
+        ? pays(gain)
+          ? 'gains'
+          : 'flat'
+        : pays(gainInterval[0])
+          ? 'gains'
+          : pays(gainInterval[1])
+            ? 'unclear'
+            : 'flat',
+    latency_grew:
+      a.intervals == null || b.intervals == null
+        ? (ttftRatio ?? 0) >= MIN_TTFT_RATIO
+        : grewBeyondNoise(a.intervals.ttft_ms.p50, b.intervals.ttft_ms.p50, a.ttft_ms.p50) ||
+          grewBeyondNoise(a.intervals.ttft_ms[ttftKey], b.intervals.ttft_ms[ttftKey], a.ttft_ms[ttftKey]) ||
+          grewBeyondNoise(a.intervals.e2e_ms?.p50, b.intervals.e2e_ms?.p50, null),
   }
+}
+
+/** The gain spread over the doublings; levels that achieved the same concurrency count one full doubling (any gain is noise). */
+function perDoubling(gain: number, doublings: number): number {
+  return doublings > 0.05 ? (1 + gain) ** (1 / doublings) - 1 : gain
+}
+
+function throughputIntervalOf(level: ScalingFigures, steady: boolean): ThroughputInterval | null {
+  const intervals = level.intervals
+  if (intervals == null) return null
+  return steady ? intervals.output_tokens_per_s_steady : intervals.output_tokens_per_s
+}
+
+/**
+ * The 95% interval of tb/ta - 1 from each level's own interval: on the log scale the two
+ * half-widths add in quadrature (independent levels). Null without both, or with an interval that
+ * reaches 0 (too short a window to say anything).
+ */
+function ratioInterval(
+  ta: number,
+  tb: number,
+  a: ThroughputInterval | null,
+  b: ThroughputInterval | null,
+): [number, number] | null {
+  if (a === null || b === null || !(tb > 0)) return null
+  const halfA = logHalfWidth(a)
+  const halfB = logHalfWidth(b)
+  if (halfA === null || halfB === null) return null
+  const half = Math.hypot(halfA, halfB)
+  const center = Math.log(tb / ta)
+  return [Math.exp(center - half) - 1, Math.exp(center + half) - 1]
+}
+
+function logHalfWidth(interval: Interval): number | null {
+  if (interval.low === null || interval.high === null || !(interval.low > 0)) return null
+  return (Math.log(interval.high) - Math.log(interval.low)) / 2
+}
+
+/**
+ * b's low end at least LATENCY_GROWTH times a's high end: the two cannot be the same latency. A
+ * tail percentile of few requests has no high end; then a's own figure stands in for it (the lower
+ * level's tail is the tighter one: its requests did not queue).
+ */
+function grewBeyondNoise(
+  a: Interval | undefined,
+  b: Interval | undefined,
+  aFigure: number | null | undefined,
+): boolean {
+  const high = a?.high ?? aFigure
+  if (high == null || b?.low == null || !(high > 0)) return false
+  return b.low / high >= LATENCY_GROWTH
 }
 
 /** The higher level bought a throughput gain worth its streams (see MIN_GAIN_PER_DOUBLING). */
 export function isMeaningfulGain(step: ScalingStep): boolean {
-  return (
-    step.gain >= NOISE_GAIN &&
-    (step.gain_per_doubling >= MIN_GAIN_PER_DOUBLING || step.gain >= MIN_TOTAL_GAIN)
-  )
+  return isMeaningful(step.gain, step.gain_per_doubling)
+}
+
+function isMeaningful(gain: number, gainPerDoubling: number): boolean {
+  return gain >= NOISE_GAIN && (gainPerDoubling >= MIN_GAIN_PER_DOUBLING || gain >= MIN_TOTAL_GAIN)
 }
 
 /** "throughput +12% from 8 (+12% per doubling), TTFT p95 x2.8" */

@@ -1,6 +1,6 @@
 import type { LevelSummary, Verdict } from '../metrics/summarize.js'
-import type { Saturation } from './saturation.js'
-import { describeStep, isMeaningfulGain, type ScalingStep } from './scaling-step.js'
+import { gainWithInterval, type Saturation, waited } from './saturation.js'
+import { describeStep, type ScalingFigures, type ScalingStep } from './scaling-step.js'
 
 /**
  * A level whose success rate is below this, or that saw a timeout, is overloaded. Failures that are
@@ -15,18 +15,23 @@ export const ADVICE: Record<Verdict, string> = {
   overloaded: 'success rate falls or timeouts appear: back off to the previous level',
   'client-bound': 'the client was the bottleneck: use more workers or machines, then re-run',
   misconfigured: 'the requests failed for reasons that are not load: fix the set-up and re-run',
+  interrupted: 'cut short by an interrupt: shown, not judged, and not used for the knee',
 }
 
 /**
- * The diagnosis of one level (its rules and their limits: docs/figures.md, Verdict), given the whole gradient's saturation point and the
- * step from the level below (a level whose throughput rose meaningfully is never "saturated").
+ * The diagnosis of one level (its rules and their limits: docs/figures.md, Verdict), given the
+ * whole gradient's saturation point and the step from the level below. Past the knee a level is
+ * `saturated` unless the step into it gained throughput beyond noise while the server (where it
+ * has gauges) still ran every stream: one model decides the knee and the verdicts beside it.
  */
 export function levelVerdict(
   level: Pick<LevelSummary, 'value' | 'success_rate' | 'errors' | 'client' | 'requests'> &
-    Partial<Pick<LevelSummary, 'misconfiguration' | 'non_load_failures'>>,
+    Partial<Pick<LevelSummary, 'misconfiguration' | 'non_load_failures' | 'interrupted'>> &
+    Partial<ScalingFigures>,
   saturation: Saturation | null,
   step: ScalingStep | null = null,
 ): Verdict {
+  if (level.interrupted === true) return 'interrupted'
   // Before the rest: a level the server refused says nothing about the client or the load.
   if (level.misconfiguration != null) return 'misconfigured'
   if (level.client.bound) return 'client-bound'
@@ -37,26 +42,59 @@ export function levelVerdict(
   ) {
     return 'overloaded'
   }
-  const rose = step !== null && isMeaningfulGain(step)
-  if (saturation !== null && level.value > saturation.value && !rose) return 'saturated'
-  return 'healthy'
+  if (saturation === null || level.value <= saturation.value) return 'healthy'
+  const serverFull = level.server?.running != null && waited(level as ScalingFigures) >= 0.5
+  return step?.throughput === 'gains' && !serverFull ? 'healthy' : 'saturated'
+}
+
+/** What a level's advice may say beyond its verdict: whether the gradient could not place a knee. */
+export interface AdviceContext {
+  ttftKey: string
+  /** The top step, when the figures could not tell a plateau from growth (kneeUndecided). */
+  undecided: ScalingStep | null
 }
 
 /** The level's advice, after its own figures (throughput change from the level below, TTFT ratio). */
 export function adviceFor(
   verdict: Verdict,
-  value: number,
+  level: Pick<LevelSummary, 'value' | 'success_rate' | 'requests'> &
+    Partial<Pick<LevelSummary, 'errors' | 'failed'>>,
   saturation: Saturation | null,
   step: ScalingStep | null = null,
-  ttftKey = 'p95',
+  context: AdviceContext = { ttftKey: 'p95', undecided: null },
 ): string {
-  const figures = step === null ? '' : `${describeStep(step, ttftKey)}: `
-  return figures + adviceText(verdict, value, saturation)
+  if (verdict === 'interrupted') return `${ADVICE.interrupted} (${level.requests} requests measured)`
+  const figures = step === null ? '' : `${describeStep(step, context.ttftKey)}: `
+  if (verdict === 'overloaded') return figures + overloadedText(level)
+  return figures + adviceText(verdict, level.value, saturation, context.undecided)
 }
 
-function adviceText(verdict: Verdict, value: number, saturation: Saturation | null): string {
-  if (verdict !== 'healthy' || saturation === null) return ADVICE[verdict]
+/** "success rate 93.0% (2 of 30 failed), 1 timeout: back off to the previous level": its own figures, no trend claimed. */
+function overloadedText(
+  level: Pick<LevelSummary, 'success_rate' | 'requests'> & Partial<Pick<LevelSummary, 'errors' | 'failed'>>,
+): string {
+  const timeouts = level.errors?.timeout ?? 0
+  const failed = level.failed ?? Math.round(level.requests * (1 - level.success_rate))
+  const parts = [
+    `success rate ${(level.success_rate * 100).toFixed(1)}% (${failed} of ${level.requests} failed)`,
+    ...(timeouts > 0 ? [`${timeouts} timeout${timeouts === 1 ? '' : 's'}`] : []),
+  ]
+  return `${parts.join(', ')}: back off to the previous level`
+}
+
+function adviceText(
+  verdict: Verdict,
+  value: number,
+  saturation: Saturation | null,
+  undecided: ScalingStep | null,
+): string {
+  if (verdict !== 'healthy') return ADVICE[verdict]
+  if (saturation === null) {
+    if (undecided !== null && value === undecided.to)
+      return `no clear knee: throughput ${gainWithInterval(undecided)} from ${undecided.from} cannot tell growth from a plateau; more requests per level would`
+    return ADVICE.healthy
+  }
   if (saturation.value === value) return 'saturation point: record this level as capacity'
   if (value < saturation.value) return `below the knee at ${saturation.value}: throughput still grows`
-  return `above the knee at ${saturation.value} but rose from the level below: noisy figures, re-run to confirm`
+  return `above the knee at ${saturation.value} but throughput rose beyond noise from the level below while the server ran every stream: re-run to confirm`
 }

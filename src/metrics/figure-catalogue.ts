@@ -16,6 +16,7 @@ import { FailureGroups } from './failure-causes.js'
 import { type AnyFigure, accumulator, figure, type LevelContext, type LevelFigures } from './figure.js'
 import { inBandAccumulator } from './in-band-figures.js'
 import { inFlightAccumulator } from './in-flight.js'
+import { CONFIDENCE, type LevelIntervals, percentileIntervals, throughputInterval } from './intervals.js'
 import { reasoningAccumulator, reasoningNotes } from './reasoning-figures.js'
 import { sloAccumulator } from './slo.js'
 import { turnAccumulator } from './turn-figures.js'
@@ -393,6 +394,21 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
   }),
   figure({
     fields: {
+      intervals: {
+        unit: 'object',
+        definition:
+          '95% confidence intervals of the figures the knee, the verdicts and compare decide on: ' +
+          '{confidence, output_tokens_per_s, output_tokens_per_s_steady, ttft_ms, tpot_ms, e2e_ms}. Throughput: ' +
+          '{low, high, slices}, a Student t interval over up to 12 equal time slices of the level wall window (of the ' +
+          'steady window for the steady figure; null without one). Latencies: {low, high} per run percentile ("p50"), the ' +
+          'order-statistic interval (distribution-free, exact binomial); an end is null where the samples cannot bound ' +
+          'it (p95 of fewer than ~60 requests has no upper end).',
+      },
+    },
+    source: { accumulator: intervalsAccumulator },
+  }),
+  figure({
+    fields: {
       requests_per_s: { unit: 'requests/s', definition: 'Successful requests / level wall window, seconds.' },
     },
     source: { derive: ({ tally }) => ({ requests_per_s: round(tally.rates().requestsPerS, 3) }) },
@@ -737,7 +753,18 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
     columns: [{ name: 'server', head: '', order: 10, priority: 20, cell: { kind: 'server-columns' } }],
   }),
   figure({
-    fields: { verdict: { unit: 'healthy, saturated, overloaded, client-bound or misconfigured' } },
+    fields: {
+      interrupted: {
+        unit: 'boolean',
+        definition:
+          'True when an interrupt (Ctrl-C, SIGTERM) cut the level short: it is shown, not judged (verdict interrupted) and ' +
+          'not used for the knee; absent otherwise.',
+      },
+    },
+    source: { from: 'judgement' },
+  }),
+  figure({
+    fields: { verdict: { unit: 'healthy, saturated, overloaded, client-bound, misconfigured or interrupted' } },
     source: { from: 'judgement' },
     columns: [{ name: 'verdict', head: 'verdict', order: 16, priority: 5, cell: { kind: 'verdict' } }],
   }),
@@ -758,4 +785,45 @@ function dispatchOf(lateness: Samples, e2eSum: number, e2eCount: number) {
     lateness_mean_ms: sum / sorted.length,
     e2e_mean_ms: e2eSum / e2eCount,
   }
+}
+
+/** The intervals figure: its own copy of the latencies (8 bytes a request), the window's from the tally. */
+function intervalsAccumulator({
+  options,
+  tally,
+  figures,
+}: LevelContext): Accumulator<{ intervals: LevelIntervals }> {
+  const ttft = new Samples()
+  const tpot = new Samples()
+  const e2e = new Samples()
+  return accumulator(
+    (record) => {
+      if (!isOk(record)) return
+      ttft.pushFigure(ttftMs(record))
+      tpot.pushFigure(tpotMs(record))
+      e2e.pushFigure(e2eMs(record))
+    },
+    () => {
+      const steady = figures.steady_window ?? null
+      const start = tally.windowStart
+      return {
+        intervals: {
+          confidence: CONFIDENCE,
+          output_tokens_per_s:
+            tally.requests === 0 ? null : throughputInterval(tally.timeline, start, tally.windowEnd),
+          output_tokens_per_s_steady:
+            steady === null
+              ? null
+              : throughputInterval(
+                  tally.timeline,
+                  start + steady.start_s * 1000,
+                  start + steady.end_s * 1000,
+                ),
+          ttft_ms: percentileIntervals(ttft, options.percentiles),
+          tpot_ms: percentileIntervals(tpot, options.percentiles),
+          e2e_ms: percentileIntervals(e2e, options.percentiles),
+        },
+      }
+    },
+  )
 }

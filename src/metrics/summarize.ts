@@ -14,6 +14,7 @@ import type { AnyFigure, Applicability, LevelContext, LevelFigures } from './fig
 import { LEVEL_FIGURES } from './figure-catalogue.js'
 import type { InBandFigures } from './in-band-figures.js'
 import type { AchievedConcurrency, SteadyWindow } from './in-flight.js'
+import type { LevelIntervals } from './intervals.js'
 import { LevelTally } from './level-tally.js'
 import type { ReasoningFigures } from './reasoning-figures.js'
 import type { LevelSlo, Slo } from './slo.js'
@@ -28,7 +29,13 @@ export type { ClientHealth }
  */
 export type LoadMode = 'concurrency' | 'request_rate'
 
-export type Verdict = 'healthy' | 'saturated' | 'overloaded' | 'client-bound' | 'misconfigured'
+export type Verdict =
+  | 'healthy'
+  | 'saturated'
+  | 'overloaded'
+  | 'client-bound'
+  | 'misconfigured'
+  | 'interrupted'
 
 export interface TokenCounting {
   from_usage: number
@@ -68,6 +75,8 @@ export interface LevelSummary extends LevelFailures {
   steady_window: SteadyWindow | null
   /** Requests really in flight over the measured window, from the records. */
   achieved_concurrency: AchievedConcurrency
+  /** 95% intervals of the figures judgements rest on (intervals.ts); absent in results of older versions. */
+  intervals?: LevelIntervals
   requests_per_s: number
   /** Measured window of the level: first send to last response end, seconds. */
   duration_s: number
@@ -107,6 +116,8 @@ export interface LevelSummary extends LevelFailures {
   client: ClientHealth
   /** The server's own figures over the level, from its /metrics (server-metrics.jsonl); absent when not scraped. */
   server?: ServerLevelFigures | null
+  /** The level was cut short by an interrupt (Ctrl-C, SIGTERM): shown, not judged; absent otherwise. */
+  interrupted?: boolean
   verdict: Verdict
   advice: string
 }

@@ -37,6 +37,11 @@ const MISCONFIGURED = {
   shows: 'requests failed for reasons that are not load',
   act: 'fix the set-up and re-run',
 }
+const INTERRUPTED = {
+  verdict: 'interrupted' as Verdict,
+  shows: 'cut short by an interrupt: too few requests to judge',
+  act: 'shown, not judged; re-run the level for its figures',
+}
 
 /** What a level value counts, in words. */
 const unitOf = (result: BenchResult): string =>
@@ -71,7 +76,11 @@ export function headlineHtml(result: BenchResult): string {
   const byVerdict = new Map<Verdict, string[]>()
   for (const level of [...result.levels].sort((a, b) => a.value - b.value))
     byVerdict.set(level.verdict, [...(byVerdict.get(level.verdict) ?? []), levelName(meta, level.value)])
-  const patterns = byVerdict.has('misconfigured') ? [...PATTERNS, MISCONFIGURED] : PATTERNS
+  const patterns = [
+    ...PATTERNS,
+    ...(byVerdict.has('misconfigured') ? [MISCONFIGURED] : []),
+    ...(byVerdict.has('interrupted') ? [INTERRUPTED] : []),
+  ]
   const rows = patterns
     .map(({ verdict, shows, act }) => {
       const levels = byVerdict.get(verdict) ?? []

@@ -1,8 +1,8 @@
 import { runAdvice } from '../analysis/advice.js'
 import { explainKnee } from '../analysis/knee-cause.js'
 import { misconfiguredAdvice, misconfiguredSummary } from '../analysis/run-gate.js'
-import { findSaturation, type Saturation } from '../analysis/saturation.js'
-import { stepsFromBelow } from '../analysis/scaling-step.js'
+import { findSaturation, gainWithInterval, kneeUndecided, type Saturation } from '../analysis/saturation.js'
+import { type ScalingStep, stepsFromBelow } from '../analysis/scaling-step.js'
 import { serverViewOf } from '../analysis/server-view.js'
 import { adviceFor, levelVerdict } from '../analysis/verdict.js'
 import { requestTimeoutMs } from '../client/request-timeout.js'
@@ -77,21 +77,24 @@ export function summaryOptions(meta: RunMeta): SummaryOptions {
  * (they are on disk), so memory stays flat over long runs.
  */
 export function finishResult(figures: readonly LevelFigures[], meta: RunMeta): BenchResult {
-  const summaries = unreachableAfterAnswers(figures)
+  const summaries = markInterrupted(unreachableAfterAnswers(figures), meta)
   const ttftKey = meta.percentiles.includes(95) ? 'p95' : 'mean'
   const rateMode = meta.load?.mode === 'request_rate'
-  const found = findSaturation(summaries, ttftKey, rateMode)
+  // An interrupted level is shown, never judged: the knee is placed on the levels that ran out.
+  const judged = summaries.filter((summary) => summary.interrupted !== true)
+  const found = findSaturation(judged, ttftKey, rateMode, meta.server?.slots ?? null)
   const saturation =
     found === null
       ? null
-      : { ...found, cause: explainKnee(summaries.map(serverViewOf), found.value, meta.server?.slots ?? null) }
-  const steps = stepsFromBelow(summaries, ttftKey, rateMode)
+      : { ...found, cause: explainKnee(judged.map(serverViewOf), found.value, meta.server?.slots ?? null) }
+  const undecided = saturation === null ? kneeUndecided(judged, ttftKey, rateMode) : null
+  const steps = stepsFromBelow(judged, ttftKey, rateMode)
   const levels: LevelSummary[] = summaries.map((summary) => {
     const step = steps.get(summary.value) ?? null
     const verdict = levelVerdict(summary, saturation, step)
     const advice =
       misconfiguredAdvice({ ...summary, verdict }) ??
-      adviceFor(verdict, summary.value, saturation, step, ttftKey)
+      adviceFor(verdict, summary, saturation, step, { ttftKey, undecided })
     return { ...summary, verdict, advice }
   })
   const hasSlos = Object.keys(meta.slo ?? {}).length > 0
@@ -103,8 +106,7 @@ export function finishResult(figures: readonly LevelFigures[], meta: RunMeta): B
     levels,
     saturation: misconfigured === null ? saturation : null,
     saturation_summary:
-      misconfigured ??
-      describeSaturation(saturation, levels, meta.load?.mode === 'request_rate', meta.server ?? null),
+      misconfigured ?? describeSaturation(saturation, levels, rateMode, meta.server ?? null, undecided),
     capacity: hasSlos ? findCapacity(levels) : null,
     capacity_summary: hasSlos ? describeCapacity(findCapacity(levels), meta.slo) : null,
     advice: runAdvice(
@@ -145,13 +147,41 @@ function describeSaturation(
   levels: readonly LevelSummary[],
   rateMode: boolean,
   server: ServerSelf | null,
+  undecided: ScalingStep | null,
 ): string {
   const unit = rateMode ? 'request rate' : 'concurrency'
   // Streams can be set beside the server's slots; a request rate cannot.
   const slots = saturation === null || rateMode ? null : slotsBesideKnee(saturation.value, server)
-  if (saturation !== null)
-    return `saturation at ${unit} ${saturation.value}: ${saturation.reason}${slots === null ? '' : ` (${slots})`}`
-  const highest = levels.reduce((max, level) => Math.max(max, level.value), 0)
-  if (levels.length < 2) return 'one level only: run a gradient to find the saturation point'
+  if (saturation !== null) {
+    const between =
+      saturation.confidence === 'uncertain' && saturation.bracket
+        ? ` (uncertain: between ${saturation.bracket[0]} and ${saturation.bracket[1]})`
+        : ''
+    return `knee at ${unit} ${saturation.value}${between}: ${saturation.reason}${slots === null ? '' : ` (${slots})`}`
+  }
+  const judged = levels.filter((level) => level.verdict !== 'interrupted')
+  const highest = judged.reduce((max, level) => Math.max(max, level.value), 0)
+  if (judged.length < 2) return 'one level only: run a gradient to find the saturation point'
+  const overloaded = judged.filter((level) => level.verdict === 'overloaded').map((level) => level.value)
+  if (overloaded.length > 0)
+    return `no knee from throughput up to ${highest}, but ${plural(overloaded, 'level')} ${overloaded.join(', ')} overloaded: see ${overloaded.length === 1 ? 'its row' : 'their rows'}`
+  if (undecided !== null)
+    return `no clear knee up to ${highest}: throughput ${gainWithInterval(undecided)} from ${undecided.from} to ${undecided.to} cannot tell growth from a plateau; run more requests per level (or --refine)`
   return `not saturated up to ${highest}: keep adding ${rateMode ? 'load' : 'concurrency'}`
+}
+
+function plural(values: readonly number[], noun: string): string {
+  return values.length === 1 ? `${noun}` : `${noun}s`
+}
+
+/**
+ * Levels cut short by an interrupt: those meta marks so, and those with records but no entry in
+ * meta at all (cut by a crash or a second Ctrl-C before it was written).
+ */
+function markInterrupted(summaries: readonly LevelFigures[], meta: RunMeta): LevelFigures[] {
+  const run = new Map(meta.levels_run.map((level) => [level.value, level]))
+  return summaries.map((summary) => {
+    const entry = run.get(summary.value)
+    return entry === undefined || entry.interrupted === true ? { ...summary, interrupted: true } : summary
+  })
 }

@@ -80,7 +80,13 @@ export interface RunMeta {
   /** Service-level objectives the run was judged against ({} = none). */
   slo: Record<string, number>
   /** Levels actually run, in order (their values, in load.mode), with how the client's own threads fared during each. */
-  levels_run: { value: number; workers: number; client: LevelClientStats }[]
+  levels_run: {
+    value: number
+    workers: number
+    client: LevelClientStats
+    /** The level was cut short by an interrupt: shown, not judged; absent otherwise. */
+    interrupted?: boolean
+  }[]
   /** performance.timeOrigin of the run's process: record times + this = wall-clock ms (for merging shards). */
   time_origin_ms?: number
   /** What the server said about itself before the run (slots, context); null = nothing answered or no preflight; absent in older results. */

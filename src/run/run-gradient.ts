@@ -357,7 +357,13 @@ async function runLevel(gradient: Gradient, value: number): Promise<BenchResult 
   gradient.summaries.push(
     withServerFigures(summarizer.result(client), window, gradient.scraper?.scrapes ?? [], meta.percentiles),
   )
-  meta.levels_run.push({ value, workers: outcomes.length, client })
+  // A stop during the level cut it short: it is shown, not judged.
+  meta.levels_run.push({
+    value,
+    workers: outcomes.length,
+    client,
+    ...(stop.requested ? { interrupted: true } : {}),
+  })
   const result = finishResult(gradient.summaries, meta)
   writeJsonAtomic(gradient.resultPath, result)
   const summary = result.levels.at(-1)

@@ -116,7 +116,7 @@ test('CPU run C: verdicts quote their own figures and no rising level is "satura
   const verdicts = levels.map((l) => levelVerdict(withHealth(l), saturation, steps.get(l.value) ?? null))
   assert.deepEqual(verdicts, ['healthy', 'healthy', 'healthy', 'healthy', 'saturated'])
   const advice = levels.map((l, i) =>
-    adviceFor(verdicts[i] ?? 'healthy', l.value, saturation, steps.get(l.value) ?? null),
+    adviceFor(verdicts[i] ?? 'healthy', withHealth(l), saturation, steps.get(l.value) ?? null),
   )
   assert.match(advice[3] ?? '', /^throughput \+39% from 4, TTFT p95 x3\.0: saturation point/)
   assert.match(advice[4] ?? '', /^throughput \+12% from 8, TTFT p95 x2\.8: past the knee/)
