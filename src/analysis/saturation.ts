@@ -209,8 +209,10 @@ function combine(
   let curveText = ''
   if (curve !== null && curve.value < server.value)
     curveText = `; throughput grew little from ${curve.value}, but up to ${server.value} the server ran every stream it was sent (none waited)`
-  else if (curve !== null && curve.value > server.value)
-    curveText = `; the throughput curve alone would put the knee at ${curve.value}: the gain past ${server.value} came from batching requests that waited, not from free capacity`
+  else if (curve !== null && curve.value > full.value)
+    curveText = `; the throughput curve alone would put the knee at ${curve.value}: the gain past ${full.value} came from batching requests that waited, not from free capacity`
+  else if (curve !== null && curve.value === full.value)
+    curveText = `; throughput grew up to ${full.value}, where requests already waited: the capacity lies between ${server.value} and ${full.value}`
   return { value: server.value, reason: `${stepText}${gauge}${curveText}`, bracket, confidence: 'clear' }
 }
 

@@ -764,7 +764,9 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
     source: { from: 'judgement' },
   }),
   figure({
-    fields: { verdict: { unit: 'healthy, saturated, overloaded, client-bound, misconfigured or interrupted' } },
+    fields: {
+      verdict: { unit: 'healthy, saturated, overloaded, client-bound, misconfigured or interrupted' },
+    },
     source: { from: 'judgement' },
     columns: [{ name: 'verdict', head: 'verdict', order: 16, priority: 5, cell: { kind: 'verdict' } }],
   }),
