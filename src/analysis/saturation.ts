@@ -25,6 +25,8 @@ export interface Saturation {
    * either way: the knee is somewhere in the bracket. Absent in results of older versions.
    */
   confidence?: 'clear' | 'uncertain'
+  /** The first level at which the server's gauges showed it full (at capacity, requests waiting); absent when none did. */
+  full_from?: number
   /** Why the knee is there, from the server's figures at and past it (see knee-cause.ts); absent in older results. */
   cause?: KneeCause
 }
@@ -140,22 +142,30 @@ function serverKnee(held: readonly ScalingFigures[], slots: number | null): Serv
   if (ran.length === 0) return null
   const capacity = slots ?? Math.max(...(ran as number[]))
   if (!(capacity > 0)) return null
-  const fullAt = held.findIndex((level) => {
-    const running = level.server?.running
-    return running != null && running.max >= capacity && waited(level) >= NONE_WAITED
-  })
+  const fullAt = held.findIndex((level) => ranFull(level, capacity))
   if (fullAt < 0) return null
   const full = held[fullAt] as ScalingFigures
   const value = fullAt === 0 ? full.value : (held[fullAt - 1] as ScalingFigures).value
   return { value, full, capacity, declared: slots !== null }
 }
 
-/** Requests waiting on average: the waiting gauge, or the streams in flight beyond those the server ran. */
-export function waited(level: ScalingFigures): number {
-  const running = level.server?.running?.mean
+/**
+ * Whether the server ran full at this level: it reached its capacity and requests waited (0.5 or
+ * more on average), by its waiting gauge or by the streams the client held beyond the capacity.
+ * The client's time-averaged in flight against a fixed capacity, not against the running gauge's
+ * mean: a few scrapes of a gauge that dips between one request's end and the next one's start
+ * would read streams in hand-over as waiting at c = slots.
+ */
+export function ranFull(level: ScalingFigures, capacity: number): boolean {
+  const running = level.server?.running
+  if (running == null || running.max < capacity) return false
+  return waited(level, capacity) >= NONE_WAITED
+}
+
+/** Requests waiting on average at a server of `capacity`: its waiting gauge, or the streams in flight beyond it. */
+export function waited(level: ScalingFigures, capacity: number): number {
   const inFlight = level.achieved_concurrency?.mean
-  const outside = running == null || inFlight === undefined ? 0 : inFlight - running
-  return Math.max(level.server?.waiting?.mean ?? 0, outside)
+  return Math.max(level.server?.waiting?.mean ?? 0, inFlight === undefined ? 0 : inFlight - capacity)
 }
 
 /**
@@ -165,7 +175,8 @@ export function waited(level: ScalingFigures): number {
 function computeBound(held: readonly ScalingFigures[], knee: number): string {
   const past = held.filter((level) => level.value > knee)
   const top = past.at(-1)
-  if (top === undefined || top.server?.running == null || !past.every((level) => waited(level) < NONE_WAITED))
+  const capacity = Math.max(...held.map((level) => level.server?.running?.max ?? 0))
+  if (top === undefined || top.server?.running == null || past.some((level) => ranFull(level, capacity)))
     return ''
   return `; up to ${top.value} the server ran every stream it was sent (none waited): its compute, not its slots, is the limit`
 }
@@ -184,23 +195,14 @@ function combine(
   const { full, capacity } = server
   const runningMean = full.server?.running?.mean ?? capacity
   const ofCapacity = server.declared ? `of its ${capacity} slots` : `(the most it ran at any level)`
-  const gauge = `at ${full.value} the server ran ${round1(runningMean)} ${ofCapacity} with ${round1(waited(full))} waiting`
+  const gauge = `at ${full.value} the server ran ${round1(runningMean)} ${ofCapacity} with ${round1(waited(full, capacity))} waiting`
   const bracket: [number, number] = [server.value, full.value]
+  const knee = { value: server.value, bracket, confidence: 'clear' as const, full_from: full.value }
   if (server.value === full.value) {
-    return {
-      value: server.value,
-      reason: `${gauge}: full from the first level`,
-      bracket,
-      confidence: 'clear',
-    }
+    return { ...knee, reason: `${gauge}: full from the first level` }
   }
   if (curve !== null && curve.value === server.value)
-    return {
-      value: server.value,
-      reason: `${curve.reason}; the server's gauges agree: ${gauge}`,
-      bracket,
-      confidence: 'clear',
-    }
+    return { ...knee, reason: `${curve.reason}; the server's gauges agree: ${gauge}` }
   const below = held.find((level) => level.value === server.value) as ScalingFigures
   const step = scalingStep(below, full, ttftKey, rateMode)
   const ttft = step?.ttft_ratio == null ? '' : ` and TTFT ${ttftKey} x${step.ttft_ratio.toFixed(1)}`
@@ -213,7 +215,7 @@ function combine(
     curveText = `; the throughput curve alone would put the knee at ${curve.value}: the gain past ${full.value} came from batching requests that waited, not from free capacity`
   else if (curve !== null && curve.value === full.value)
     curveText = `; throughput grew up to ${full.value}, where requests already waited: the capacity lies between ${server.value} and ${full.value}`
-  return { value: server.value, reason: `${stepText}${gauge}${curveText}`, bracket, confidence: 'clear' }
+  return { ...knee, reason: `${stepText}${gauge}${curveText}` }
 }
 
 /**

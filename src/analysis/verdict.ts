@@ -1,5 +1,5 @@
 import type { LevelSummary, Verdict } from '../metrics/summarize.js'
-import { gainWithInterval, type Saturation, waited } from './saturation.js'
+import { gainWithInterval, type Saturation } from './saturation.js'
 import { describeStep, type ScalingFigures, type ScalingStep } from './scaling-step.js'
 
 /**
@@ -43,7 +43,7 @@ export function levelVerdict(
     return 'overloaded'
   }
   if (saturation === null || level.value <= saturation.value) return 'healthy'
-  const serverFull = level.server?.running != null && waited(level as ScalingFigures) >= 0.5
+  const serverFull = saturation.full_from !== undefined && level.value >= saturation.full_from
   return step?.throughput === 'gains' && !serverFull ? 'healthy' : 'saturated'
 }
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { test } from 'node:test'
-import { waited } from '../../src/analysis/saturation.js'
+import { ranFull } from '../../src/analysis/saturation.js'
 import { scalingStep } from '../../src/analysis/scaling-step.js'
 import type { LevelSummary } from '../../src/metrics/summarize.js'
 import { seededRandom } from '../../src/random.js'
@@ -147,14 +147,8 @@ test('over 2,000 generated gradients, no verdict or summary contradicts the figu
     for (const level of judged)
       if (level.verdict === 'saturated') assert.ok(knee !== null && level.value > knee.value, where)
     // Never "keep adding" while the server's own gauges show it full below a lasting failure.
-    const full = judged.some(
-      (level) =>
-        level.server?.running != null &&
-        level.server.running.max >=
-          (input.slots ?? Math.max(...judged.map((l) => l.server?.running?.max ?? 0))) &&
-        waited(level) >= 0.5 &&
-        level.success_rate >= 0.99,
-    )
+    const capacity = input.slots ?? Math.max(...judged.map((l) => l.server?.running?.max ?? 0))
+    const full = judged.some((level) => ranFull(level, capacity))
     if (full) {
       serverFullRuns++
       assert.ok(knee !== null, `server full, no knee: ${where}`)
@@ -166,7 +160,7 @@ test('over 2,000 generated gradients, no verdict or summary contradicts the figu
       if (knee === null || level.verdict !== 'healthy' || level.value <= knee.value) return
       const step = scalingStep(sorted[i - 1] as LevelSummary, level, 'p95')
       assert.equal(step?.throughput, 'gains', where)
-      assert.ok(level.server?.running == null || waited(level) < 0.5, where)
+      assert.ok(!ranFull(level, capacity), where)
     })
     // Overloaded advice quotes the level's own success rate and claims no trend.
     for (const level of judged) {
