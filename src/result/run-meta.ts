@@ -141,8 +141,12 @@ export interface CostEstimate {
   /** The whole run's seconds from the probes' median request, and its range; absent = no probes. */
   duration_s?: number | null
   duration_s_range?: [number, number]
-  /** One planned request's seconds from the warm probes: median and range. */
-  request_seconds?: { median: number; low: number; high: number }
+  /**
+   * One planned request's seconds from the warm probes: median and range; prefill_s, the part of it
+   * that is prefill at the planned prompt length (from the length probe), which concurrent requests
+   * do not overlap.
+   */
+  request_seconds?: { median: number; low: number; high: number; prefill_s?: number }
 }
 
 /**

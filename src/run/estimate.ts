@@ -8,6 +8,12 @@ export interface RequestSeconds {
   median: number
   low: number
   high: number
+  /**
+   * The part of it that is prefill proportional to the prompt (the length probe's rate × the planned
+   * length): concurrent requests share the server's compute for it, so it adds up request by request.
+   * Absent = unknown, taken as 0 (every request overlaps fully).
+   */
+  prefill_s?: number
 }
 
 export interface EstimateInputs {
@@ -26,6 +32,15 @@ export interface EstimateInputs {
   trace_rows?: number | null
   /** --trace: the rows' span at speed 1, seconds (for the duration). */
   trace_span_s?: number | null
+}
+
+/** What a level's length is projected from: one request's seconds, its prefill part, the trace replayed. */
+export interface RequestCost {
+  request_s: number
+  /** The prefill part of request_s, which concurrent requests do not overlap; absent = 0. */
+  prefill_s?: number
+  /** --trace: the rows replayed per level and their span at speed 1; null = no trace. */
+  trace?: { rows: number; span_s: number } | null
 }
 
 export function estimateRun(config: RunConfig, inputs: EstimateInputs): CostEstimate | null {
@@ -55,7 +70,12 @@ export function estimateRun(config: RunConfig, inputs: EstimateInputs): CostEsti
         priceTokens(n * inputs.input_mean, n * inputs.output_mean, prices),
       ) as [number, number]
   }
-  const duration = (s: number) => runSeconds(config, s, inputs.trace_span_s ?? null)
+  const trace =
+    inputs.trace_rows == null || inputs.trace_span_s == null
+      ? null
+      : { rows: inputs.trace_rows, span_s: inputs.trace_span_s }
+  const duration = (s: number) =>
+    runSeconds(config, { request_s: s, prefill_s: seconds.prefill_s ?? 0, trace })
   estimate.duration_s = duration(seconds.median)
   estimate.duration_s_range = [duration(seconds.low), duration(seconds.high)]
   estimate.request_seconds = seconds
@@ -101,44 +121,32 @@ function plannedRequests(
 /**
  * One level's seconds with requests of `requestSeconds` and no queueing: a timed level's windows
  * plus its warm-up round and the drain of its last requests; a counted closed-loop level's requests
- * in rounds of its streams; a counted open-loop level's arrivals. A server that queues makes the
- * counted levels longer: the figure is a floor for them, close for timed ones.
+ * in rounds of its streams; a counted open-loop level's arrivals. `prefillS` of each request is
+ * prefill, which concurrent requests do not overlap (prefill is compute-bound: a second prompt
+ * waits for, or shares the compute of, the first), so n requests take at least n × prefillS: closed,
+ * n × prefillS + their rounds × the rest; open, the arrivals' span or n × prefillS, the longer. A
+ * server that queues otherwise makes the counted levels longer: the figure is a floor for them,
+ * close for timed ones.
  */
-export function levelSeconds(
-  config: RunConfig,
-  value: number,
-  requestSeconds: number,
-  traceSpanS: number | null = null,
-): number {
+export function levelSeconds(config: RunConfig, value: number, cost: RequestCost): number {
   const { load } = config
-  const rateMode = load.mode === 'request_rate'
+  const requestSeconds = cost.request_s
+  const prefill = Math.min(Math.max(0, cost.prefill_s ?? 0), requestSeconds)
+  const closed = (n: number, streams: number): number =>
+    n * prefill + Math.ceil(n / streams) * (requestSeconds - prefill)
+  const open = (n: number, spanS: number): number => Math.max(spanS, n * prefill) + requestSeconds
   if (config.workload.trace !== null)
-    return traceSpanS === null ? requestSeconds : traceSpanS / value + requestSeconds
-  const warmup =
-    load.warmup_requests === 0
-      ? 0
-      : rateMode
-        ? load.warmup_requests / value + requestSeconds
-        : Math.ceil(load.warmup_requests / value) * requestSeconds
+    return cost.trace == null ? requestSeconds : open(cost.trace.rows, cost.trace.span_s / value)
+  const rateMode = load.mode === 'request_rate'
+  const counted = (n: number): number => (rateMode ? open(n, n / value) : closed(n, value))
+  const warmup = load.warmup_requests === 0 ? 0 : counted(load.warmup_requests)
   if (load.requests_per_level === null) return warmup + timedLevelSeconds(load) + requestSeconds
-  return (
-    warmup +
-    (rateMode
-      ? load.requests_per_level / value + requestSeconds
-      : Math.ceil(load.requests_per_level / value) * requestSeconds)
-  )
+  return warmup + counted(load.requests_per_level)
 }
 
 /** The whole run's seconds: every level, back to back. */
-export function runSeconds(
-  config: RunConfig,
-  requestSeconds: number,
-  traceSpanS: number | null = null,
-): number {
-  return levelValues(config).reduce(
-    (sum, value) => sum + levelSeconds(config, value, requestSeconds, traceSpanS),
-    0,
-  )
+export function runSeconds(config: RunConfig, cost: RequestCost): number {
+  return levelValues(config).reduce((sum, value) => sum + levelSeconds(config, value, cost), 0)
 }
 
 export function describeEstimate(estimate: CostEstimate): string {

@@ -3,6 +3,7 @@ import type { RunConfig } from '../config/types.js'
 import { seededRandom } from '../random.js'
 import { arrivalOffsets } from '../schedule/arrivals.js'
 import { type LevelShare, shareOf } from '../schedule/level-share.js'
+import { traceWarmupPrompts } from './trace-plan.js'
 
 /** This process's place in a sharded run; {0, 1} for a whole run. */
 export interface ShardSlot {
@@ -70,9 +71,12 @@ function wholeLevel(config: RunConfig, value: number): LevelShare {
 function traceLevel(config: RunConfig, speed: number, offsetsMs: Float64Array): LevelShare {
   const offsets = offsetsMs.map((offset) => offset / speed)
   const promptIds = Float64Array.from(offsetsMs, (_, row) => row)
+  const warmups = traceWarmupPrompts(config.load)
   return {
     level: speed,
     warmup: config.load.warmup_requests,
+    // The warm-up's own prompts, after the rows' (planTraceWorkload): none of them is measured.
+    ...(warmups > 0 ? { warmupPrompts: { first: offsetsMs.length, count: warmups } } : {}),
     retry: config.client.retry,
     window: null,
     load: {

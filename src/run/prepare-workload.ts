@@ -12,7 +12,7 @@ import { TraceError } from '../workload/trace-file.js'
 import type { TraceReplay } from '../workload/trace-replay.js'
 import { calibrate, localLength } from './calibrate.js'
 import { planSessions, sessionMeans } from './session-plan.js'
-import { loadConfiguredTrace, planTraceWorkload } from './trace-plan.js'
+import { loadConfiguredTrace, planTraceWorkload, traceWarmupPrompts } from './trace-plan.js'
 import { planWorkload, type WorkloadPlan } from './workload-plan.js'
 
 /** Distinct synthetic prompts at most; request i uses prompt i mod this. */
@@ -157,7 +157,11 @@ export async function prepareWorkload(
     return { plan, calibration, probeRecords }
   }
   if (sources.trace !== null) {
-    const plan = planTraceWorkload(sources.trace, { ...sources, body: bodyOptionsOf(endpoint) })
+    const plan = planTraceWorkload(
+      sources.trace,
+      { ...sources, body: bodyOptionsOf(endpoint) },
+      traceWarmupPrompts(config.load),
+    )
     if (plan.off_length > 0)
       log(
         `warning: ${plan.off_length} of ${plan.prompts.length} trace prompts do not count exactly their input_length under ${plan.tokenizer}`,

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks'
 import type { RunConfig } from '../config/types.js'
 import type { LevelProgress } from '../report/progress.js'
-import { levelSeconds } from './estimate.js'
+import { levelSeconds, type RequestCost } from './estimate.js'
 import { levelValues } from './level-plan.js'
 
 /**
@@ -19,9 +19,8 @@ export class RunClock {
 
   constructor(
     private readonly config: RunConfig,
-    /** One request's projected seconds (the probes' median); null = no probes. */
-    private readonly requestSeconds: number | null,
-    private readonly traceSpanS: number | null,
+    /** One request's projected cost (the probes' median); null = no probes. */
+    private readonly cost: RequestCost | null,
   ) {
     // A copy: levelValues hands out the config's own array, which the run iterates.
     this.left = [...levelValues(config)]
@@ -34,7 +33,7 @@ export class RunClock {
   }
 
   endLevel(value: number): void {
-    if (this.requestSeconds === null) return
+    if (this.cost === null) return
     this.projected += this.levelSeconds(value)
     this.actual += (performance.now() - this.levelStartedAt) / 1000
   }
@@ -51,15 +50,15 @@ export class RunClock {
     let current: number | null
     if (p.duration_s !== null) current = Math.max(0, p.duration_s - p.elapsed_s)
     else if (p.total !== null && p.done > 0) current = ((p.total - p.done) * p.elapsed_s) / p.done
-    else current = p.warming_up && this.requestSeconds !== null ? this.levelSeconds(p.value) : null
+    else current = p.warming_up && this.cost !== null ? this.levelSeconds(p.value) : null
     if (current === null) return null
     if (this.left.length === 0) return current
-    if (this.requestSeconds === null) return null
+    if (this.cost === null) return null
     const pace = this.projected > 0 ? this.actual / this.projected : 1
     return current + this.left.reduce((sum, value) => sum + this.levelSeconds(value), 0) * pace
   }
 
   private levelSeconds(value: number): number {
-    return levelSeconds(this.config, value, this.requestSeconds ?? 0, this.traceSpanS)
+    return levelSeconds(this.config, value, this.cost ?? { request_s: 0 })
   }
 }

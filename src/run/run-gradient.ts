@@ -34,6 +34,7 @@ import {
 } from './prepare-workload.js'
 import {
   describeTiming,
+  lengthProbeFor,
   type ProbeTiming,
   projectedSeconds,
   timeProbes,
@@ -158,10 +159,20 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
     // Before the first level, so its counters have a scrape from before it started.
     scraper = await startServerMetrics(config, endpoint, outDir, sink.runId, options.log)
     const { progress } = options
+    const seconds = setUp.estimate?.request_seconds
+    const span = traceSpanSeconds(sources.trace?.offsets_ms ?? null)
     const clock = new RunClock(
       config,
-      setUp.estimate?.request_seconds?.median ?? null,
-      traceSpanSeconds(sources.trace?.offsets_ms ?? null),
+      seconds === undefined
+        ? null
+        : {
+            request_s: seconds.median,
+            prefill_s: seconds.prefill_s ?? 0,
+            trace:
+              sources.trace === null || span === null
+                ? null
+                : { rows: sources.trace.rows.length, span_s: span },
+          },
     )
     const gradient: Gradient = {
       clock,
@@ -241,7 +252,12 @@ async function setUpRun(
     if (stop.requested) return { kind: 'interrupted-before-load', phase: 'preflight', recordsPath }
     if (server !== null) log(describeServerSelf(server))
     // The plan's projection from a few warm probes, not from the cold preflight alone.
-    const probed = await timeProbes(endpoint, stop.setupInterrupt)
+    const probed = await timeProbes(
+      endpoint,
+      stop.setupInterrupt,
+      undefined,
+      lengthProbeFor(endpoint, sources.prompts, sources.input_mean),
+    )
     for (const record of probed.records) sink.keep(record)
     if (stop.requested) return { kind: 'interrupted-before-load', phase: 'preflight', recordsPath }
     timing = probed.timing

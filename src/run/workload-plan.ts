@@ -27,6 +27,11 @@ export interface WorkloadPlan {
   sessions?: SessionSpec[]
   input_mean: number
   output_mean: number
+  /**
+   * Trace replay: prompts[first, first + count) are the warm-up's own (not measured, sharing no
+   * prefix with a measured prompt); absent = warm-up requests take the next prompts like any other.
+   */
+  warmup_prompts?: { first: number; count: number }
   /** What the prompts are, in words (result metadata). */
   source: string
   /** The tokenizer the lengths are counted with. */

@@ -66,7 +66,12 @@ export async function runRound(
 ): Promise<RoundOutcome> {
   if (round.phase === 'warmup') {
     const load = { concurrency: warmupConcurrency(share), requests: share.warmup }
-    await runClosedLoop(share, WARMUP_ROUND, load, Number.POSITIVE_INFINITY, context)
+    const own = share.warmupPrompts
+    const warmupContext =
+      own === undefined || own.count <= 0
+        ? context
+        : { ...context, nextPromptId: () => own.first + (context.nextPromptId() % own.count) }
+    await runClosedLoop(share, WARMUP_ROUND, load, Number.POSITIVE_INFINITY, warmupContext)
     return { arrivals: null }
   }
   const window = measuredWindow(share.window, round.startAt)

@@ -11,6 +11,12 @@ export interface LevelShare {
   level: number
   /** Warm-up requests: a closed loop before the measured round, excluded from the figures. */
   warmup: number
+  /**
+   * The prompts the warm-up round sends, cycled: [first, first + count). Absent = the thread's next
+   * prompts, like the measured round's. A trace replay's warm-up has its own (see trace-plan.ts),
+   * so that no measured row finds its prompt cached by the warm-up.
+   */
+  warmupPrompts?: { first: number; count: number }
   /** Retries of a failed request (off by default); every attempt is its own record. */
   retry: number
   /** Timed levels: seconds before and after the measured window whose requests are excluded. */
@@ -76,6 +82,7 @@ export function shareOf(share: LevelShare, index: number, count: number): LevelS
   return {
     level: share.level,
     warmup: part(share.warmup),
+    ...(share.warmupPrompts === undefined ? {} : { warmupPrompts: share.warmupPrompts }),
     retry: share.retry,
     window: share.window,
     load:

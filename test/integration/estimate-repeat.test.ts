@@ -1,10 +1,15 @@
 import assert from 'node:assert/strict'
+import { join } from 'node:path'
 import { test } from 'node:test'
+import { readRecords } from '../../src/records/jsonl-reader.js'
+import { RECORDS_FILE } from '../../src/result/folder-layout.js'
 import { estimateRun } from '../../src/run/estimate.js'
 import { projectedSeconds, timeProbes } from '../../src/run/probe-timing.js'
 import { resolveEndpoint } from '../../src/run/resolve-endpoint.js'
+import { SIM_CPU_LIKE } from '../../src/sim/capacity.js'
 import { startSimulator } from '../../src/sim/server.js'
 import { testConfig } from '../helpers/run-config.js'
+import { readResult, withSimRun } from '../helpers/sim-run.js'
 
 /**
  * The plan's estimate, made again and again against the same simulator, agrees with itself and with
@@ -60,4 +65,46 @@ test('repeated estimates from the warm probes agree within 1.5× and match the s
   } finally {
     await sim.close()
   }
+})
+
+/**
+ * A prefill-heavy plan on a CPU-like simulator (prefills one at a time, 0.9 ms per prompt token):
+ * 512-token prompts and 8 output tokens make a request ~0.5 s of prefill and ~0.08 s of decode. The
+ * short probes alone projected about a tenth of the run ("about 3 s" for a 2-minute run on
+ * llama.cpp); the length probe's TTFT, and its prefill counted request by request, must land within
+ * 0.5-2× of the time the load took (first warm-up send to last measured end).
+ */
+test('a prefill-heavy plan: the estimate is within 0.5-2× of the load it plans', {
+  timeout: 120_000,
+}, async () => {
+  const starting = startSimulator({ ...SIM_CPU_LIKE, slots: 4, prompt_counting: 'exact' })
+  const flags = {
+    'input-tokens': 512,
+    'output-tokens': 8,
+    levels: '1,2,4',
+    requests: 6,
+    warmup: 1,
+    'no-server-metrics': true,
+  } as const
+  await withSimRun(starting, { flags, timeoutMs: 100_000 }, ({ out, run }) => {
+    assert.equal(run.code, 0, run.stderr)
+    const estimate = readResult(out).meta.estimate
+    const seconds = estimate?.request_seconds
+    assert.ok(seconds?.prefill_s !== undefined, 'the length probe gave a prefill rate')
+    // The simulator's own prefill for the planned prompt: 10 ms + 512 × 0.9 ms.
+    assert.ok(Math.abs(seconds.prefill_s - 0.4608) < 0.25, `prefill ${seconds.prefill_s} s`)
+    const load = readRecords(join(out, RECORDS_FILE)).records.filter(
+      (r) => r.phase === 'warmup' || r.phase === 'measure',
+    )
+    const took = (Math.max(...load.map((r) => r.end_at)) - Math.min(...load.map((r) => r.sent_at))) / 1000
+    const planned = estimate?.duration_s as number
+    assert.ok(
+      planned > took * 0.5 && planned < took * 2,
+      `planned ${planned.toFixed(1)} s, took ${took.toFixed(1)} s`,
+    )
+    assert.match(
+      run.stderr + run.stdout,
+      /TTFT \d+ ms at the planned 512-token prompt \(prefill [\d.]+ ms\/token\)/,
+    )
+  })
 })

@@ -104,6 +104,66 @@ test('a Mooncake excerpt replayed at 10x against the simulator: its rows, at the
   })
 })
 
+const AZURE = fileURLToPath(
+  new URL('../fixtures/trace-replay/azure-llm-inference-conv-2023.head30.csv', import.meta.url),
+)
+
+test("the warm-up warms no measured row's prompt: against a prefix cache, each row is prefilled cold", {
+  timeout: 120_000,
+}, async () => {
+  // Azure rows carry no hash ids: no two rows share a prefix, so any cached token is the warm-up's.
+  // (The warm-up used to send rows 0..k's own prompts, and those rows were then served from the cache.)
+  const starting = startSimulator({
+    slots: 16,
+    prefill_base_ms: 2,
+    prefill_ms_per_token: 0.05,
+    decode_base_ms: 1,
+    decode_ms_per_seq: 0,
+    prompt_counting: 'exact',
+    prefix_cache: true,
+  })
+  const rows = 8
+  const replay = {
+    flags: {
+      trace: AZURE,
+      // The second speed replays the same rows: the cache effect the report must then state.
+      'trace-speed': '20,40',
+      'trace-max-requests': rows,
+      warmup: 6,
+      'no-server-metrics': true,
+    },
+    timeoutMs: 100_000,
+  } as const
+  await withSimRun(starting, replay, ({ out, run: cli }) => {
+    assert.equal(cli.code, 0, cli.stderr)
+    const records = readRecords(join(out, RECORDS_FILE)).records
+    const warmups = records.filter((r) => r.phase === 'warmup')
+    assert.equal(warmups.length, 12, 'six warm-up requests per speed')
+    assert.ok(
+      warmups.every((r) => r.prompt_id >= rows),
+      'warm-up sends prompts after the rows',
+    )
+    const first = records.filter((r) => r.phase === 'measure' && r.level === 20)
+    assert.equal(first.length, rows)
+    for (const record of first) {
+      assert.equal(record.error, null)
+      assert.equal(record.cached_tokens, 0, `row ${record.prompt_id}: cached by the warm-up`)
+    }
+    // The second speed finds every row's prompt cached by the first: said under the table.
+    const second = records.filter((r) => r.phase === 'measure' && r.level === 40)
+    assert.ok(second.every((r) => (r.cached_tokens ?? 0) >= (r.input_tokens ?? 0) / 2))
+    const level = readResult(out).levels[1] as BenchResult['levels'][number]
+    assert.equal(level.cache_effect?.at(-1)?.requests, rows)
+    const text = cli.stdout + cli.stderr
+    assert.match(text, /Warm-up: 6 requests per speed with prompts of their own/)
+    assert.match(
+      text,
+      new RegExp(`speed 40x: prefix cache: ${rows} of ${rows} measured requests found half or more`),
+    )
+    assert.doesNotMatch(text, /speed 20x: prefix cache/)
+  })
+})
+
 test('on the wire: each row is one body with its max_tokens, and rows share exactly their hash blocks', {
   timeout: 120_000,
 }, async () => {

@@ -175,6 +175,23 @@ test('warm-up round: every request is warm-up, the share count, a few at a time 
   assert.deepEqual(new Set(b.records.map((r) => r.phase)), new Set(['warmup']))
 })
 
+test("warm-up round with its own prompts (trace replay): it cycles through them, never a measured row's", async () => {
+  const b = bench({ durationMs: 10 })
+  const share: LevelShare = { ...open([0, 5, 10], 64), warmup: 7, warmupPrompts: { first: 3, count: 2 } }
+  await b.run(share, { phase: 'warmup' })
+  assert.deepEqual(
+    b.sent.map((s) => s.plan.prompt_id).sort((x, y) => x - y),
+    [3, 3, 3, 3, 4, 4, 4],
+  )
+  // The measured round still sends the rows' own prompts.
+  if (share.load.kind === 'open') share.load.promptIds = Float64Array.from([0, 1, 2])
+  await b.run(share, MEASURE_AT_0)
+  assert.deepEqual(
+    b.sent.slice(7).map((s) => s.plan.prompt_id),
+    [0, 1, 2],
+  )
+})
+
 test('open loop: arrivals go at their intended times, whatever is in flight', async () => {
   const b = bench({ durationMs: 500 })
   b.clock.advanceBy(200)

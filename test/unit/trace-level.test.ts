@@ -7,7 +7,11 @@ import type { RunConfig } from '../../src/config/types.js'
 import { loadRun } from '../../src/result/load-run.js'
 import { estimateRun } from '../../src/run/estimate.js'
 import { levelValues, planLevel } from '../../src/run/level-plan.js'
+import { planTraceWorkload, WARMUP_MARK } from '../../src/run/trace-plan.js'
 import { type LevelShare, shareOf } from '../../src/schedule/level-share.js'
+import { ExactPromptSource } from '../../src/workload/exact-prompts.js'
+import { loadTokenizer } from '../../src/workload/tokenizers.js'
+import { loadTraceReplay } from '../../src/workload/trace-replay.js'
 
 /** Trace offsets at speed 1 (ms), out of step with any round-robin pattern on purpose. */
 const OFFSETS = Float64Array.from([0, 0, 0, 3000, 3000, 5999, 9000, 9000, 9001, 12_500, 13_000])
@@ -98,4 +102,47 @@ test('compare: two replays of different windows of a trace are a set-up differen
     setupMismatches(a, { ...meta, trace: later }).map((line) => line.split(':')[0]),
     ['trace replayed'],
   )
+})
+
+const MOONCAKE = fileURLToPath(
+  new URL('../fixtures/trace-replay/mooncake-fast25-conversation.head30.jsonl', import.meta.url),
+)
+
+test("a trace's warm-up prompts: after the rows, of the rows' lengths, sharing no leading token with any row", () => {
+  const replay = loadTraceReplay(MOONCAKE, { start_s: 0, duration_s: null, max_requests: null }, [1])
+  const tokenizer = loadTokenizer('o200k')
+  const sources = { body: { model: 'm', endpoint: '/v1/completions', stream: true }, tokenizer }
+  const without = planTraceWorkload(replay, { ...sources, prompts: new ExactPromptSource(tokenizer) })
+  const plan = planTraceWorkload(replay, { ...sources, prompts: new ExactPromptSource(tokenizer) }, 5)
+  const rows = replay.rows.length
+  assert.equal(plan.prompts.length, rows + 5)
+  assert.deepEqual(plan.warmup_prompts, { first: rows, count: 5 })
+  assert.equal(without.warmup_prompts, undefined)
+  // The rows' bodies and means are the same with or without a warm-up.
+  assert.deepEqual(plan.prompts.slice(0, rows), without.prompts)
+  assert.equal(plan.input_mean, without.input_mean)
+  const text = (body: Buffer): string => (JSON.parse(body.toString()) as { prompt: string }).prompt
+  const rowIds = plan.prompts.slice(0, rows).map((p) => tokenizer.encode(text(p.body)))
+  for (const [k, warm] of plan.prompts.slice(rows).entries()) {
+    const row = replay.rows[k] as (typeof replay.rows)[number]
+    const ids = tokenizer.encode(text(warm.body))
+    assert.ok(text(warm.body).startsWith(WARMUP_MARK))
+    assert.equal(warm.output_tokens, row.output_tokens)
+    assert.ok(
+      Math.abs(ids.length - row.input_tokens) <= 2,
+      `warm-up ${k}: ${ids.length} tokens for ${row.input_tokens}`,
+    )
+    // Not one leading token in common with any measured prompt: no cache block to find.
+    for (const measured of rowIds) assert.notEqual(ids[0], measured[0])
+  }
+})
+
+test('a trace level with warm-up requests points its warm-up at the prompts after the rows', () => {
+  const config = traceConfig([1])
+  config.load.warmup_requests = 3
+  const level = planLevel(config, 1, { index: 0, count: 1 }, OFFSETS)
+  assert.deepEqual(level?.warmupPrompts, { first: OFFSETS.length, count: 3 })
+  assert.deepEqual(shareOf(level as LevelShare, 1, 2).warmupPrompts, level?.warmupPrompts)
+  config.load.warmup_requests = 0
+  assert.equal(planLevel(config, 1, { index: 0, count: 1 }, OFFSETS)?.warmupPrompts, undefined)
 })
