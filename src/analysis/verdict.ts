@@ -1,4 +1,5 @@
 import type { LevelSummary, Verdict } from '../metrics/summarize.js'
+import { openLoopOverloaded } from './open-loop.js'
 import type { Saturation } from './saturation.js'
 import { describeStep, isMeaningfulGain, type ScalingStep } from './scaling-step.js'
 
@@ -23,7 +24,7 @@ export const ADVICE: Record<Verdict, string> = {
  */
 export function levelVerdict(
   level: Pick<LevelSummary, 'value' | 'success_rate' | 'errors' | 'client' | 'requests'> &
-    Partial<Pick<LevelSummary, 'misconfiguration' | 'non_load_failures'>>,
+    Partial<Pick<LevelSummary, 'misconfiguration' | 'non_load_failures' | 'open_loop'>>,
   saturation: Saturation | null,
   step: ScalingStep | null = null,
 ): Verdict {
@@ -37,6 +38,7 @@ export function levelVerdict(
   ) {
     return 'overloaded'
   }
+  if (openLoopOverloaded(level)) return 'overloaded'
   const rose = step !== null && isMeaningfulGain(step)
   if (saturation !== null && level.value > saturation.value && !rose) return 'saturated'
   return 'healthy'

@@ -1,5 +1,6 @@
 import { runAdvice } from '../analysis/advice.js'
 import { explainKnee } from '../analysis/knee-cause.js'
+import { openLoopAdvice } from '../analysis/open-loop.js'
 import { misconfiguredAdvice, misconfiguredSummary } from '../analysis/run-gate.js'
 import { findSaturation, type Saturation } from '../analysis/saturation.js'
 import { stepsFromBelow } from '../analysis/scaling-step.js'
@@ -91,6 +92,7 @@ export function finishResult(figures: readonly LevelFigures[], meta: RunMeta): B
     const verdict = levelVerdict(summary, saturation, step)
     const advice =
       misconfiguredAdvice({ ...summary, verdict }) ??
+      openLoopAdvice({ ...summary, verdict }) ??
       adviceFor(verdict, summary.value, saturation, step, ttftKey)
     return { ...summary, verdict, advice }
   })
