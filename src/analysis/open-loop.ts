@@ -18,17 +18,20 @@ export function openLoopOverloaded(level: OpenLoopLevel): boolean {
 }
 
 /**
- * The figures that say so: "served 2.44/s (95% 1.9–3.1) of 4.5/s offered; in flight grew 6.1 → 21.4
- * over 12.3 s". Null when the level kept up (or has no open-loop figures).
+ * The figures that say so: "served 2.44/s (95% 1.90–3.10) of 4.50/s offered; in flight grew 6.1 →
+ * 21.4 over 12.3 s". Null when the level kept up (or has no open-loop figures).
  */
 export function openLoopShortfall(level: OpenLoopLevel): string | null {
   const figures = level.open_loop
   if (figures == null || !openLoopOverloaded(level)) return null
+  const rate = (value: number) => value.toFixed(2)
+  const count = (value: number) => value.toFixed(1)
   const served =
-    `served ${figures.served_per_s}/s (95% ${figures.served_per_s_low}–${figures.served_per_s_high}) ` +
-    `of ${figures.offered_per_s}/s offered`
-  const inFlight = `in flight ${figures.in_flight_growth_low > 0 ? 'grew' : 'went'} ${figures.in_flight_first} → ${figures.in_flight_last}`
-  return `${served}; ${inFlight} over ${figures.window_s} s`
+    `served ${rate(figures.served_per_s)}/s (95% ${rate(figures.served_per_s_low)}–${rate(figures.served_per_s_high)}) ` +
+    `of ${rate(figures.offered_per_s)}/s offered`
+  const moved = figures.in_flight_growth_low > 0 ? 'grew' : 'went'
+  const inFlight = `in flight ${moved} ${count(figures.in_flight_first)} → ${count(figures.in_flight_last)}`
+  return `${served}; ${inFlight} over ${figures.window_s.toFixed(1)} s`
 }
 
 /** The advice of an overloaded open-loop level: what it could serve and where to look next. */

@@ -75,9 +75,14 @@ test('a queue that cannot keep up: served below offered beyond its interval, in 
   const reason = openLoopShortfall({ open_loop: figures }) ?? ''
   assert.match(
     reason,
-    new RegExp(`served ${figures.served_per_s}/s .* of ${figures.offered_per_s}/s offered`),
+    new RegExp(
+      `served ${figures.served_per_s.toFixed(2)}/s .* of ${figures.offered_per_s.toFixed(2)}/s offered`,
+    ),
   )
-  assert.match(reason, new RegExp(`in flight grew ${figures.in_flight_first} → ${figures.in_flight_last}`))
+  assert.match(
+    reason,
+    new RegExp(`in flight grew ${figures.in_flight_first.toFixed(1)} → ${figures.in_flight_last.toFixed(1)}`),
+  )
 })
 
 test('the predicate, on each side of each threshold', () => {
@@ -114,7 +119,7 @@ test('an open loop that could not keep up is overloaded with every request ok, a
   const advice = openLoopAdvice({ open_loop, verdict: 'overloaded' }) ?? ''
   assert.match(
     advice,
-    /could not keep up: served 2\.44\/s \(95% 1\.8–3\.1\) of 4\.5\/s offered; in flight went 2 → 2\.2/,
+    /could not keep up: served 2\.44\/s \(95% 1\.80–3\.10\) of 4\.50\/s offered; in flight went 2\.0 → 2\.2 over 10\.0 s/,
   )
   assert.equal(
     openLoopAdvice({ open_loop, verdict: 'misconfigured' }),
