@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict'
+import { join } from 'node:path'
 import { test } from 'node:test'
+import { readRecords } from '../../src/records/jsonl-reader.js'
+import { RECORDS_FILE } from '../../src/result/folder-layout.js'
 import { SIM_MODEL, startSimulator } from '../../src/sim/server.js'
 import { tempDir, testConfig } from '../helpers/run-config.js'
 import { runToResult } from '../helpers/run-result.js'
@@ -46,6 +49,16 @@ test('request-rate mode: below capacity the level keeps up and is healthy; above
     assert.ok(below.open_loop.served_per_s_high >= below.open_loop.offered_per_s, 'served what was offered')
     assert.ok(below.open_loop.in_flight_growth_low <= 0, 'nothing piled up')
     assert.notEqual(below.verdict, 'overloaded')
+    // Every written request says how long it waited for its connection, a part of its lateness.
+    const records = readRecords(join(out, RECORDS_FILE)).records.filter((r) => r.phase === 'measure')
+    assert.equal(records.length, 80)
+    for (const r of records) {
+      assert.ok(r.connect_ms !== undefined && r.connect_ms >= 0, JSON.stringify(r).slice(0, 200))
+      assert.ok(
+        r.connect_ms <= r.sent_at - r.scheduled_at + 1,
+        'connecting is part of the lateness (a timer may fire a hair early)',
+      )
+    }
 
     assert.ok(above.open_loop != null, 'figures at 25/s')
     assert.equal(above.success_rate, 1, 'every request still succeeded: only the rates say it')
