@@ -1,4 +1,5 @@
 import type { LevelSummary, Verdict } from '../metrics/summarize.js'
+import { openLoopOverloaded } from './open-loop.js'
 import { gainWithInterval, type Saturation } from './saturation.js'
 import { describeStep, type ScalingFigures, type ScalingStep } from './scaling-step.js'
 
@@ -26,7 +27,7 @@ export const ADVICE: Record<Verdict, string> = {
  */
 export function levelVerdict(
   level: Pick<LevelSummary, 'value' | 'success_rate' | 'errors' | 'client' | 'requests'> &
-    Partial<Pick<LevelSummary, 'misconfiguration' | 'non_load_failures' | 'interrupted'>> &
+    Partial<Pick<LevelSummary, 'misconfiguration' | 'non_load_failures' | 'interrupted' | 'open_loop'>> &
     Partial<ScalingFigures>,
   saturation: Saturation | null,
   step: ScalingStep | null = null,
@@ -42,6 +43,7 @@ export function levelVerdict(
   ) {
     return 'overloaded'
   }
+  if (openLoopOverloaded(level)) return 'overloaded'
   if (saturation === null || level.value <= saturation.value) return 'healthy'
   const serverFull = saturation.full_from !== undefined && level.value >= saturation.full_from
   return step?.throughput === 'gains' && !serverFull ? 'healthy' : 'saturated'
@@ -52,6 +54,8 @@ export interface AdviceContext {
   ttftKey: string
   /** The top step, when the figures could not tell a plateau from growth (kneeUndecided). */
   undecided: ScalingStep | null
+  /** What a healthy level may add more of: streams in concurrency mode, load (requests/s) in request-rate mode. */
+  adds?: 'concurrency' | 'load'
 }
 
 /** The level's advice, after its own figures (throughput change from the level below, TTFT ratio). */
@@ -66,7 +70,13 @@ export function adviceFor(
   if (verdict === 'interrupted') return `${ADVICE.interrupted} (${level.requests} requests measured)`
   const figures = step === null ? '' : `${describeStep(step, context.ttftKey)}: `
   if (verdict === 'overloaded') return figures + overloadedText(level)
-  return figures + adviceText(verdict, level.value, saturation, context.undecided)
+  return (
+    figures +
+    adviceText(verdict, level.value, saturation, context.undecided).replace(
+      'keep adding concurrency',
+      `keep adding ${context.adds ?? 'concurrency'}`,
+    )
+  )
 }
 
 /** "success rate 93.0% (2 of 30 failed), 1 timeout: back off to the previous level": its own figures, no trend claimed. */

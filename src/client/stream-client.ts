@@ -254,6 +254,8 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
     }
     this.controller = controller
     if (this.plan.scheduled_at === null) this.record.scheduled_at = at
+    // Until now sent_at was the hand-over to the pool: the difference is the wait for the connection.
+    this.record.connect_ms = at - this.record.sent_at
     this.record.sent_at = at
     awaitSocket(this)
   }

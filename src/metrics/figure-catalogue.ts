@@ -17,6 +17,7 @@ import { type AnyFigure, accumulator, figure, type LevelContext, type LevelFigur
 import { inBandAccumulator } from './in-band-figures.js'
 import { inFlightAccumulator } from './in-flight.js'
 import { CONFIDENCE, type LevelIntervals, percentileIntervals, throughputInterval } from './intervals.js'
+import { openLoopAccumulator } from './open-loop-figures.js'
 import { reasoningAccumulator, reasoningNotes } from './reasoning-figures.js'
 import { sloAccumulator } from './slo.js'
 import { turnAccumulator } from './turn-figures.js'
@@ -469,6 +470,29 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
           maxInFlight: context.clientStats.max_in_flight ?? null,
         })),
       ),
+    },
+  }),
+  figure({
+    fields: {
+      open_loop: {
+        unit: 'object',
+        definition:
+          "Request-rate mode: whether the server kept up with the arrivals, over the window from the level's first " +
+          'measured completion to its last measured arrival (window_s; before it the level fills, after it it drains). ' +
+          'offered_per_s = measured arrivals (intended times) in the window / window_s; served_per_s = successful ' +
+          'completions in it / window_s, with served_per_s_low/high its 95% Poisson interval on the count; ' +
+          'in_flight_first/last = time-averaged requests arrived and not yet ended over the first and last third of the ' +
+          'window, in_flight_growth_low/high the 95% interval of their difference (each read as a Poisson count). ' +
+          'Served below offered beyond its interval, or growth whose interval is above 0, makes the level overloaded. ' +
+          'Null in concurrency mode, or when fewer than 8 arrivals fall in the window.',
+      },
+    },
+    applies: { mode: 'request_rate', otherwise: 'null' },
+    source: {
+      accumulator: () => {
+        const fed = openLoopAccumulator()
+        return accumulator(fed.add, () => ({ open_loop: fed.result() }))
+      },
     },
   }),
   figure({

@@ -16,6 +16,7 @@ import type { InBandFigures } from './in-band-figures.js'
 import type { AchievedConcurrency, SteadyWindow } from './in-flight.js'
 import type { LevelIntervals } from './intervals.js'
 import { LevelTally } from './level-tally.js'
+import type { OpenLoopFigures } from './open-loop-figures.js'
 import type { ReasoningFigures } from './reasoning-figures.js'
 import type { LevelSlo, Slo } from './slo.js'
 import type { TurnFigures } from './turn-figures.js'
@@ -90,6 +91,8 @@ export interface LevelSummary extends LevelFailures {
   e2e_ms_from_intended: Distribution | null
   /** Request-rate mode: arrivals planned, sent, dropped and late; null otherwise. */
   schedule: ScheduleFigures | null
+  /** Request-rate mode: offered against served rate and requests in flight over the window; null otherwise (absent in older results). */
+  open_loop?: OpenLoopFigures | null
   /** Measured requests' tokens priced; null without prices. */
   cost: CostFigures | null
   token_counting: TokenCounting

@@ -65,6 +65,13 @@ export interface RequestRecord {
    */
   scheduled_at: number
   sent_at: number
+  /**
+   * From handing the request to the connection pool to writing it (sent_at): opening a new
+   * connection (TCP, TLS; a full accept backlog makes it a SYN retry, ~1 s), or the turn before a
+   * kept-alive one is reused. Part of sent_at - scheduled_at; absent in records of older versions
+   * and when the request failed before it was written.
+   */
+  connect_ms?: number
   headers_at: number | null
   /** Arrival of the first token-bearing event (content, reasoning, refusal or tool-call delta). */
   first_token_at: number | null

@@ -1,4 +1,5 @@
 import type { EmbeddingFigures } from '../metrics/embedding-figures.js'
+import type { LevelSummary } from '../metrics/summarize.js'
 import { STOPPED_EARLY_FLAG_SHARE } from '../metrics/workload-figures.js'
 import type { BenchResult } from '../result/bench-result.js'
 import { levelName } from '../result/level-name.js'
@@ -47,7 +48,7 @@ export function workloadNotes(result: BenchResult): string[] {
   }
   for (const level of result.levels) {
     const name = levelName(meta, level.value)
-    const { input, output, schedule } = level
+    const { input, output } = level
     if (input?.requested_mean != null && input.server_mean != null) {
       const off = (100 * (input.server_mean - input.requested_mean)) / Math.max(1, input.requested_mean)
       if (Math.abs(off) >= 2)
@@ -63,16 +64,8 @@ export function workloadNotes(result: BenchResult): string[] {
           'send --ignore-eos if the server accepts it (vLLM, SGLang, TGI)',
       )
     }
-    if (schedule?.fell_behind) {
-      const intended = level.ttft_ms_from_intended
-      const p99 = intended?.p99 ?? intended?.max ?? null
-      lines.push(
-        `${name}: FELL BEHIND its schedule: ${schedule.reason}` +
-          (p99 === null
-            ? ''
-            : ` (TTFT p99 from intended time ${p99.toFixed(0)} ms vs ${level.ttft_ms.p99?.toFixed(0) ?? '-'} ms from send)`),
-      )
-    }
+    const lateness = latenessNote(level)
+    if (lateness !== null) lines.push(`${name}: ${lateness}`)
   }
   const cost = result.cost
   if (cost !== null && cost !== undefined) {
@@ -82,4 +75,56 @@ export function workloadNotes(result: BenchResult): string[] {
     lines.push(`Cost: ${parts.join(', ')}`)
   }
   return lines
+}
+
+/** Lateness below this share of TTFT p50 changes no figure worth a warning: a note, not an alarm. */
+const MINOR_LATENESS_SHARE = 0.1
+/** A connect wait this long is a dropped SYN retried after 1 s: the server's accept backlog was full. */
+const SYN_RETRY_MS = 900
+
+/**
+ * How late a request-rate level's sends were, where the wait was, and whether it matters, in
+ * proportion to TTFT: "sends were up to 28 ms late (p95, 1% of TTFT p50 2400 ms): no effect on the
+ * figures". A send late for its connection is the server's accept queue (or the network), and is
+ * said so rather than blamed on the client's schedule. Null when nothing was late (or not request-rate).
+ */
+export function latenessNote(
+  level: Pick<LevelSummary, 'schedule' | 'ttft_ms' | 'ttft_ms_from_intended'>,
+): string | null {
+  const { schedule } = level
+  if (schedule == null) return null
+  const connecting = schedule.late_connecting ?? 0
+  if (!schedule.fell_behind && connecting === 0) return null
+  const p95 = schedule.lateness_p95_ms ?? schedule.lateness_p99_ms ?? 0
+  const ttft = level.ttft_ms.p50
+  const share = ttft == null || ttft <= 0 ? null : p95 / ttft
+  const proportion =
+    share === null
+      ? ''
+      : `, ${share < 0.01 ? 'under 1' : Math.round(100 * share)}% of TTFT p50 ${ttft?.toFixed(0)} ms`
+  const where =
+    connecting === 0
+      ? ''
+      : `; ${connectingClause(connecting, schedule.late, schedule.connect_ms_max ?? null)}`
+  if (schedule.dropped === 0 && share !== null && share < MINOR_LATENESS_SHARE)
+    return `sends were up to ${p95.toFixed(0)} ms late (p95${proportion}): no effect on the figures${where}`
+  const intended = level.ttft_ms_from_intended
+  const p99 = intended?.p99 ?? intended?.max ?? null
+  const effect =
+    p99 === null
+      ? ''
+      : ` (TTFT p99 from the intended time ${p99.toFixed(0)} ms vs ${level.ttft_ms.p99?.toFixed(0) ?? '-'} ms from the send)`
+  if (schedule.fell_behind)
+    return `the client fell behind its schedule (lateness p95 ${p95.toFixed(0)} ms${proportion}): ${schedule.reason}${effect}${where}`
+  return `sends were late (p95 ${p95.toFixed(0)} ms${proportion})${where}; latency from the intended time includes the wait${effect}`
+}
+
+/** The sends late for their connection, and what such a wait is. */
+function connectingClause(connecting: number, late: number, connectMax: number | null): string {
+  const longest = connectMax === null ? '' : `, up to ${connectMax.toFixed(0)} ms`
+  const cause =
+    connectMax !== null && connectMax >= SYN_RETRY_MS
+      ? "the server's accept queue was full (a dropped connection attempt is retried after 1 s)"
+      : 'TCP/TLS set-up: the network or the server accepting connections slowly'
+  return `${connecting} of ${late} late sends waited for their connection${longest}: ${cause}, not the client's schedule`
 }

@@ -1,5 +1,6 @@
 import { runAdvice } from '../analysis/advice.js'
 import { explainKnee } from '../analysis/knee-cause.js'
+import { openLoopAdvice } from '../analysis/open-loop.js'
 import { misconfiguredAdvice, misconfiguredSummary } from '../analysis/run-gate.js'
 import { findSaturation, gainWithInterval, kneeUndecided, type Saturation } from '../analysis/saturation.js'
 import { type ScalingStep, stepsFromBelow } from '../analysis/scaling-step.js'
@@ -94,7 +95,12 @@ export function finishResult(figures: readonly LevelFigures[], meta: RunMeta): B
     const verdict = levelVerdict(summary, saturation, step)
     const advice =
       misconfiguredAdvice({ ...summary, verdict }) ??
-      adviceFor(verdict, summary, saturation, step, { ttftKey, undecided })
+      openLoopAdvice({ ...summary, verdict }) ??
+      adviceFor(verdict, summary, saturation, step, {
+        ttftKey,
+        undecided,
+        adds: rateMode ? 'load' : 'concurrency',
+      })
     return { ...summary, verdict, advice }
   })
   const hasSlos = Object.keys(meta.slo ?? {}).length > 0

@@ -8,6 +8,7 @@ import { asDiskFull, isNoSpace } from '../records/disk-full.js'
 import type { LevelProgress } from '../report/progress.js'
 import { writeReports } from '../report/render-folder.js'
 import { appendStepSummary } from '../report/step-summary.js'
+import { latenessNote } from '../report/workload-notes.js'
 import type { BenchResult } from '../result/bench-result.js'
 import { finishResult, summaryOptions } from '../result/build-result.js'
 import { RECORDS_FILE } from '../result/folder-layout.js'
@@ -433,7 +434,8 @@ function budgetRefusal(estimate: CostEstimate | null, limit: number): string | n
 function progressLine(level: LevelSummary, mode: RunConfig['load']['mode'], meta: RunMeta): string {
   const ttft = level.ttft_ms.p50 == null ? '-' : `${level.ttft_ms.p50.toFixed(0)} ms`
   const bound = level.client.bound ? ` — CLIENT-BOUND: ${level.client.reasons.join('; ')}` : ''
-  const behind = level.schedule?.fell_behind ? ` — FELL BEHIND: ${level.schedule.reason}` : ''
+  const lateness = latenessNote(level)
+  const behind = lateness === null ? '' : ` — ${lateness}`
   const name =
     meta.trace !== undefined
       ? levelName(meta, level.value)
