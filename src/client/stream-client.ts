@@ -259,11 +259,12 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
   }
 
   /** The socket, named right after onRequestStart: by undici's sendHeaders (see connections.ts) or the h1 client. */
-  onSocket(socket: Socket): void {
+  onSocket(socket: Socket, connectMs?: number): void {
     socketNamed(this)
     const state = this.watch.track(socket, this.reset)
     this.socket = state
     this.record.connection = claimSocket(state, this.record.sent_at) ? 'reused' : 'new'
+    if (connectMs !== undefined && this.record.connection === 'new') this.record.connect_ms = connectMs
   }
 
   onResponseStart(

@@ -124,6 +124,12 @@ export interface RequestRecord {
    */
   connection?: 'new' | 'reused'
   /**
+   * On a connection opened for this request (h1 client): its TCP handshake, ms, DNS not counted:
+   * one network round trip. It is before sent_at, so in no latency. Absent on a reused connection,
+   * with undici, and in records of older versions.
+   */
+  connect_ms?: number
+  /**
    * Set when the first try died on a reused connection before any response byte (the server had
    * closed it): the request was resent at once on a new connection, and this record is the resend.
    */

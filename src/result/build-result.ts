@@ -3,7 +3,7 @@ import { explainKnee } from '../analysis/knee-cause.js'
 import { misconfiguredAdvice, misconfiguredSummary } from '../analysis/run-gate.js'
 import { findSaturation, type Saturation } from '../analysis/saturation.js'
 import { stepsFromBelow } from '../analysis/scaling-step.js'
-import { serverViewOf } from '../analysis/server-view.js'
+import { kneeContextOf, serverViewOf } from '../analysis/server-view.js'
 import { adviceFor, levelVerdict } from '../analysis/verdict.js'
 import { requestTimeoutMs } from '../client/request-timeout.js'
 import { round } from '../metrics/distribution.js'
@@ -84,7 +84,10 @@ export function finishResult(figures: readonly LevelFigures[], meta: RunMeta): B
   const saturation =
     found === null
       ? null
-      : { ...found, cause: explainKnee(summaries.map(serverViewOf), found.value, meta.server?.slots ?? null) }
+      : {
+          ...found,
+          cause: explainKnee(summaries.map(serverViewOf), found.value, kneeContextOf(summaries, meta.server)),
+        }
   const steps = stepsFromBelow(summaries, ttftKey, rateMode)
   const levels: LevelSummary[] = summaries.map((summary) => {
     const step = steps.get(summary.value) ?? null
@@ -112,6 +115,7 @@ export function finishResult(figures: readonly LevelFigures[], meta: RunMeta): B
       misconfigured === null ? saturation : null,
       // Embeddings generate nothing: no advice on output lengths.
       protocolOf(meta.target?.protocol).generatesTokens ? meta.workload.output_tokens : null,
+      meta.server ?? null,
     ),
     cost: runCost(levels, meta),
   }
