@@ -58,7 +58,8 @@ test('a 40 ms relay is reported as the round trip and taken out of the queue bef
     const gross = atOne?.in_band?.queue_ms.p50 ?? null
     // The gross figure holds the relay; less the round trip it is near 0, as in the direct run.
     assert.ok(gross !== null && gross >= 2 * ONE_WAY_MS, `TTFT − prefill p50 at c=1: ${gross} ms`)
-    assert.ok(gross - relayedTrip.ms < 10, `queue before engine at c=1: ${gross - relayedTrip.ms} ms`)
+    // Under half the relay's round trip: the jitter of a busy machine at most, not the 40 ms.
+    assert.ok(gross - relayedTrip.ms < ONE_WAY_MS, `queue before engine at c=1: ${gross - relayedTrip.ms} ms`)
     console.log(
       `direct: round trip ${directTrip.ms} ms, c=1 TTFT − prefill p50 ${direct.result.levels[0]?.in_band?.queue_ms.p50} ms; ` +
         `relayed: round trip ${relayedTrip.ms} ms, c=1 TTFT − prefill p50 ${gross} ms`,
