@@ -1,4 +1,5 @@
 import type { LevelSummary } from '../metrics/summarize.js'
+import { type Engine, engineSetting } from './engine-settings.js'
 import type { Saturation } from './saturation.js'
 
 /** Below this many output tokens, connection set-up and first-token time dominate throughput. */
@@ -38,8 +39,15 @@ export function runAdvice(
   levels: readonly Level[],
   saturation: Saturation | null,
   outputTokens: number | null,
+  server: { slots: number | null; engine: Engine | null } | null = null,
 ): string[] {
   const advice: string[] = []
+  // The knee on the slots the server declared: the server is full, and its own flag says how to widen it.
+  if (saturation !== null && server?.slots != null && saturation.value === server.slots) {
+    advice.push(
+      `the knee is the server's ${server.slots} slots: to serve more at once, look at ${engineSetting('batch-size', server.engine).replace(/^the batch size: /, '')}`,
+    )
+  }
   const next = refinementLevel(levels, saturation)
   if (next !== null) {
     const sorted = [...levels].map((level) => level.value).sort((a, b) => a - b)

@@ -6,6 +6,9 @@
  * to look at. Without server figures the answer is "not enough server data", never a guess.
  */
 
+import { type Engine, engineSetting } from './engine-settings.js'
+import { describeRoundTrip, type RoundTrip } from './network.js'
+
 /** One level as the server saw it; null where the server did not say. */
 export interface LevelServerView {
   value: number
@@ -15,7 +18,10 @@ export interface LevelServerView {
   client_bound: boolean
   /** From the server's histograms (bucket-interpolated). */
   server_ttft_p50_ms: number | null
-  /** From the streams' own timings: client TTFT minus the server's prefill time, per request. */
+  /**
+   * From the streams' own timings: client TTFT minus the server's prefill time, per request. It
+   * holds the network's round trip: explainKnee takes the run's out before reading it as a queue.
+   */
   queue_before_engine_p50_ms: number | null
   running_max: number | null
   running_mean: number | null
@@ -60,15 +66,24 @@ const EMPTY_QUEUE = 1
 /** ITL p99 past the knee at least this many times the knee's: decode is being stalled by prefills. */
 const ITL_STALL = 1.5
 
+/** What the run knows beside its levels: the server's own description and the network between. */
+export interface KneeContext {
+  /** The server's batch size when it said so (llama.cpp's slots; vLLM's max-num-seqs is not exposed). */
+  slots?: number | null
+  /** The engine it said it is: each cause names that engine's own flags; null names every engine's. */
+  engine?: Engine | null
+  /** The run's measured round trip (analysis/network.ts): in every client-minus-server time, never a queue. */
+  roundTrip?: RoundTrip | null
+}
+
 /**
  * The cause of the knee at `knee`, judged on the first level past it (the knee itself when it is the
- * last level): that is where the extra load met the limit. `slots` is the server's batch size when it
- * said so (llama.cpp's slots, vLLM's max-num-seqs are not exposed).
+ * last level): that is where the extra load met the limit.
  */
 export function explainKnee(
   levels: readonly LevelServerView[],
   knee: number,
-  slots: number | null = null,
+  { slots = null, engine = null, roundTrip = null }: KneeContext = {},
 ): KneeCause {
   const sorted = [...levels].sort((a, b) => a.value - b.value)
   const at = sorted.find((level) => level.value === knee)
@@ -86,7 +101,7 @@ export function explainKnee(
     return {
       kind: 'no-server-data',
       evidence: 'not enough server data: no /metrics figures or stream timings at the knee',
-      setting: 'expose /metrics (vLLM, SGLang, TGI, llama.cpp --metrics) or point --server-metrics at it',
+      setting: engineSetting('metrics', engine),
     }
 
   const kv = past.kv_usage_max
@@ -95,11 +110,10 @@ export function explainKnee(
     return {
       kind: 'kv-cache',
       evidence: `KV cache full ${name}${kv === null ? '' : ` (use up to ${percent(kv)})`}${preempted ? `, ${past.preemptions} preemption(s)` : ''}`,
-      setting:
-        'KV-cache memory: vLLM --gpu-memory-utilization (or a smaller --max-model-len, shorter outputs, more GPUs)',
+      setting: `KV-cache memory: ${engineSetting('kv-cache', engine)}`,
     }
 
-  const outside = outsideSchedulerMs(past)
+  const outside = outsideSchedulerMs(past, roundTrip)
   const ttft = past.client_ttft_p50_ms
   const waitingOutside = waitingBeforeEngine(past)
   const engineHoldsTheWait =
@@ -111,17 +125,16 @@ export function explainKnee(
     ttft !== null &&
     ttft > 0 &&
     outside >= OUTSIDE_MIN_MS &&
-    outside >= OUTSIDE_SHARE * ttft &&
+    outside >= OUTSIDE_SHARE * (ttft - (roundTrip?.ms ?? 0)) &&
     !engineHoldsTheWait
   )
     return {
       kind: 'outside-scheduler',
       evidence:
         `requests wait before the engine ${name}: ${round(outside)} ms of the ${round(ttft)} ms TTFT p50 ` +
-        `is spent outside its scheduler${engineQueueWords(past.waiting_mean, waitingOutside)}` +
+        `is spent outside its scheduler${networkWords(roundTrip)}${engineQueueWords(past.waiting_mean, waitingOutside)}` +
         (slots === null ? '' : ` (${slots} slots)`),
-      setting:
-        'the layer in front of the engine: llama.cpp --parallel (slots) and --threads-http, a proxy or gateway connection limit',
+      setting: engineSetting('before-engine', engine),
     }
 
   const plateau =
@@ -135,23 +148,33 @@ export function explainKnee(
     return {
       kind: 'batch-slots',
       evidence: `running requests flat at ${at.running_max} ${name} while the engine's queue grew${kv === null ? '' : ` and the KV cache had room (${percent(kv)})`}`,
-      setting: 'the batch size: vLLM --max-num-seqs, SGLang --max-running-requests, llama.cpp --parallel',
+      setting: engineSetting('batch-size', engine),
     }
 
   if (at.itl_p99_ms !== null && past.itl_p99_ms !== null && past.itl_p99_ms >= ITL_STALL * at.itl_p99_ms)
     return {
       kind: 'prefill-interference',
       evidence: `inter-token latency p99 rose from ${round(at.itl_p99_ms)} to ${round(past.itl_p99_ms)} ms ${name}: prefills stall the decoding streams`,
-      setting: 'chunked prefill: vLLM --enable-chunked-prefill and --max-num-batched-tokens',
+      setting: engineSetting('prefill-chunking', engine),
     }
   return undetermined(`the server figures ${name} do not single out a resource`)
 }
 
-/** Time before the engine: the streams' own timings first, else client TTFT minus the server's histogram. */
-function outsideSchedulerMs(level: LevelServerView): number | null {
-  if (level.queue_before_engine_p50_ms !== null) return level.queue_before_engine_p50_ms
-  if (level.client_ttft_p50_ms === null || level.server_ttft_p50_ms === null) return null
-  return level.client_ttft_p50_ms - level.server_ttft_p50_ms
+/**
+ * Time before the engine that is not the network: the streams' own timings first, else client TTFT
+ * minus the server's histogram; either less the run's round trip, which a request spends at any load.
+ */
+function outsideSchedulerMs(level: LevelServerView, roundTrip: RoundTrip | null): number | null {
+  const gross =
+    level.queue_before_engine_p50_ms ??
+    (level.client_ttft_p50_ms === null || level.server_ttft_p50_ms === null
+      ? null
+      : level.client_ttft_p50_ms - level.server_ttft_p50_ms)
+  return gross === null ? null : Math.max(0, gross - (roundTrip?.ms ?? 0))
+}
+
+function networkWords(roundTrip: RoundTrip | null): string {
+  return roundTrip === null || roundTrip.ms < 1 ? '' : `, beyond a ${describeRoundTrip(roundTrip)}`
 }
 
 /** Requests open at the client that the engine neither ran nor queued, on average; null when unknown. */
@@ -162,7 +185,9 @@ function waitingBeforeEngine(level: LevelServerView): number | null {
 
 function engineQueueWords(waiting: number | null, waitingOutside: number | null): string {
   if (waiting === null) return ''
-  if (waiting < EMPTY_QUEUE) return ' while its queue is empty'
+  // Worded from the gauge: a mean of 0.67 is not an empty queue, only one too short to blame.
+  if (waiting === 0) return ' while its own queue stayed empty (waiting 0 on average)'
+  if (waiting < EMPTY_QUEUE) return ` while its own queue held ${waiting.toFixed(2)} requests on average`
   return ` while its own queue held ${waiting.toFixed(1)} requests on average and ${(waitingOutside ?? 0).toFixed(1)} waited in front of it`
 }
 

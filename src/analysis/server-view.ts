@@ -1,9 +1,11 @@
 import type { LevelSummary } from '../metrics/summarize.js'
-import type { LevelServerView } from './knee-cause.js'
+import type { Engine } from './engine-settings.js'
+import type { KneeContext, LevelServerView } from './knee-cause.js'
+import { runRoundTrip } from './network.js'
 
 type LevelFigures = Pick<
   LevelSummary,
-  'value' | 'achieved_concurrency' | 'ttft_ms' | 'itl_ms' | 'client' | 'server' | 'in_band'
+  'value' | 'achieved_concurrency' | 'ttft_ms' | 'itl_ms' | 'client' | 'server' | 'in_band' | 'network'
 > &
   Partial<Pick<LevelSummary, 'reasoning'>>
 
@@ -26,4 +28,15 @@ export function serverViewOf(level: LevelFigures): LevelServerView {
     kv_usage_max: server?.kv_cache_usage?.max ?? null,
     preemptions: server?.preemptions ?? null,
   }
+}
+
+/**
+ * What explainKnee needs of the run beside its levels: the server's slots and engine as it described
+ * itself (meta.server, shaped like result/server-self.ts's ServerSelf), and the round trip the levels measured.
+ */
+export function kneeContextOf(
+  levels: readonly LevelFigures[],
+  server: { slots: number | null; engine: Engine | null } | null | undefined,
+): KneeContext {
+  return { slots: server?.slots ?? null, engine: server?.engine ?? null, roundTrip: runRoundTrip(levels) }
 }

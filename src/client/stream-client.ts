@@ -255,17 +255,18 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
     this.controller = controller
     if (this.plan.scheduled_at === null) this.record.scheduled_at = at
     // Until now sent_at was the hand-over to the pool: the difference is the wait for the connection.
-    this.record.connect_ms = at - this.record.sent_at
+    this.record.connection_wait_ms = at - this.record.sent_at
     this.record.sent_at = at
     awaitSocket(this)
   }
 
   /** The socket, named right after onRequestStart: by undici's sendHeaders (see connections.ts) or the h1 client. */
-  onSocket(socket: Socket): void {
+  onSocket(socket: Socket, connectMs?: number): void {
     socketNamed(this)
     const state = this.watch.track(socket, this.reset)
     this.socket = state
     this.record.connection = claimSocket(state, this.record.sent_at) ? 'reused' : 'new'
+    if (connectMs !== undefined && this.record.connection === 'new') this.record.connect_ms = connectMs
   }
 
   onResponseStart(

@@ -17,6 +17,7 @@ import { type AnyFigure, accumulator, figure, type LevelContext, type LevelFigur
 import { inBandAccumulator } from './in-band-figures.js'
 import { inFlightAccumulator } from './in-flight.js'
 import { CONFIDENCE, type LevelIntervals, percentileIntervals, throughputInterval } from './intervals.js'
+import { networkAccumulator } from './network-figures.js'
 import { openLoopAccumulator } from './open-loop-figures.js'
 import { reasoningAccumulator, reasoningNotes } from './reasoning-figures.js'
 import { sloAccumulator } from './slo.js'
@@ -584,6 +585,23 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
       accumulator: into('connections', (context) =>
         connectionAccumulator(() => context.clientStats.connections?.closed_by_server),
       ),
+    },
+  }),
+  figure({
+    fields: {
+      network: {
+        unit: 'object',
+        definition:
+          'connect_ms: the TCP handshake of each connection opened for a measured request (h1 client; DNS not counted), ' +
+          "ms: one network round trip plus the server kernel's accept, before the request was sent and so in no latency. " +
+          'Absent when no connection was timed (every request on a kept-alive one, or records of older versions). The ' +
+          "run's round trip (the knee's cause, the queue before the engine) is the least of these, or where the engine " +
+          'reports its own time, the least client TTFT - server prefill over the levels (see in_band.queue_ms).',
+      },
+    },
+    absentWhenNull: true,
+    source: {
+      accumulator: into('network', ({ options }) => networkAccumulator(options.percentiles)),
     },
   }),
   figure({

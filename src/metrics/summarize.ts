@@ -16,6 +16,7 @@ import type { InBandFigures } from './in-band-figures.js'
 import type { AchievedConcurrency, SteadyWindow } from './in-flight.js'
 import type { LevelIntervals } from './intervals.js'
 import { LevelTally } from './level-tally.js'
+import type { NetworkFigures } from './network-figures.js'
 import type { OpenLoopFigures } from './open-loop-figures.js'
 import type { ReasoningFigures } from './reasoning-figures.js'
 import type { LevelSlo, Slo } from './slo.js'
@@ -98,6 +99,8 @@ export interface LevelSummary extends LevelFailures {
   token_counting: TokenCounting
   /** New and reused connections, resends, and the server's closes after responses. */
   connections?: ConnectionFigures
+  /** TCP handshakes of the connections opened for its requests (one round trip each); absent when none was timed. */
+  network?: NetworkFigures
   /** Tokens per event, ITL per token, events after [DONE]. */
   events?: EventFigures
   /** Embeddings runs: inputs and input tokens per second (TTFT, TPOT, ITL, output tok/s do not apply). */

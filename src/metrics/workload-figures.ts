@@ -36,12 +36,12 @@ export interface ScheduleFigures {
   /** Measured requests sent more than LATE_MS after their intended time. */
   late: number
   /**
-   * Of those, the ones late mostly for waiting on their connection (connect_ms at least half the
+   * Of those, the ones late mostly for waiting on their connection (connection_wait_ms at least half the
    * lateness): the server's accept queue or the network, not the client's schedule. Absent in older results.
    */
   late_connecting?: number
   /** The longest connect wait of a measured request; null when the records do not say (absent in older results). */
-  connect_ms_max?: number | null
+  connection_wait_ms_max?: number | null
   lateness_p50_ms: number | null
   /** Absent in older results. */
   lateness_p95_ms?: number | null
@@ -176,10 +176,10 @@ const CONNECTING_SHARE = 0.5
 
 /** Where a late send's wait was: connecting, or before (the client's timer, its in-flight cap). */
 export function lateForConnecting(
-  record: Pick<RequestRecord, 'sent_at' | 'scheduled_at' | 'connect_ms'>,
+  record: Pick<RequestRecord, 'sent_at' | 'scheduled_at' | 'connection_wait_ms'>,
 ): boolean {
   const lateness = record.sent_at - record.scheduled_at
-  const connect = record.connect_ms ?? 0
+  const connect = record.connection_wait_ms ?? 0
   return lateness > LATE_MS && connect > LATE_MS && connect >= CONNECTING_SHARE * lateness
 }
 
@@ -193,7 +193,7 @@ export function scheduleAccumulator(stats: () => ArrivalStats): Accumulator<Sche
       if (r.attempt !== 1) return
       samples.push(r.sent_at - r.scheduled_at)
       if (lateForConnecting(r)) lateConnecting++
-      if (r.connect_ms !== undefined) connectMax = Math.max(connectMax ?? 0, r.connect_ms)
+      if (r.connection_wait_ms !== undefined) connectMax = Math.max(connectMax ?? 0, r.connection_wait_ms)
     },
     result: () => {
       const { arrivals, maxInFlight } = stats()
@@ -230,7 +230,7 @@ function scheduleOf(
     dropped,
     late,
     late_connecting: connecting.lateConnecting,
-    connect_ms_max: roundOrNull(connecting.connectMax),
+    connection_wait_ms_max: roundOrNull(connecting.connectMax),
     lateness_p50_ms: roundOrNull(percentileOfSorted(lateness, 50)),
     lateness_p95_ms: roundOrNull(percentileOfSorted(lateness, 95)),
     lateness_p99_ms: roundOrNull(p99),

@@ -71,7 +71,7 @@ export interface RequestRecord {
    * kept-alive one is reused. Part of sent_at - scheduled_at; absent in records of older versions
    * and when the request failed before it was written.
    */
-  connect_ms?: number
+  connection_wait_ms?: number
   headers_at: number | null
   /** Arrival of the first token-bearing event (content, reasoning, refusal or tool-call delta). */
   first_token_at: number | null
@@ -130,6 +130,12 @@ export interface RequestRecord {
    * Absent when it failed before reaching a connection (refused, or records of older versions).
    */
   connection?: 'new' | 'reused'
+  /**
+   * On a connection opened for this request (h1 client): its TCP handshake, ms, DNS not counted:
+   * one network round trip. It is before sent_at, so in no latency. Absent on a reused connection,
+   * with undici, and in records of older versions.
+   */
+  connect_ms?: number
   /**
    * Set when the first try died on a reused connection before any response byte (the server had
    * closed it): the request was resent at once on a new connection, and this record is the resend.

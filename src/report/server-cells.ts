@@ -1,3 +1,4 @@
+import { type RoundTrip, runRoundTrip } from '../analysis/network.js'
 import type { LevelSummary } from '../metrics/summarize.js'
 import type { BenchResult } from '../result/bench-result.js'
 
@@ -12,7 +13,10 @@ export interface ServerColumn {
   cell: (level: LevelSummary) => string
 }
 
-const COLUMNS: { column: ServerColumn; shown: (level: LevelSummary) => boolean }[] = [
+const COLUMNS: {
+  column: ServerColumn | ((result: BenchResult) => ServerColumn)
+  shown: (level: LevelSummary) => boolean
+}[] = [
   {
     shown: (level) => level.server?.running != null || level.server?.waiting != null,
     column: {
@@ -35,14 +39,7 @@ const COLUMNS: { column: ServerColumn; shown: (level: LevelSummary) => boolean }
   },
   {
     shown: (level) => level.in_band?.queue_ms.p50 != null,
-    column: {
-      head: 'queue before engine\np50 ms (prefill)',
-      cell: (level) => {
-        const queue = level.in_band?.queue_ms.p50
-        const prefill = level.in_band?.server_prefill_ms.p50
-        return queue == null ? '-' : `${queue.toFixed(0)}${prefill == null ? '' : ` (${prefill.toFixed(0)})`}`
-      },
-    },
+    column: (result) => queueColumn(runRoundTrip(result.levels)),
   },
   {
     shown: (level) => level.server?.joules_per_output_token != null,
@@ -51,7 +48,27 @@ const COLUMNS: { column: ServerColumn; shown: (level: LevelSummary) => boolean }
 ]
 
 export function serverColumns(result: BenchResult): ServerColumn[] {
-  return COLUMNS.filter(({ shown }) => result.levels.some(shown)).map(({ column }) => column)
+  return COLUMNS.filter(({ shown }) => result.levels.some(shown)).map(({ column }) =>
+    typeof column === 'function' ? column(result) : column,
+  )
+}
+
+/**
+ * Client TTFT − server prefill p50, less the run's round trip (analysis/network.ts): the network is
+ * crossed at any load, so only what is left is a queue. The head says how much was taken out.
+ */
+function queueColumn(roundTrip: RoundTrip | null): ServerColumn {
+  const rtt = roundTrip?.ms ?? 0
+  return {
+    head: `queue before engine\n${roundTrip === null ? '' : `less ${rtt.toFixed(0)} ms RTT, `}p50 ms (prefill)`,
+    cell: (level) => {
+      const queue = level.in_band?.queue_ms.p50
+      const prefill = level.in_band?.server_prefill_ms.p50
+      return queue == null
+        ? '-'
+        : `${Math.max(0, queue - rtt).toFixed(0)}${prefill == null ? '' : ` (${prefill.toFixed(0)})`}`
+    },
+  }
 }
 
 function gauge(value: number | null | undefined, digits: number): string {

@@ -105,7 +105,7 @@ export function latenessNote(
   const where =
     connecting === 0
       ? ''
-      : `; ${connectingClause(connecting, schedule.late, schedule.connect_ms_max ?? null)}`
+      : `; ${connectingClause(connecting, schedule.late, schedule.connection_wait_ms_max ?? null)}`
   if (schedule.dropped === 0 && share !== null && share < MINOR_LATENESS_SHARE)
     return `sends were up to ${p95.toFixed(0)} ms late (p95${proportion}): no effect on the figures${where}`
   const intended = level.ttft_ms_from_intended

@@ -4,7 +4,7 @@ import { openLoopAdvice } from '../analysis/open-loop.js'
 import { misconfiguredAdvice, misconfiguredSummary } from '../analysis/run-gate.js'
 import { findSaturation, gainWithInterval, kneeUndecided, type Saturation } from '../analysis/saturation.js'
 import { type ScalingStep, stepsFromBelow } from '../analysis/scaling-step.js'
-import { serverViewOf } from '../analysis/server-view.js'
+import { kneeContextOf, serverViewOf } from '../analysis/server-view.js'
 import { adviceFor, levelVerdict } from '../analysis/verdict.js'
 import { requestTimeoutMs } from '../client/request-timeout.js'
 import { round } from '../metrics/distribution.js'
@@ -87,7 +87,10 @@ export function finishResult(figures: readonly LevelFigures[], meta: RunMeta): B
   const saturation =
     found === null
       ? null
-      : { ...found, cause: explainKnee(judged.map(serverViewOf), found.value, meta.server?.slots ?? null) }
+      : {
+          ...found,
+          cause: explainKnee(judged.map(serverViewOf), found.value, kneeContextOf(judged, meta.server)),
+        }
   const undecided = saturation === null ? kneeUndecided(judged, ttftKey, rateMode) : null
   const steps = stepsFromBelow(judged, ttftKey, rateMode)
   const levels: LevelSummary[] = summaries.map((summary) => {
@@ -120,6 +123,7 @@ export function finishResult(figures: readonly LevelFigures[], meta: RunMeta): B
       misconfigured === null ? saturation : null,
       // Embeddings generate nothing: no advice on output lengths.
       protocolOf(meta.target?.protocol).generatesTokens ? meta.workload.output_tokens : null,
+      meta.server ?? null,
     ),
     cost: runCost(levels, meta),
   }

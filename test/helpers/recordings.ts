@@ -40,13 +40,15 @@ export function measurePlan(body: Buffer = Buffer.from('{"model":"m"}')): Reques
 
 /**
  * A record without its clock readings (stamped or not, and how many token times): what must not
- * depend on how the bytes were split or which client read them. `connection` is left out when asked.
+ * depend on how the bytes were split or which client read them. `connection` and `connect_ms` are left out
+ * when asked.
  */
 export function recordContent(record: RequestRecord, withConnection = true): Record<string, unknown> {
   const kept: Record<string, unknown> = {}
   for (const [key, value] of Object.entries(record)) {
-    if (key === 'connection' && !withConnection) continue
-    if (key.endsWith('_at')) kept[key] = value === null ? null : 'stamped'
+    // connect_ms is the connection's (only the h1 client times it), and a clock reading.
+    if ((key === 'connection' || key === 'connect_ms') && !withConnection) continue
+    if (key.endsWith('_at') || key === 'connect_ms') kept[key] = value === null ? null : 'stamped'
     else if (key === 'token_times') kept[key] = (value as number[]).length
     else kept[key] = value
   }

@@ -14,7 +14,7 @@ const send = (lateMs: number, connectMs?: number) =>
   makeRecord({
     scheduled_at: 0,
     sent_at: lateMs,
-    ...(connectMs === undefined ? {} : { connect_ms: connectMs }),
+    ...(connectMs === undefined ? {} : { connection_wait_ms: connectMs }),
   })
 
 /** A level whose TTFT from the send is `ttftMs` for every request, with this schedule. */
@@ -27,11 +27,19 @@ function level(schedule: ScheduleFigures, ttftMs: number) {
 }
 
 test('a late send is late for its connection when connecting was at least half its wait', () => {
-  assert.equal(lateForConnecting({ scheduled_at: 0, sent_at: 1020, connect_ms: 1015 }), true)
-  assert.equal(lateForConnecting({ scheduled_at: 0, sent_at: 100, connect_ms: 50 }), true, 'exactly half')
-  assert.equal(lateForConnecting({ scheduled_at: 0, sent_at: 100, connect_ms: 49.9 }), false)
+  assert.equal(lateForConnecting({ scheduled_at: 0, sent_at: 1020, connection_wait_ms: 1015 }), true)
+  assert.equal(
+    lateForConnecting({ scheduled_at: 0, sent_at: 100, connection_wait_ms: 50 }),
+    true,
+    'exactly half',
+  )
+  assert.equal(lateForConnecting({ scheduled_at: 0, sent_at: 100, connection_wait_ms: 49.9 }), false)
   assert.equal(lateForConnecting({ scheduled_at: 0, sent_at: 100 }), false, 'older records: no connect time')
-  assert.equal(lateForConnecting({ scheduled_at: 0, sent_at: 19, connect_ms: 19 }), false, 'not late at all')
+  assert.equal(
+    lateForConnecting({ scheduled_at: 0, sent_at: 19, connection_wait_ms: 19 }),
+    false,
+    'not late at all',
+  )
 })
 
 test('sends late for their connection do not make the client fall behind; its own late sends do', () => {
@@ -39,7 +47,7 @@ test('sends late for their connection do not make the client fall behind; its ow
   const accept = scheduleFigures([...onTime, send(1020, 1015), send(1030, 1012)], null, null)
   assert.equal(accept.late, 2)
   assert.equal(accept.late_connecting, 2)
-  assert.equal(accept.connect_ms_max, 1015)
+  assert.equal(accept.connection_wait_ms_max, 1015)
   assert.equal(accept.fell_behind, false)
   const own = scheduleFigures([...onTime, send(300, 0.4), send(320, 0.3)], null, 4)
   assert.equal(own.late_connecting, 0)

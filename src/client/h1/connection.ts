@@ -39,8 +39,11 @@ export interface ConnectionOwner {
   closed(connection: H1Connection): void
 }
 
-/** A handler that also wants the socket (the Exchange: connections.ts's bookkeeping). */
-type Handler = Dispatcher.DispatchHandler & { onSocket?(socket: Socket): void }
+/**
+ * A handler that also wants the socket (the Exchange: connections.ts's bookkeeping) and, for the
+ * first request on a connection, how long its TCP connect took.
+ */
+type Handler = Dispatcher.DispatchHandler & { onSocket?(socket: Socket, connectMs?: number): void }
 
 /** One request as the pool built it: written by a connection now, or once one is free. */
 export interface H1Request {
@@ -73,6 +76,13 @@ export class H1Connection implements ResponseSink {
   private readonly parser = new ResponseParser(this)
   private handler: Handler | null = null
   private connected = false
+  /**
+   * The TCP handshake's duration (SYN to SYN-ACK: one network round trip, plus the kernel's accept),
+   * from the name's resolution when there was one, so DNS is not counted; handed to the first
+   * request written, then null. TLS's handshake is left out: it is more round trips and CPU.
+   */
+  private connectMs: number | null = null
+  private connectStartedAt = performance.now()
   private connectTimer: NodeJS.Timeout | null = null
   /** The request written (or to write once connected): its head and body. */
   private head = ''
@@ -108,6 +118,8 @@ export class H1Connection implements ResponseSink {
     this.socket.setNoDelay(true)
     this.socket.setKeepAlive(true, 60_000)
     this.connectTimer = setTimeout(this.onConnectTimeout, connectTimeoutMs)
+    this.socket.once('lookup', this.onLookup)
+    this.socket.once('connect', this.onTcpConnect)
     this.socket.once(origin.tls ? 'secureConnect' : 'connect', this.onConnect)
     this.socket.on('end', this.onServerEnd)
     this.socket.on('error', this.onSocketError)
@@ -186,7 +198,9 @@ export class H1Connection implements ResponseSink {
     // The real send time: the handler stamps it here (after connecting), as undici's onRequestStart.
     handler.onRequestStart?.(this.control as RequestControl, {})
     if (this.handler !== handler) return
-    handler.onSocket?.(this.socket)
+    const connectMs = this.connectMs ?? undefined
+    this.connectMs = null
+    handler.onSocket?.(this.socket, connectMs)
     const { socket, body } = this
     if (body === null || body.length <= BODY_SLICE_BYTES) {
       socket.cork()
@@ -211,6 +225,14 @@ export class H1Connection implements ResponseSink {
         return
       }
     }
+  }
+
+  private readonly onLookup = (): void => {
+    this.connectStartedAt = performance.now()
+  }
+
+  private readonly onTcpConnect = (): void => {
+    this.connectMs = performance.now() - this.connectStartedAt
   }
 
   private readonly onConnect = (): void => {
