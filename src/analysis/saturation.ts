@@ -22,6 +22,8 @@ export interface Saturation {
   bracket?: [number, number] | null
   /** Why the knee is there, from the server's figures at and past it (see knee-cause.ts); absent in older results. */
   cause?: KneeCause
+  /** Why the knee may not be where it is (the environment drifted during the run: drift.ts); absent when nothing says so. */
+  uncertain?: string
 }
 
 /** TTFT must climb at least this much beyond the knee: the extra streams queue instead of adding work. */

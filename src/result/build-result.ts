@@ -1,4 +1,5 @@
 import { runAdvice } from '../analysis/advice.js'
+import { type Drift, DriftSamples } from '../analysis/drift.js'
 import { explainKnee } from '../analysis/knee-cause.js'
 import { misconfiguredAdvice, misconfiguredSummary } from '../analysis/run-gate.js'
 import { findSaturation, type Saturation } from '../analysis/saturation.js'
@@ -41,7 +42,12 @@ export function buildResult(
   // One pass over the records: each measured one to its level's summary.
   const options = summaryOptions(meta)
   const summarizers = new Map(levels.map((level) => [level.value, new LevelSummarizer(level.value, options)]))
-  for (const record of records) if (record.phase === 'measure') summarizers.get(record.level)?.add(record)
+  // The control (phase `control`) is the first level measured again: compared with it, never mixed in.
+  const drift = new DriftSamples(levels[0]?.value ?? 0)
+  for (const record of records) {
+    if (record.phase === 'measure') summarizers.get(record.level)?.add(record)
+    drift.add(record)
+  }
   return finishResult(
     levels.map((level) => {
       const summarizer = summarizers.get(level.value) as LevelSummarizer
@@ -53,6 +59,7 @@ export function buildResult(
       )
     }),
     { ...meta, partial: meta.partial || cut.length > 0, totals },
+    drift.result(),
   )
 }
 
@@ -76,7 +83,11 @@ export function summaryOptions(meta: RunMeta): SummaryOptions {
  * The same, from per-level summaries: a run summarizes each level when it ends and drops its records
  * (they are on disk), so memory stays flat over long runs.
  */
-export function finishResult(figures: readonly LevelFigures[], meta: RunMeta): BenchResult {
+export function finishResult(
+  figures: readonly LevelFigures[],
+  meta: RunMeta,
+  drift: Drift | null = null,
+): BenchResult {
   const summaries = unreachableAfterAnswers(figures)
   const ttftKey = meta.percentiles.includes(95) ? 'p95' : 'mean'
   const rateMode = meta.load?.mode === 'request_rate'
@@ -84,7 +95,11 @@ export function finishResult(figures: readonly LevelFigures[], meta: RunMeta): B
   const saturation =
     found === null
       ? null
-      : { ...found, cause: explainKnee(summaries.map(serverViewOf), found.value, meta.server?.slots ?? null) }
+      : {
+          ...found,
+          cause: explainKnee(summaries.map(serverViewOf), found.value, meta.server?.slots ?? null),
+          ...(drift?.moved ? { uncertain: drift.reason } : {}),
+        }
   const steps = stepsFromBelow(summaries, ttftKey, rateMode)
   const levels: LevelSummary[] = summaries.map((summary) => {
     const step = steps.get(summary.value) ?? null
@@ -114,6 +129,7 @@ export function finishResult(figures: readonly LevelFigures[], meta: RunMeta): B
       protocolOf(meta.target?.protocol).generatesTokens ? meta.workload.output_tokens : null,
     ),
     cost: runCost(levels, meta),
+    ...(drift === null ? {} : { drift }),
   }
 }
 
