@@ -29,6 +29,8 @@ export interface Saturation {
   full_from?: number
   /** Why the knee is there, from the server's figures at and past it (see knee-cause.ts); absent in older results. */
   cause?: KneeCause
+  /** Why the knee may not be where it is (the environment drifted during the run: drift.ts); absent when nothing says so. */
+  uncertain?: string
 }
 
 /** Below this success rate, a falling success rate ends the levels the knee is looked for in. */

@@ -71,6 +71,7 @@ export const DEFAULTS: RunConfig = deepFreeze({
     warmup_requests: 5,
     warmup_s: 0,
     cooldown_s: 0,
+    control: true,
   },
   workload: {
     input: { kind: 'fixed', value: 256 },

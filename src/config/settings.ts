@@ -390,6 +390,19 @@ export const SETTINGS = {
       group: 'load',
     },
   },
+  control: {
+    doc: 'concurrency gradients: measure the first level again after the last, briefly, to see whether the environment drifted',
+    at: ['load', 'control'],
+    schema: bool,
+    json: 'bench.control',
+    toml: 'load.control',
+    flag: {
+      name: 'no-control',
+      kind: 'negated',
+      help: 'do not measure the first level again after the last (the drift control)',
+      group: 'load',
+    },
+  },
   // --- workload
   input_tokens: {
     doc: 'prompt length in tokens: a count, normal(mean, sd), uniform(min, max) or "dataset"',

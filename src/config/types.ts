@@ -68,6 +68,8 @@ export interface RunConfig {
     requests_per_level: number | null
     duration_per_level_s: number | null
     warmup_requests: number
+    /** Concurrency gradients: measure the first level again, briefly, after the last (analysis/drift.ts). */
+    control: boolean
   }
   workload: {
     /** Prompt length: fixed, normal, uniform, or the dataset's own. */

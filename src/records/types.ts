@@ -54,9 +54,11 @@ export interface RequestRecord {
   /**
    * measure: counted. warmup: before the measured window (warm-up requests, or sent in the warm-up
    * seconds of a timed level). cooldown: sent after the measured window, to keep the load steady
-   * while the window's last requests finish. preflight/calibration: probes before the run.
+   * while the window's last requests finish. preflight/calibration: probes before the run. control:
+   * the first level measured again, briefly, after the last one (see analysis/drift.ts), kept out of
+   * that level's figures.
    */
-  phase: 'warmup' | 'measure' | 'cooldown' | 'preflight' | 'calibration'
+  phase: 'warmup' | 'measure' | 'cooldown' | 'preflight' | 'calibration' | 'control'
   prompt_id: number
   /**
    * When the scheduler wanted it sent. Closed loop: the end of the stream's previous request.

@@ -2,6 +2,7 @@ import { MIN_HEALTHY_SUCCESS_RATE } from '../analysis/verdict.js'
 import type { Verdict } from '../metrics/summarize.js'
 import type { BenchResult } from '../result/bench-result.js'
 import { levelName } from '../result/level-name.js'
+import { driftLine } from './drift-line.js'
 import { escapeHtml } from './escape-html.js'
 import { kneeCauseLine } from './knee-cause-line.js'
 
@@ -72,6 +73,7 @@ export function headlineHtml(result: BenchResult): string {
     knee === null ? null : `Knee: ${result.saturation_summary}`,
     result.capacity_summary === null ? null : `Under the SLOs: ${result.capacity_summary}`,
     kneeCauseLine(result),
+    driftLine(result),
   ].filter((line): line is string => line !== null)
   const byVerdict = new Map<Verdict, string[]>()
   for (const level of [...result.levels].sort((a, b) => a.value - b.value))

@@ -2,6 +2,7 @@ import { joinUrl } from '../config/url.js'
 import type { BenchResult } from '../result/bench-result.js'
 import { levelName } from '../result/level-name.js'
 import { achievedNotes } from './achieved-cells.js'
+import { driftLine } from './drift-line.js'
 import { errorMessageLines } from './failure-notes.js'
 import { kneeCauseLine } from './knee-cause-line.js'
 import { levelColumns } from './level-columns.js'
@@ -59,5 +60,9 @@ export function renderMarkdown(result: BenchResult): string {
 /** The knee's cause under the saturation line, when there is a knee. */
 function whyLines(result: BenchResult): string[] {
   const why = kneeCauseLine(result)
-  return why === null ? [] : ['', why]
+  const drift = driftLine(result)
+  return [
+    ...(why === null ? [] : ['', why]),
+    ...(drift === null ? [] : ['', result.drift?.moved ? `**${inert(drift)}**` : inert(drift)]),
+  ]
 }

@@ -2,6 +2,7 @@ import Table from 'cli-table3'
 import type { BenchResult } from '../result/bench-result.js'
 import { levelName } from '../result/level-name.js'
 import { achievedNotes } from './achieved-cells.js'
+import { driftLine } from './drift-line.js'
 import { errorMessageLines } from './failure-notes.js'
 import { fitColumns } from './fit-columns.js'
 import { GroupedLines } from './grouped-lines.js'
@@ -55,7 +56,12 @@ export function renderTable(result: BenchResult, options: TableOptions = {}): st
 /** The lines under the table: saturation point, failures and what to do about each verdict. */
 export function renderVerdict(result: BenchResult): string {
   const why = kneeCauseLine(result)
-  const lines = [`Saturation: ${result.saturation_summary}`, ...(why === null ? [] : [`  ${why}`])]
+  const drift = driftLine(result)
+  const lines = [
+    `Saturation: ${result.saturation_summary}`,
+    ...(why === null ? [] : [`  ${why}`]),
+    ...(drift === null ? [] : [drift]),
+  ]
   const name = (value: number): string => levelName(result.meta, value)
   if (result.capacity_summary !== null) lines.push(`Capacity: ${result.capacity_summary}`)
   // Said once for all the levels it applies to: errors repeat the same lines at every level.

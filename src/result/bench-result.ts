@@ -1,3 +1,4 @@
+import type { Drift } from '../analysis/drift.js'
 import type { Saturation } from '../analysis/saturation.js'
 import type { Capacity } from '../metrics/slo.js'
 import type { LevelSummary } from '../metrics/summarize.js'
@@ -22,6 +23,11 @@ export interface BenchResult {
   advice: string[]
   /** Tokens and cost: measured levels, everything sent, and the estimate made before the run. */
   cost: RunCost | null
+  /**
+   * The first level measured again after the last (the control) against its first measurement;
+   * absent when no control was run (one level, interrupted, request-rate mode, --no-control, older versions).
+   */
+  drift?: Drift
 }
 
 export interface RunCost {

@@ -1,4 +1,5 @@
 import { runAdvice } from '../analysis/advice.js'
+import { type Drift, DriftSamples } from '../analysis/drift.js'
 import { explainKnee } from '../analysis/knee-cause.js'
 import { openLoopAdvice } from '../analysis/open-loop.js'
 import { misconfiguredAdvice, misconfiguredSummary } from '../analysis/run-gate.js'
@@ -42,7 +43,12 @@ export function buildResult(
   // One pass over the records: each measured one to its level's summary.
   const options = summaryOptions(meta)
   const summarizers = new Map(levels.map((level) => [level.value, new LevelSummarizer(level.value, options)]))
-  for (const record of records) if (record.phase === 'measure') summarizers.get(record.level)?.add(record)
+  // The control (phase `control`) is the first level measured again: compared with it, never mixed in.
+  const drift = new DriftSamples(levels[0]?.value ?? 0)
+  for (const record of records) {
+    if (record.phase === 'measure') summarizers.get(record.level)?.add(record)
+    drift.add(record)
+  }
   return finishResult(
     levels.map((level) => {
       const summarizer = summarizers.get(level.value) as LevelSummarizer
@@ -54,6 +60,7 @@ export function buildResult(
       )
     }),
     { ...meta, partial: meta.partial || cut.length > 0, totals },
+    drift.result(),
   )
 }
 
@@ -77,7 +84,11 @@ export function summaryOptions(meta: RunMeta): SummaryOptions {
  * The same, from per-level summaries: a run summarizes each level when it ends and drops its records
  * (they are on disk), so memory stays flat over long runs.
  */
-export function finishResult(figures: readonly LevelFigures[], meta: RunMeta): BenchResult {
+export function finishResult(
+  figures: readonly LevelFigures[],
+  meta: RunMeta,
+  drift: Drift | null = null,
+): BenchResult {
   const summaries = markInterrupted(unreachableAfterAnswers(figures), meta)
   const ttftKey = meta.percentiles.includes(95) ? 'p95' : 'mean'
   const rateMode = meta.load?.mode === 'request_rate'
@@ -90,6 +101,8 @@ export function finishResult(figures: readonly LevelFigures[], meta: RunMeta): B
       : {
           ...found,
           cause: explainKnee(judged.map(serverViewOf), found.value, kneeContextOf(judged, meta.server)),
+          // A knee measured while the environment drifted may owe its place to the drift.
+          ...(drift?.moved ? { uncertain: drift.reason, confidence: 'uncertain' as const } : {}),
         }
   const undecided = saturation === null ? kneeUndecided(judged, ttftKey, rateMode) : null
   const steps = stepsFromBelow(judged, ttftKey, rateMode)
@@ -115,7 +128,11 @@ export function finishResult(figures: readonly LevelFigures[], meta: RunMeta): B
     levels,
     saturation: misconfigured === null ? saturation : null,
     saturation_summary:
-      misconfigured ?? describeSaturation(saturation, levels, rateMode, meta.server ?? null, undecided),
+      misconfigured ??
+      describeSaturation(saturation, levels, rateMode, meta.server ?? null, undecided) +
+        (drift?.moved && saturation === null
+          ? '; the environment drifted during the run (see Drift): re-run before relying on it'
+          : ''),
     capacity: hasSlos ? findCapacity(levels) : null,
     capacity_summary: hasSlos ? describeCapacity(findCapacity(levels), meta.slo) : null,
     advice: runAdvice(
@@ -126,6 +143,7 @@ export function finishResult(figures: readonly LevelFigures[], meta: RunMeta): B
       meta.server ?? null,
     ),
     cost: runCost(levels, meta),
+    ...(drift === null ? {} : { drift }),
   }
 }
 
@@ -164,9 +182,11 @@ function describeSaturation(
   const slots = saturation === null || rateMode ? null : slotsBesideKnee(saturation.value, server)
   if (saturation !== null) {
     const between =
-      saturation.confidence === 'uncertain' && saturation.bracket
-        ? ` (uncertain: between ${saturation.bracket[0]} and ${saturation.bracket[1]})`
-        : ''
+      saturation.uncertain !== undefined
+        ? ' (uncertain: the environment drifted during the run)'
+        : saturation.confidence === 'uncertain' && saturation.bracket
+          ? ` (uncertain: between ${saturation.bracket[0]} and ${saturation.bracket[1]})`
+          : ''
     return `knee at ${unit} ${saturation.value}${between}: ${saturation.reason}${slots === null ? '' : ` (${slots})`}`
   }
   const judged = levels.filter((level) => level.verdict !== 'interrupted')

@@ -35,17 +35,19 @@ export interface MeasuredLevel {
  * Runs one level on the worker threads: every record completed (lengths asked for, token counts) and
  * kept as it arrives, the measured ones fed to the level's summary and its progress line (neither
  * keeps them); the main thread's CPU and loop watched from the start of the measured round.
+ * `phase` 'control': the level is the drift control, and its measured records are kept as such.
  */
 export async function measureLevel(
   context: MeasureContext,
   level: LevelShare,
   summary: { add(record: RequestRecord): void },
+  phase: 'measure' | 'control' = 'measure',
 ): Promise<MeasuredLevel> {
   const { pool, sink, planned, countTokens, progress } = context
   const tally = new ProgressTally()
   const unwatch = sink.watch({
     observe(record) {
-      if (record.phase !== 'measure' || record.level !== level.level) return
+      if (record.phase !== phase || record.level !== level.level) return
       summary.add(record)
       tally.add(record)
     },
@@ -77,6 +79,7 @@ export async function measureLevel(
           // Stamped first: the usage check weighs the server's count against the max_tokens sent.
           stampRequested(record, planned)
           completeTokenCounts(record, countTokens)
+          if (record.phase === 'measure') record.phase = phase
           sink.keep(record)
         }
       },

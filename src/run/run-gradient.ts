@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import { refinementLevel } from '../analysis/advice.js'
+import { DriftSamples } from '../analysis/drift.js'
 import type { Endpoint } from '../client/target.js'
 import type { RunConfig } from '../config/types.js'
 import { LevelSummarizer, type LevelSummary } from '../metrics/summarize.js'
@@ -187,6 +188,7 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
       summaries: [],
       windows: [],
       scraper,
+      drift: new DriftSamples(levelValues(config)[0] ?? 0),
       levelsStarted: 0,
       traceOffsets: sources.trace?.offsets_ms ?? null,
       measure: {
@@ -315,6 +317,8 @@ interface Gradient {
   /** Each summary's measured window, kept for the server figures recomputed at the end. */
   windows: (LevelWindow | null)[]
   scraper: ServerMetricsScraper | null
+  /** The first level's requests and the control's, compared at the end (analysis/drift.ts). */
+  drift: DriftSamples
   /** Levels whose start time has come (for --start-at's schedule). */
   levelsStarted: number
   /** --trace: the replayed rows' offsets at speed 1; null = arrivals from the arrival process. */
@@ -324,12 +328,16 @@ interface Gradient {
   clock: RunClock
 }
 
-/** The levels in order, then --refine's extra ones; a stop lets the level in flight drain and ends it. */
+/**
+ * The levels in order, then --refine's extra ones, then the control; a stop lets the level in flight
+ * drain and ends it.
+ */
 async function runLoad(gradient: Gradient): Promise<void> {
   const { options, pool, meta, endpoint } = gradient
   const { config, stop, log } = options
   stop.enter('load')
   const unregisterStop = stop.onRequest(() => pool.stop(Math.min(INTERRUPT_GRACE_MS, endpoint.timeoutMs)))
+  const unwatchDrift = gradient.measure.sink.watch({ observe: (record) => gradient.drift.add(record) })
   try {
     let result: BenchResult | null = null
     for (const value of levelValues(config)) {
@@ -343,9 +351,60 @@ async function runLoad(gradient: Gradient): Promise<void> {
       log(`refine: adding level ${next} to place the knee`)
       result = (await runLevel(gradient, next)) ?? result
     }
+    await runControl(gradient)
   } finally {
+    unwatchDrift()
     unregisterStop()
   }
+}
+
+/** The control takes at least this many requests (a median's 95% interval needs 6), ... */
+const CONTROL_MIN_REQUESTS = 8
+/** ... and at most this long or as long as the first level's measured window took, whichever is longer. */
+const CONTROL_MIN_SECONDS = 5
+
+/**
+ * The first level measured again after the last, briefly (a third of its requests, at least
+ * CONTROL_MIN_REQUESTS, cut at the first level's duration): its records have phase `control` and
+ * do not count in the level's figures; the result's `drift` compares the two. Only for a whole,
+ * uninterrupted concurrency gradient of two levels or more: an open loop's rate repeated is not a
+ * short measurement, a shard would measure its share only, and a session's turns differ by turn.
+ */
+async function runControl(gradient: Gradient): Promise<void> {
+  const { options, meta, measure, drift } = gradient
+  const { config, stop, log } = options
+  const first = gradient.summaries[0]
+  const whole = options.shard === undefined && options.schedule === undefined
+  const closedLoop =
+    config.load.mode === 'concurrency' && meta.trace === undefined && !config.workload.sessions
+  if (!config.load.control || stop.requested || !whole || !closedLoop || first === undefined) return
+  if (meta.levels_run.length < 2 || drift.firstSucceeded < 2) return
+  const level = planLevel(config, first.value, WHOLE_RUN)
+  if (level === null || level.load.kind !== 'closed') return
+  const requests = Math.min(
+    first.requests,
+    Math.max(CONTROL_MIN_REQUESTS, first.value, Math.ceil(first.requests / 3)),
+  )
+  const seconds = Math.max(CONTROL_MIN_SECONDS, first.duration_s)
+  log(
+    `control: level ${first.value} again, ${requests} requests (at most ${seconds.toFixed(0)} s), to see whether the environment drifted`,
+  )
+  measure.sink.setLevel(first.value)
+  await measureLevel(
+    measure,
+    {
+      ...level,
+      warmup: 0,
+      // Timed, so a server that slowed down cannot hold the run: nothing is sent after `seconds`.
+      window: { warmup_s: 0, duration_s: seconds, cooldown_s: 0 },
+      load: { ...level.load, requests },
+    },
+    { add() {} },
+    'control',
+  )
+  measure.sink.flush()
+  const result = drift.result()
+  if (result !== null) log(`control: ${result.reason}`)
 }
 
 /** One level: this shard's share of it, measured, summarized and written; null when skipped. */
@@ -395,7 +454,7 @@ async function finishRun(gradient: Gradient): Promise<RunOutcome> {
   meta.partial = options.stop.requested
   meta.finished_at = new Date().toISOString()
   await serverFiguresAtTheEnd(gradient)
-  const result = finishResult(gradient.summaries, meta)
+  const result = finishResult(gradient.summaries, meta, gradient.drift.result())
   writeJsonAtomic(resultPath, result)
   options.stop.enter('report')
   const reportNote = await writeReports(options.outDir, result, {

@@ -66,6 +66,7 @@ import {
   type TokenPhase,
   withReasoningUsage,
 } from './reasoning.js'
+import { checkSlowdown, type SimSlowdown, slowDownAt } from './slowdown.js'
 import { VllmMetrics } from './vllm-metrics.js'
 
 export interface SimulatorOptions extends Partial<SimParams> {
@@ -108,6 +109,8 @@ export interface SimulatorOptions extends Partial<SimParams> {
    * prefix, a session's history) cost no prefill and are reported as cached_tokens. Default off.
    */
   prefix_cache?: boolean
+  /** Slower from a given request on (./slowdown.ts); default never. */
+  slowdown?: SimSlowdown
 }
 
 export interface RunningSimulator {
@@ -183,6 +186,7 @@ interface SimContext {
   readonly quirks: SimQuirks
   readonly reasoning: SimReasoning | null
   readonly prefixCache: PrefixCache | null
+  readonly slowdown: SimSlowdown | null
 }
 
 interface PromptCounting {
@@ -204,6 +208,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
     timings = false,
     reasoning,
     prefix_cache = false,
+    slowdown,
     ...overrides
   } = opts
   if (!(Number.isInteger(template_tokens) && template_tokens >= 0))
@@ -230,6 +235,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
     quirks: checkQuirks(quirks),
     reasoning: checkReasoning(reasoning),
     prefixCache: prefix_cache ? new PrefixCache(params.kv_cache_tokens) : null,
+    slowdown: checkSlowdown(slowdown),
   }
   // keepAlive: TCP keep-alive probes; HTTP keep-alive (connection reuse) is on by default.
   const server = createServer({ keepAlive: true, noDelay: true }, (req, res) => onRequest(ctx, req, res))
@@ -544,6 +550,7 @@ function generate(
   arrivedAt: number,
 ): void {
   const requestNo = ++ctx.requestCount
+  slowDownAt(ctx.engine.params, ctx.slowdown, requestNo)
   const frames = buildFrames(r.kind, ctx.model, requestNo)
   const next = wordSource(ctx.engine.params.seed, requestNo)
   const outputTokens = r.eosAllowed ? earlyStopAt(ctx, requestNo, r.maxTokens) : r.maxTokens

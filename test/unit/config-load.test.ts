@@ -89,6 +89,7 @@ const DOCUMENTED_DEFAULTS: RunConfig = {
     warmup_requests: 5,
     warmup_s: 0,
     cooldown_s: 0,
+    control: true,
   },
   workload: {
     input: { kind: 'fixed', value: 256 },
@@ -233,6 +234,7 @@ test('every flag maps onto its RunConfig field', () => {
     max_in_flight: 64,
     warmup_seconds: 2,
     cooldown_seconds: 1,
+    control: false,
     profile: 'rag',
     dataset: 'prompts.jsonl',
     tokenizer: 'cl100k',
@@ -267,6 +269,7 @@ test('every flag maps onto its RunConfig field', () => {
       warmup_requests: 0,
       warmup_s: 2,
       cooldown_s: 1,
+      control: false,
     },
     // The rag profile's lengths are overridden by the flags' own.
     workload: {
