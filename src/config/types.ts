@@ -68,6 +68,8 @@ export interface RunConfig {
     requests_per_level: number | null
     duration_per_level_s: number | null
     warmup_requests: number
+    /** Concurrency mode: spread each level's first sends over about one request (no lockstep convoy). */
+    stagger: boolean
   }
   workload: {
     /** Prompt length: fixed, normal, uniform, or the dataset's own. */
