@@ -66,6 +66,7 @@ export const DEFAULTS: RunConfig = deepFreeze({
     arrival: 'poisson',
     burstiness: 1,
     max_in_flight: 1024,
+    stagger: true,
     requests_per_level: 40,
     duration_per_level_s: null,
     warmup_requests: 5,

@@ -322,6 +322,19 @@ export const SETTINGS = {
       group: 'load',
     },
   },
+  stagger: {
+    doc: "concurrency mode: each level's streams start spread over about one request's duration, so they are not in step; false = all at once",
+    at: ['load', 'stagger'],
+    schema: bool,
+    json: 'bench.stagger',
+    toml: 'load.stagger',
+    flag: {
+      name: 'no-stagger',
+      kind: 'negated',
+      help: "start a level's streams all at once (they may then run in step, a convoy)",
+      group: 'load',
+    },
+  },
   requests: {
     doc: 'requests measured at each level (set this or duration_per_level, not both)',
     at: ['load', 'requests_per_level'],

@@ -70,6 +70,8 @@ export interface RunConfig {
     warmup_requests: number
     /** Concurrency gradients: measure the first level again, briefly, after the last (analysis/drift.ts). */
     control: boolean
+    /** Concurrency mode: spread each level's first sends over about one request (no lockstep convoy). */
+    stagger: boolean
   }
   workload: {
     /** Prompt length: fixed, normal, uniform, or the dataset's own. */

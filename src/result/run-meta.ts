@@ -47,6 +47,8 @@ export interface RunMeta {
     warmup_s?: number
     cooldown_s?: number
     warmup_requests: number
+    /** Concurrency mode: how each level's streams start (staggered, or all at once with --no-stagger). */
+    stagger?: StaggerMeta
   }
   /** Prices the cost figures use; null or absent = none given. */
   pricing?: Prices | null
@@ -182,4 +184,13 @@ export interface LevelOverlap {
   ratio: number
   /** Each shard's measured window, ms on the merged clock (the first shard's). */
   windows: { shard: number; start_ms: number; end_ms: number }[]
+}
+
+/** How a closed-loop level's streams start: their first sends spread over `spread_ms` (0 = at once). */
+export interface StaggerMeta {
+  spread_ms: number
+  /** Where the spread comes from: the warm probes' projected request, a default, or off. */
+  from: 'probes' | 'default' | 'off'
+  /** The run description's sentence. */
+  note: string
 }

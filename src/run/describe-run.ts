@@ -3,11 +3,12 @@ import { performance } from 'node:perf_hooks'
 import { displayUrl } from '../client/redact.js'
 import type { RunConfig } from '../config/types.js'
 import { protocolOf } from '../protocols/wire-protocol.js'
-import type { ConnectionPolicy, CostEstimate, RunMeta, ShardInfo } from '../result/run-meta.js'
+import type { ConnectionPolicy, CostEstimate, RunMeta, ShardInfo, StaggerMeta } from '../result/run-meta.js'
+import { staggerSpreadMs } from '../schedule/stagger.js'
 import { TOOL_VERSION } from '../version.js'
 import { formatLength } from '../workload/lengths.js'
 import { connectionWords } from './connection-policy.js'
-import { levelValues } from './level-plan.js'
+import { levelValues, timedLevelSeconds } from './level-plan.js'
 import type { PreparedWorkload } from './prepare-workload.js'
 
 /** How the load is sent, in words, for meta.client.architecture. */
@@ -17,6 +18,25 @@ export function architecture(
   mode: RunConfig['load']['mode'],
 ): string {
   return `${workers} worker thread(s), each with its own event loop and connection pool (${connectionWords(connections, mode === 'request_rate')}); main thread writes records`
+}
+
+/**
+ * How each level's streams start: spread over one request's projected duration (the warm probes',
+ * see estimate.ts), a default without probes, or all at once when the user turned it off.
+ */
+export function describeStagger(config: RunConfig, estimate: CostEstimate | null): StaggerMeta {
+  if (!config.load.stagger)
+    return { spread_ms: 0, from: 'off', note: 'streams start together (--no-stagger): they may run in step' }
+  const projected = estimate?.request_seconds?.median
+  const timed = config.load.duration_per_level_s === null ? null : timedLevelSeconds(config.load)
+  const spread_ms = staggerSpreadMs(projected === undefined ? null : projected * 1000, timed)
+  const basis =
+    projected === undefined ? 'a default, without probes' : "about one request's duration, from the probes"
+  return {
+    spread_ms,
+    from: projected === undefined ? 'default' : 'probes',
+    note: `streams start staggered over ${spread_ms} ms (${basis}) so they are not in step`,
+  }
 }
 
 /** The run's meta before its first level: what was asked, how the load is sent, on which machine. */
@@ -41,6 +61,7 @@ export function describeRun(
     if (load.arrival === 'gamma') metaLoad.burstiness = load.burstiness
   }
   if (rateMode) metaLoad.max_in_flight = load.max_in_flight
+  else if (workload.trace === null) metaLoad.stagger = describeStagger(config, estimate)
   // A trace's levels are its rows: neither a count nor a duration of the config's.
   const trace = workload.trace !== null
   if (load.requests_per_level !== null && !trace) metaLoad.requests_per_level = load.requests_per_level

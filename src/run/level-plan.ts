@@ -3,6 +3,7 @@ import type { RunConfig } from '../config/types.js'
 import { seededRandom } from '../random.js'
 import { arrivalOffsets } from '../schedule/arrivals.js'
 import { type LevelShare, shareOf } from '../schedule/level-share.js'
+import { staggeredStarts } from '../schedule/stagger.js'
 import { traceWarmupPrompts } from './trace-plan.js'
 
 /** This process's place in a sharded run; {0, 1} for a whole run. */
@@ -34,24 +35,31 @@ export function planLevel(
   value: number,
   shard: ShardSlot,
   traceOffsetsMs: Float64Array | null = null,
+  /** Concurrency mode: the streams' first sends spread over this many ms (0 = all at once). */
+  staggerMs = 0,
 ): LevelShare | null {
   const whole =
-    traceOffsetsMs === null ? wholeLevel(config, value) : traceLevel(config, value, traceOffsetsMs)
+    traceOffsetsMs === null ? wholeLevel(config, value, staggerMs) : traceLevel(config, value, traceOffsetsMs)
   const share = shareOf(whole, shard.index, shard.count)
   const idle = share.load.kind === 'closed' ? share.load.concurrency === 0 : share.load.offsets.length === 0
   return idle ? null : share
 }
 
 /** The level before any division, the same in every shard. */
-function wholeLevel(config: RunConfig, value: number): LevelShare {
+function wholeLevel(config: RunConfig, value: number, staggerMs: number): LevelShare {
   const { load } = config
   const window =
     load.duration_per_level_s === null
       ? null
       : { warmup_s: load.warmup_s, duration_s: load.duration_per_level_s, cooldown_s: load.cooldown_s }
   const level = { level: value, warmup: load.warmup_requests, retry: config.client.retry, window }
-  if (load.mode === 'concurrency')
-    return { ...level, load: { kind: 'closed', concurrency: value, requests: load.requests_per_level } }
+  if (load.mode === 'concurrency') {
+    const closed = { kind: 'closed' as const, concurrency: value, requests: load.requests_per_level }
+    if (staggerMs <= 0 || value <= 1) return { ...level, load: closed }
+    // Seeded per level, as the arrivals are: every shard derives the same starts and keeps its own.
+    const startOffsets = staggeredStarts(value, staggerMs, config.workload.seed * 31 + value)
+    return { ...level, load: { ...closed, startOffsets } }
+  }
   const random = seededRandom(config.workload.seed * 31 + Math.round(value * 1000))
   const offsets = arrivalOffsets(
     { rate: value, process: load.arrival, burstiness: load.burstiness },

@@ -154,6 +154,8 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
     meta.run_id = sink.runId
     if (sources.trace !== null) meta.trace = sources.trace.meta
     meta.server = setUp.server
+    if (meta.load.stagger !== undefined && meta.load.levels.some((streams) => streams > 1))
+      options.log(meta.load.stagger.note)
     meta.totals = sink.totals
     const resultPath = join(outDir, config.metrics.output_json)
     // Written before the first level, so even a crash leaves a folder `report` can rebuild.
@@ -411,7 +413,8 @@ async function runControl(gradient: Gradient): Promise<void> {
 async function runLevel(gradient: Gradient, value: number): Promise<BenchResult | null> {
   const { options, meta, measure } = gradient
   const { config, stop, log } = options
-  const level = planLevel(config, value, options.shard ?? WHOLE_RUN, gradient.traceOffsets)
+  const stagger = meta.load.stagger?.spread_ms ?? 0
+  const level = planLevel(config, value, options.shard ?? WHOLE_RUN, gradient.traceOffsets, stagger)
   if (options.schedule !== undefined)
     await waitForLevelStart(options.schedule, gradient.levelsStarted, stop, log)
   gradient.levelsStarted++

@@ -76,7 +76,8 @@ export async function runRound(
   }
   const window = measuredWindow(share.window, round.startAt)
   if (share.load.kind === 'open') return runOpenLoop(share, window, share.load, round.startAt, context)
-  await runClosedLoop(share, window, share.load, roundEnd(share.window, round.startAt), context)
+  const starts = share.load.startOffsets?.map((offset) => round.startAt + offset)
+  await runClosedLoop(share, window, share.load, roundEnd(share.window, round.startAt), context, starts)
   return { arrivals: null }
 }
 
@@ -116,6 +117,8 @@ async function runClosedLoop(
   load: { concurrency: number; requests: number | null },
   deadline: number,
   context: RoundContext,
+  /** When each stream sends its first request (staggered starts); absent = all at once. */
+  starts?: Float64Array,
 ): Promise<void> {
   let left = load.requests ?? Number.POSITIVE_INFINITY
   const { clock } = context
@@ -127,15 +130,26 @@ async function runClosedLoop(
   }
   const { sessions } = context
   const loops: Promise<void>[] = []
-  for (let i = 0; i < load.concurrency; i++)
-    loops.push(
-      sessions === undefined
-        ? closedLoop(share, window, context, claim)
-        : sessionLoop(sessions, clock, claim, spend, (promptId, body, wantedAt, stamp) =>
-            sendAttempts(share, window, context, promptId, wantedAt, body, stamp),
-          ),
-    )
+  const stream = (): Promise<void> =>
+    sessions === undefined
+      ? closedLoop(share, window, context, claim)
+      : sessionLoop(sessions, clock, claim, spend, (promptId, body, wantedAt, stamp) =>
+          sendAttempts(share, window, context, promptId, wantedAt, body, stamp),
+        )
+  for (let i = 0; i < load.concurrency; i++) {
+    const startAt = starts?.[i]
+    loops.push(startAt === undefined ? stream() : waitUntil(startAt, context).then(stream))
+  }
   await Promise.all(loops)
+}
+
+/** Resolves at `at` on the context's clock, or sooner once a stop is asked for (polled). */
+async function waitUntil(at: number, context: RoundContext): Promise<void> {
+  const { clock } = context
+  while (!context.stopRequested() && clock.now() < at) {
+    const wait = Math.min(at - clock.now(), STOP_POLL_MS)
+    await new Promise<void>((resolve) => clock.after(wait, resolve))
+  }
 }
 
 async function closedLoop(

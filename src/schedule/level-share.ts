@@ -36,6 +36,11 @@ export interface ClosedShare {
   concurrency: number
   /** Stop issuing after this many requests (first attempts); null = at the end of the timed level. */
   requests: number | null
+  /**
+   * Each stream's first send of the measured round, ms after its start (./stagger.ts), one per
+   * stream; absent = every stream starts at once.
+   */
+  startOffsets?: Float64Array
 }
 
 /** Requests sent at intended times, whatever the server's pace. */
@@ -91,6 +96,10 @@ export function shareOf(share: LevelShare, index: number, count: number): LevelS
             kind: 'closed',
             concurrency: connections[index] as number,
             requests: load.requests === null ? null : part(load.requests),
+            // Dealt round-robin, as the streams are split: part `index` gets streams index, index + count, ...
+            ...(load.startOffsets === undefined
+              ? {}
+              : { startOffsets: dealtArrivals(load.startOffsets, index, count) }),
           }
         : {
             kind: 'open',

@@ -3,7 +3,11 @@
  *
  * - A request first waits for one of `slots` batch slots (FIFO queue, optionally bounded).
  * - Holding a slot, it runs its prefill: `prefill_base_ms + prefill_ms_per_token * input_tokens`.
- *   The first output token is emitted at the end of the prefill.
+ *   The first output token is emitted at the end of the prefill. Prompts that start their prefill in
+ *   the same engine step (within one decode step of each other) share that step, as a batching engine
+ *   (llama.cpp, vLLM) puts them in one batch: the step costs the sum of their prefills, and every one
+ *   of them gets its first token at its end. So five prompts arriving together each see ~5x the
+ *   prefill, and a closed loop of identical requests released together stays in lockstep (a convoy).
  * - Then it decodes: each further token comes one decode step later, and a step takes longer the more
  *   sequences are decoding together: `decode_base_ms + decode_ms_per_seq * running`.
  *
@@ -15,6 +19,7 @@
  */
 
 import type { Scheduler } from '../clock.js'
+import { staggeredStarts } from '../schedule/stagger.js'
 
 export interface SimParams {
   /** Batch slots: how many requests can be in prefill or decode at once. Integer >= 1. */
@@ -301,17 +306,37 @@ interface ActiveJob<T> {
   lastTokenAt: number
   /** Scheduled time of the next token, ms on the scheduler's clock. */
   deadline: number
+  /** The prefill step it shares (null until it gets a slot): its first token comes at the step's end. */
+  step: PrefillStep | null
   timer: T | undefined
   /** Bound once per job so the per-token path allocates no closure. */
   readonly tick: () => void
+}
+
+/**
+ * One engine step that prefills the prompts admitted while it is open: it opens with its first prompt
+ * (at once, or in CPU-like mode when the compute is free) and takes every prompt admitted until one
+ * decode step after that; each one adds its own prefill to the step's length.
+ */
+interface PrefillStep {
+  startsAt: number
+  joinUntil: number
+  endsAt: number
+  /** Its prompts' ids: they start decoding together, as one batch. */
+  readonly members: number[]
 }
 
 export class SimEngine<T> {
   private readonly admission: AdmissionControl<number>
   private readonly active = new Map<number, ActiveJob<T>>()
   private nextId = 1
-  /** CPU-like mode: the time the prefill now running (or last queued) ends; nothing decodes before it. */
-  private busyUntil = Number.NEGATIVE_INFINITY
+  /** The latest prefill step: prompts admitted before its joinUntil share it. */
+  private lastStep: PrefillStep | null = null
+  /**
+   * CPU-like mode: the step before the latest, whose end the latest one waits for. A decode token due
+   * while either runs comes at its end; one due when a step starts came out of the batch before it.
+   */
+  private stepBefore: PrefillStep | null = null
   private readonly counters = { admitted: 0, rejected: 0, completed: 0, aborted: 0, max_running: 0 }
   /** KV-cache tokens held by the requests in a slot (their KV is allocated when their prefill starts). */
   private kvTokens = 0
@@ -346,6 +371,7 @@ export class SimEngine<T> {
       firstTokenAt: Number.NaN,
       lastTokenAt: Number.NaN,
       deadline: 0,
+      step: null,
       timer: undefined,
       tick: () => this.tick(entry),
     }
@@ -371,17 +397,33 @@ export class SimEngine<T> {
   private startPrefill(entry: ActiveJob<T>): void {
     this.counters.admitted++
     this.counters.max_running = Math.max(this.counters.max_running, this.admission.running)
-    entry.deadline = this.clock.now()
-    entry.admittedAt = entry.deadline
+    const now = this.clock.now()
+    entry.admittedAt = now
     this.kvTokens += entry.job.inputTokens
     this.observer?.admitted(entry.admittedAt - entry.queuedAt)
-    const prefill = prefillMs(this.params, entry.job.inputTokens)
-    if (this.params.prefill_blocks_decode === 1) {
-      // One compute resource: this prefill starts when the one before it ends.
-      entry.deadline = Math.max(entry.deadline, this.busyUntil)
-      this.busyUntil = entry.deadline + prefill
-    }
-    this.scheduleIn(entry, prefill)
+    const step = this.prefillStepAt(now)
+    step.endsAt += prefillMs(this.params, entry.job.inputTokens)
+    step.members.push(entry.id)
+    entry.step = step
+    entry.deadline = step.endsAt
+    entry.timer = this.clock.after(Math.max(0, entry.deadline - now), entry.tick)
+  }
+
+  /**
+   * The step a prompt admitted `now` is prefilled in: the latest one while it is still open, else a
+   * new one, starting now (prefills overlap each other and decoding) or, in CPU-like mode, when the
+   * step before it ends.
+   */
+  private prefillStepAt(now: number): PrefillStep {
+    const open = this.lastStep
+    if (open !== null && now < open.joinUntil) return open
+    // One compute resource: a step waits for the one before it.
+    const cpuLike = this.params.prefill_blocks_decode === 1
+    const startsAt = cpuLike ? Math.max(now, open?.endsAt ?? now) : now
+    const joinUntil = startsAt + decodeStepMs(this.params, this.admission.decoding)
+    if (cpuLike) this.stepBefore = open
+    this.lastStep = { startsAt, joinUntil, endsAt: startsAt, members: [] }
+    return this.lastStep
   }
 
   /**
@@ -403,13 +445,21 @@ export class SimEngine<T> {
       entry.timer = this.clock.after(early, entry.tick)
       return
     }
-    if (entry.emitted > 0 && entry.deadline < this.busyUntil) {
-      // CPU-like mode: a decode token due while a prefill runs comes after it.
-      entry.deadline = this.busyUntil
+    // The first token comes at the end of its prefill step, which prompts joining it made longer.
+    const stepEnd = entry.emitted === 0 ? (entry.step?.endsAt ?? entry.deadline) : entry.deadline
+    if (entry.deadline < stepEnd) {
+      entry.deadline = stepEnd
       entry.timer = this.clock.after(Math.max(0, entry.deadline - this.clock.now()), entry.tick)
       return
     }
-    if (entry.emitted === 0) this.admission.startDecode(entry.id)
+    const blockedUntil = entry.emitted > 0 ? this.prefillRunningAt(entry.deadline) : null
+    if (blockedUntil !== null) {
+      // CPU-like mode: a decode token due while a prefill runs comes after it.
+      entry.deadline = blockedUntil
+      entry.timer = this.clock.after(Math.max(0, entry.deadline - this.clock.now()), entry.tick)
+      return
+    }
+    if (entry.emitted === 0) this.startDecoding(entry)
     const index = entry.emitted
     // Counted before the sink runs: a sink that cancels the job then frees this token's KV too.
     this.noteToken(entry)
@@ -420,6 +470,23 @@ export class SimEngine<T> {
     } else {
       this.complete(entry)
     }
+  }
+
+  /**
+   * A prefill step's first token: every prompt of the step decodes from now on, so they all take
+   * their decode steps at the batch size they share (a batch stays in step, as in a stepped engine).
+   */
+  private startDecoding(entry: ActiveJob<T>): void {
+    for (const id of entry.step?.members ?? [entry.id])
+      if (this.admission.phaseOf(id) === 'prefill') this.admission.startDecode(id)
+  }
+
+  /** CPU-like mode: the end of the prefill step running at `time` (after its start), or null. */
+  private prefillRunningAt(time: number): number | null {
+    if (this.params.prefill_blocks_decode !== 1) return null
+    for (const step of [this.lastStep, this.stepBefore])
+      if (step !== null && time > step.startsAt && time < step.endsAt) return step.endsAt
+    return null
   }
 
   /** Bookkeeping of a token just written: KV grows by one, the observer sees TTFT or the gap. */
@@ -544,14 +611,24 @@ export interface ClosedLoopLoad {
   requests: number
   inputTokens: number
   outputTokens: number
+  /**
+   * How the streams start: "staggered" (default), their first sends spread over one request's
+   * duration at c=1 as llmbench sends them (src/schedule/stagger.ts); "together", all at once.
+   */
+  start?: 'staggered' | 'together'
 }
 
 export interface LevelPrediction {
   concurrency: number
-  /** Output tokens of all requests / wall time from first send to last finish. */
+  /**
+   * Output tokens emitted while every stream was running / that time: from the last stream's first
+   * send to the first moment a stream ran out of requests (the whole run when that span is empty).
+   */
   output_tokens_per_s: number
   mean_ttft_ms: number
   mean_e2e_ms: number
+  /** Mean time from getting a slot to the first token: the server's own prefill (llama.cpp's prompt_ms). */
+  mean_prefill_ms: number
   max_running: number
 }
 
@@ -563,29 +640,45 @@ export function simulateClosedLoop(params: SimParams, load: ClosedLoopLoad): Lev
   const clock = new VirtualClock()
   const engine = new SimEngine(params, clock)
   const job: SimJob = { inputTokens: load.inputTokens, outputTokens: load.outputTokens }
+  const streams = Math.min(load.concurrency, load.requests)
+  const oneRequestMs = prefillMs(params, load.inputTokens) + (load.outputTokens - 1) * decodeStepMs(params, 1)
+  const starts =
+    load.start === 'together'
+      ? new Float64Array(streams)
+      : staggeredStarts(streams, oneRequestMs, params.seed)
+  const steady = { from: Math.max(0, ...starts), until: Number.POSITIVE_INFINITY }
+  const tokenTimes: number[] = []
   let sent = 0
   let ttftSum = 0
   let e2eSum = 0
+  let prefillSum = 0
   const send = (): void => {
     sent++
     const start = clock.now()
     engine.submit(job, {
       onToken: (i) => {
+        tokenTimes.push(clock.now())
         if (i === 0) ttftSum += clock.now() - start
       },
-      onFinish: () => {
+      onFinish: (timeline) => {
         e2eSum += clock.now() - start
+        prefillSum += timeline.firstTokenAt - timeline.admittedAt
         if (sent < load.requests) send()
+        else steady.until = Math.min(steady.until, clock.now())
       },
     })
   }
-  while (sent < Math.min(load.concurrency, load.requests)) send()
+  for (const at of starts) clock.after(at, send)
   clock.runAll()
+  const inSteady = tokenTimes.filter((t) => t > steady.from && t <= steady.until).length
+  const span = steady.until - steady.from
   return {
     concurrency: load.concurrency,
-    output_tokens_per_s: (sent * load.outputTokens * 1000) / clock.now(),
+    output_tokens_per_s:
+      span > 0 && inSteady > 0 ? (inSteady * 1000) / span : (sent * load.outputTokens * 1000) / clock.now(),
     mean_ttft_ms: ttftSum / sent,
     mean_e2e_ms: e2eSum / sent,
+    mean_prefill_ms: prefillSum / sent,
     max_running: engine.stats().max_running,
   }
 }

@@ -214,7 +214,7 @@ test(
 )
 
 test(
-  'slots=2, 4 simultaneous requests: two wait a whole request before their first token',
+  'slots=2, 4 simultaneous requests: two share a prefill step, two wait for them, then share theirs',
   opts,
   async (t) => {
     const options: SimulatorOptions = {
@@ -224,17 +224,21 @@ test(
       decode_base_ms: 20,
       decode_ms_per_seq: 0,
     }
-    const duration = 50 + 9 * 20 // prefill + 9 steps for 10 tokens = 230 ms
+    // Prompts arriving within one engine step share it, as a batching engine prefills them in one
+    // batch: the step costs both prefills and each gets its first token at its end.
+    const sharedPrefill = 2 * 50
+    const duration = sharedPrefill + 9 * 20 // shared prefill + 9 steps for 10 tokens = 280 ms
     await withSim(options, async (c) => {
       const body = { messages: [{ role: 'user', content: 'hi' }], max_tokens: 10 }
       await Promise.all([1, 2, 3, 4].map(() => warm(c))) // 4 open connections: no connect in the TTFTs
       const all = await Promise.all([1, 2, 3, 4].map(() => stream(c, '/chat/completions', body)))
       const ttfts = all.map((s) => (tokenEvents(s)[0]?.t ?? 0) - s.t0).sort((a, b) => a - b)
-      t.diagnostic(`TTFTs ${ttfts.map((x) => x.toFixed(1)).join(', ')} ms; expected 50, 50, 280, 280`)
+      t.diagnostic(`TTFTs ${ttfts.map((x) => x.toFixed(1)).join(', ')} ms; expected 100, 100, 380, 380`)
       // Noise only ever delays a timer, so the bounds are asymmetric; a late request must never come early.
       for (const early of ttfts.slice(0, 2))
-        assert.ok(early > 50 - 3 && early < 50 + 15, `early TTFT ${early}`)
-      const lateExpected = duration + 50 // queued one whole request, then its own prefill
+        assert.ok(early > sharedPrefill - 3 && early < sharedPrefill + 15, `early TTFT ${early}`)
+      // Queued one whole request; the two finish in the same step, so the two waiting share theirs too.
+      const lateExpected = duration + sharedPrefill
       for (const late of ttfts.slice(2)) {
         assert.ok(late > lateExpected - 3 && late < lateExpected + 30, `late TTFT ${late}`)
       }

@@ -137,6 +137,31 @@ test('closed loop: 3 streams over 7 requests issue exactly 7, each stream sendin
   assert.equal(b.clock.now(), 30, 'resolves when the last request ends')
 })
 
+test('closed loop, staggered: each stream sends its first request at its start, then runs closed-loop', async () => {
+  const b = bench({ durationMs: 10 })
+  const share = closed(3, 7)
+  if (share.load.kind === 'closed') share.load.startOffsets = Float64Array.from([0, 4, 7])
+  await b.run(share, { phase: 'measure', startAt: 100 })
+  assert.deepEqual(sentTimes(b), [100, 104, 107, 110, 114, 117, 120])
+  assert.equal(b.peak(), 3)
+  // The warm-up round is not staggered: its streams go at once.
+  const w = bench({ durationMs: 10 })
+  await w.run({ ...share, warmup: 3 }, { phase: 'warmup' })
+  assert.deepEqual(sentTimes(w), [0, 0, 0])
+})
+
+test('closed loop, staggered: a stop during the stagger sends nothing from the streams not yet started', async () => {
+  const b = bench({ durationMs: 10, stop: (self) => self.clock.now() >= 50 })
+  const share = closed(2, 10)
+  if (share.load.kind === 'closed') share.load.startOffsets = Float64Array.from([0, 2000])
+  await b.run(share, MEASURE_AT_0)
+  assert.deepEqual(sentTimes(b), [0, 10, 20, 30, 40])
+  assert.ok(
+    b.clock.now() < 1000,
+    `noticed the stop within a poll, not at the stream's start: ${b.clock.now()}`,
+  )
+})
+
 test('closed loop: a stop after the 2nd request issues no more; in-flight requests finish', async () => {
   const one = bench({ durationMs: 10, stop: (b) => b.records.length >= 2 })
   await one.run(closed(1, null), MEASURE_AT_0)

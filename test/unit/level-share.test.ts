@@ -170,3 +170,30 @@ test('planLevel: a shard without streams sits the level out, and its warm-up is 
   assert.deepEqual(first?.load, { kind: 'closed', concurrency: 1, requests: 10 })
   assert.equal(first?.warmup, 4)
 })
+
+test('planLevel, staggered: every stream of the level gets a start once, over shards then threads', () => {
+  const config = structuredClone(DEFAULTS) as RunConfig
+  config.load.mode = 'concurrency'
+  const closedLoad = (share: LevelShare | null | undefined) => {
+    assert.ok(share !== null && share !== undefined && share.load.kind === 'closed')
+    return share.load
+  }
+  const whole = closedLoad(planLevel(config, 7, WHOLE_RUN, null, 700))
+  const starts = Array.from(whole.startOffsets ?? [])
+  assert.equal(starts.length, 7)
+  assert.ok(starts.every((start) => start >= 0 && start < 700))
+  const shards = [0, 1].map((index) => planLevel(config, 7, { index, count: 2 }, null, 700))
+  const threads = shards.flatMap((shard) => {
+    assert.ok(shard !== null)
+    return [0, 1, 2].map((i) => closedLoad(shareOf(shard, i, 3)))
+  })
+  // Each part has one start per stream, and the parts' starts are the level's.
+  for (const part of threads) assert.equal(part.startOffsets?.length, part.concurrency)
+  assert.deepEqual(
+    threads.flatMap((part) => Array.from(part.startOffsets ?? [])).sort((a, b) => a - b),
+    [...starts].sort((a, b) => a - b),
+  )
+  // Off, and one stream: no starts to wait for.
+  assert.equal(closedLoad(planLevel(config, 7, WHOLE_RUN)).startOffsets, undefined)
+  assert.equal(closedLoad(planLevel(config, 1, WHOLE_RUN, null, 700)).startOffsets, undefined)
+})
