@@ -6,7 +6,12 @@
 export { findSaturation, type Saturation } from './analysis/saturation.js'
 export { type SseEvent, SseParser } from './client/sse.js'
 export type { Endpoint } from './client/target.js'
-export { type Comparison, compareRuns, DEFAULT_MAX_REGRESSION } from './compare/compare.js'
+export {
+  type Comparison,
+  compareRuns,
+  DEFAULT_MAX_REGRESSION,
+  DEFAULT_MIN_CHANGE,
+} from './compare/compare.js'
 export { ConfigError, type ConfigIssue } from './config/errors.js'
 export { DEFAULTS, loadRunConfig } from './config/load.js'
 export type { ConfigFlags, RunConfig } from './config/types.js'

@@ -2,135 +2,146 @@ import { percentileOfSorted } from '../metrics/distribution.js'
 import { seededRandom } from '../random.js'
 
 /**
- * Two-sided Mann-Whitney U test (normal approximation with tie correction and continuity
- * correction): does one sample tend to be larger than the other? Distribution-free, so it suits
- * latencies, which are skewed. Returns the p-value and the probability that a value from `b`
- * exceeds one from `a` (common-language effect size, 0.5 = no shift).
+ * A figure of one run's level as a function of how many times each of its requests is drawn: with
+ * every count 1 it is the figure itself; a bootstrap round passes the counts of a resample. Null
+ * when the resample has nothing to compute it from (no successful request drawn).
  */
-export function mannWhitney(
-  a: readonly number[],
-  b: readonly number[],
-): { p_value: number; prob_b_greater: number } {
-  const n1 = a.length
-  const n2 = b.length
-  if (n1 === 0 || n2 === 0) return { p_value: 1, prob_b_greater: 0.5 }
-  const all = [...a.map((value) => ({ value, fromA: true })), ...b.map((value) => ({ value, fromA: false }))]
-  all.sort((x, y) => x.value - y.value)
-  let rankSumA = 0
-  let tieTerm = 0
-  for (let i = 0; i < all.length; ) {
-    let j = i
-    while (
-      j + 1 < all.length &&
-      (all[j + 1] as { value: number }).value === (all[i] as { value: number }).value
-    )
-      j++
-    const averageRank = (i + j + 2) / 2
-    const ties = j - i + 1
-    tieTerm += ties ** 3 - ties
-    for (let k = i; k <= j; k++) if ((all[k] as { fromA: boolean }).fromA) rankSumA += averageRank
-    i = j + 1
-  }
-  const uA = rankSumA - (n1 * (n1 + 1)) / 2
-  const n = n1 + n2
-  const mean = (n1 * n2) / 2
-  const variance = ((n1 * n2) / 12) * (n + 1 - tieTerm / (n * (n - 1)))
-  if (variance <= 0) return { p_value: 1, prob_b_greater: 0.5 }
-  const z = (Math.abs(uA - mean) - 0.5) / Math.sqrt(variance)
-  const p = Math.min(1, 2 * (1 - normalCdf(Math.max(0, z))))
-  return { p_value: p, prob_b_greater: 1 - uA / (n1 * n2) }
-}
+export type WeightedStatistic = (counts: Uint32Array) => number | null
 
-/** Standard normal CDF (Abramowitz and Stegun 7.1.26, error < 1.5e-7). */
-export function normalCdf(z: number): number {
-  const t = 1 / (1 + (0.3275911 * Math.abs(z)) / Math.SQRT2)
-  const poly =
-    t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
-  const erf = 1 - poly * Math.exp(-(z * z) / 2)
-  return z >= 0 ? (1 + erf) / 2 : (1 - erf) / 2
+/** One run's side of a block bootstrap: its requests in time order, and the figure compared. */
+export interface BlockSample {
+  /** Measured requests of the level, in the order they were sent. */
+  requests: number
+  /** Requests resampled together: neighbours in time share the server's slow and fast spells. */
+  blockLength: number
+  statistic: WeightedStatistic
 }
 
 /**
- * Seeded bootstrap interval of (statistic(b) - statistic(a)) / statistic(a): both samples are
- * resampled with replacement `rounds` times; returns the 2.5% and 97.5% quantiles of the relative
- * difference. Seeded, so the same records always give the same interval.
+ * How many consecutive requests (in send order) one bootstrap block holds. Requests in flight at the
+ * same time share the server's state (a slow spell, a convoy, a neighbour's prefill), so they are not
+ * independent draws: a block holds at least the requests that overlapped (`concurrent`, the level's
+ * mean in flight), and at least n^(1/3) (the usual block length for a variance, for the slower
+ * drifts). At most a third of the requests, so that a resample still mixes three or more stretches
+ * of the run (one block as long as the run would only rotate it: no variation at all).
  */
-export function bootstrapRelativeDifference(
-  a: readonly number[],
-  b: readonly number[],
-  statistic: (sorted: number[]) => number,
-  rounds = 1000,
-  seed = 42,
-): { low: number; high: number } | null {
-  if (a.length === 0 || b.length === 0) return null
-  const random = seededRandom(seed)
-  const resample = (values: readonly number[]): number[] => {
-    const out = new Array<number>(values.length)
-    for (let i = 0; i < values.length; i++) out[i] = values[Math.floor(random() * values.length)] as number
-    return out.sort((x, y) => x - y)
-  }
-  const diffs: number[] = []
-  for (let round = 0; round < rounds; round++) {
-    const base = statistic(resample(a))
-    if (base === 0) continue
-    diffs.push((statistic(resample(b)) - base) / base)
-  }
-  if (diffs.length === 0) return null
-  diffs.sort((x, y) => x - y)
-  return { low: percentileOfSorted(diffs, 2.5) as number, high: percentileOfSorted(diffs, 97.5) as number }
+export function blockLengthFor(requests: number, concurrent: number): number {
+  const wanted = Math.max(Math.ceil(Math.cbrt(requests)), Math.round(concurrent))
+  return Math.max(1, Math.min(wanted, Math.floor(requests / 3)))
 }
 
 /**
- * The same interval for a percentile, in O(n) per round instead of a sort: resampling with
- * replacement from a sorted sample only changes how many copies of each order statistic are drawn,
- * so a round counts draws per index and walks the counts to the wanted rank (with the same linear
- * interpolation as every other percentile here).
+ * A circular block resample of `counts.length` time-ordered requests, as counts per request: blocks
+ * of `blockLength` consecutive requests from uniform starts (wrapping at the end, so the first and
+ * last requests are drawn as often as the others), until as many requests as the run had are drawn.
  */
-export function bootstrapPercentileDifference(
-  a: readonly number[],
-  b: readonly number[],
-  percentile: number,
-  rounds = 1000,
-  seed = 42,
-): { low: number; high: number } | null {
-  if (a.length === 0 || b.length === 0) return null
-  const random = seededRandom(seed)
-  const sortedA = Float64Array.from(a).sort()
-  const sortedB = Float64Array.from(b).sort()
-  const countsA = new Uint32Array(a.length)
-  const countsB = new Uint32Array(b.length)
-  const resampled = (sorted: Float64Array, counts: Uint32Array): number => {
-    const n = sorted.length
-    counts.fill(0)
-    for (let i = 0; i < n; i++) {
-      const drawn = Math.floor(random() * n)
-      counts[drawn] = (counts[drawn] as number) + 1
+export function drawBlocks(counts: Uint32Array, blockLength: number, random: () => number): void {
+  const n = counts.length
+  counts.fill(0)
+  let drawn = 0
+  while (drawn < n) {
+    const start = Math.floor(random() * n)
+    for (let k = 0; k < blockLength && drawn < n; k++, drawn++) {
+      const index = (start + k) % n
+      counts[index] = (counts[index] as number) + 1
     }
-    const h = ((n - 1) * percentile) / 100
+  }
+}
+
+/**
+ * The given percentile of the values of the drawn requests, each value counted as often as its
+ * request was drawn; `valuesPerRequest[i]` holds request i's values (one TTFT, or every ITL gap of
+ * its stream; none for a failed request). Sorted once: a round walks the sorted values with their
+ * counts to the wanted rank, O(values), with the linear interpolation every other percentile here uses.
+ */
+export function weightedPercentile(
+  valuesPerRequest: readonly (readonly number[])[],
+  percentile: number,
+): WeightedStatistic {
+  const owners: number[] = []
+  const flat: number[] = []
+  valuesPerRequest.forEach((values, request) => {
+    for (const value of values) {
+      flat.push(value)
+      owners.push(request)
+    }
+  })
+  const order = flat.map((_, index) => index).sort((x, y) => (flat[x] as number) - (flat[y] as number))
+  const sorted = Float64Array.from(order, (index) => flat[index] as number)
+  const sortedOwners = Uint32Array.from(order, (index) => owners[index] as number)
+  const sizes = valuesPerRequest.map((values) => values.length)
+  return (counts) => {
+    let total = 0
+    for (let request = 0; request < sizes.length; request++)
+      total += (counts[request] as number) * (sizes[request] as number)
+    if (total === 0) return null
+    const h = ((total - 1) * percentile) / 100
     const lowerRank = Math.floor(h)
     let seen = 0
     let lower = Number.NaN
-    for (let index = 0; index < n; index++) {
-      seen += counts[index] as number
+    for (let index = 0; index < sorted.length; index++) {
+      seen += counts[sortedOwners[index] as number] as number
       if (Number.isNaN(lower) && seen > lowerRank) lower = sorted[index] as number
-      if (seen > lowerRank + 1 || (seen > lowerRank && lowerRank + 1 >= n)) {
-        return lower + (h - lowerRank) * ((sorted[index] as number) - lower)
-      }
+      if (seen > lowerRank + 1) return lower + (h - lowerRank) * ((sorted[index] as number) - lower)
     }
     return lower
   }
-  const diffs: number[] = []
-  for (let round = 0; round < rounds; round++) {
-    const base = resampled(sortedA, countsA)
-    if (base === 0) continue
-    diffs.push((resampled(sortedB, countsB) - base) / base)
-  }
-  if (diffs.length === 0) return null
-  diffs.sort((x, y) => x - y)
-  return { low: percentileOfSorted(diffs, 2.5) as number, high: percentileOfSorted(diffs, 97.5) as number }
 }
 
-/** A statistic for bootstrapRelativeDifference: the given percentile of a sorted sample. */
-export function percentileStatistic(percentile: number): (sorted: number[]) => number {
-  return (sorted) => percentileOfSorted(sorted, percentile) ?? 0
+/** A 95% interval, with the figures' own change it belongs to. */
+export interface ChangeInterval {
+  /** change(base, next) of the figures themselves (every request counted once). */
+  change: number
+  low: number
+  high: number
 }
+
+/**
+ * Seeded circular block bootstrap of change(base figure, new figure): each round draws each run's
+ * requests in blocks (see blockLengthFor, drawBlocks), recomputes both figures from the drawn
+ * requests and keeps their change; the interval is the 2.5% and 97.5% quantiles of the rounds'
+ * changes. The decision and the interval are then on one quantity (the relative change of a
+ * percentile, a throughput, the points of a success rate). Seeded: the same records, the same
+ * interval. Null when either figure cannot be computed or the change is undefined (a base of 0).
+ */
+export function blockBootstrapChange(
+  base: BlockSample,
+  next: BlockSample,
+  change: (base: number, next: number) => number | null,
+  rounds = 1000,
+  seed = 42,
+): ChangeInterval | null {
+  if (base.requests === 0 || next.requests === 0) return null
+  const figure = (sample: BlockSample): number | null =>
+    sample.statistic(new Uint32Array(sample.requests).fill(1))
+  const baseFigure = figure(base)
+  const nextFigure = figure(next)
+  const observed = baseFigure === null || nextFigure === null ? null : change(baseFigure, nextFigure)
+  if (observed === null || !Number.isFinite(observed)) return null
+  const random = seededRandom(seed)
+  const countsBase = new Uint32Array(base.requests)
+  const countsNext = new Uint32Array(next.requests)
+  const changes: number[] = []
+  for (let round = 0; round < rounds; round++) {
+    drawBlocks(countsBase, base.blockLength, random)
+    drawBlocks(countsNext, next.blockLength, random)
+    const b = base.statistic(countsBase)
+    const n = next.statistic(countsNext)
+    const drawn = b === null || n === null ? null : change(b, n)
+    if (drawn !== null && Number.isFinite(drawn)) changes.push(drawn)
+  }
+  if (changes.length === 0) return null
+  changes.sort((x, y) => x - y)
+  return {
+    change: observed,
+    low: percentileOfSorted(changes, 2.5) as number,
+    high: percentileOfSorted(changes, 97.5) as number,
+  }
+}
+
+/** (next - base) / base; undefined (null) for a base of 0. */
+export const relativeChange = (base: number, next: number): number | null =>
+  base === 0 ? null : (next - base) / base
+
+/** next - base: for shares (success rate in points). */
+export const absoluteChange = (base: number, next: number): number => next - base

@@ -9,6 +9,8 @@ export const EXIT = {
   preflight: 3,
   /** The disk filled up (ENOSPC): the run was stopped; what was written before is readable. */
   diskFull: 4,
+  /** compare could not decide: a run drifted or a level's client was bound; re-run, do not ship or block on it. */
+  inconclusive: 5,
   /** Interrupted; partial results were still written. */
   interrupted: 130,
 } as const

@@ -1,11 +1,21 @@
 import { inconclusiveReason } from '../analysis/client-trust.js'
-import { bootstrapPercentileDifference, mannWhitney, normalCdf } from '../analysis/stats.js'
-import { throughputChange } from '../analysis/throughput-change.js'
-import { e2eMs, isOk, pushItlMs, tpotMs, ttftMs } from '../metrics/derive.js'
-import { percentileOfSorted, round } from '../metrics/distribution.js'
-import type { LevelSummary, LoadMode } from '../metrics/summarize.js'
+import type { Saturation } from '../analysis/saturation.js'
+import {
+  absoluteChange,
+  type BlockSample,
+  blockBootstrapChange,
+  type ChangeInterval,
+  relativeChange,
+  weightedPercentile,
+} from '../analysis/stats.js'
+import { throughputStatistic } from '../analysis/throughput-change.js'
+import type { ClientHealth } from '../metrics/client-health.js'
+import { round } from '../metrics/distribution.js'
+import type { LoadMode } from '../metrics/summarize.js'
 import type { RequestRecord } from '../records/types.js'
 import type { RunMeta } from '../result/run-meta.js'
+import { compareKnees, type KneeComparison, kneePlace } from './knee-gate.js'
+import { type LevelSamples, levelSamples, levelThroughput } from './level-samples.js'
 
 /** A compared figure: latency percentiles (ttft_p95 ...), throughput or success_rate. */
 export interface MetricComparison {
@@ -14,60 +24,122 @@ export interface MetricComparison {
   new: number | null
   /** (new - base) / base, or the difference in points for success_rate. */
   change: number | null
-  /** Probability of seeing this difference if nothing changed. */
-  p_value: number | null
-  /** 95% bootstrap interval of the relative change (latencies and throughput). */
+  /** new - base in the figure's own unit (ms, tok/s; a share for success_rate). */
+  absolute_change: number | null
+  /** 95% block-bootstrap interval of `change` (gated metrics only). */
   interval: { low: number; high: number } | null
   threshold: number | null
-  /** Worse by more than the threshold. */
+  /** The absolute change a regression must exceed (ms, tok/s); null when none applies. */
+  floor: number | null
+  /** The change itself is worse than the threshold. */
   beyond_threshold: boolean
-  /** The worsening is statistically significant (p < 0.05 and the interval excludes 0). */
-  significant: boolean
+  /** The whole interval is worse than the threshold: the evidence says the change exceeds it. */
+  interval_beyond_threshold: boolean
+  /** The absolute change exceeds the floor (true when there is none). */
+  beyond_floor: boolean
+  /**
+   * Why a gated metric cannot gate here, or null: a tail percentile with fewer than MIN_TAIL_VALUES
+   * values beyond it in either run (p99 of 30 requests is the slowest one, and a bootstrap cannot draw
+   * past a sample's maximum, so its interval is too narrow on the worse side).
+   */
+  not_gated: string | null
+  /** interval_beyond_threshold and beyond_floor, where it can gate. */
   regressed: boolean
 }
 
 export interface LevelComparison {
   /** The level value, as Comparison.mode says. */
   value: number
+  /** Consecutive requests resampled together in each run (see blockLengthFor). */
+  block_length: { base: number; new: number }
   metrics: MetricComparison[]
   /** Why the level's changes may be the client's (either run's), or null: it then gates only with strictClient. */
   inconclusive: string | null
 }
+
+/** What the comparison concludes; the exit code follows it (0, 1, 5). */
+export type CompareOutcome = 'pass' | 'regression' | 'inconclusive'
 
 export interface Comparison {
   /** What differs between the runs' set-ups; compared only when allowed. */
   mismatches: string[]
   /** What the level values are: streams, or requests per second. */
   mode: LoadMode
+  outcome: CompareOutcome
+  /** Why the whole comparison is inconclusive (a run whose environment drifted), in words; [] when none. */
+  drift: string[]
+  /** The knee of each run with its bracket, a gate item when `threshold` is set; null when a run does not say (records only). */
+  knee: KneeComparison | null
   levels: LevelComparison[]
   regressions: { value: number; metric: string; change: number }[]
-  /** Regressions at inconclusive levels: shown, not gated (unless strictClient). */
+  /** Regressions not gated: at levels where a client was not trustworthy, or in runs that drifted. */
   inconclusive: { value: number; metric: string; change: number; reason: string }[]
+}
+
+/** A run's own verdict on its environment (a control level measured again): moved = it drifted. */
+export interface RunDrift {
+  moved: boolean
+  reason: string
 }
 
 export interface RunRecords {
   meta: RunMeta
   records: readonly RequestRecord[]
   /** The run's own level summaries, for how its client fared; absent = the client is not judged. */
-  levels?: readonly Pick<LevelSummary, 'value' | 'client'>[]
+  levels?: readonly { value: number; client?: Pick<ClientHealth, 'bound' | 'reasons' | 'notes' | 'noisy'> }[]
+  /** The run's knee (bench_result.json `saturation`); absent = not compared. */
+  saturation?: Saturation | null
+  /** The run's drift verdict (bench_result.json `drift`); absent or null = not known. */
+  drift?: RunDrift | null
 }
 
 export interface CompareOptions {
   /** Gate on levels where either run's client was not trustworthy too. Default false. */
   strictClient?: boolean
+  /** Absolute floors per metric or family (ttft, tpot, itl, e2e in ms; throughput in tok/s). */
+  minChange?: Record<string, number>
+  /** Bootstrap rounds. Default 1000. */
+  rounds?: number
 }
 
-/** Default gates: relative worsening allowed per metric; success_rate in points (0.01 = 1 point). */
+/**
+ * Default gates: relative worsening allowed per metric; success_rate in points (0.01 = 1 point);
+ * knee: how far below the base bracket the new knee's bracket may lie (0: not at all). The median
+ * beside the tails: a slowdown of every request moves p50 first, and with few requests p95 and p99
+ * are the slowest one or two.
+ */
 export const DEFAULT_MAX_REGRESSION: Record<string, number> = {
+  ttft_p50: 0.1,
   ttft_p95: 0.1,
+  ttft_p99: 0.1,
+  tpot_p50: 0.1,
   tpot_p95: 0.1,
+  tpot_p99: 0.1,
+  e2e_p50: 0.1,
   e2e_p95: 0.1,
+  e2e_p99: 0.1,
   throughput: 0.05,
   success_rate: 0.01,
+  knee: 0,
 }
 
-const SIGNIFICANCE = 0.05
+/**
+ * Default absolute floors: a regression must also be worse by more than this, whatever its share
+ * (a +30% TPOT on a 2 ms figure is 0.6 ms: scheduling noise, not a slower server). A key per
+ * family (ttft, tpot, itl, e2e: ms) covers every percentile; a key per metric (ttft_p99) overrides it.
+ */
+export const DEFAULT_MIN_CHANGE: Record<string, number> = {
+  ttft: 5,
+  tpot: 1,
+  itl: 1,
+  e2e: 10,
+  throughput: 3,
+}
+
 const LATENCY_METRICS = ['ttft', 'tpot', 'itl', 'e2e'] as const
+const DEFAULT_ROUNDS = 1000
+/** Values a percentile needs beyond it in each run to gate: below, its bootstrap interval is not to be trusted. */
+export const MIN_TAIL_VALUES = 5
 
 /** Differences in set-up that make two runs incomparable, in words; the first thing compare says. */
 export function setupMismatches(base: RunMeta, next: RunMeta): string[] {
@@ -121,184 +193,169 @@ function stopRule(meta: RunMeta): string | undefined {
   return undefined
 }
 
-interface LevelSamples {
-  ttft: number[]
-  tpot: number[]
-  itl: number[]
-  e2e: number[]
-  tokens: number[]
-  /** Every measured request, failed ones included (0 tokens): what the level throughput is made of. */
-  throughput: { tokens: number[]; seconds: number[] }
-  windowS: number
-  ok: number
-  total: number
+/** The floor of a metric: its own key, else its family's (ttft_p99 → ttft); null when none. */
+function floorOf(metric: string, floors: Record<string, number>): number | null {
+  return floors[metric] ?? floors[metric.replace(/_p[\d.]+$/, '')] ?? null
 }
 
-function samplesOf(records: readonly RequestRecord[], value: number): LevelSamples {
-  const samples: LevelSamples = {
-    ttft: [],
-    tpot: [],
-    itl: [],
-    e2e: [],
-    tokens: [],
-    throughput: { tokens: [], seconds: [] },
-    windowS: 0,
-    ok: 0,
-    total: 0,
-  }
-  let start = Number.POSITIVE_INFINITY
-  let end = Number.NEGATIVE_INFINITY
-  for (const record of records) {
-    if (record.phase !== 'measure' || record.level !== value) continue
-    samples.total++
-    start = Math.min(start, record.sent_at)
-    end = Math.max(end, record.end_at)
-    samples.throughput.seconds.push((record.end_at - record.sent_at) / 1000)
-    samples.throughput.tokens.push(isOk(record) ? record.output_tokens : 0)
-    if (!isOk(record)) continue
-    samples.ok++
-    samples.tokens.push(record.output_tokens)
-    const first = ttftMs(record)
-    if (first !== null) samples.ttft.push(first)
-    const perToken = tpotMs(record)
-    if (perToken !== null) samples.tpot.push(perToken)
-    pushItlMs(record, samples.itl)
-    samples.e2e.push(e2eMs(record))
-  }
-  samples.windowS = samples.total === 0 ? 0 : (end - start) / 1000
-  return samples
+/** The block bootstrap of one figure of the level in both runs. */
+function sides(
+  a: LevelSamples,
+  b: LevelSamples,
+  statistic: (samples: LevelSamples) => BlockSample['statistic'],
+): [BlockSample, BlockSample] {
+  const side = (samples: LevelSamples): BlockSample => ({
+    requests: samples.ok.length,
+    blockLength: samples.blockLength,
+    statistic: statistic(samples),
+  })
+  return [side(a), side(b)]
 }
 
 function latencyComparison(
   metric: string,
-  base: number[],
-  next: number[],
+  family: (typeof LATENCY_METRICS)[number],
   percentile: number,
+  a: LevelSamples,
+  b: LevelSamples,
   threshold: number | null,
+  floor: number | null,
+  rounds: number,
 ): MetricComparison {
-  const sortedBase = [...base].sort((a, b) => a - b)
-  const sortedNew = [...next].sort((a, b) => a - b)
-  const b = percentileOfSorted(sortedBase, percentile)
-  const n = percentileOfSorted(sortedNew, percentile)
-  const change = b !== null && n !== null && b !== 0 ? (n - b) / b : null
-  // The tests cost time on large samples (ITL has one per token): only gated metrics get them.
-  const test = threshold === null ? null : mannWhitney(base, next)
-  const interval = threshold === null ? null : bootstrapPercentileDifference(base, next, percentile, 500)
-  const significant = test !== null && test.p_value < SIGNIFICANCE && interval !== null && interval.low > 0
-  const beyond = threshold !== null && change !== null && change > threshold
-  return comparison(metric, {
-    b,
-    n,
-    digits: 3,
-    change,
-    p: test?.p_value ?? null,
-    interval,
+  const [base, next] = sides(a, b, (samples) => weightedPercentile(samples[family], percentile))
+  const everyOnce = (sample: BlockSample): number | null =>
+    sample.statistic(new Uint32Array(sample.requests).fill(1))
+  const tested = threshold === null ? null : blockBootstrapChange(base, next, relativeChange, rounds)
+  const interval = tested === null ? null : { low: tested.low, high: tested.high }
+  const compared = comparison(metric, 3, everyOnce(base), everyOnce(next), relativeChange, interval, {
     threshold,
-    beyond,
-    significant,
+    floor,
+    worse: 1,
   })
-}
-
-/** One compared figure, rounded for the report; regressed = beyond the threshold and significant. */
-function comparison(
-  metric: string,
-  figures: {
-    b: number | null
-    n: number | null
-    digits: number
-    change: number | null
-    p: number | null
-    interval: { low: number; high: number } | null
-    threshold: number | null
-    beyond: boolean
-    significant: boolean
-  },
-): MetricComparison {
-  const { b, n, digits, change, p, interval, threshold, beyond, significant } = figures
+  const values = Math.min(...[a, b].map((samples) => samples[family].reduce((n, v) => n + v.length, 0)))
+  const tail = (values * (100 - percentile)) / 100
+  if (threshold === null || tail >= MIN_TAIL_VALUES) return compared
+  const needed = Math.ceil((MIN_TAIL_VALUES * 100) / (100 - percentile))
   return {
-    metric,
-    base: b === null ? null : round(b, digits),
-    new: n === null ? null : round(n, digits),
-    change: change === null ? null : round(change, 4),
-    p_value: p === null ? null : round(p, 6),
-    interval: interval === null ? null : { low: round(interval.low, 4), high: round(interval.high, 4) },
-    threshold,
-    beyond_threshold: beyond,
-    significant,
-    regressed: beyond && significant,
+    ...compared,
+    not_gated: `${values} values, p${percentile} needs ${needed} (${MIN_TAIL_VALUES} beyond it)`,
+    regressed: false,
   }
 }
 
 /**
- * Throughput: the figure is Σ tokens / window, one number per run; its change, interval and
- * p-value all come from one bootstrap of that figure (see throughputChange).
+ * One compared figure, rounded for the report. `worse` is the sign of a worsening (1: higher is
+ * worse, latencies; -1: lower is worse). A regression: the whole interval of the change is worse than
+ * the threshold, and the absolute change worse than the floor.
  */
-function throughputComparison(
-  base: LevelSamples,
-  next: LevelSamples,
-  threshold: number | null,
-  closedLoop: boolean,
+function comparison(
+  metric: string,
+  digits: number,
+  b: number | null,
+  n: number | null,
+  change: (base: number, next: number) => number | null,
+  interval: { low: number; high: number } | null,
+  gate: { threshold: number | null; floor: number | null; worse: 1 | -1 },
 ): MetricComparison {
-  const rate = (s: LevelSamples): number | null =>
-    s.windowS > 0 ? s.tokens.reduce((a, b) => a + b, 0) / s.windowS : null
-  const b = rate(base)
-  const n = rate(next)
-  const change = b !== null && n !== null && b !== 0 ? (n - b) / b : null
-  const tested =
-    threshold === null || b === null || n === null
-      ? null
-      : throughputChange(
-          { ...base.throughput, figure: b },
-          { ...next.throughput, figure: n },
-          closedLoop,
-          500,
-        )
-  const interval = tested?.interval ?? null
-  const p = tested?.p_value ?? null
-  const significant = p !== null && p < SIGNIFICANCE && interval !== null && interval.high < 0
-  const beyond = threshold !== null && change !== null && -change > threshold
-  return comparison('throughput', {
-    b,
-    n,
-    digits: 2,
-    change,
-    p,
-    interval,
+  const { threshold, floor, worse } = gate
+  const changed = b === null || n === null ? null : change(b, n)
+  const absolute = b === null || n === null ? null : n - b
+  const beyond = threshold !== null && changed !== null && worse * changed > threshold
+  const intervalBeyond =
+    threshold !== null &&
+    interval !== null &&
+    (worse > 0 ? interval.low > threshold : -interval.high > threshold)
+  const beyondFloor = floor === null || (absolute !== null && worse * absolute > floor)
+  return {
+    metric,
+    base: b === null ? null : round(b, digits),
+    new: n === null ? null : round(n, digits),
+    change: changed === null ? null : round(changed, 4),
+    absolute_change: absolute === null ? null : round(absolute, digits),
+    interval: interval === null ? null : { low: round(interval.low, 4), high: round(interval.high, 4) },
     threshold,
-    beyond,
-    significant,
+    floor: threshold === null ? null : floor,
+    beyond_threshold: beyond,
+    interval_beyond_threshold: intervalBeyond,
+    beyond_floor: beyondFloor,
+    not_gated: null,
+    regressed: intervalBeyond && beyondFloor,
+  }
+}
+
+/** Throughput: Σ tokens / window per run; its change and interval from one block bootstrap of that figure. */
+function throughputComparison(
+  a: LevelSamples,
+  b: LevelSamples,
+  threshold: number | null,
+  floor: number | null,
+  closedLoop: boolean,
+  rounds: number,
+): MetricComparison {
+  const figureA = levelThroughput(a)
+  const figureB = levelThroughput(b)
+  let tested: ChangeInterval | null = null
+  if (threshold !== null && figureA !== null && figureB !== null) {
+    const [base, next] = sides(a, b, (samples) =>
+      throughputStatistic(
+        { tokens: samples.tokens, seconds: samples.seconds, figure: levelThroughput(samples) ?? 0 },
+        closedLoop,
+      ),
+    )
+    tested = blockBootstrapChange(base, next, relativeChange, rounds)
+  }
+  const interval = tested === null ? null : { low: tested.low, high: tested.high }
+  return comparison('throughput', 2, figureA, figureB, relativeChange, interval, {
+    threshold,
+    floor,
+    worse: -1,
   })
 }
 
-/** Success rates: a two-proportion z-test; the change is in points (0.01 = one point). */
+/** Success rate: the change in points, its interval from the same block bootstrap (failures come in spells). */
 function successComparison(
-  base: LevelSamples,
-  next: LevelSamples,
+  a: LevelSamples,
+  b: LevelSamples,
   threshold: number | null,
+  rounds: number,
 ): MetricComparison {
-  const b = base.total === 0 ? null : base.ok / base.total
-  const n = next.total === 0 ? null : next.ok / next.total
-  let p: number | null = null
-  if (b !== null && n !== null) {
-    const pooled = (base.ok + next.ok) / (base.total + next.total)
-    const se = Math.sqrt(pooled * (1 - pooled) * (1 / base.total + 1 / next.total))
-    p = se === 0 ? (b === n ? 1 : 0) : 2 * (1 - normalCdf(Math.abs(n - b) / se))
-  }
-  const change = b !== null && n !== null ? n - b : null
-  const beyond = threshold !== null && change !== null && -change > threshold
-  const significant = p !== null && p < SIGNIFICANCE && change !== null && change < 0
-  return comparison('success_rate', {
-    b,
-    n,
-    digits: 4,
-    change,
-    p,
-    interval: null,
+  const [base, next] = sides(a, b, (samples) => (counts) => {
+    let drawn = 0
+    let succeeded = 0
+    samples.ok.forEach((ok, i) => {
+      drawn += counts[i] as number
+      if (ok) succeeded += counts[i] as number
+    })
+    return drawn === 0 ? null : succeeded / drawn
+  })
+  const rate = (sample: BlockSample): number | null =>
+    sample.requests === 0 ? null : sample.statistic(new Uint32Array(sample.requests).fill(1))
+  const tested = threshold === null ? null : blockBootstrapChange(base, next, absoluteChange, rounds)
+  const interval = tested === null ? null : { low: tested.low, high: tested.high }
+  // The threshold is in points already: it is its own floor.
+  return comparison('success_rate', 4, rate(base), rate(next), absoluteChange, interval, {
     threshold,
-    beyond,
-    significant,
+    floor: null,
+    worse: -1,
   })
 }
+
+/** Percentiles compared per latency metric: the runs' own, and every one a gate names. */
+function comparedPercentiles(meta: RunMeta, gates: Record<string, number>): Map<string, number[]> {
+  const out = new Map<string, number[]>()
+  for (const family of LATENCY_METRICS) {
+    const gated = Object.keys(gates)
+      .filter((key) => key.startsWith(`${family}_p`))
+      .map((key) => Number(key.slice(family.length + 2)))
+    out.set(
+      family,
+      [...new Set([...meta.percentiles, ...gated])].sort((x, y) => x - y),
+    )
+  }
+  return out
+}
+
+type Client = NonNullable<NonNullable<RunRecords['levels']>[number]['client']>
 
 /** Compares two runs level by level, from their raw records (never from averaged summaries). */
 export function compareRuns(
@@ -307,38 +364,106 @@ export function compareRuns(
   maxRegression: Record<string, number>,
   options: CompareOptions = {},
 ): Comparison {
+  const floors = { ...DEFAULT_MIN_CHANGE, ...options.minChange }
+  const rounds = options.rounds ?? DEFAULT_ROUNDS
   const levels = base.meta.levels_run
     .map((level) => level.value)
     .filter((value) => next.meta.levels_run.some((level) => level.value === value))
-  const percentiles = base.meta.percentiles
+  const percentiles = comparedPercentiles(base.meta, maxRegression)
+  const top = (run: RunRecords): number => Math.max(...run.meta.levels_run.map((level) => level.value))
+  const drift = [
+    ...(base.drift?.moved === true ? [`base run drifted: ${base.drift.reason}`] : []),
+    ...(next.drift?.moved === true ? [`new run drifted: ${next.drift.reason}`] : []),
+  ]
   const result: Comparison = {
     mismatches: setupMismatches(base.meta, next.meta),
     mode: base.meta.load.mode ?? 'concurrency',
+    outcome: 'pass',
+    drift,
+    knee:
+      base.saturation === undefined || next.saturation === undefined
+        ? null
+        : compareKnees(
+            kneePlace(base.saturation, top(base)),
+            kneePlace(next.saturation, top(next)),
+            maxRegression.knee ?? null,
+          ),
     levels: [],
     regressions: [],
     inconclusive: [],
   }
+  const driftReason = drift.join('; ')
+  let clientBound = false
   for (const value of levels) {
-    const a = samplesOf(base.records, value)
-    const b = samplesOf(next.records, value)
+    const a = levelSamples(base.records, value)
+    const b = levelSamples(next.records, value)
     const metrics: MetricComparison[] = []
-    for (const metric of LATENCY_METRICS) {
-      for (const percentile of percentiles) {
-        const name = `${metric}_p${percentile}`
-        metrics.push(latencyComparison(name, a[metric], b[metric], percentile, maxRegression[name] ?? null))
+    for (const family of LATENCY_METRICS) {
+      for (const percentile of percentiles.get(family) ?? []) {
+        const name = `${family}_p${percentile}`
+        metrics.push(
+          latencyComparison(
+            name,
+            family,
+            percentile,
+            a,
+            b,
+            maxRegression[name] ?? null,
+            floorOf(name, floors),
+            rounds,
+          ),
+        )
       }
     }
-    metrics.push(throughputComparison(a, b, maxRegression.throughput ?? null, result.mode === 'concurrency'))
-    metrics.push(successComparison(a, b, maxRegression.success_rate ?? null))
-    const clientOf = (run: RunRecords) => run.levels?.find((level) => level.value === value)?.client
+    metrics.push(
+      throughputComparison(
+        a,
+        b,
+        maxRegression.throughput ?? null,
+        floorOf('throughput', floors),
+        result.mode === 'concurrency',
+        rounds,
+      ),
+    )
+    metrics.push(successComparison(a, b, maxRegression.success_rate ?? null, rounds))
+    const clientOf = (run: RunRecords): Client | undefined =>
+      run.levels?.find((level) => level.value === value)?.client
     const inconclusive = inconclusiveReason(clientOf(base), clientOf(next))
+    const judged = inconclusive === null || options.strictClient === true
+    if (!judged && (clientOf(base)?.bound === true || clientOf(next)?.bound === true)) clientBound = true
     for (const metric of metrics) {
       if (!metric.regressed) continue
       const found = { value, metric: metric.metric, change: metric.change ?? 0 }
-      if (inconclusive === null || options.strictClient === true) result.regressions.push(found)
-      else result.inconclusive.push({ ...found, reason: inconclusive })
+      if (drift.length > 0) result.inconclusive.push({ ...found, reason: driftReason })
+      else if (judged) result.regressions.push(found)
+      else result.inconclusive.push({ ...found, reason: inconclusive ?? '' })
     }
-    result.levels.push({ value, metrics, inconclusive })
+    result.levels.push({
+      value,
+      block_length: { base: a.blockLength, new: b.blockLength },
+      metrics,
+      inconclusive,
+    })
   }
+  if (result.knee?.regressed === true) {
+    const { base: was, new: now } = result.knee
+    const from = was.value ?? was.bracket[0]
+    const found = { value: from, metric: 'knee', change: round(((now.value ?? from) - from) / from, 4) }
+    if (drift.length > 0) result.inconclusive.push({ ...found, reason: driftReason })
+    else result.regressions.push(found)
+  }
+  result.outcome = outcomeOf(result, clientBound)
   return result
+}
+
+/**
+ * A regression only on evidence that stands: a drifted run vouches for nothing (a slower server may
+ * hide a regression as well as fake one), and a client-bound level did not send the load it was
+ * asked for, so either makes the comparison inconclusive; a noisy client (timers late) only adds
+ * latency, so its level is inconclusive only where it would have flagged something.
+ */
+function outcomeOf(comparison: Comparison, clientBound: boolean): CompareOutcome {
+  if (comparison.regressions.length > 0) return 'regression'
+  if (comparison.drift.length > 0 || clientBound || comparison.inconclusive.length > 0) return 'inconclusive'
+  return 'pass'
 }

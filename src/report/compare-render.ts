@@ -1,23 +1,31 @@
 import type { Comparison, LevelComparison, MetricComparison } from '../compare/compare.js'
+import type { KneeComparison, KneePlace } from '../compare/knee-gate.js'
 
 const pct = (value: number | null): string =>
   value === null ? '–' : `${value >= 0 ? '+' : ''}${(value * 100).toFixed(1)}%`
 const num = (value: number | null, digits = 1): string => (value === null ? '–' : value.toFixed(digits))
+const points = (value: number): string => `${value >= 0 ? '+' : ''}${(value * 100).toFixed(1)} pts`
+
+/** The unit of a metric's absolute figures. */
+const unitOf = (metric: string): string => (metric === 'throughput' ? 'tok/s' : 'ms')
 
 function changeText(metric: MetricComparison): string {
-  if (metric.metric === 'success_rate')
-    return metric.change === null
-      ? '–'
-      : `${metric.change >= 0 ? '+' : ''}${(metric.change * 100).toFixed(1)} pts`
-  return pct(metric.change)
+  if (metric.change === null) return '–'
+  if (metric.metric === 'success_rate') return points(metric.change)
+  const absolute = metric.absolute_change
+  return absolute === null
+    ? pct(metric.change)
+    : `${pct(metric.change)} (${absolute >= 0 ? '+' : ''}${absolute.toFixed(1)} ${unitOf(metric.metric)})`
 }
 
 function metricVerdict(metric: MetricComparison, level: LevelComparison, comparison: Comparison): string {
-  // A regression at an inconclusive level is gated only with --strict-client: then it is listed.
+  // A regression at an inconclusive level (or in a drifted run) is listed only when it gates.
   const gated = comparison.regressions.some((r) => r.value === level.value && r.metric === metric.metric)
   if (metric.regressed) return gated ? 'REGRESSION' : 'inconclusive'
-  if (metric.beyond_threshold) return 'worse, not significant'
   if (metric.threshold === null) return ''
+  if (metric.not_gated !== null) return `not gated: ${metric.not_gated}`
+  if (metric.interval_beyond_threshold) return 'worse, within the floor'
+  if (metric.beyond_threshold) return 'worse, interval reaches the threshold'
   return 'ok'
 }
 
@@ -27,9 +35,9 @@ export const COMPARISON_COLUMNS = [
   'base',
   'new',
   'change',
-  'p-value',
   '95% interval',
   'threshold',
+  'floor',
   'verdict',
 ]
 
@@ -39,44 +47,132 @@ export function metricCells(
   level: LevelComparison,
   comparison: Comparison,
 ): string[] {
+  const share = metric.metric === 'success_rate'
   const interval =
-    metric.interval === null ? '–' : `${pct(metric.interval.low)} … ${pct(metric.interval.high)}`
-  const digits = metric.metric === 'success_rate' ? 4 : 1
-  const threshold =
-    metric.threshold === null
+    metric.interval === null
       ? '–'
-      : metric.metric === 'success_rate'
-        ? `${(metric.threshold * 100).toFixed(1)} pts`
-        : pct(metric.threshold)
+      : share
+        ? `${points(metric.interval.low)} … ${points(metric.interval.high)}`
+        : `${pct(metric.interval.low)} … ${pct(metric.interval.high)}`
+  const threshold = metric.threshold === null ? '–' : share ? points(metric.threshold) : pct(metric.threshold)
   return [
     String(level.value),
     metric.metric,
-    num(metric.base, digits),
-    num(metric.new, digits),
+    num(metric.base, share ? 4 : 1),
+    num(metric.new, share ? 4 : 1),
     changeText(metric),
-    metric.p_value === null ? '–' : metric.p_value.toPrecision(2),
     interval,
-    threshold,
+    threshold.replace(/^\+/, ''),
+    metric.floor === null ? '–' : `${metric.floor} ${unitOf(metric.metric)}`,
     metricVerdict(metric, level, comparison),
   ]
 }
 
-/** What comes before the table, in Markdown: set-up mismatches, the regressions, the inconclusive levels. */
+/** What comes before the table, in Markdown: set-up mismatches, the outcome, the knee, the inconclusive parts. */
 export function comparisonSummaryLines(comparison: Comparison): string[] {
   const rateMode = comparison.mode === 'request_rate'
+  const name = (value: number): string => (rateMode ? `rate ${value}/s` : `c=${value}`)
   const lines: string[] = []
   if (comparison.mismatches.length > 0) {
     lines.push('**The runs differ in set-up:**', ...comparison.mismatches.map((m) => `- ${m}`), '')
   }
+  if (comparison.outcome === 'regression') {
+    lines.push(
+      `**${comparison.regressions.length} regression(s):** ${comparison.regressions
+        .map((r) =>
+          r.metric === 'knee' && comparison.knee !== null
+            ? kneeChange(comparison.knee)
+            : `${name(r.value)} ${r.metric} ${pct(r.change)}`,
+        )
+        .join(', ')}`,
+    )
+  } else if (comparison.outcome === 'inconclusive') {
+    lines.push(
+      '**Inconclusive:** the evidence cannot say whether the server regressed; re-run both on a quiet machine (exit 5).',
+    )
+  } else {
+    lines.push(
+      '**No regression:** no gated figure is worse than its threshold across its whole 95% interval and by more than its floor.',
+    )
+  }
   lines.push(
-    comparison.regressions.length === 0
-      ? '**No regression** beyond the thresholds that is statistically significant.'
-      : `**${comparison.regressions.length} regression(s):** ${comparison.regressions
-          .map((r) => `${rateMode ? `rate ${r.value}/s` : `c=${r.value}`} ${r.metric} ${pct(r.change)}`)
-          .join(', ')}`,
-    ...inconclusiveLines(comparison, rateMode),
+    kneeLine(comparison.knee),
+    ...notGatedLines(comparison),
+    ...driftLines(comparison),
+    ...inconclusiveLines(comparison, name),
   )
   return lines
+}
+
+/** Gated tail percentiles that had too few requests to gate: said once, so a pass is not read as covering them. */
+function notGatedLines(comparison: Comparison): string[] {
+  const metrics = new Set(
+    comparison.levels.flatMap((level) =>
+      level.metrics.filter((metric) => metric.not_gated !== null).map((metric) => metric.metric),
+    ),
+  )
+  if (metrics.size === 0) return []
+  return [
+    `Not gated for too few requests (a percentile needs 5 values beyond it in each run): ${[...metrics].join(', ')} at some levels; run more requests per level to gate them.`,
+  ]
+}
+
+const placeText = (place: KneePlace): string =>
+  place.value === null
+    ? `none up to ${place.bracket[0]}`
+    : `${place.value} (between ${place.bracket[0]} and ${place.bracket[1] ?? 'beyond'})`
+
+const kneeChange = (knee: KneeComparison): string => `knee ${placeText(knee.base)} → ${placeText(knee.new)}`
+
+/** The knee of both runs, and whether it is part of the gate: never shown as if it were when it is not. */
+function kneeLine(knee: KneeComparison | null): string {
+  if (knee === null) return 'Knee: not compared (a run does not record it); the knee is not part of the gate.'
+  const verdict =
+    knee.moved === 'none'
+      ? 'no change (the brackets overlap)'
+      : knee.moved === 'down'
+        ? 'moved down, past both brackets'
+        : 'moved up, past both brackets'
+  const gated =
+    knee.threshold === null
+      ? 'the knee is not part of the gate'
+      : 'gated: a knee whose bracket lies below the base bracket fails'
+  return `Knee: base ${placeText(knee.base)} → new ${placeText(knee.new)}: ${verdict}; ${gated}.`
+}
+
+function driftLines(comparison: Comparison): string[] {
+  if (comparison.drift.length === 0) return []
+  return [
+    '',
+    '**The environment drifted** (a run measured its control level again and it moved), so no change is gated:',
+    ...comparison.drift.map((reason) => `- ${reason}`),
+  ]
+}
+
+/** Levels where a client was not trustworthy: named, with what they would have flagged. */
+function inconclusiveLines(comparison: Comparison, name: (value: number) => string): string[] {
+  const levels = comparison.levels.filter((level) => level.inconclusive !== null)
+  const flaggedAt = (value: number | null, reason: string | null): string[] =>
+    comparison.inconclusive
+      .filter(
+        (entry) => (value === null || entry.value === value) && (reason === null || entry.reason === reason),
+      )
+      .map((entry) => `${entry.metric} ${pct(entry.change)}`)
+  const lines: string[] = []
+  if (comparison.drift.length > 0) {
+    const flagged = flaggedAt(null, comparison.drift.join('; '))
+    if (flagged.length > 0) lines.push(`- would have flagged ${flagged.join(', ')}`)
+  }
+  if (levels.length === 0) return lines
+  return [
+    ...lines,
+    '',
+    `**Client not trustworthy** at these levels, so a difference may be the client's (a client-bound level makes the outcome inconclusive; a noisy one where it would have flagged something; gated with --strict-client):`,
+    ...levels.map((level) => {
+      const flagged = flaggedAt(level.value, level.inconclusive)
+      return `- ${name(level.value)}: ${level.inconclusive}${flagged.length > 0 ? `; would have flagged ${flagged.join(', ')}` : ''}`
+    }),
+  ]
 }
 
 /** Markdown (also readable in a terminal): mismatches first, then per level the gated metrics. */
@@ -86,7 +182,7 @@ export function renderComparison(comparison: Comparison, all = false): string {
     ...comparisonSummaryLines(comparison),
     '',
     `| ${rateMode ? 'rate (req/s)' : 'concurrency'} | ${COMPARISON_COLUMNS.join(' | ')} |`,
-    '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    `|${' --- |'.repeat(COMPARISON_COLUMNS.length + 1)}`,
   ]
   for (const level of comparison.levels) {
     for (const metric of level.metrics) {
@@ -95,21 +191,4 @@ export function renderComparison(comparison: Comparison, all = false): string {
     }
   }
   return `${lines.join('\n')}\n`
-}
-
-/** Levels where a client was not trustworthy: named, with what they would have flagged. */
-function inconclusiveLines(comparison: Comparison, rateMode: boolean): string[] {
-  const levels = comparison.levels.filter((level) => level.inconclusive !== null)
-  if (levels.length === 0) return []
-  const name = (value: number): string => (rateMode ? `rate ${value}/s` : `c=${value}`)
-  return [
-    '',
-    `**Inconclusive** (a run's client was not trustworthy there, so a difference may be the client's; not gated unless --strict-client):`,
-    ...levels.map((level) => {
-      const flagged = comparison.inconclusive
-        .filter((entry) => entry.value === level.value)
-        .map((entry) => `${entry.metric} ${pct(entry.change)}`)
-      return `- ${name(level.value)}: ${level.inconclusive}${flagged.length > 0 ? `; would have flagged ${flagged.join(', ')}` : ''}`
-    }),
-  ]
 }

@@ -76,14 +76,15 @@ test('SLOs, --fail-on-slo, summary.md, history, report and compare through the C
     JSON.parse(before).levels,
   )
 
-  // compare: 40% slower decoding is a significant TPOT and E2E regression (exit 1), with Markdown.
+  // compare: 40% slower decoding is a TPOT and E2E regression (exit 1), with Markdown; on the median,
+  // since 1.5 s levels hold too few requests to gate p95 (100 needed).
   // --strict-client: on a busy machine either demo may see its timers fire late, and compare then rightly
   // calls the level inconclusive and does not gate (test/unit/compare-truth.test.ts covers that); here
   // the subject is the detection itself, which must still be significant and beyond the threshold.
   const markdown = join(dir, 'compare.md')
   const compared = await runCli(['compare', base, slower, '--markdown', markdown, '--strict-client'])
   assert.equal(compared.code, 1, compared.stdout + compared.stderr)
-  assert.match(compared.stdout, /\| 8 \| tpot_p95 \| .* \| REGRESSION \|/)
+  assert.match(compared.stdout, /\| 8 \| tpot_p50 \| .* \| REGRESSION \|/)
   assert.ok(existsSync(markdown))
   // The same run against itself: no regression, exit 0.
   const same = await runCli(['compare', base, base])

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { untrustedClient } from '../../src/analysis/client-trust.js'
-import { throughputChange } from '../../src/analysis/throughput-change.js'
+import { blockBootstrapChange, relativeChange } from '../../src/analysis/stats.js'
+import { throughputStatistic } from '../../src/analysis/throughput-change.js'
 import { compareRuns, type RunRecords } from '../../src/compare/compare.js'
 import type { ClientHealth } from '../../src/metrics/client-health.js'
 import { seededRandom } from '../../src/random.js'
@@ -79,8 +80,7 @@ test('compare: the throughput change and its interval are on the same quantity (
   // Reversed, it is a significant fall, and a regression.
   const reversed = throughputOf(compareRuns(next, base, { throughput: 0.05 }))
   assert.ok(reversed !== undefined && reversed.interval !== null && reversed.change !== null)
-  assert.ok(reversed.interval.high < 0 && reversed.change < 0)
-  assert.ok((reversed.p_value ?? 1) < 0.05)
+  assert.ok(reversed.interval.high < -0.05 && reversed.change < 0)
   assert.equal(reversed.regressed, true)
 
   // Over many seeds and shapes, the change lies within its own interval.
@@ -100,14 +100,22 @@ test('compare: the throughput change and its interval are on the same quantity (
   }
 })
 
-test("throughputChange: the unresampled change is the figures' own; an open loop varies only the tokens", () => {
-  const sample = { tokens: [10, 10, 10], seconds: [1, 1, 1], figure: 30 }
-  const same = throughputChange(sample, { ...sample, figure: 33 }, false)
+test("throughputStatistic: the unresampled change is the figures' own; an open loop varies only the tokens", () => {
+  const sample = { tokens: [10, 10, 10], seconds: [1, 2, 3], figure: 30 }
+  const side = (figure: number, closedLoop: boolean) => ({
+    requests: 3,
+    blockLength: 1,
+    statistic: throughputStatistic({ ...sample, figure }, closedLoop),
+  })
+  const same = blockBootstrapChange(side(30, false), side(33, false), relativeChange)
   // Equal token counts: nothing to resample in an open loop, the interval is the change itself.
   assert.ok(same !== null)
   assert.ok(Math.abs(same.change - 0.1) < 1e-12)
-  assert.ok(Math.abs(same.interval.low - 0.1) < 1e-12 && Math.abs(same.interval.high - 0.1) < 1e-12)
-  assert.equal(throughputChange({ ...sample, figure: 0 }, sample, true), null)
+  assert.ok(Math.abs(same.low - 0.1) < 1e-12 && Math.abs(same.high - 0.1) < 1e-12)
+  // In a closed loop the request seconds vary too: the interval widens around the same change.
+  const closed = blockBootstrapChange(side(30, true), side(33, true), relativeChange)
+  assert.ok(closed !== null && closed.low < 0.1 && closed.high > 0.1 && Math.abs(closed.change - 0.1) < 1e-12)
+  assert.equal(blockBootstrapChange(side(0, true), side(30, true), relativeChange), null)
 })
 
 test('compare: different stop rules are a set-up difference', () => {
@@ -147,24 +155,28 @@ test('compare: a level where either client was not trustworthy is inconclusive a
   const slower = closedLoop(2, 100, 150, 0)
   const bound = { ...HEALTHY, bound: true, reasons: ['event loop 85% busy (limit 70%)'] }
   const next = { meta: meta(), records: slower, levels: [{ value: STREAMS, client: bound }] }
-  const gates = { ttft_p95: 0.1 }
+  // E2E: the requests take 50 ms longer, well past its floor (their TTFT, a twentieth of it, is not).
+  const gates = { e2e_p95: 0.1 }
   const lenient = compareRuns({ ...base, levels: [{ value: STREAMS, client: HEALTHY }] }, next, gates)
   assert.deepEqual(lenient.regressions, [])
   assert.equal(lenient.inconclusive.length, 1)
-  assert.equal(lenient.inconclusive[0]?.metric, 'ttft_p95')
+  assert.equal(lenient.inconclusive[0]?.metric, 'e2e_p95')
   assert.match(lenient.levels[0]?.inconclusive ?? '', /^new run: client-bound \(event loop 85% busy/)
   const text = renderComparison(lenient)
-  assert.match(text, /\*\*Inconclusive\*\*.*--strict-client/)
-  assert.match(text, /- c=2: new run: client-bound .*would have flagged ttft_p95 \+\d+\.\d%/)
-  assert.match(text, /\| 2 \| ttft_p95 \|.*\| inconclusive \|/)
+  assert.equal(lenient.outcome, 'inconclusive')
+  assert.match(text, /\*\*Inconclusive:\*\*.*\(exit 5\)/)
+  assert.match(text, /\*\*Client not trustworthy\*\*.*--strict-client/)
+  assert.match(text, /- c=2: new run: client-bound .*would have flagged e2e_p95 \+\d+\.\d%/)
+  assert.match(text, /\| 2 \| e2e_p95 \|.*\| inconclusive \|/)
   assert.doesNotMatch(text, /REGRESSION/)
 
   const strict = compareRuns(base, next, gates, { strictClient: true })
+  assert.equal(strict.outcome, 'regression')
   assert.deepEqual(
     strict.regressions.map((r) => r.metric),
-    ['ttft_p95'],
+    ['e2e_p95'],
   )
-  assert.match(renderComparison(strict), /\| 2 \| ttft_p95 \|.*\| REGRESSION \|/)
+  assert.match(renderComparison(strict), /\| 2 \| e2e_p95 \|.*\| REGRESSION \|/)
 
   // A noisy base run makes the level inconclusive too; older results (no `noisy`) go by their notes.
   const { noisy: _, ...older } = HEALTHY
@@ -185,7 +197,7 @@ test('compare: a level where either client was not trustworthy is inconclusive a
   assert.equal(judged.levels[0]?.inconclusive, null)
   assert.deepEqual(
     judged.regressions.map((r) => r.metric),
-    ['ttft_p95'],
+    ['e2e_p95'],
   )
 })
 
@@ -210,11 +222,78 @@ test("compare: a noisy client's reason names the client only, not the level's co
   const judged = compareRuns(
     { ...base, levels: [{ value: STREAMS, client: { ...older, notes: serverNotes } }] },
     next,
-    { ttft_p95: 0.1 },
+    { e2e_p95: 0.1 },
   )
   assert.equal(judged.levels[0]?.inconclusive, null)
   assert.deepEqual(
     judged.regressions.map((r) => r.metric),
-    ['ttft_p95'],
+    ['e2e_p95'],
   )
+})
+
+test('compare: +30% on a 2 ms TPOT is within the floor (a pass); the same share of a 20 ms TPOT is a regression', () => {
+  // Requests of TOKENS tokens, e2eMs each: TPOT is about e2eMs / TOKENS (2 ms at 40 ms).
+  const gates = { tpot_p50: 0.1 }
+  const small = compareRuns(
+    { meta: meta(), records: closedLoop(1, 100, 40, 0) },
+    { meta: meta(), records: closedLoop(2, 100, 52, 0) },
+    gates,
+  )
+  const tpot = small.levels[0]?.metrics.find((metric) => metric.metric === 'tpot_p50')
+  assert.ok(tpot?.interval != null && tpot.absolute_change !== null)
+  assert.ok(tpot.interval.low > 0.1, `the whole interval is above 10%: ${JSON.stringify(tpot.interval)}`)
+  assert.ok(tpot.absolute_change < 1, `${tpot.absolute_change} ms`)
+  assert.equal(tpot.floor, 1)
+  assert.equal(tpot.regressed, false)
+  assert.equal(small.outcome, 'pass')
+  assert.match(renderComparison(small), /\| 2 \| tpot_p50 \|.*\| 1 ms \| worse, within the floor \|/)
+  // The floor is what passed it: with a lower one, the same records regress.
+  const floorless = compareRuns(
+    { meta: meta(), records: closedLoop(1, 100, 40, 0) },
+    { meta: meta(), records: closedLoop(2, 100, 52, 0) },
+    gates,
+    { minChange: { tpot: 0.1 } },
+  )
+  assert.deepEqual(
+    floorless.regressions.map((r) => r.metric),
+    ['tpot_p50'],
+  )
+  const large = compareRuns(
+    { meta: meta(), records: closedLoop(1, 100, 400, 0) },
+    { meta: meta(), records: closedLoop(2, 100, 520, 0) },
+    gates,
+  )
+  assert.equal(large.outcome, 'regression')
+  assert.deepEqual(
+    large.regressions.map((r) => `${r.value} ${r.metric}`),
+    ['2 tpot_p50'],
+  )
+})
+
+test('compare: the knee gates on its bracket: overlapping brackets are no change, a bracket wholly below fails', () => {
+  const records = closedLoop(1, 30, 100, 0)
+  const knee = (value: number, bracket: [number, number]) => ({
+    value,
+    mode: 'concurrency' as const,
+    reason: '',
+    bracket,
+  })
+  const run = (saturation: ReturnType<typeof knee> | null): RunRecords => ({
+    meta: meta(),
+    records,
+    saturation,
+  })
+  const gates = { knee: 0 }
+  assert.equal(compareRuns(run(knee(4, [4, 8])), run(knee(2, [2, 4])), gates).knee?.moved, 'none')
+  const fell = compareRuns(run(knee(4, [4, 8])), run(knee(1, [1, 2])), gates)
+  assert.equal(fell.outcome, 'regression')
+  assert.deepEqual(fell.regressions, [{ value: 4, metric: 'knee', change: -0.75 }])
+  assert.match(renderComparison(fell), /knee 4 \(between 4 and 8\) → 1 \(between 1 and 2\)/)
+  // No knee up to the top level (2 here) in the base; one below it in the new run: it fell.
+  assert.equal(compareRuns(run(null), run(knee(1, [1, 1])), gates).knee?.regressed, true)
+  // A tolerance of 60% lets a fall from [4, 8] to [1, 2] pass; not gated, it is only shown and said.
+  assert.equal(compareRuns(run(knee(4, [4, 8])), run(knee(1, [1, 2])), { knee: 0.6 }).outcome, 'pass')
+  const ungated = compareRuns(run(knee(4, [4, 8])), run(knee(1, [1, 2])), {})
+  assert.equal(ungated.outcome, 'pass')
+  assert.match(renderComparison(ungated), /moved down, past both brackets; the knee is not part of the gate/)
 })

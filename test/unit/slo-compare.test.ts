@@ -132,7 +132,9 @@ function syntheticRun(seed: number, n: number, median: number): { meta: RunMeta;
 }
 
 test('compare: a real 10% shift is flagged as a regression on most seeds; the same distribution almost never', () => {
-  const gates = { ttft_p95: 0.05 }
+  // A regression needs the whole interval above the threshold: hence a 2% threshold for a 10% shift
+  // (against 5%, the low end of a 10% shift's interval here falls below 5% about a third of the time).
+  const gates = { ttft_p95: 0.02 }
   let flagged = 0
   let falseAlarms = 0
   const seeds = 40

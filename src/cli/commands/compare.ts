@@ -1,5 +1,12 @@
 import { writeFileSync } from 'node:fs'
-import { compareRuns, DEFAULT_MAX_REGRESSION } from '../../compare/compare.js'
+import {
+  type Comparison,
+  compareRuns,
+  DEFAULT_MAX_REGRESSION,
+  DEFAULT_MIN_CHANGE,
+  type RunDrift,
+  type RunRecords,
+} from '../../compare/compare.js'
 import { writeCompareHtml } from '../../report/compare-page.js'
 import { renderComparison } from '../../report/compare-render.js'
 import { type LoadedRun, loadRun } from '../../result/load-run.js'
@@ -10,20 +17,30 @@ import type { Io } from '../io.js'
 const DEFAULT_GATES = Object.entries(DEFAULT_MAX_REGRESSION)
   .map(([key, value]) => `${key}=${key === 'success_rate' ? `${value * 100}pts` : `${value * 100}%`}`)
   .join(',')
+const DEFAULT_FLOORS = Object.entries(DEFAULT_MIN_CHANGE)
+  .map(([key, value]) => `${key}=${value}${key === 'throughput' ? 'tok/s' : 'ms'}`)
+  .join(',')
 
 export const COMPARE_SPEC: CommandSpec = {
   name: 'compare',
   summary:
-    'Compare two runs level by level from their raw records: differences, significance (Mann-Whitney, seeded bootstrap) and a regression verdict (exit 1).',
+    'Compare two runs level by level from their raw records: differences with seeded block-bootstrap intervals, the knee, and a verdict (exit 1 regression, 5 inconclusive).',
   usage:
-    'llmbench compare BASE NEW [--max-regression ttft_p95=10%,throughput=5%] [--markdown FILE] [--html FILE]',
+    'llmbench compare BASE NEW [--max-regression ttft_p95=10%,throughput=5%] [--min-change tpot=1ms] [--markdown FILE] [--html FILE]',
   flags: [
     {
       name: 'max-regression',
       type: 'string',
       value: 'KEY=N%,...',
-      help: 'allowed worsening per metric (ttft_p95, tpot_p99, itl_p50, e2e_p95, throughput, success_rate in pts)',
+      help: 'allowed worsening per metric (ttft_p95, tpot_p99, itl_p50, e2e_p95, throughput, success_rate in pts, knee); replaces the defaults',
       default: DEFAULT_GATES,
+    },
+    {
+      name: 'min-change',
+      type: 'string',
+      value: 'KEY=N,...',
+      help: 'absolute floor a regression must also exceed (ttft, tpot, itl, e2e or one percentile like ttft_p99 in ms; throughput in tok/s); merged with the defaults',
+      default: DEFAULT_FLOORS,
     },
     {
       name: 'allow-mismatch',
@@ -45,7 +62,7 @@ export const COMPARE_SPEC: CommandSpec = {
     {
       name: 'strict-client',
       type: 'boolean',
-      help: "also fail on levels where either run's client was client-bound or noisy (inconclusive)",
+      help: "also gate levels where either run's client was client-bound or noisy (otherwise inconclusive)",
     },
     { name: 'all', type: 'boolean', help: 'show every metric, not only the gated ones' },
     { name: 'json', type: 'boolean', help: 'print the comparison as JSON' },
@@ -61,16 +78,52 @@ export function parseGates(text: string): Record<string, number> {
     if (
       match === null ||
       key === undefined ||
-      !/^((ttft|tpot|itl|e2e)_p\d+(\.\d+)?|throughput|success_rate)$/.test(key)
+      !/^((ttft|tpot|itl|e2e)_p\d+(\.\d+)?|throughput|success_rate|knee)$/.test(key)
     ) {
       throw new CliError(
-        `--max-regression: expected KEY=N% pairs (keys like ttft_p95, e2e_p99, throughput, success_rate), got ${JSON.stringify(pair)}`,
+        `--max-regression: expected KEY=N% pairs (keys like ttft_p95, e2e_p99, throughput, success_rate, knee), got ${JSON.stringify(pair)}`,
         EXIT.usage,
       )
     }
     gates[key] = Number(match[2]) / 100
   }
   return gates
+}
+
+/** "tpot=0.5ms,throughput=2tok/s" → { tpot: 0.5, throughput: 2 }; merged over the defaults. */
+export function parseFloors(text: string): Record<string, number> {
+  const floors: Record<string, number> = {}
+  for (const pair of text.split(',')) {
+    const match = /^\s*([a-z_0-9.]+)\s*=\s*(\d+(?:\.\d+)?)\s*(ms|tok\/s)?\s*$/.exec(pair)
+    const key = match?.[1]
+    const unit = match?.[3]
+    const latency = key !== undefined && /^(ttft|tpot|itl|e2e)(_p\d+(\.\d+)?)?$/.test(key)
+    if (
+      match === null ||
+      key === undefined ||
+      !(latency || key === 'throughput') ||
+      (unit !== undefined && unit !== (latency ? 'ms' : 'tok/s'))
+    ) {
+      throw new CliError(
+        `--min-change: expected KEY=N pairs (ttft, tpot, itl, e2e or a percentile like ttft_p99 in ms; throughput in tok/s), got ${JSON.stringify(pair)}`,
+        EXIT.usage,
+      )
+    }
+    floors[key] = Number(match[2])
+  }
+  return floors
+}
+
+/** The exit code of a comparison's outcome: CI fails on 1, and can retry (or let pass) on 5. */
+export function outcomeExit(comparison: Comparison): number {
+  if (comparison.outcome === 'regression') return EXIT.gateFailed
+  return comparison.outcome === 'inconclusive' ? EXIT.inconclusive : EXIT.ok
+}
+
+/** The run's drift verdict, from results that carry one (written by versions that measure a control level). */
+function driftOf(run: LoadedRun): RunDrift | null {
+  const drift = (run.result as { drift?: RunDrift | null }).drift
+  return drift === undefined ? null : drift
 }
 
 function load(path: string): LoadedRun & { records: NonNullable<LoadedRun['records']> } {
@@ -95,14 +148,14 @@ export async function compareCommand(argv: string[], io: Io): Promise<number> {
     throw new CliError('llmbench compare: give two result folders: BASE NEW', EXIT.usage)
   const gatesText = stringFlag(flags, 'max-regression')
   const gates = gatesText === undefined ? DEFAULT_MAX_REGRESSION : parseGates(gatesText)
+  const floorsText = stringFlag(flags, 'min-change')
+  const minChange = floorsText === undefined ? {} : parseFloors(floorsText)
   const base = load(positionals[0] as string)
   const next = load(positionals[1] as string)
-  const comparison = compareRuns(
-    { meta: base.result.meta, records: base.records, levels: base.result.levels },
-    { meta: next.result.meta, records: next.records, levels: next.result.levels },
-    gates,
-    { strictClient: flags['strict-client'] === true },
-  )
+  const comparison = compareRuns(runRecords(base), runRecords(next), gates, {
+    strictClient: flags['strict-client'] === true,
+    minChange,
+  })
   if (comparison.mismatches.length > 0 && flags['allow-mismatch'] !== true) {
     io.err(
       `llmbench compare: the runs differ in set-up, so their figures are not comparable:\n${comparison.mismatches.map((m) => `  ${m}`).join('\n')}\n` +
@@ -119,5 +172,10 @@ export async function compareCommand(argv: string[], io: Io): Promise<number> {
     io.err(`compare: wrote ${htmlFile}\n`)
   }
   io.out(flags.json === true ? `${JSON.stringify(comparison, null, 2)}\n` : markdown)
-  return comparison.regressions.length > 0 ? EXIT.gateFailed : EXIT.ok
+  return outcomeExit(comparison)
+}
+
+function runRecords(run: ReturnType<typeof load>): RunRecords {
+  const { meta, levels, saturation } = run.result
+  return { meta, records: run.records, levels, saturation, drift: driftOf(run) }
 }

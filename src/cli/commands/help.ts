@@ -10,12 +10,12 @@ Commands:
   demo     start the built-in simulator and run a short gradient against it (no key, no GPU)
   sim      the built-in OpenAI-compatible simulator, standalone
   report   rewrite bench_result.json, summary.md, charts/ and report.html from a result folder's records; --history DIR for the trend
-  compare  BASE NEW: per-level differences with significance; exit 1 on a regression (CI gate)
+  compare  BASE NEW: per-level differences with intervals; exit 1 on a regression, 5 when inconclusive (CI gate)
   merge    SHARD_DIR... --out DIR: one exact result from the shards of a run (run --shard I/N)
   k8s-manifest  --shards N -c FILE...: a Kubernetes Indexed Job that runs the shards
   check    one streamed request, tokens as they arrive, TTFT/TPOT/usage; says what is wrong (exit 3)
   models   list the model ids the server serves (GET /v1/models)
   init     write settings.json (plain JSON, keys explained on the terminal) and a commented config.toml
 
-Exit codes: 0 ok, 1 a gate failed, 2 usage or configuration error, 3 preflight failed, 4 disk full, 130 interrupted.
+Exit codes: 0 ok, 1 a gate failed, 2 usage or configuration error, 3 preflight failed, 4 disk full, 5 compare inconclusive, 130 interrupted.
 `

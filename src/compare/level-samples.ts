@@ -1,0 +1,70 @@
+import { blockLengthFor } from '../analysis/stats.js'
+import { e2eMs, isOk, pushItlMs, tpotMs, ttftMs } from '../metrics/derive.js'
+import type { RequestRecord } from '../records/types.js'
+
+/**
+ * One run's measured requests at one level, in the order they were sent, as compare resamples them:
+ * per request its latency values (none when it failed or has no such figure), its tokens and
+ * seconds for the level throughput, and whether it succeeded.
+ */
+export interface LevelSamples {
+  ttft: number[][]
+  tpot: number[][]
+  /** Every ITL gap of the request's stream. */
+  itl: number[][]
+  e2e: number[][]
+  /** Output tokens per request, 0 for a failed one: what the level throughput is made of. */
+  tokens: number[]
+  /** Seconds each request took, send to end. */
+  seconds: number[]
+  ok: boolean[]
+  /** First send to last end, seconds. */
+  windowS: number
+  /** Consecutive requests a bootstrap block holds (see blockLengthFor). */
+  blockLength: number
+}
+
+export function levelSamples(records: readonly RequestRecord[], value: number): LevelSamples {
+  const measured = records
+    .filter((record) => record.phase === 'measure' && record.level === value)
+    .sort((a, b) => a.sent_at - b.sent_at)
+  const one = (figure: number | null): number[] => (figure === null ? [] : [figure])
+  const samples: LevelSamples = {
+    ttft: [],
+    tpot: [],
+    itl: [],
+    e2e: [],
+    tokens: [],
+    seconds: [],
+    ok: [],
+    windowS: 0,
+    blockLength: 1,
+  }
+  let start = Number.POSITIVE_INFINITY
+  let end = Number.NEGATIVE_INFINITY
+  for (const record of measured) {
+    start = Math.min(start, record.sent_at)
+    end = Math.max(end, record.end_at)
+    const ok = isOk(record)
+    samples.ok.push(ok)
+    samples.seconds.push((record.end_at - record.sent_at) / 1000)
+    samples.tokens.push(ok ? record.output_tokens : 0)
+    const gaps: number[] = []
+    if (ok) pushItlMs(record, gaps)
+    samples.itl.push(gaps)
+    samples.ttft.push(ok ? one(ttftMs(record)) : [])
+    samples.tpot.push(ok ? one(tpotMs(record)) : [])
+    samples.e2e.push(ok ? [e2eMs(record)] : [])
+  }
+  samples.windowS = measured.length === 0 ? 0 : (end - start) / 1000
+  // The requests in flight on average (Little's law): those that shared the server at once.
+  const busy = samples.seconds.reduce((a, b) => a + b, 0)
+  const concurrent = samples.windowS > 0 ? busy / samples.windowS : 1
+  samples.blockLength = blockLengthFor(measured.length, concurrent)
+  return samples
+}
+
+/** Σ output tokens of the successful requests / the window: the level throughput, tok/s. */
+export function levelThroughput(samples: LevelSamples): number | null {
+  return samples.windowS > 0 ? samples.tokens.reduce((a, b) => a + b, 0) / samples.windowS : null
+}

@@ -1,0 +1,127 @@
+// test-lane: long
+import assert from 'node:assert/strict'
+import { cpSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import type { Comparison } from '../../src/compare/compare.js'
+import { startSimulator } from '../../src/sim/server.js'
+import { runCli, simRunArgs } from '../helpers/cli.js'
+import { tempDir } from '../helpers/run-config.js'
+import { withSimRun } from '../helpers/sim-run.js'
+
+/** A short gradient past the simulator's 4 slots: the knee, queueing and the decode speed all show. */
+const FLAGS = {
+  levels: '1,2,4,8',
+  requests: 16,
+  warmup: 1,
+  'output-tokens': 24,
+  'input-tokens': 64,
+  'no-calibrate': true,
+  quiet: true,
+} as const
+const SIM = { slots: 4, prefill_base_ms: 10, decode_base_ms: 5, decode_ms_per_seq: 0.5 }
+
+const compare = (a: string, b: string, ...extra: string[]) => runCli(['compare', a, b, '--json', ...extra])
+
+/** A/A may be inconclusive only because a client was not trustworthy (a busy host), never a regression. */
+function assertNoRegression(compared: { code: number | null; stdout: string; stderr: string }): Comparison {
+  const comparison = JSON.parse(compared.stdout) as Comparison
+  assert.deepEqual(comparison.regressions, [], compared.stdout)
+  if (compared.code === 5) {
+    assert.equal(comparison.outcome, 'inconclusive')
+    assert.deepEqual(comparison.drift, [])
+    assert.ok(comparison.levels.some((level) => level.inconclusive !== null))
+  } else assert.equal(compared.code, 0, compared.stderr)
+  return comparison
+}
+
+test('compare on the simulator: A/A passes both ways, fewer slots fail with the metric named, drift and a bound client are inconclusive (exit 5)', {
+  timeout: 240_000,
+}, async () => {
+  const dir = tempDir()
+  const [first, second, fewer] = ['first', 'second', 'fewer'].map((name) => join(dir, name)) as [
+    string,
+    string,
+    string,
+  ]
+  await withSimRun(
+    startSimulator(SIM),
+    { flags: FLAGS, timeoutMs: 90_000, folder: 'unused' },
+    async ({ sim }) => {
+      for (const out of [first, second]) {
+        const made = await runCli(simRunArgs(sim.url, out, FLAGS), { timeoutMs: 90_000 })
+        assert.equal(made.code, 0, made.stderr)
+      }
+    },
+  )
+  await withSimRun(
+    startSimulator({ ...SIM, slots: 2 }),
+    { flags: FLAGS, timeoutMs: 90_000, folder: 'unused' },
+    async ({ sim }) => {
+      const made = await runCli(simRunArgs(sim.url, fewer, FLAGS), { timeoutMs: 90_000 })
+      assert.equal(made.code, 0, made.stderr)
+    },
+  )
+
+  // A/A, in both orderings: two runs of one deterministic server are not a regression.
+  for (const [a, b] of [
+    [first, second],
+    [second, first],
+  ] as const) {
+    const comparison = assertNoRegression(await compare(a, b))
+    // The median is gated beside the tails, and the knee is a gate item.
+    const gated = comparison.levels[0]?.metrics
+      .filter((metric) => metric.threshold !== null)
+      .map((m) => m.metric)
+    assert.ok(gated?.includes('ttft_p50') && gated.includes('tpot_p50') && gated.includes('ttft_p95'))
+    assert.equal(comparison.knee?.threshold, 0)
+    assert.equal(comparison.knee?.regressed, false)
+  }
+
+  // 4 → 2 slots: at c=4 half the requests wait for a slot (at c=8 the queue is bimodal in 16 requests: wide).
+  const slower = await compare(first, fewer)
+  assert.equal(slower.code, 1, slower.stdout)
+  const comparison = JSON.parse(slower.stdout) as Comparison
+  assert.equal(comparison.outcome, 'regression')
+  const named = comparison.regressions.map((r) => `c=${r.value} ${r.metric}`)
+  assert.ok(named.includes('c=4 ttft_p50'), named.join(', '))
+  assert.ok(!named.some((name) => name.startsWith('c=1 ')), `c=1 has a slot either way: ${named.join(', ')}`)
+  const markdown = await runCli(['compare', first, fewer])
+  assert.match(markdown.stdout, /\*\*\d+ regression\(s\):\*\* .*c=4 ttft_p50 \+\d/)
+  assert.match(markdown.stdout, /\| 4 \| ttft_p50 \| .* \| REGRESSION \|/)
+  assert.match(markdown.stdout, /^Knee: base .* → new .*; gated/m)
+  assert.match(markdown.stdout, /^Not gated for too few requests .*: ttft_p95, ttft_p99,/m)
+
+  // The new run says its environment drifted: nothing is gated, exit 5, and the reason is shown.
+  const drifted = join(dir, 'drifted')
+  cpSync(fewer, drifted, { recursive: true })
+  const resultFile = join(drifted, 'bench_result.json')
+  const result = JSON.parse(readFileSync(resultFile, 'utf8'))
+  writeFileSync(
+    resultFile,
+    JSON.stringify({ ...result, drift: { moved: true, reason: 'control c=1 TPOT +40%' } }),
+  )
+  const onDrift = await compare(first, drifted)
+  assert.equal(onDrift.code, 5, onDrift.stdout)
+  const driftComparison = JSON.parse(onDrift.stdout) as Comparison
+  assert.deepEqual(driftComparison.regressions, [])
+  assert.ok(driftComparison.inconclusive.some((entry) => entry.metric === 'ttft_p50' && entry.value === 4))
+  assert.deepEqual(driftComparison.drift, ['new run drifted: control c=1 TPOT +40%'])
+  assert.match(
+    (await runCli(['compare', drifted, first])).stdout,
+    /The environment drifted.*\n- base run drifted: control c=1 TPOT \+40%/,
+  )
+
+  // A client-bound level: its load was not what was asked, so even an A/A is inconclusive there.
+  const bound = join(dir, 'bound')
+  cpSync(second, bound, { recursive: true })
+  const boundFile = join(bound, 'bench_result.json')
+  const boundResult = JSON.parse(readFileSync(boundFile, 'utf8'))
+  boundResult.levels[3].client = { ...boundResult.levels[3].client, bound: true, reasons: ['CPU 98%'] }
+  writeFileSync(boundFile, JSON.stringify(boundResult))
+  const onBound = await compare(first, bound)
+  assert.equal(onBound.code, 5, onBound.stdout)
+  assert.match(JSON.parse(onBound.stdout).levels[3].inconclusive, /new run: client-bound \(CPU 98%\)/)
+  // --strict-client judges it: an A/A then passes.
+  assertNoRegression(await compare(first, bound, '--strict-client'))
+})
