@@ -725,7 +725,9 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
       server_bucketed:
         "ttft_ms_bucketed, queue_time_ms_bucketed, e2e_ms_bucketed, itl_ms_bucketed: the increase of the server's " +
         'histogram over the level; percentiles interpolated linearly inside the bucket holding the rank (Prometheus ' +
-        'histogram_quantile), so only as precise as the bucket bounds; the mean is exact (sum / count).',
+        'histogram_quantile), so only as precise as the bucket bounds, and cut at mean / (1 - q), above which no ' +
+        'q-quantile of a non-negative quantity can be; the mean is exact (sum / count). ranges: for percentiles whose ' +
+        'bucket is at least as wide as the estimate, {low, high} (the bucket, its top cut at that bound), shown instead.',
       outside_scheduler_ms:
         "Time outside the engine's scheduler: the client's TTFT p50 minus the server's TTFT p50 (bucket-interpolated): " +
         'network, the HTTP layer and its queue, and the client. Null unless the server publishes a TTFT histogram.',

@@ -1,5 +1,10 @@
 import type { RequestRecord } from '../records/types.js'
-import { bucketPercentile, counterIncrease, histogramIncrease } from './bucket-percentiles.js'
+import {
+  type BucketEstimate,
+  bucketEstimate,
+  counterIncrease,
+  histogramIncrease,
+} from './bucket-percentiles.js'
 import { joulesPerOutputToken } from './energy.js'
 import type { ScrapeOk, ServerScrape } from './scrape-file.js'
 import {
@@ -22,8 +27,24 @@ export interface GaugeFigures {
   max: number
 }
 
-/** Milliseconds; percentiles interpolated inside histogram buckets (see bucketPercentile). */
-export type BucketedDistribution = Record<string, number | null> & { count: number; mean: number | null }
+/** Where a percentile's true value lies, ms: its bucket's bounds, the top cut at the mean's bound; null = no upper bound known. */
+export interface BucketRange {
+  low: number
+  high: number | null
+}
+
+/**
+ * Milliseconds; percentiles (p50, p95, ...) interpolated inside histogram buckets and bounded by the
+ * exact mean (see bucketEstimate). `ranges` holds, for the percentiles whose bucket is wider than the
+ * estimate itself, the interval the true value is in: shown instead of the bare estimate.
+ */
+export type BucketedDistribution = {
+  count: number
+  mean: number | null
+  ranges?: Record<string, BucketRange>
+} & {
+  [percentile: `p${string}`]: number | null
+}
 
 export interface ServerLevelFigures {
   /** Scrapes that answered inside the level's measured window, over every URL. */
@@ -163,9 +184,9 @@ export function serverLevelFigures(
   }
   // The median whatever percentiles the run reports.
   const ttft = added('server_ttft')
-  const serverP50 = ttft === null ? null : bucketPercentile(ttft, 50)
+  const serverP50 = ttft === null ? null : bucketEstimate(ttft, 50)
   if (clientTtftP50Ms !== null && serverP50 !== null)
-    figures.outside_scheduler_ms = round(clientTtftP50Ms - serverP50 * 1000)
+    figures.outside_scheduler_ms = round(clientTtftP50Ms - serverP50.value * 1000)
   return figures
 }
 
@@ -249,18 +270,37 @@ function addHistograms(histograms: readonly Buckets[]): Buckets | null {
   }
 }
 
-/** Seconds' buckets to a distribution in ms: count, mean (exact, from _sum), bucket-interpolated percentiles. */
+/** Seconds' buckets to a distribution in ms: count, mean (exact, from _sum), bounded percentiles and wide ones' ranges. */
 function bucketedMs(histogram: Buckets, percentiles: readonly number[]): BucketedDistribution {
   const result: BucketedDistribution = {
     count: round(histogram.count),
     mean:
       histogram.sum === null || histogram.count <= 0 ? null : round((1000 * histogram.sum) / histogram.count),
   }
+  const ranges: Record<string, BucketRange> = {}
   for (const p of percentiles) {
-    const value = bucketPercentile(histogram, p)
-    result[`p${Number(p.toFixed(3))}`] = value === null ? null : round(value * 1000)
+    const key = `p${Number(p.toFixed(3))}` as const
+    const estimate = bucketEstimate(histogram, p)
+    result[key] = estimate === null ? null : round(estimate.value * 1000)
+    if (estimate !== null && isWide(estimate))
+      ranges[key] = {
+        low: round(estimate.low * 1000),
+        high: estimate.high === null ? null : round(estimate.high * 1000),
+      }
   }
+  if (Object.keys(ranges).length > 0) result.ranges = ranges
   return result
+}
+
+/**
+ * A bucket as wide as the estimate itself (or with no top) says little of where in it the value is:
+ * the estimate could be off by its own size, so the range is what is shown. A value in a first bucket
+ * (from 0) always is.
+ */
+function isWide(estimate: BucketEstimate): boolean {
+  if (estimate.high === null) return true
+  const width = estimate.high - estimate.low
+  return width > 0 && width >= estimate.value
 }
 
 function maxOf(values: readonly (number | null)[]): number | null {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import {
+  bucketEstimate,
   bucketPercentile,
   counterIncrease,
   histogramIncrease,
@@ -101,8 +102,23 @@ test("server TTFT percentiles beside the client's, the difference, and hits over
   const figures = serverLevelFigures(scrapes, { start: 100, end: 1900 }, [50, 95], 1300)
   assert.ok(figures !== null)
   assert.equal(figures.cache_hit_rate, 0.75, '1500 hits of 2000 queried tokens')
-  assert.deepEqual(figures.ttft_ms_bucketed, { count: 10, mean: 400, p50: 300, p95: 875 })
-  assert.deepEqual(figures.queue_time_ms_bucketed, { count: 10, mean: 20, p50: 50, p95: 95 })
+  // p50 300 in (100, 500]: a bucket wider than the estimate, so its range is kept beside it.
+  assert.deepEqual(figures.ttft_ms_bucketed, {
+    count: 10,
+    mean: 400,
+    p50: 300,
+    p95: 875,
+    ranges: { p50: { low: 100, high: 500 } },
+  })
+  // All ten in (0, 100 ms] with a mean of 20 ms: the median is at most 20 / (1 − 0.5) = 40 ms (the
+  // interpolation alone said 50), p95 at most 400 ms (95 stands).
+  assert.deepEqual(figures.queue_time_ms_bucketed, {
+    count: 10,
+    mean: 20,
+    p50: 40,
+    p95: 95,
+    ranges: { p50: { low: 0, high: 40 }, p95: { low: 0, high: 100 } },
+  })
   assert.equal(figures.outside_scheduler_ms, 1000, 'client 1300 ms - server 300 ms')
   assert.equal(figures.scrapes, 0, 'no scrape inside the window, only around it')
 })
@@ -130,4 +146,39 @@ test('no scrape in or around the window: null; two URLs are added up, fractions 
   assert.deepEqual(figures?.gpu_power_watts, { mean: 305, max: 310 })
   assert.deepEqual(figures?.gpu_utilization, { mean: 0.6, max: 0.7 })
   assert.equal(figures?.gpu_energy_joules, 3)
+})
+
+test('bucketed percentiles never above what the exact mean allows; wide buckets give a range', () => {
+  // The simulator's queue time (a recorded scrape of test/fixtures/rendered/conc): 8 requests in the
+  // first bucket (0, 300 ms], their mean 0.0216 ms. Interpolation alone says p50 150 ms.
+  const queue: Buckets = {
+    buckets: [
+      [0.3, 8],
+      [0.5, 8],
+      [1, 8],
+    ],
+    count: 8,
+    sum: 0.000172927,
+  }
+  assert.ok(Math.abs((bucketPercentile(queue, 50) as number) - 0.15) < 1e-12, 'the interpolation')
+  const p50 = bucketEstimate(queue, 50)
+  assert.ok(p50 !== null)
+  const mean = 0.000172927 / 8
+  assert.ok(Math.abs(p50.value - mean / 0.5) < 1e-15, 'at most mean / (1 − 0.5)')
+  assert.deepEqual({ low: p50.low, high: p50.high }, { low: 0, high: p50.value })
+  // p99 of a histogram whose rank is past the last finite bound: above 1 s, at most mean / 0.01.
+  const tail: Buckets = { buckets: [[1, 90]], count: 100, sum: 150 }
+  assert.deepEqual(bucketEstimate(tail, 99), { value: 1, low: 1, high: 150 })
+  assert.deepEqual(bucketEstimate({ ...tail, sum: null }, 99), { value: 1, low: 1, high: null })
+  // A narrow bucket: the interpolation is below the bound and no range is kept.
+  const narrow = serverLevelFigures(
+    [
+      ok(0, { histograms: { server_ttft: ttft([0, 0, 0], 0, 0) } }),
+      ok(1000, { histograms: { server_ttft: ttft([0, 0, 10], 10, 8) } }),
+    ],
+    { start: 100, end: 900 },
+    [50],
+    null,
+  )
+  assert.deepEqual(narrow?.ttft_ms_bucketed, { count: 10, mean: 800, p50: 750 })
 })
