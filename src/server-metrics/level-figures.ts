@@ -1,10 +1,5 @@
 import type { RequestRecord } from '../records/types.js'
-import {
-  type BucketEstimate,
-  bucketEstimate,
-  counterIncrease,
-  histogramIncrease,
-} from './bucket-percentiles.js'
+import { type BucketEstimate, bucketEstimate, histogramIncrease } from './bucket-percentiles.js'
 import { joulesPerOutputToken } from './energy.js'
 import type { ScrapeOk, ServerScrape } from './scrape-file.js'
 import {
@@ -16,6 +11,7 @@ import {
   HISTOGRAM_TERMS,
   type HistogramTerm,
 } from './vocabulary.js'
+import { windowIncrease } from './window-increase.js'
 
 /**
  * The server's own figures for one level, from the scrapes around its measured window: a pure
@@ -51,7 +47,7 @@ export interface ServerLevelFigures {
   scrapes: number
   /** Scrapes inside the window that failed or timed out: holes in the figures below. */
   gaps: number
-  /** Seconds between the two scrapes the counters' and histograms' increases are taken between. */
+  /** Seconds between the two scrapes the histograms' increases are taken between (counters: the window, see windowIncrease). */
   span_s: number | null
   running: GaugeFigures | null
   waiting: GaugeFigures | null
@@ -111,10 +107,12 @@ const HISTOGRAM_FIELDS: Record<HistogramTerm, BucketedField> = {
 }
 
 /**
- * Gauges: mean and max of the scrapes inside the window. Counters and histograms: their increase
- * from the last scrape at or before the window's start to the first at or after its end (or the
- * first and last inside it when the window is not bracketed), so a level's requests are all counted;
- * span_s says how long that was. Several URLs (replicas, a GPU exporter) are added up, fractions
+ * Gauges: mean and max of the scrapes inside the window. Counters: their increase over the window
+ * itself, its edges estimated (windowIncrease), so the warm-up and cool-down around it are not
+ * counted. Histograms (a distribution cannot be cut at a time): their increase from the last scrape
+ * at or before the window's start to the first at or after its end (or the first and last inside it
+ * when the window is not bracketed), so a level's requests are all counted; span_s says how long
+ * that was. Several URLs (replicas, a GPU exporter) are added up, fractions
  * averaged. Null when no scrape of any URL fell in or around the window.
  */
 export function serverLevelFigures(
@@ -218,12 +216,16 @@ function urlFigures(scrapes: readonly ScrapeOk[], window: LevelWindow): UrlFigur
   }
   const counters: UrlFigures['counters'] = {}
   const histograms: UrlFigures['histograms'] = {}
+  for (const term of COUNTER_TERMS) {
+    // The server read its counters somewhere between the scrape's send and its answer: the middle.
+    const readings = scrapes.flatMap((s) => {
+      const value = s.values.counters[term]
+      return value === undefined || value === null ? [] : [{ at: s.at + s.duration_ms / 2, value }]
+    })
+    const increase = windowIncrease(readings, window)
+    if (increase !== null) counters[term] = increase
+  }
   if (series.length >= 2) {
-    for (const term of COUNTER_TERMS) {
-      const values = series.map((s) => s.values.counters[term])
-      if (values.some((v) => v === undefined || v === null)) continue
-      counters[term] = counterIncrease(values as number[])
-    }
     for (const term of HISTOGRAM_TERMS) {
       const values = series.map((s) => s.values.histograms[term])
       if (values.some((v) => v === undefined || v === null)) continue

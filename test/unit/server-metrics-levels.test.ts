@@ -7,7 +7,7 @@ import {
   histogramIncrease,
 } from '../../src/server-metrics/bucket-percentiles.js'
 import { serverLevelFigures } from '../../src/server-metrics/level-figures.js'
-import type { ServerScrape } from '../../src/server-metrics/scrape-file.js'
+import type { ScrapeOk, ServerScrape } from '../../src/server-metrics/scrape-file.js'
 import type { Buckets, ScrapeValues } from '../../src/server-metrics/vocabulary.js'
 
 const URL_A = 'http://engine:8000/metrics'
@@ -61,7 +61,7 @@ test('histogram increase and bucket-interpolated percentiles', () => {
   )
 })
 
-test('a level: gauges over the window, increases from the scrape before to the one after', () => {
+test('a level: gauges over the window, counters over the window, histograms from the scrape before to the one after', () => {
   const scrapes: ServerScrape[] = [
     ok(500, { gauges: { running: 0, kv_cache_usage: 0.1 }, counters: { generation_tokens: 100 } }),
     ok(1500, {
@@ -80,8 +80,11 @@ test('a level: gauges over the window, increases from the scrape before to the o
   assert.equal(figures.gaps, 1)
   assert.deepEqual(figures.running, { mean: 3, max: 4 })
   assert.deepEqual(figures.kv_cache_usage, { mean: 0.7, max: 0.9 })
-  assert.equal(figures.generation_tokens, 310 - 100, 'from the scrape at 500 to the one at 4500')
-  assert.equal(figures.span_s, 4)
+  // Over the window [1000, 4000] only: 120 between the scrapes inside it (read at 1502.5 and 3502.5),
+  // 60 per second; the 0.5025 s before the first at that rate (30.15, under the 80 counted since the
+  // scrape before), the 0.4975 s after the last capped at the 10 the server counted up to the next.
+  assert.equal(figures.generation_tokens, 120 + 30.15 + 10)
+  assert.equal(figures.span_s, 4, 'the histograms still span the scrapes around the window')
   assert.equal(figures.cache_hit_rate, null, 'the hit counters are not in every scrape')
   assert.equal(figures.ttft_ms_bucketed, null)
   assert.equal(figures.outside_scheduler_ms, null, 'no server TTFT')
@@ -181,4 +184,24 @@ test('bucketed percentiles never above what the exact mean allows; wide buckets 
     null,
   )
   assert.deepEqual(narrow?.ttft_ms_bucketed, { count: 10, mean: 800, p50: 750 })
+})
+
+test('counters over the measured window only: a warm-up burst before it and a cool-down after it are not counted', () => {
+  // 500 tokens of warm-up between 100 and 500 ms, then the measured window [500, 4500] at 100 tokens
+  // a second (400 tokens), then 300 of cool-down after it; scrapes every second, read at once.
+  const at = (t: number, tokens: number): ServerScrape => ({
+    ...(ok(t, { counters: { generation_tokens: tokens } }) as ScrapeOk),
+    duration_ms: 0,
+  })
+  const scrapes = [at(0, 0), at(1000, 550), at(2000, 650), at(3000, 750), at(4000, 850), at(5000, 1200)]
+  const window = { start: 500, end: 4500 }
+  const figures = serverLevelFigures(scrapes, window, [50], null)
+  // The scrapes around the window would say 1200; the four inside say 300 over 3 s, and each half
+  // second at the edges is counted at that rate.
+  assert.equal(figures?.generation_tokens, 400)
+  // Two scrapes in a long window of a slow scrape (one inside): read at the edges by interpolation.
+  const sparse = [at(0, 0), at(2000, 200), at(6000, 600)]
+  assert.equal(serverLevelFigures(sparse, { start: 1000, end: 5000 }, [50], null)?.generation_tokens, 400)
+  // No scrape after the window (the run's last one lost): the last scrape stands for its end.
+  assert.equal(serverLevelFigures(scrapes.slice(0, 5), window, [50], null)?.generation_tokens, 350)
 })
