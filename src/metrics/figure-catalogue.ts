@@ -773,8 +773,11 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
           "The server's own figures over a level, from its Prometheus /metrics scraped during the run (server-metrics.jsonl), " +
           "mapped from the engine's names (vLLM, SGLang, TGI, llama.cpp, TensorRT-LLM/Dynamo, DCGM) to one vocabulary. " +
           'Gauges (running, waiting, kv_cache_usage 0..1, gpu_*): mean and max over the scrapes inside the measured window. ' +
-          'Counters (prompt_tokens, generation_tokens, preemptions, gpu_energy_joules): increase from the last scrape ' +
-          'answered before the window to the first sent after it (span_s), a drop read as a restart. cache_hit_rate: ' +
+          'Counters (prompt_tokens, generation_tokens, preemptions, gpu_energy_joules): increase over the measured window ' +
+          'only (warm-up and cool-down outside it left out): exact between the first and last scrapes inside it, each ' +
+          'edge counted at the rate inside (capped at what the scrapes around the edge saw), or read at the edges by ' +
+          'linear interpolation with fewer than two scrapes inside; a drop read as a restart. Histograms: increase from ' +
+          'the last scrape answered before the window to the first sent after it (span_s). cache_hit_rate: ' +
           "prefix-cache hits / queries over the level, else the mean of the engine's own rate. Several URLs are added " +
           '(fractions averaged). scrapes/gaps: answered/failed scrapes inside the window.',
       },
@@ -783,13 +786,15 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
       server_bucketed:
         "ttft_ms_bucketed, queue_time_ms_bucketed, e2e_ms_bucketed, itl_ms_bucketed: the increase of the server's " +
         'histogram over the level; percentiles interpolated linearly inside the bucket holding the rank (Prometheus ' +
-        'histogram_quantile), so only as precise as the bucket bounds; the mean is exact (sum / count).',
+        'histogram_quantile), so only as precise as the bucket bounds, and cut at mean / (1 - q), above which no ' +
+        'q-quantile of a non-negative quantity can be; the mean is exact (sum / count). ranges: for percentiles whose ' +
+        'bucket is at least as wide as the estimate, {low, high} (the bucket, its top cut at that bound), shown instead.',
       outside_scheduler_ms:
         "Time outside the engine's scheduler: the client's TTFT p50 minus the server's TTFT p50 (bucket-interpolated): " +
         'network, the HTTP layer and its queue, and the client. Null unless the server publishes a TTFT histogram.',
       joules_per_output_token:
         "server.joules_per_output_token: the GPUs' mean power inside the measured window (DCGM) times its length, over " +
-        "the level's output tokens; from the energy counter, scaled to the window, when there is no power gauge.",
+        "the level's output tokens; from the energy counter's increase over the window when there is no power gauge.",
     },
     source: { from: 'server-metrics' },
     columns: [{ name: 'server', head: '', order: 10, priority: 20, cell: { kind: 'server-columns' } }],

@@ -1,6 +1,7 @@
 import { type RoundTrip, runRoundTrip } from '../analysis/network.js'
 import type { LevelSummary } from '../metrics/summarize.js'
 import type { BenchResult } from '../result/bench-result.js'
+import type { BucketRange } from '../server-metrics/level-figures.js'
 
 /**
  * The server's own figures as table columns, present only when some level has them: what the engine
@@ -29,11 +30,12 @@ const COLUMNS: {
     column: {
       head: 'server TTFT p50\n(outside sched.)',
       cell: (level) => {
-        const server = level.server?.ttft_ms_bucketed?.p50
+        const bucketed = level.server?.ttft_ms_bucketed
+        const server = bucketed?.p50
         const outside = level.server?.outside_scheduler_ms
         return server == null
           ? '-'
-          : `${server.toFixed(0)}${outside == null ? '' : ` (${outside.toFixed(0)})`}`
+          : `${bucketedText(server, bucketed?.ranges?.p50)}${outside == null ? '' : ` (${outside.toFixed(0)})`}`
       },
     },
   },
@@ -69,6 +71,22 @@ function queueColumn(roundTrip: RoundTrip | null): ServerColumn {
         : `${Math.max(0, queue - rtt).toFixed(0)}${prefill == null ? '' : ` (${prefill.toFixed(0)})`}`
     },
   }
+}
+
+/**
+ * A bucketed percentile: the estimate, or where its bucket is wider than the estimate, the interval
+ * the true value is in ("0–0.006" from a first bucket of 300 ms cut at the mean's bound; ">5000"
+ * past the last finite bound with no mean to bound it).
+ */
+export function bucketedText(value: number, range: BucketRange | undefined): string {
+  if (range === undefined) return value.toFixed(0)
+  return range.high === null ? `>${msText(range.low)}` : `${msText(range.low)}–${msText(range.high)}`
+}
+
+/** Whole milliseconds, with the digits a value below 10 ms needs to read as more than 0. */
+function msText(value: number): string {
+  if (value === 0 || value >= 10) return value.toFixed(0)
+  return value >= 1 ? value.toFixed(1) : String(Number(value.toPrecision(1)))
 }
 
 function gauge(value: number | null | undefined, digits: number): string {

@@ -26,6 +26,8 @@ export async function startServerMetrics(
     runId,
     log,
     secrets: endpoint.secrets,
+    // Series of other models on the same server are left out (a /metrics of many models).
+    model: endpoint.body.model,
   })
   scraper.start()
   return scraper

@@ -1,5 +1,5 @@
 import type { RequestRecord } from '../records/types.js'
-import { bucketPercentile, counterIncrease, histogramIncrease } from './bucket-percentiles.js'
+import { type BucketEstimate, bucketEstimate, histogramIncrease } from './bucket-percentiles.js'
 import { joulesPerOutputToken } from './energy.js'
 import type { ScrapeOk, ServerScrape } from './scrape-file.js'
 import {
@@ -11,6 +11,7 @@ import {
   HISTOGRAM_TERMS,
   type HistogramTerm,
 } from './vocabulary.js'
+import { windowIncrease } from './window-increase.js'
 
 /**
  * The server's own figures for one level, from the scrapes around its measured window: a pure
@@ -22,15 +23,31 @@ export interface GaugeFigures {
   max: number
 }
 
-/** Milliseconds; percentiles interpolated inside histogram buckets (see bucketPercentile). */
-export type BucketedDistribution = Record<string, number | null> & { count: number; mean: number | null }
+/** Where a percentile's true value lies, ms: its bucket's bounds, the top cut at the mean's bound; null = no upper bound known. */
+export interface BucketRange {
+  low: number
+  high: number | null
+}
+
+/**
+ * Milliseconds; percentiles (p50, p95, ...) interpolated inside histogram buckets and bounded by the
+ * exact mean (see bucketEstimate). `ranges` holds, for the percentiles whose bucket is wider than the
+ * estimate itself, the interval the true value is in: shown instead of the bare estimate.
+ */
+export type BucketedDistribution = {
+  count: number
+  mean: number | null
+  ranges?: Record<string, BucketRange>
+} & {
+  [percentile: `p${string}`]: number | null
+}
 
 export interface ServerLevelFigures {
   /** Scrapes that answered inside the level's measured window, over every URL. */
   scrapes: number
   /** Scrapes inside the window that failed or timed out: holes in the figures below. */
   gaps: number
-  /** Seconds between the two scrapes the counters' and histograms' increases are taken between. */
+  /** Seconds between the two scrapes the histograms' increases are taken between (counters: the window, see windowIncrease). */
   span_s: number | null
   running: GaugeFigures | null
   waiting: GaugeFigures | null
@@ -90,10 +107,12 @@ const HISTOGRAM_FIELDS: Record<HistogramTerm, BucketedField> = {
 }
 
 /**
- * Gauges: mean and max of the scrapes inside the window. Counters and histograms: their increase
- * from the last scrape at or before the window's start to the first at or after its end (or the
- * first and last inside it when the window is not bracketed), so a level's requests are all counted;
- * span_s says how long that was. Several URLs (replicas, a GPU exporter) are added up, fractions
+ * Gauges: mean and max of the scrapes inside the window. Counters: their increase over the window
+ * itself, its edges estimated (windowIncrease), so the warm-up and cool-down around it are not
+ * counted. Histograms (a distribution cannot be cut at a time): their increase from the last scrape
+ * at or before the window's start to the first at or after its end (or the first and last inside it
+ * when the window is not bracketed), so a level's requests are all counted; span_s says how long
+ * that was. Several URLs (replicas, a GPU exporter) are added up, fractions
  * averaged. Null when no scrape of any URL fell in or around the window.
  */
 export function serverLevelFigures(
@@ -163,9 +182,9 @@ export function serverLevelFigures(
   }
   // The median whatever percentiles the run reports.
   const ttft = added('server_ttft')
-  const serverP50 = ttft === null ? null : bucketPercentile(ttft, 50)
+  const serverP50 = ttft === null ? null : bucketEstimate(ttft, 50)
   if (clientTtftP50Ms !== null && serverP50 !== null)
-    figures.outside_scheduler_ms = round(clientTtftP50Ms - serverP50 * 1000)
+    figures.outside_scheduler_ms = round(clientTtftP50Ms - serverP50.value * 1000)
   return figures
 }
 
@@ -197,12 +216,16 @@ function urlFigures(scrapes: readonly ScrapeOk[], window: LevelWindow): UrlFigur
   }
   const counters: UrlFigures['counters'] = {}
   const histograms: UrlFigures['histograms'] = {}
+  for (const term of COUNTER_TERMS) {
+    // The server read its counters somewhere between the scrape's send and its answer: the middle.
+    const readings = scrapes.flatMap((s) => {
+      const value = s.values.counters[term]
+      return value === undefined || value === null ? [] : [{ at: s.at + s.duration_ms / 2, value }]
+    })
+    const increase = windowIncrease(readings, window)
+    if (increase !== null) counters[term] = increase
+  }
   if (series.length >= 2) {
-    for (const term of COUNTER_TERMS) {
-      const values = series.map((s) => s.values.counters[term])
-      if (values.some((v) => v === undefined || v === null)) continue
-      counters[term] = counterIncrease(values as number[])
-    }
     for (const term of HISTOGRAM_TERMS) {
       const values = series.map((s) => s.values.histograms[term])
       if (values.some((v) => v === undefined || v === null)) continue
@@ -249,18 +272,37 @@ function addHistograms(histograms: readonly Buckets[]): Buckets | null {
   }
 }
 
-/** Seconds' buckets to a distribution in ms: count, mean (exact, from _sum), bucket-interpolated percentiles. */
+/** Seconds' buckets to a distribution in ms: count, mean (exact, from _sum), bounded percentiles and wide ones' ranges. */
 function bucketedMs(histogram: Buckets, percentiles: readonly number[]): BucketedDistribution {
   const result: BucketedDistribution = {
     count: round(histogram.count),
     mean:
       histogram.sum === null || histogram.count <= 0 ? null : round((1000 * histogram.sum) / histogram.count),
   }
+  const ranges: Record<string, BucketRange> = {}
   for (const p of percentiles) {
-    const value = bucketPercentile(histogram, p)
-    result[`p${Number(p.toFixed(3))}`] = value === null ? null : round(value * 1000)
+    const key = `p${Number(p.toFixed(3))}` as const
+    const estimate = bucketEstimate(histogram, p)
+    result[key] = estimate === null ? null : round(estimate.value * 1000)
+    if (estimate !== null && isWide(estimate))
+      ranges[key] = {
+        low: round(estimate.low * 1000),
+        high: estimate.high === null ? null : round(estimate.high * 1000),
+      }
   }
+  if (Object.keys(ranges).length > 0) result.ranges = ranges
   return result
+}
+
+/**
+ * A bucket as wide as the estimate itself (or with no top) says little of where in it the value is:
+ * the estimate could be off by its own size, so the range is what is shown. A value in a first bucket
+ * (from 0) always is.
+ */
+function isWide(estimate: BucketEstimate): boolean {
+  if (estimate.high === null) return true
+  const width = estimate.high - estimate.low
+  return width > 0 && width >= estimate.value
 }
 
 function maxOf(values: readonly (number | null)[]): number | null {

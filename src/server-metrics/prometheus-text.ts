@@ -136,12 +136,24 @@ function addSample(family: Family, suffix: string, labels: Record<string, string
   else if (suffix === '_sum' || suffix === '_gsum') histogram.sum = value
 }
 
+/**
+ * A histogram's series by its labels, found through an index: a search of the family's list per
+ * sample took ten minutes on a /metrics of 12,500 models' histograms.
+ */
+const seriesIndex = new WeakMap<Family, Map<string, HistogramSeries>>()
+
 function histogramSeries(family: Family, labels: Record<string, string>): HistogramSeries {
   const key = labelKey(labels)
-  const existing = family.histograms.find((series) => labelKey(series.labels) === key)
+  let index = seriesIndex.get(family)
+  if (index === undefined) {
+    index = new Map()
+    seriesIndex.set(family, index)
+  }
+  const existing = index.get(key)
   if (existing !== undefined) return existing
   const created: HistogramSeries = { labels, buckets: [], count: null, sum: null }
   family.histograms.push(created)
+  index.set(key, created)
   return created
 }
 

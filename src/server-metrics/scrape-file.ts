@@ -25,6 +25,22 @@ export interface ScrapeOk extends ScrapeLine {
   values: ScrapeValues
   /** The families the values were read from, as parsed (histogram bounds: "+Inf" for infinity). */
   families?: RawFamily[]
+  /** What was kept of the body (exposition-filter.ts); absent in files of before the cut. */
+  cut?: ScrapeCut
+}
+
+/** What a scrape kept of the /metrics body: the vocabulary's families, the model's series. */
+export interface ScrapeCut {
+  /** Lines in the body. */
+  lines: number
+  /** Lines kept and parsed. */
+  kept: number
+  /** The model the series were filtered to (lower case); null when the run's model was not known. */
+  model: string | null
+  /** Lines of the vocabulary's families labelled with another model. */
+  other_model_lines: number
+  /** False with other_model_lines > 0: none was the run's model, so every model's series were added up. */
+  model_matched: boolean
 }
 
 /** A scrape that failed or took too long: a marked gap in the server's figures, with why. */
@@ -43,6 +59,8 @@ export interface ScrapeStopped extends ScrapeLine {
 export interface RawFamily {
   name: string
   type: Family['type']
+  /** Set when the family had more series than RAW_SERIES_KEPT: how many; only the first ones are stored. */
+  series_total?: number
   series?: Family['series']
   histograms?: {
     labels: Record<string, string>
@@ -62,6 +80,23 @@ export function rawFamily(family: Family): RawFamily {
       ...series,
       buckets: series.buckets.map(([bound, count]) => [Number.isFinite(bound) ? bound : '+Inf', count]),
     })),
+  }
+}
+
+/** Series of one family stored per scrape: the raw families are an excerpt for a reader, not what report reads. */
+export const RAW_SERIES_KEPT = 64
+
+/** rawFamily with at most RAW_SERIES_KEPT series, and their total when there were more. */
+export function boundedRawFamily(family: Family): RawFamily {
+  const total = Math.max(family.series.length, family.histograms.length)
+  if (total <= RAW_SERIES_KEPT) return rawFamily(family)
+  return {
+    ...rawFamily({
+      ...family,
+      series: family.series.slice(0, RAW_SERIES_KEPT),
+      histograms: family.histograms.slice(0, RAW_SERIES_KEPT),
+    }),
+    series_total: total,
   }
 }
 

@@ -1,10 +1,12 @@
 import { appendFileSync } from 'node:fs'
 import { performance } from 'node:perf_hooks'
+import { StringDecoder } from 'node:string_decoder'
 import { Client } from 'undici'
 import { displayUrl, redact } from '../client/redact.js'
+import { ExpositionFilter, type FilterOutcome } from './exposition-filter.js'
 import { ExpositionError, parseExposition } from './prometheus-text.js'
-import { rawFamily, type ServerScrape } from './scrape-file.js'
-import { mapScrape } from './vocabulary.js'
+import { boundedRawFamily, type ScrapeCut, type ServerScrape } from './scrape-file.js'
+import { mapScrape, VOCABULARY_FAMILIES } from './vocabulary.js'
 
 /**
  * Scrapes the server's /metrics (and any other metrics URL) every interval while the run loads it,
@@ -33,7 +35,17 @@ export interface ScraperOptions {
   log: (line: string) => void
   /** Scrubbed from every stored or logged message (the API key). */
   secrets: readonly string[]
+  /** The model under test: series labelled with another model are left out (exposition-filter.ts). */
+  model?: string | null
+  /** Past this size of server-metrics.jsonl, scrapes are stored without their raw families; default MAX_FILE_BYTES. */
+  maxFileBytes?: number
 }
+
+/**
+ * server-metrics.jsonl grows by a scrape's values (a few kB) and the raw families they came from.
+ * Past this, only the values are stored (what `report` needs), and the log says so once.
+ */
+export const MAX_FILE_BYTES = 64 * 1024 * 1024
 
 /** Largest /metrics body read: vLLM's is ~70 kB; a body far beyond is not a metrics page. */
 const MAX_BODY_BYTES = 16 * 1024 * 1024
@@ -50,6 +62,8 @@ interface UrlState {
   answered: boolean
   stopped: boolean
   gapLogged: boolean
+  /** Said once: labelled series, none of the run's model, every model's added up. */
+  unmatchedLogged: boolean
 }
 
 export class ServerMetricsScraper {
@@ -60,6 +74,8 @@ export class ServerMetricsScraper {
   /** Set when stop() cuts the scrapes in flight: their gaps say so. */
   private stopping = false
   private writeFailed = false
+  private fileBytes = 0
+  private fileCapped = false
 
   constructor(
     targets: readonly ScrapeTarget[],
@@ -84,6 +100,7 @@ export class ServerMetricsScraper {
         answered: false,
         stopped: false,
         gapLogged: false,
+        unmatchedLogged: false,
       }
     })
   }
@@ -139,7 +156,10 @@ export class ServerMetricsScraper {
         headers: { ...state.target.headers, accept: 'text/plain;version=0.0.4, */*;q=0.1' },
         signal: abort.signal,
       })
-      const body = await readText(response.body)
+      const filtered = await readFiltered(
+        response.body,
+        new ExpositionFilter(VOCABULARY_FAMILIES, this.options.model ?? null),
+      )
       const duration_ms = round(performance.now() - at)
       if (response.statusCode !== 200) {
         // The default URL is only a guess: any refusal (404, 401 from a hosted API) means not here.
@@ -149,7 +169,9 @@ export class ServerMetricsScraper {
       }
       let families: ReturnType<typeof parseExposition>
       try {
-        families = parseExposition(body)
+        families = parseExposition(filtered.kept > 0 ? filtered.text : filtered.head)
+        // Nothing of the vocabulary kept: the head only said the body was metrics, with none of ours.
+        if (filtered.kept === 0) families = new Map()
       } catch (error) {
         if (!(error instanceof ExpositionError)) throw error
         await this.refused(state, at, duration_ms, `not Prometheus text (${error.message})`, true)
@@ -157,9 +179,17 @@ export class ServerMetricsScraper {
       }
       const { values, used } = mapScrape(families)
       state.answered = true
+      this.noteUnmatched(state, filtered)
+      const kept: ScrapeCut = {
+        lines: filtered.lines,
+        kept: filtered.kept,
+        model: filtered.model,
+        other_model_lines: filtered.other_model_lines,
+        model_matched: filtered.model_matched,
+      }
       this.keep(
-        { kind: 'scrape', url: state.shown, at: round(at), duration_ms, values, ...this.runTag() },
-        used.map(rawFamily),
+        { kind: 'scrape', url: state.shown, at: round(at), duration_ms, values, cut: kept, ...this.runTag() },
+        used.map(boundedRawFamily),
       )
     } catch (error) {
       const duration_ms = round(performance.now() - at)
@@ -213,17 +243,39 @@ export class ServerMetricsScraper {
     )
   }
 
+  /**
+   * Series labelled with models, none of them the run's (a served model name that differs from the
+   * one sent): every model's series were added up. Said once per URL; each scrape's line says it too.
+   */
+  private noteUnmatched(state: UrlState, cut: FilterOutcome): void {
+    if (cut.model === null || cut.model_matched || cut.other_model_lines === 0 || state.unmatchedLogged)
+      return
+    state.unmatchedLogged = true
+    this.options.log(
+      `server metrics: ${state.shown}: no series labelled with model ${cut.model}; the figures add up every model's series (${cut.other_model_lines} lines)`,
+    )
+  }
+
   private runTag(): { run?: string } {
     return this.options.runId === undefined ? {} : { run: this.options.runId }
   }
 
-  /** In memory (values only) and appended to the file with the raw families. */
-  private keep(scrape: ServerScrape, families?: ReturnType<typeof rawFamily>[]): void {
+  /** In memory (values only) and appended to the file with the raw families, while the file is under its cap. */
+  private keep(scrape: ServerScrape, families?: ReturnType<typeof boundedRawFamily>[]): void {
     this.scrapes.push(scrape)
     if (this.options.file === null || this.writeFailed) return
     try {
-      const line = families === undefined ? scrape : { ...scrape, families }
-      appendFileSync(this.options.file, `${JSON.stringify(line)}\n`)
+      const cap = this.options.maxFileBytes ?? MAX_FILE_BYTES
+      let text = `${JSON.stringify(families === undefined || this.fileCapped ? scrape : { ...scrape, families })}\n`
+      if (!this.fileCapped && families !== undefined && this.fileBytes + Buffer.byteLength(text) > cap) {
+        this.fileCapped = true
+        this.options.log(
+          `server metrics: ${this.options.file} reached ${(cap / 1024 / 1024).toFixed(0)} MiB; later scrapes are stored without their raw families (the values report needs are kept)`,
+        )
+        text = `${JSON.stringify(scrape)}\n`
+      }
+      appendFileSync(this.options.file, text)
+      this.fileBytes += Buffer.byteLength(text)
     } catch (error) {
       // A full disk stops the file, not the run: the records' own writer is what stops a run.
       this.writeFailed = true
@@ -234,16 +286,18 @@ export class ServerMetricsScraper {
   }
 }
 
-async function readText(body: AsyncIterable<Buffer>): Promise<string> {
-  const chunks: Buffer[] = []
+/** The body, cut by the filter chunk by chunk as it arrives (no turn of the event loop holds it long). */
+async function readFiltered(body: AsyncIterable<Buffer>, filter: ExpositionFilter): Promise<FilterOutcome> {
+  const decoder = new StringDecoder('utf8')
   let size = 0
   for await (const chunk of body) {
     size += chunk.length
     if (size > MAX_BODY_BYTES)
       throw new Error(`body above ${MAX_BODY_BYTES / 1024 / 1024} MiB: not a metrics page`)
-    chunks.push(chunk)
+    filter.push(decoder.write(chunk))
   }
-  return Buffer.concat(chunks).toString('utf8')
+  filter.push(decoder.end())
+  return filter.end()
 }
 
 function round(value: number): number {

@@ -154,6 +154,11 @@ const SOURCES: Record<Term, readonly Source[]> = {
   ],
 }
 
+/** Every family some term can come from: what a scrape keeps of a /metrics body (exposition-filter.ts). */
+export const VOCABULARY_FAMILIES: ReadonlySet<string> = new Set(
+  Object.values(SOURCES).flatMap((sources) => sources.map((source) => source.family)),
+)
+
 /** The families a term can come from, for the docs and the tests. */
 export function sourcesOf(term: Term): readonly string[] {
   return SOURCES[term].map((source) => source.family)
