@@ -12,8 +12,8 @@ type Command = (argv: string[], io: Io) => Promise<number>
  * hundreds of files (d3, zod, undici...), which alone fails under a tight `ulimit -n`.
  */
 const COMMANDS: Record<string, () => Promise<Command>> = {
-  run: async () => (await import('./commands/run.js')).runCommand,
-  demo: async () => (await import('./commands/demo.js')).demoCommand,
+  run: async () => (await importInStages(RUN_STAGES, () => import('./commands/run.js'))).runCommand,
+  demo: async () => (await importInStages(RUN_STAGES, () => import('./commands/demo.js'))).demoCommand,
   sim: async () => (await import('./commands/sim.js')).simCommand,
   init: async () => (await import('./commands/init.js')).initCommand,
   report: async () => (await import('./commands/report.js')).reportCommand,
@@ -22,6 +22,26 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   models: async () => (await import('./commands/check.js')).modelsCommand,
   merge: async () => (await import('./commands/merge.js')).mergeCommand,
   'k8s-manifest': async () => (await import('./commands/k8s-manifest.js')).k8sManifestCommand,
+}
+
+/**
+ * Parts of the run command's module graph, loaded one after another before the command: the ESM
+ * loader reads every module of a graph it links at once, and the run graph alone is wide enough to
+ * open more files together than `ulimit -n 64` allows. Loaded in stages, each is narrower.
+ */
+const RUN_STAGES = [
+  () => import('../metrics/summarize.js'),
+  () => import('../server-metrics/level-figures.js'),
+  () => import('../result/build-result.js'),
+  () => import('../run/run-gradient.js'),
+]
+
+async function importInStages<T>(
+  stages: readonly (() => Promise<unknown>)[],
+  last: () => Promise<T>,
+): Promise<T> {
+  for (const stage of stages) await stage()
+  return last()
 }
 
 /** argv → command → exit code. The only place that calls process.exit (besides a second Ctrl-C). */

@@ -209,6 +209,8 @@ function plural(values: readonly number[], noun: string): string {
  * meta at all (cut by a crash or a second Ctrl-C before it was written).
  */
 function markInterrupted(summaries: readonly LevelFigures[], meta: RunMeta): LevelFigures[] {
+  // A meta that lists no levels at all (made by hand, not by a run) says nothing about cuts.
+  if (meta.levels_run === undefined) return [...summaries]
   const run = new Map(meta.levels_run.map((level) => [level.value, level]))
   return summaries.map((summary) => {
     const entry = run.get(summary.value)

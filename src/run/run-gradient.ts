@@ -381,7 +381,9 @@ async function runControl(gradient: Gradient): Promise<void> {
     config.load.mode === 'concurrency' && meta.trace === undefined && !config.workload.sessions
   if (!config.load.control || stop.requested || !whole || !closedLoop || first === undefined) return
   if (meta.levels_run.length < 2 || drift.firstSucceeded < 2) return
-  const level = planLevel(config, first.value, WHOLE_RUN)
+  // Sent as the first level was (its streams staggered alike): a control released in lockstep would
+  // read the convoy's shared prefill as drift.
+  const level = planLevel(config, first.value, WHOLE_RUN, null, meta.load.stagger?.spread_ms ?? 0)
   if (level === null || level.load.kind !== 'closed') return
   const requests = Math.min(
     first.requests,

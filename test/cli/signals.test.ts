@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { test } from 'node:test'
 import { readRecords } from '../../src/records/jsonl-reader.js'
-import { TIMED_PROBES, WARMUP_PROBES } from '../../src/run/probe-timing.js'
+import { LENGTH_PROBE_MIN_TOKENS, TIMED_PROBES, WARMUP_PROBES } from '../../src/run/probe-timing.js'
 import { INTERRUPT_GRACE_MS } from '../../src/run/run-gradient.js'
 import { startSimulator } from '../../src/sim/server.js'
 import { simRunArgs, spawnCli } from '../helpers/cli.js'
@@ -61,8 +61,10 @@ async function signalWhen(
   return { code, exitMs: performance.now() - sentAt }
 }
 
+/** The default planned prompt (256 tokens) gets one more probe at its length (see probe-timing.ts). */
+const DEFAULT_INPUT_TOKENS = 256
 /** The plan's timing probes after the preflight (see probe-timing.ts). */
-const SET_UP_PROBES = WARMUP_PROBES + TIMED_PROBES
+const SET_UP_PROBES = WARMUP_PROBES + TIMED_PROBES + (DEFAULT_INPUT_TOKENS >= LENGTH_PROBE_MIN_TOKENS ? 1 : 0)
 
 /** Far below the 120 s request timeout a held request would otherwise wait out. */
 const PROMPT_EXIT_MS = 10_000

@@ -40,15 +40,16 @@ export function measurePlan(body: Buffer = Buffer.from('{"model":"m"}')): Reques
 
 /**
  * A record without its clock readings (stamped or not, and how many token times): what must not
- * depend on how the bytes were split or which client read them. `connection` and `connect_ms` are left out
- * when asked.
+ * depend on how the bytes were split or which client read them. `connection`, `connect_ms` and
+ * `connection_wait_ms` are left out when asked.
  */
 export function recordContent(record: RequestRecord, withConnection = true): Record<string, unknown> {
   const kept: Record<string, unknown> = {}
   for (const [key, value] of Object.entries(record)) {
-    // connect_ms is the connection's (only the h1 client times it), and a clock reading.
-    if ((key === 'connection' || key === 'connect_ms') && !withConnection) continue
-    if (key.endsWith('_at') || key === 'connect_ms') kept[key] = value === null ? null : 'stamped'
+    // connect_ms and connection_wait_ms are the connection's (only the h1 client times them), and clock readings.
+    const clocked = key === 'connect_ms' || key === 'connection_wait_ms'
+    if ((key === 'connection' || clocked) && !withConnection) continue
+    if (key.endsWith('_at') || clocked) kept[key] = value === null ? null : 'stamped'
     else if (key === 'token_times') kept[key] = (value as number[]).length
     else kept[key] = value
   }

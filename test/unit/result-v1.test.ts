@@ -3,6 +3,7 @@ import { copyFileSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import type { Saturation } from '../../src/analysis/saturation.js'
 import { appendHistory, readHistory, renderHistory } from '../../src/report/history.js'
 import { RESULT_SCHEMA } from '../../src/result/bench-result.js'
 import { buildResult, summaryOptions } from '../../src/result/build-result.js'
@@ -28,17 +29,34 @@ test('a /1 summary is read as the /2 summary its own records rebuild: value and 
     // Only what came later differs: the definitions (the /1 file kept those of its day; today's also
     // define `value`), the knee's cause, which a rebuild adds and an upgrade (a rename) does not, and
     // the schedule's latest send (lateness_max_ms), which a rebuild reads from the records.
+    // Since then, too: each level's intervals and open-loop evidence, the schedule's lateness p95 and
+    // connection waits, and the knee decided on that evidence, whose words (reason, summary, advice)
+    // quote it: the upgrade keeps the /1 words, the rebuild says today's. The verdicts, the knee's
+    // level and bracket must still agree.
     const rebuilt = buildResult(run.records ?? [], run.result.meta)
-    for (const level of rebuilt.levels) delete level.schedule?.lateness_max_ms
-    const { cause, ...knee } = rebuilt.saturation ?? { cause: undefined }
+    for (const level of rebuilt.levels) {
+      delete level.schedule?.lateness_max_ms
+      delete level.schedule?.lateness_p95_ms
+      delete level.schedule?.late_connecting
+      delete level.schedule?.connection_wait_ms_max
+      delete level.intervals
+      delete level.open_loop
+    }
+    const { cause, reason, confidence, ...knee } = rebuilt.saturation ?? { cause: undefined }
     assert.equal(cause?.kind ?? 'no-server-data', 'no-server-data', `${name}: a /1 run had no server figures`)
+    const words = (result: typeof rebuilt) => ({
+      ...result,
+      definitions: undefined,
+      saturation_summary: undefined,
+      saturation: result.saturation === null ? null : { ...result.saturation, reason: undefined },
+      levels: result.levels.map((level) => ({ ...level, advice: undefined })),
+    })
     assert.deepEqual(
-      run.result,
-      {
+      words(run.result),
+      words({
         ...rebuilt,
-        definitions: run.result.definitions,
-        saturation: rebuilt.saturation === null ? null : knee,
-      },
+        saturation: rebuilt.saturation === null ? null : ({ ...knee, reason: '' } as Saturation),
+      }),
       name,
     )
   }
