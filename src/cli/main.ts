@@ -11,9 +11,11 @@ type Command = (argv: string[], io: Io) => Promise<number>
  * Each command's modules load only when that command runs: importing every command up front opens
  * hundreds of files (d3, zod, undici...), which alone fails under a tight `ulimit -n`.
  */
-const COMMANDS: Record<string, () => Promise<Command>> = {
-  run: async () => (await importInStages(RUN_STAGES, () => import('./commands/run.js'))).runCommand,
-  demo: async () => (await importInStages(RUN_STAGES, () => import('./commands/demo.js'))).demoCommand,
+const COMMANDS: Record<string, (help: boolean) => Promise<Command>> = {
+  run: async (help) =>
+    (await importInStages(help ? [] : RUN_STAGES, () => import('./commands/run.js'))).runCommand,
+  demo: async (help) =>
+    (await importInStages(help ? [] : RUN_STAGES, () => import('./commands/demo.js'))).demoCommand,
   sim: async () => (await import('./commands/sim.js')).simCommand,
   init: async () => (await import('./commands/init.js')).initCommand,
   report: async () => (await import('./commands/report.js')).reportCommand,
@@ -61,7 +63,8 @@ async function main(argv: string[]): Promise<number> {
     return EXIT.usage
   }
   try {
-    const command = await load()
+    // --help loads only what the help needs (the command's own module), not the run's graph.
+    const command = await load(rest.includes('--help') || rest.includes('-h'))
     return await command(rest, processIo)
   } catch (error) {
     if (error instanceof CliError || error instanceof ConfigError) {

@@ -6,7 +6,6 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import type { BenchResult } from '../../src/result/bench-result.js'
-import { DEFINITIONS } from '../../src/result/definitions.js'
 import { runCli } from '../helpers/cli.js'
 import { tempDir } from '../helpers/run-config.js'
 

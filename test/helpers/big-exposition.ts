@@ -9,7 +9,9 @@ export function manyModelsExposition(models: number, own: string, ownRunning: nu
   const lines: string[] = []
   const family = (name: string, type: string, sample: (model: string, i: number) => string[]): void => {
     lines.push(`# HELP ${name} generated`, `# TYPE ${name} ${type}`)
-    names.forEach((model, i) => lines.push(...sample(model, i)))
+    names.forEach((model, i) => {
+      lines.push(...sample(model, i))
+    })
   }
   const label = (model: string): string => `engine="0",model_name="${model}"`
   family('vllm:num_requests_running', 'gauge', (m, i) => [
