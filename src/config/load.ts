@@ -11,7 +11,7 @@ import { protocolOfEndpoint } from '../protocols/names.js'
 import { protocolOf } from '../protocols/wire-protocol.js'
 import { RESULT_FILE } from '../result/folder-layout.js'
 import { valueAt } from '../schema-issue.js'
-import { NotTextError, readTextFile } from '../text-file.js'
+import { NotRegularFileError, NotTextError, readTextFile } from '../text-file.js'
 import { type LengthSpec, meanLength } from '../workload/lengths.js'
 import { PROFILE_NAMES, PROFILES } from '../workload/profiles.js'
 import type { z } from '../zod.js'
@@ -493,6 +493,9 @@ function readText(file: string): Result<string> {
   try {
     return { ok: true, value: readTextFile(file) }
   } catch (err) {
+    // A pipe or a directory, refused before it is opened (a FIFO would wait for a writer).
+    if (err instanceof NotRegularFileError)
+      return { ok: false, issue: { file, path: '', message: `expected a readable file, got ${err.reason}` } }
     if (err instanceof NotTextError)
       return { ok: false, issue: { file, path: '', message: `expected a text file, got ${err.reason}` } }
     return { ok: false, issue: { file, path: '', message: `expected a readable file, got ${fsReason(err)}` } }
