@@ -15,6 +15,19 @@ import { tempDir } from '../helpers/run-config.js'
 /** Nothing listens on port 9 (discard): a run that sent anything would fail its preflight. */
 const NOWHERE = 'http://127.0.0.1:9/v1'
 
+/** `run` reading `path` as `flag` against a server that is not there: it must stop before sending. */
+const runReading = (flag: string, path: string, out: string): string[] => [
+  'run',
+  '--base-url',
+  NOWHERE,
+  '--model',
+  'm',
+  flag,
+  path,
+  '--out',
+  out,
+]
+
 /** A FIFO nobody writes to, or null where mkfifo is not there (Windows). */
 function fifo(dir: string, name: string): string | null {
   const path = join(dir, name)
@@ -64,7 +77,7 @@ for (const [flag, what, name] of [
     const path = fifo(dir, name)
     if (path === null) return t.skip('mkfifo is not available')
     const out = join(dir, 'never')
-    const result = await exitOf(['run', '--base-url', NOWHERE, '--model', 'm', flag, path, '--out', out])
+    const result = await exitOf(runReading(flag, path, out))
     assert.equal(result.signalled, false, `blocked on the FIFO until SIGTERM:\n${result.stderr}`)
     assert.equal(result.code, 2, result.stderr)
     assert.doesNotMatch(result.stderr, /internal error|\n\s+at /, 'no stack trace')
@@ -86,17 +99,7 @@ test('a dataset that is a directory or a character device is refused by name too
     [dir, 'is a directory, not a regular file'],
     ['/dev/null', 'is a character device, not a regular file'],
   ] as const) {
-    const result = await exitOf([
-      'run',
-      '--base-url',
-      NOWHERE,
-      '--model',
-      'm',
-      '--dataset',
-      path,
-      '--out',
-      join(dir, 'x'),
-    ])
+    const result = await exitOf(runReading('--dataset', path, join(dir, 'x')))
     assert.equal(result.signalled, false)
     assert.equal(result.code, 2, result.stderr)
     assert.match(result.stderr, new RegExp(`dataset ${path}: ${kind}`))
