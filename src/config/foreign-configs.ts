@@ -19,11 +19,11 @@
  * (api_key_file) and the endpoint reads it when the run starts.
  */
 import { isObject } from '../json-object.js'
+import { z } from '../zod.js'
 import type { ConfigIssue } from './errors.js'
 import { normalizeHeaders, splitHeaderLine } from './headers.js'
 import { baseUrl, envHeaderTable, envVarName, headerTable, modelId, validate } from './schema.js'
 import type { Patch } from './source-schemas.js'
-import { z } from './zod.js'
 
 export type ForeignShape = 'claude-code' | 'codex'
 

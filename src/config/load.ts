@@ -10,13 +10,15 @@ import { describeValue } from '../describe-value.js'
 import { protocolOfEndpoint } from '../protocols/names.js'
 import { protocolOf } from '../protocols/wire-protocol.js'
 import { RESULT_FILE } from '../result/folder-layout.js'
-import { NotTextError, readTextFile } from '../text-file.js'
+import { valueAt } from '../schema-issue.js'
+import { NotRegularFileError, NotTextError, readTextFile } from '../text-file.js'
 import { type LengthSpec, meanLength } from '../workload/lengths.js'
 import { PROFILE_NAMES, PROFILES } from '../workload/profiles.js'
+import type { z } from '../zod.js'
 import { ConfigError, type ConfigIssue } from './errors.js'
 import { foreignPatch, foreignShape } from './foreign-configs.js'
 import { parseJsonc } from './jsonc.js'
-import { validate, valueAt } from './schema.js'
+import { validate } from './schema.js'
 import { type FileLayer, settingConflicts } from './setting-conflicts.js'
 import type { ConfigFlags } from './settings.js'
 import {
@@ -31,7 +33,6 @@ import {
 } from './source-schemas.js'
 import type { RunConfig } from './types.js'
 import { flagOf, type WhereSet, whereSetIn } from './where-set.js'
-import type { z } from './zod.js'
 
 /**
  * What a run uses when no layer says otherwise (printed by `--help`). base_url and model are empty on
@@ -492,6 +493,9 @@ function readText(file: string): Result<string> {
   try {
     return { ok: true, value: readTextFile(file) }
   } catch (err) {
+    // A pipe or a directory, refused before it is opened (a FIFO would wait for a writer).
+    if (err instanceof NotRegularFileError)
+      return { ok: false, issue: { file, path: '', message: `expected a readable file, got ${err.reason}` } }
     if (err instanceof NotTextError)
       return { ok: false, issue: { file, path: '', message: `expected a text file, got ${err.reason}` } }
     return { ok: false, issue: { file, path: '', message: `expected a readable file, got ${fsReason(err)}` } }

@@ -13,12 +13,13 @@ import { closestName } from '../closest-name.js'
 import { describeValue } from '../describe-value.js'
 import { parseSloKey } from '../metrics/slo.js'
 import { PROTOCOLS } from '../protocols/names.js'
+import { formatPath, type PathStyle, valueAt } from '../schema-issue.js'
 import { LENGTH_SYNTAX, parseLength } from '../workload/lengths.js'
+import { z } from '../zod.js'
 import { AUTH_MODES } from './auth-mode.js'
 import type { ConfigIssue } from './errors.js'
 import { headerNameProblem, headerValueSendable, splitHeaderLine } from './headers.js'
 import { maskUrlSecrets } from './url.js'
-import { z } from './zod.js'
 
 // ---------------------------------------------------------------------------------------------------
 // Leaf schemas
@@ -268,8 +269,7 @@ export function folderPath() {
 // Zod issues -> ConfigIssues
 // ---------------------------------------------------------------------------------------------------
 
-/** How key paths are spelled: as file keys ("bench.concurrency_levels[2]") or as flags ("--levels[2]"). */
-export type PathStyle = 'keys' | 'flags'
+export type { PathStyle } from '../schema-issue.js'
 
 export type Validation<T> = { ok: true; value: T } | { ok: false; issues: ConfigIssue[] }
 
@@ -347,28 +347,6 @@ function unknownKeyMessage(key: string, known: string[]): string {
   const hint = guess ? ` (did you mean "${guess}"?)` : ''
   const expected = known.length > 0 ? `a known key (${known.join(', ')})` : 'no keys here'
   return `expected ${expected}, got unknown key ${JSON.stringify(key)}${hint}`
-}
-
-/** Formats a zod path: ["bench", "concurrency_levels", 2] -> "bench.concurrency_levels[2]". */
-export function formatPath(path: readonly PropertyKey[], style: PathStyle = 'keys'): string {
-  let out = ''
-  for (const [i, seg] of path.entries()) {
-    if (typeof seg === 'number') out += `[${seg}]`
-    else if (i === 0 && style === 'flags') out += `--${String(seg).replaceAll('_', '-')}`
-    else if (typeof seg === 'string' && /^[A-Za-z_][\w-]*$/.test(seg)) out += i === 0 ? seg : `.${seg}`
-    else out += `[${JSON.stringify(String(seg))}]`
-  }
-  return out
-}
-
-/** The raw value at a zod path, so messages show what the user actually wrote. */
-export function valueAt(data: unknown, path: readonly PropertyKey[]): unknown {
-  let cur: unknown = data
-  for (const seg of path) {
-    if (typeof cur !== 'object' || cur === null) return undefined
-    cur = Reflect.get(cur, seg)
-  }
-  return cur
 }
 
 /** The keys the schema accepts at `path` (for "did you mean" and the list of valid keys). */

@@ -10,6 +10,7 @@
  */
 
 import { parseLength } from '../workload/lengths.js'
+import type { z } from '../zod.js'
 import { normalizeHeaders, splitHeaderLine } from './headers.js'
 import {
   arrival,
@@ -50,7 +51,6 @@ import {
 } from './schema.js'
 import type { RunConfig } from './types.js'
 import { trimTrailingSlashes } from './url.js'
-import type { z } from './zod.js'
 
 /** Where a setting lands: a section of RunConfig and a key in it. */
 export type ConfigPath = {

@@ -2,10 +2,11 @@
  * The schemas of settings.json, config.toml and the flags, and each source's patch of RunConfig, all
  * derived from the settings table: a key is accepted, validated and applied in one place.
  */
+
+import { z } from '../zod.js'
 import { expect } from './schema.js'
 import { type ConfigPath, SETTINGS, type Setting, type SettingId, type SourceKey } from './settings.js'
 import type { RunConfig } from './types.js'
-import { z } from './zod.js'
 
 export type Source = 'json' | 'toml' | 'flags'
 

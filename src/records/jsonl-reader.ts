@@ -77,3 +77,50 @@ export function readRecords(path: string): ReadRecords {
   })
   return { records, tornLastLine: malformed !== null }
 }
+
+/** The lines of a JSONL file that could not be used: how many, and the first one with what is wrong. */
+export interface BadLines {
+  count: number
+  first: { line: number; problem: string }
+}
+
+export interface CheckedLines<T> {
+  items: T[]
+  /** The last line was not JSON: cut short by a crash, left out and said apart from bad lines. */
+  tornLastLine: boolean
+  /** null when every line was used. */
+  bad: BadLines | null
+}
+
+/**
+ * Reads a JSONL file, each line checked by `check` (null when the value is usable, else what is
+ * wrong with it, "PATH: expected ..., got ..."). A bad line is collected, not thrown, so the caller
+ * decides whether the good lines are enough (report) or one bad line refuses the file (compare).
+ * A last line that is not JSON is a record a crash cut short, as readRecords has it.
+ */
+export function readCheckedLines<T>(path: string, check: (value: unknown) => string | null): CheckedLines<T> {
+  const items: T[] = []
+  let bad: BadLines | null = null
+  const refuse = (line: number, problem: string): void => {
+    if (bad === null) bad = { count: 1, first: { line, problem } }
+    else bad.count++
+  }
+  // Not JSON: bad once a later line shows it was not the last.
+  let notJson: number | null = null
+  forEachLine(path, (text, number) => {
+    if (text.trim() === '') return
+    if (notJson !== null) refuse(notJson, 'not JSON')
+    notJson = null
+    let value: unknown
+    try {
+      value = JSON.parse(text)
+    } catch {
+      notJson = number
+      return
+    }
+    const problem = check(value)
+    if (problem === null) items.push(value as T)
+    else refuse(number, problem)
+  })
+  return { items, tornLastLine: notJson !== null, bad }
+}

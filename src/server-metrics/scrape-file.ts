@@ -1,5 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync } from 'node:fs'
+import { type BadLines, readCheckedLines } from '../records/jsonl-reader.js'
+import { firstSchemaIssue } from '../schema-issue.js'
 import type { Family } from './prometheus-text.js'
+import { scrapeSchema } from './scrape-schema.js'
 import type { ScrapeValues } from './vocabulary.js'
 
 /**
@@ -101,31 +104,26 @@ export function boundedRawFamily(family: Family): RawFamily {
 }
 
 /**
- * Reads server-metrics.jsonl back; [] when the run wrote none. A torn last line (a crash) is left
- * out, as are lines of other runs when the run id is known; any other malformed line is an error
- * with its number.
+ * Reads server-metrics.jsonl back, each line checked against the scrape's schema; no scrapes when
+ * the run wrote none. A torn last line (a crash) is left out, as are lines of other runs when the run
+ * id is known; lines that are not scrapes are left out and counted in `bad` (loadRun says so, or
+ * refuses the folder).
  */
+export function readScrapeLines(
+  path: string,
+  runId?: string,
+): { scrapes: ServerScrape[]; bad: BadLines | null } {
+  if (!existsSync(path)) return { scrapes: [], bad: null }
+  const read = readCheckedLines<ServerScrape>(path, (value) => firstSchemaIssue(scrapeSchema(), value))
+  const scrapes = read.items.filter(
+    (scrape) => runId === undefined || scrape.run === undefined || scrape.run === runId,
+  )
+  // Only the values are needed again: the raw families stay on disk.
+  for (const scrape of scrapes) if (scrape.kind === 'scrape') delete scrape.families
+  return { scrapes, bad: read.bad }
+}
+
+/** The scrapes readScrapeLines keeps (a result folder's loader has already said what was left out). */
 export function readServerScrapes(path: string, runId?: string): ServerScrape[] {
-  if (!existsSync(path)) return []
-  const lines = readFileSync(path, 'utf8').split('\n')
-  if (lines[lines.length - 1] === '') lines.pop()
-  const scrapes: ServerScrape[] = []
-  for (let i = 0; i < lines.length; i++) {
-    const line = (lines[i] as string).trim()
-    if (line === '') continue
-    let parsed: ServerScrape
-    try {
-      parsed = JSON.parse(line) as ServerScrape
-    } catch {
-      if (i === lines.length - 1) continue
-      throw new Error(`${path}: line ${i + 1} is not JSON`)
-    }
-    if (typeof parsed !== 'object' || parsed === null || typeof parsed.at !== 'number')
-      throw new Error(`${path}: line ${i + 1} is not a scrape`)
-    if (runId !== undefined && parsed.run !== undefined && parsed.run !== runId) continue
-    // Only the values are needed again: the raw families stay on disk.
-    if (parsed.kind === 'scrape') delete parsed.families
-    scrapes.push(parsed)
-  }
-  return scrapes
+  return readScrapeLines(path, runId).scrapes
 }

@@ -22,10 +22,10 @@ import { RUN_SPEC } from '../../src/cli/commands/run.js'
 import { SIM_SPEC } from '../../src/cli/commands/sim.js'
 import { EXIT } from '../../src/cli/exit-codes.js'
 import { ConfigTomlSchema, SettingsJsonSchema } from '../../src/config/source-schemas.js'
-import { z } from '../../src/config/zod.js'
 import { LEVEL_FIGURES } from '../../src/metrics/figure-catalogue.js'
 import { DEFINITIONS } from '../../src/result/definitions.js'
 import { TOOL_VERSION } from '../../src/version.js'
+import { z } from '../../src/zod.js'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const doc = (name: string): string => readFileSync(join(ROOT, 'docs', name), 'utf8')

@@ -21,7 +21,9 @@ const FLOORS: readonly (readonly string[])[] = [
     'printable',
     'text-file',
     'clock',
+    'zod',
   ], // helpers with no imports of their own
+  ['schema-issue'], // a schema's refusal as one line: the key path, what was expected, what was found
   ['records'], // what one request was: the raw record, reading and writing requests.jsonl
   ['protocols'], // the wire protocols: each one's path, body, auth default and how its responses read
   ['client', 'workload'], // sending one request; prompts, lengths, datasets, tokenizers

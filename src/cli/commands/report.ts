@@ -9,11 +9,13 @@ import {
   CHARTS_DIR,
   HTML_FILE,
   LEVELS_CSV_FILE,
+  RECORDS_FILE,
   REQUESTS_CSV_FILE,
   REQUESTS_PARQUET_FILE,
+  SERVER_METRICS_FILE,
   SUMMARY_FILE,
 } from '../../result/folder-layout.js'
-import { loadRun } from '../../result/load-run.js'
+import { badLinesNote, loadRun } from '../../result/load-run.js'
 import { writeJsonAtomic } from '../../result/write-json.js'
 import { type CommandSpec, parseFlags, renderHelp, stringFlag } from '../args.js'
 import { CliError, EXIT } from '../exit-codes.js'
@@ -73,7 +75,8 @@ export async function reportCommand(argv: string[], io: Io): Promise<number> {
     throw new CliError('llmbench report: give one result folder (or its bench_result.json)', EXIT.usage)
   let run: ReturnType<typeof loadRun>
   try {
-    run = loadRun(positionals[0] as string)
+    // A bad line is left out and said, not fatal: the good lines' figures are still worth showing.
+    run = loadRun(positionals[0] as string, 'skip')
   } catch (error) {
     throw new CliError(error instanceof Error ? error.message : String(error), EXIT.usage)
   }
@@ -90,7 +93,19 @@ export async function reportCommand(argv: string[], io: Io): Promise<number> {
     )
   if (run.tornLastLine)
     io.err('note: the last line of requests.jsonl was cut short (a crash?) and was skipped\n')
-  if (run.records !== null) writeJsonAtomic(run.resultFile, result)
+  const recordsLeftOut = run.badLines?.records ?? null
+  for (const [file, bad] of [
+    [RECORDS_FILE, recordsLeftOut],
+    [SERVER_METRICS_FILE, run.badLines?.scrapes ?? null],
+  ] as const)
+    if (bad !== null) io.err(`warning: ${badLinesNote(join(run.dir, file), bad)}\n`)
+  // The saved summary was made from every line: figures of fewer lines do not replace it.
+  const rewriteSummary = run.records !== null && recordsLeftOut === null
+  if (recordsLeftOut !== null)
+    io.err(
+      `note: ${basename(run.resultFile)} is left as it was (made from every line); the other files show the good lines\n`,
+    )
+  if (rewriteSummary) writeJsonAtomic(run.resultFile, result)
   const parquet = flags.parquet === true || existsSync(join(run.dir, REQUESTS_PARQUET_FILE))
   const reportNote = await writeReports(run.dir, result, { parquet, records: run.records })
   if (reportNote !== null) io.err(`note: ${reportNote}\n`)
@@ -101,7 +116,7 @@ export async function reportCommand(argv: string[], io: Io): Promise<number> {
   )
   // What `report` rewrote, on stderr so `--json` stays a clean document.
   const wrote = [
-    ...(run.records !== null ? [basename(run.resultFile)] : []),
+    ...(rewriteSummary ? [basename(run.resultFile)] : []),
     SUMMARY_FILE,
     LEVELS_CSV_FILE,
     ...(run.records !== null ? [REQUESTS_CSV_FILE] : []),

@@ -1,0 +1,226 @@
+import {
+  aBoolean,
+  aCount,
+  aList,
+  aNumber,
+  anObject,
+  aString,
+  aTable,
+  oneOf,
+} from '../records/stored-values.js'
+import { ERROR_CLASSES } from '../records/types.js'
+import { z } from '../zod.js'
+
+/**
+ * bench_result.json as it is read back, in the schema it names: /2 as a run writes it, /1 with
+ * `concurrency` where /2 has `value` (and no `mode`). What report, compare and merge read is typed,
+ * down to each figure of a level; fields added after /1 are optional; keys no version wrote are let
+ * through (a newer llmbench may add some). The nested figure groups no reader takes a number from
+ * without the records (the server's, the reasoning, the per-turn figures...) are only required to be
+ * objects. Built on first use: the commands that never read a result do not pay for it.
+ */
+export type StoredSchema = 'llmbench.result/1' | 'llmbench.result/2'
+
+const schemas = new Map<StoredSchema, z.ZodType>()
+
+export function storedResultSchema(version: StoredSchema): z.ZodType {
+  let schema = schemas.get(version)
+  if (schema === undefined) {
+    schema = build(version === 'llmbench.result/1')
+    schemas.set(version, schema)
+  }
+  return schema
+}
+
+function build(v1: boolean): z.ZodType {
+  const mode = oneOf(['concurrency', 'request_rate'])
+  /** A level's value as the version names it: /1 `concurrency`, /2 `value` with its `mode` (`modeToo`). */
+  const levelValue = (modeToo: boolean) =>
+    v1
+      ? { concurrency: aNumber('a level value (a number)') }
+      : { value: aNumber('a level value (a number)'), ...(modeToo ? { mode } : {}) }
+  const numberOrNull = () => aNumber('a number or null').nullable()
+  const strings = () => aList(aString(), 'a list of strings')
+  const figures = () => anObject({}, 'an object of figures')
+  const distribution = () =>
+    aTable(numberOrNull(), 'a distribution: an object of numbers (count, mean, min, max, percentiles)')
+
+  const meta = anObject({
+    tool_version: aString(),
+    run_id: aString().optional(),
+    started_at: aString(),
+    finished_at: aString().nullable(),
+    partial: aBoolean(),
+    target: anObject({
+      base_url: aString(),
+      endpoint: aString(),
+      model: aString(),
+      protocol: aString().optional(),
+    }),
+    workload: anObject({
+      input_tokens: aNumber(),
+      output_tokens: aNumber(),
+      input: aString().optional(),
+      output: aString().optional(),
+      dataset: aString(),
+      tokenizer: aString(),
+      stream: aBoolean(),
+      profile: aString().nullable().optional(),
+      shared_prefix: aCount().optional(),
+      ignore_eos: aBoolean().optional(),
+      seed: aNumber().optional(),
+    }),
+    load: anObject({
+      // Results written before request-rate mode existed have none: they were closed loops.
+      mode: v1 ? mode.optional() : mode,
+      levels: aList(aNumber(), 'a list of level values'),
+      arrival: aString().optional(),
+      burstiness: aNumber().optional(),
+      max_in_flight: aCount().optional(),
+      requests_per_level: aCount().optional(),
+      duration_per_level: aNumber().optional(),
+      warmup_s: aNumber().optional(),
+      cooldown_s: aNumber().optional(),
+      warmup_requests: aCount(),
+      // Where older versions kept the [client] settings (upgradeResult moves them).
+      timeout_s: aNumber().optional(),
+      retry: aCount().optional(),
+    }),
+    client: anObject({
+      timeout_s: aNumber().optional(),
+      retry: aCount().optional(),
+      workers: aCount(),
+      architecture: aString(),
+      node_version: aString(),
+      cpus: aCount(),
+      host: aString(),
+    }),
+    pricing: figures().nullable().optional(),
+    estimate: figures().nullable().optional(),
+    totals: anObject({ requests: aCount(), input_tokens: aCount(), output_tokens: aCount() }).optional(),
+    server_metrics: anObject({ interval_s: aNumber() }).nullable().optional(),
+    percentiles: aList(aNumber(), 'a list of percentiles'),
+    slo: aTable(aNumber(), 'an object of SLO thresholds (numbers)'),
+    levels_run: aList(
+      anObject({
+        ...levelValue(false),
+        workers: aCount(),
+        client: anObject({ cpu_percent: aNumber(), loops: aList(figures()) }),
+        interrupted: aBoolean().optional(),
+      }),
+    ),
+    time_origin_ms: aNumber().optional(),
+    server: figures().nullable().optional(),
+    merged: figures().optional(),
+    shard: anObject({ index: aCount(), count: aCount() }).optional(),
+    trace: figures().optional(),
+  })
+
+  const level = anObject({
+    ...levelValue(true),
+    requests: aCount(),
+    ok: aCount(),
+    failed: aCount(),
+    success_rate: aNumber(),
+    errors: aTable(aCount(), 'an object of counts by error class'),
+    error_samples: aList(anObject({ class: oneOf(ERROR_CLASSES), message: aString() })),
+    timeouts: aTable(aCount(), 'an object of counts by timeout'),
+    ttft_ms: distribution(),
+    tpot_ms: distribution(),
+    itl_ms: distribution(),
+    e2e_ms: distribution(),
+    ttft_ms_error_adjusted: distribution(),
+    e2e_ms_error_adjusted: distribution(),
+    slo: anObject({
+      checks: aList(
+        anObject({ key: aString(), threshold_ms: aNumber(), value_ms: numberOrNull(), met: aBoolean() }),
+      ),
+      meets: aBoolean(),
+      good_share: aNumber(),
+      goodput_requests_per_s: aNumber(),
+      goodput_tokens_per_s: aNumber(),
+    }).nullable(),
+    output_tokens_per_s: aNumber(),
+    output_tokens_per_s_steady: aNumber(),
+    steady_window: anObject({
+      start_s: aNumber(),
+      end_s: aNumber(),
+      mean_in_flight: aNumber(),
+      output_tokens_per_s: aNumber(),
+    }).nullable(),
+    achieved_concurrency: anObject({ mean: aNumber(), max: aNumber() }),
+    intervals: figures().optional(),
+    requests_per_s: aNumber(),
+    duration_s: aNumber(),
+    output_tokens: aCount(),
+    input: figures(),
+    output: figures(),
+    ttft_ms_from_intended: distribution().nullable(),
+    e2e_ms_from_intended: distribution().nullable(),
+    schedule: figures().nullable(),
+    open_loop: figures().nullable().optional(),
+    cost: figures().nullable(),
+    token_counting: anObject({ from_usage: aCount(), from_tokenizer: aCount() }),
+    connections: figures().optional(),
+    network: figures().optional(),
+    events: figures().optional(),
+    embeddings: figures().optional(),
+    in_band: figures().optional(),
+    reasoning: figures().optional(),
+    turns: aList(figures()).optional(),
+    cache_effect: aList(figures()).optional(),
+    notes: strings().optional(),
+    client: anObject({
+      cpu_percent: aNumber(),
+      rss_mib: numberOrNull(),
+      event_loop_delay_p99_ms: aNumber(),
+      event_loop_utilization: aNumber(),
+      dispatch_lateness_p99_ms: numberOrNull(),
+      effective_concurrency_ratio: numberOrNull(),
+      bound: aBoolean(),
+      reasons: strings(),
+      notes: strings(),
+      noisy: aBoolean().optional(),
+    }),
+    server: figures().nullable().optional(),
+    interrupted: aBoolean().optional(),
+    verdict: oneOf(['healthy', 'saturated', 'overloaded', 'client-bound', 'misconfigured', 'interrupted']),
+    advice: aString(),
+  })
+
+  const saturation = anObject({
+    ...levelValue(true),
+    reason: aString(),
+    bracket: z
+      .tuple([aNumber(), aNumber()], { error: 'a [low, high] pair of level values' })
+      .nullable()
+      .optional(),
+    confidence: oneOf(['clear', 'uncertain']).optional(),
+    full_from: aNumber().optional(),
+    cause: figures().optional(),
+    uncertain: aString().optional(),
+  })
+  const capacity = anObject({ ...levelValue(true), reason: aString() })
+
+  // A /1 summary cut down to its meta (report rebuilds the rest from the records) has no levels.
+  const loose = <T extends z.ZodType>(schema: T) => (v1 ? schema.optional() : schema)
+  return anObject({
+    meta,
+    definitions: aTable(aString(), 'an object of strings').optional(),
+    levels: loose(aList(level, 'a list of levels')),
+    saturation: loose(saturation.nullable()),
+    saturation_summary: loose(aString()),
+    capacity: loose(capacity.nullable()),
+    capacity_summary: loose(aString().nullable()),
+    advice: loose(strings()),
+    cost: loose(
+      anObject({
+        currency: aString(),
+        estimated: numberOrNull(),
+        measured: aNumber(),
+        total: numberOrNull(),
+      }).nullable(),
+    ),
+    drift: figures().optional(),
+  })
+}
