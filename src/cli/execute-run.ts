@@ -1,4 +1,5 @@
 import { runFailures } from '../analysis/run-gate.js'
+import { proxyNote } from '../client/proxy.js'
 import { displayUrl } from '../client/redact.js'
 import type { Endpoint } from '../client/target.js'
 import { configConflicts } from '../config/load.js'
@@ -64,6 +65,8 @@ export async function executeRun(
     force: flags.force === true,
   })
   log(describePlan(run))
+  const proxy = proxyNote(endpoint.url, endpoint.proxy)
+  if (proxy !== null) log(proxy)
   const underDriven = underDrivenWarning(config.load)
   if (underDriven !== null) log(underDriven)
   const fdLimit = fdLimitWarning(config.load)

@@ -1,6 +1,7 @@
 import type { Protocol } from '../protocols/names.js'
 import type { ConnectionWatch } from './connections.js'
 import { H1Pool } from './h1/pool.js'
+import { type ProxyEnv, proxyFor } from './proxy.js'
 import type { StreamDispatcher } from './stream-dispatcher.js'
 
 /**
@@ -49,6 +50,11 @@ export interface Endpoint {
   keepAlive: boolean
   /** The environment variable the key comes from: errors name it, never the key. */
   apiKeyEnv: string
+  /**
+   * The proxies of the environment (HTTP_PROXY, HTTPS_PROXY, NO_PROXY); null when none is set or
+   * --no-proxy. Every request, whichever client sends it, asks proxyFor (client/proxy.ts) for its route.
+   */
+  proxy: ProxyEnv | null
 }
 
 /**
@@ -105,6 +111,7 @@ export function openTarget(endpoint: Endpoint, connections: number, watch?: Conn
       connections,
       keepAliveTimeout: 30_000,
       connectTimeout: endpoint.connectTimeoutMs,
+      proxy: proxyFor(endpoint.origin, endpoint.proxy),
     }),
   }
 }

@@ -59,6 +59,7 @@ export const DEFAULTS: RunConfig = deepFreeze({
     idle_timeout_s: 60,
     retry: 0,
     keepalive: true,
+    proxy: true,
   },
   load: {
     mode: 'concurrency',

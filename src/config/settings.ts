@@ -976,6 +976,19 @@ export const SETTINGS = {
       group: 'load',
     },
   },
+  proxy: {
+    doc: 'send through the proxy HTTP_PROXY/HTTPS_PROXY name (NO_PROXY honoured); false = connect directly',
+    at: ['client', 'proxy'],
+    schema: bool,
+    json: 'llm.proxy',
+    toml: 'client.proxy',
+    flag: {
+      name: 'no-proxy',
+      kind: 'negated',
+      help: 'ignore HTTP_PROXY, HTTPS_PROXY and NO_PROXY: connect to the server directly',
+      group: 'load',
+    },
+  },
 } as const satisfies Record<string, Setting>
 
 export type SettingId = keyof typeof SETTINGS

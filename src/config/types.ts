@@ -48,6 +48,8 @@ export interface RunConfig {
     retry: number
     /** Reuse connections between requests (HTTP keep-alive); false = a new connection per request. */
     keepalive: boolean
+    /** Honour HTTP_PROXY, HTTPS_PROXY and NO_PROXY (client/proxy.ts); false = connect directly. */
+    proxy: boolean
   }
   load: {
     /** concurrency: a closed loop per level (levels). request_rate: an open loop per level (rates). */

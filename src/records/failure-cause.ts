@@ -25,6 +25,12 @@ export const UNREACHABLE_HOST = 'unreachable host'
 
 const UNREACHABLE = /ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|UND_ERR_CONNECT_TIMEOUT/
 const TLS = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS|SSL|certificate/i
+/** The h1 client's words for a proxy that answered a CONNECT with other than 2xx (client/h1/errors.ts). */
+const PROXY_REFUSED = /\bproxy \S+ refused the tunnel/
+/** The h1 client names the proxy in a failure of the connection to it (client/h1/errors.ts). */
+const VIA_PROXY = /\bproxy https?:\/\//
+/** Where the proxy is set, and the ways around it. */
+const PROXY_SETTINGS = 'HTTP_PROXY/HTTPS_PROXY (or go around it: NO_PROXY, --no-proxy)'
 /**
  * How servers word a prompt + max_tokens over the model's context: vLLM and OpenAI ("maximum
  * context length"), llama.cpp ("exceeds the available context size" as HTTP 400, or older builds'
@@ -68,6 +74,8 @@ export function failureCause(record: RequestRecord, context: FailureContext = {}
       hint: RAISE_FD_LIMIT,
     }
   }
+  const proxy = proxyFailure(record)
+  if (proxy !== null) return proxy
   if (isUnreachable(record)) {
     return {
       cause: UNREACHABLE_HOST,
@@ -176,6 +184,25 @@ export function failureCause(record: RequestRecord, context: FailureContext = {}
   }
 }
 
+/** A proxy in the way: it refused the tunnel, asked for credentials, or could not be reached. */
+function proxyFailure(record: RequestRecord): FailureCause | null {
+  const error = record.error as NonNullable<RequestRecord['error']>
+  const credentials = `the proxy wants credentials: give them in its URL (http://user:password@host:port) in ${PROXY_SETTINGS}`
+  if (record.status === 407) return { cause: 'the proxy asked for credentials (HTTP 407)', hint: credentials }
+  if (error.class !== 'connection') return null
+  if (PROXY_REFUSED.test(error.message)) {
+    return {
+      cause: 'the proxy refused the tunnel',
+      hint: / 407\b/.test(error.message)
+        ? credentials
+        : `the proxy will not (or cannot) reach the server: check its policy and ${PROXY_SETTINGS}`,
+    }
+  }
+  if (isUnreachable(record) && VIA_PROXY.test(error.message))
+    return { cause: 'unreachable proxy', hint: `check that the proxy runs, and ${PROXY_SETTINGS}` }
+  return null
+}
+
 /**
  * True when a failure says nothing about load: the server refused the request itself (a 4xx other
  * than 408 Request Timeout and 429 Too Many Requests), the stream could not be read, the server
@@ -196,7 +223,7 @@ export function isNonLoadFailure(record: RequestRecord): boolean {
     case 'stream':
       return !streamErrorIsLoad(error.message)
     case 'connection':
-      return isUnreachable(record) || TLS.test(error.message)
+      return isUnreachable(record) || TLS.test(error.message) || PROXY_REFUSED.test(error.message)
     default:
       return false
   }

@@ -1,3 +1,4 @@
+import type { ProxyMeta } from '../client/proxy.js'
 import type { LevelClientStats } from '../metrics/client-health.js'
 import type { LoadMode } from '../metrics/summarize.js'
 import type { Prices } from '../metrics/workload-figures.js'
@@ -72,6 +73,8 @@ export interface RunMeta {
     host: string
     /** Connection reuse, and whether the server was seen closing after responses; absent in older results. */
     connections?: ConnectionPolicy
+    /** The proxy the run's requests went through (HTTPS_PROXY/HTTP_PROXY); absent = straight to the server. */
+    proxy?: ProxyMeta
   }
   /**
    * Scraping the server's /metrics: the seconds between two scrapes of a URL, which the server's

@@ -1,3 +1,4 @@
+import { proxyAgentFor } from '../client/proxy-agent.js'
 import { type Endpoint, getHeaders } from '../client/target.js'
 
 /**
@@ -10,10 +11,13 @@ export async function estimateClockOffsetMs(
   endpoint: Endpoint,
   interrupt?: AbortSignal,
 ): Promise<number | null> {
+  let proxy: Awaited<ReturnType<typeof proxyAgentFor>> = null
   try {
     const { request } = await import('undici')
+    proxy = await proxyAgentFor(endpoint.modelsUrl, endpoint.proxy)
     const before = Date.now()
     const response = await request(endpoint.modelsUrl, {
+      ...(proxy === null ? {} : { dispatcher: proxy }),
       headers: getHeaders(endpoint),
       headersTimeout: 5_000,
       bodyTimeout: 5_000,
@@ -28,5 +32,7 @@ export async function estimateClockOffsetMs(
     return Math.round(serverMs + 500 - (before + after) / 2)
   } catch {
     return null
+  } finally {
+    proxy?.destroy().catch(() => {})
   }
 }

@@ -1,5 +1,7 @@
+import { ProxySettingError, proxyEnvOf, proxySecrets } from '../client/proxy.js'
 import { requestTimeoutMs } from '../client/request-timeout.js'
 import type { Endpoint } from '../client/target.js'
+import { ConfigError } from '../config/errors.js'
 import type { RunConfig } from '../config/types.js'
 import { joinUrl } from '../config/url.js'
 import { protocolOf } from '../protocols/wire-protocol.js'
@@ -29,6 +31,7 @@ export function resolveEndpoint(
   const stream = client.stream && protocolOf(target.protocol).streams
   const headers = { ...apiHeaders(stream ? 'text/event-stream' : 'application/json'), ...auth.headers }
   headers['content-type'] ??= 'application/json'
+  const proxy = client.proxy ? proxiesOf(env) : null
   return {
     url: joined,
     origin: url.origin,
@@ -47,9 +50,22 @@ export function resolveEndpoint(
     connectTimeoutMs: ms(Math.min(client.connect_timeout_s, client.timeout_s)),
     firstTokenTimeoutMs: client.first_token_timeout_s === null ? null : ms(client.first_token_timeout_s),
     idleTimeoutMs: ms(Math.min(client.idle_timeout_s, client.timeout_s)),
-    secrets: auth.secrets,
+    secrets: [...auth.secrets, ...proxySecrets(proxy)],
     keepAlive: client.keepalive,
     apiKeyEnv: target.api_key_env,
+    proxy,
+  }
+}
+
+/** The environment's proxies; one that cannot be used is a configuration error naming its variable. */
+function proxiesOf(env: NodeJS.ProcessEnv): ReturnType<typeof proxyEnvOf> {
+  try {
+    return proxyEnvOf(env)
+  } catch (error) {
+    if (!(error instanceof ProxySettingError)) throw error
+    throw new ConfigError([
+      { file: 'environment', path: error.variable, message: `${error.reason} (or --no-proxy to ignore it)` },
+    ])
   }
 }
 

@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import { refinementLevel } from '../analysis/advice.js'
 import { DriftSamples } from '../analysis/drift.js'
+import { proxyMetaOf } from '../client/proxy.js'
 import type { Endpoint } from '../client/target.js'
 import type { RunConfig } from '../config/types.js'
 import { LevelSummarizer, type LevelSummary } from '../metrics/summarize.js'
@@ -152,6 +153,8 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
     live?.watchInFlight(() => threads.inFlight)
     const meta = describeRun(config, workerCount, setUp.prepared, setUp.estimate, options.shard, connections)
     meta.run_id = sink.runId
+    const proxy = proxyMetaOf(endpoint.url, endpoint.proxy)
+    if (proxy !== null) meta.client.proxy = proxy
     if (sources.trace !== null) meta.trace = sources.trace.meta
     meta.server = setUp.server
     if (meta.load.stagger !== undefined && meta.load.levels.some((streams) => streams > 1))

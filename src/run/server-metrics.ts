@@ -28,6 +28,7 @@ export async function startServerMetrics(
     secrets: endpoint.secrets,
     // Series of other models on the same server are left out (a /metrics of many models).
     model: endpoint.body.model,
+    proxy: endpoint.proxy,
   })
   scraper.start()
   return scraper

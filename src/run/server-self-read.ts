@@ -1,4 +1,5 @@
-import type { Agent, request as undiciRequest } from 'undici'
+import type { Dispatcher, request as undiciRequest } from 'undici'
+import { proxyAgentFor } from '../client/proxy-agent.js'
 import { type Endpoint, getHeaders } from '../client/target.js'
 import type { ServerSelf } from '../result/server-self.js'
 import { describeServer } from './server-self-parse.js'
@@ -28,8 +29,8 @@ export async function readServerSelf(
   if (options.interrupt?.aborted === true) cut()
   options.interrupt?.addEventListener('abort', cut, { once: true })
   const signal = bound.signal
-  const agent = new Agent()
   const root = serverRoot(endpoint)
+  const agent = (await proxyAgentFor(root, endpoint.proxy)) ?? new Agent()
   const read = (path: string, url = `${root}${path}`) =>
     readJson(request, agent, url, getHeaders(endpoint), signal)
   try {
@@ -56,7 +57,7 @@ function serverRoot(endpoint: Endpoint): string {
 /** The parsed JSON of a 200 answer, or null for anything else (never throws). */
 async function readJson(
   request: typeof undiciRequest,
-  agent: Agent,
+  agent: Dispatcher,
   url: string,
   headers: Record<string, string>,
   signal: AbortSignal,

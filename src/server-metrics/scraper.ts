@@ -1,7 +1,9 @@
 import { appendFileSync } from 'node:fs'
 import { performance } from 'node:perf_hooks'
 import { StringDecoder } from 'node:string_decoder'
-import { Client } from 'undici'
+import { Client, type Dispatcher, ProxyAgent } from 'undici'
+import { type ProxyEnv, proxyFor } from '../client/proxy.js'
+import { proxyAgentOptions } from '../client/proxy-agent.js'
 import { displayUrl, redact } from '../client/redact.js'
 import { ExpositionFilter, type FilterOutcome } from './exposition-filter.js'
 import { ExpositionError, parseExposition } from './prometheus-text.js'
@@ -39,6 +41,8 @@ export interface ScraperOptions {
   model?: string | null
   /** Past this size of server-metrics.jsonl, scrapes are stored without their raw families; default MAX_FILE_BYTES. */
   maxFileBytes?: number
+  /** The environment's proxies (client/proxy.ts): a URL they cover is scraped through its proxy. */
+  proxy?: ProxyEnv | null
 }
 
 /**
@@ -54,7 +58,9 @@ interface UrlState {
   target: ScrapeTarget
   /** The URL as stored and shown: no user:password. */
   shown: string
-  client: Client
+  /** Its own Client, or a ProxyAgent when the URL goes through a proxy. */
+  client: Dispatcher
+  origin: string
   path: string
   timer: NodeJS.Timeout | null
   inFlight: Promise<void> | null
@@ -64,6 +70,20 @@ interface UrlState {
   gapLogged: boolean
   /** Said once: labelled series, none of the run's model, every model's added up. */
   unmatchedLogged: boolean
+}
+
+/** A URL's connection: a Client of its own, or a ProxyAgent through the proxy proxyFor names. */
+function scrapeClient(url: URL, options: ScraperOptions): Dispatcher {
+  const settings = {
+    pipelining: 1,
+    connectTimeout: options.timeoutMs,
+    headersTimeout: options.timeoutMs,
+    bodyTimeout: options.timeoutMs,
+    keepAliveTimeout: Math.max(options.intervalMs * 2, 4_000),
+  }
+  const route = proxyFor(url, options.proxy ?? null)
+  if (route === null) return new Client(url.origin, settings)
+  return new ProxyAgent({ ...settings, ...proxyAgentOptions(url, route) })
 }
 
 export class ServerMetricsScraper {
@@ -86,13 +106,8 @@ export class ServerMetricsScraper {
       return {
         target,
         shown: displayUrl(target.url),
-        client: new Client(url.origin, {
-          pipelining: 1,
-          connectTimeout: options.timeoutMs,
-          headersTimeout: options.timeoutMs,
-          bodyTimeout: options.timeoutMs,
-          keepAliveTimeout: Math.max(options.intervalMs * 2, 4_000),
-        }),
+        client: scrapeClient(url, options),
+        origin: url.origin,
         path: `${url.pathname}${url.search}`,
         timer: null,
         inFlight: null,
@@ -151,6 +166,7 @@ export class ServerMetricsScraper {
     const cut = setTimeout(() => abort.abort(), this.options.timeoutMs)
     try {
       const response = await state.client.request({
+        origin: state.origin,
         path: state.path,
         method: 'GET',
         headers: { ...state.target.headers, accept: 'text/plain;version=0.0.4, */*;q=0.1' },

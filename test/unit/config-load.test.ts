@@ -76,6 +76,7 @@ const DOCUMENTED_DEFAULTS: RunConfig = {
     idle_timeout_s: 60,
     retry: 0,
     keepalive: true,
+    proxy: true,
   },
   load: {
     mode: 'concurrency',

@@ -17,6 +17,7 @@ const TARGET_FLAGS = RUN_SPEC.flags.filter((flag) =>
     'timeout',
     'connect-timeout',
     'no-stream',
+    'no-proxy',
   ].includes(flag.name),
 )
 
@@ -36,7 +37,7 @@ export const MODELS_SPEC: CommandSpec = {
   summary: 'GET /v1/models and print the served model ids, one per line.',
   usage: 'llmbench models [-c FILE] [--base-url URL] [--api-key-env NAME]',
   flags: TARGET_FLAGS.filter((flag) =>
-    ['config', 'base-url', 'api-key-env', 'auth', 'header', 'timeout'].includes(flag.name),
+    ['config', 'base-url', 'api-key-env', 'auth', 'header', 'timeout', 'no-proxy'].includes(flag.name),
   ),
 }
 
@@ -50,6 +51,7 @@ async function checkModules() {
     { runPreflight },
     { LiveRedactor },
     { describeTiming, timeProbes },
+    { proxyNote },
   ] = await Promise.all([
     import('../load-config.js'),
     import('../hints-where-set.js'),
@@ -58,6 +60,7 @@ async function checkModules() {
     import('../../run/preflight.js'),
     import('../../client/redact.js'),
     import('../../run/probe-timing.js'),
+    import('../../client/proxy.js'),
   ])
   return {
     loadConfigOrThrow,
@@ -69,6 +72,7 @@ async function checkModules() {
     LiveRedactor,
     describeTiming,
     timeProbes,
+    proxyNote,
   }
 }
 
@@ -87,9 +91,12 @@ export async function checkCommand(argv: string[], io: Io): Promise<number> {
     LiveRedactor,
     describeTiming,
     timeProbes,
+    proxyNote,
   } = await checkModules()
   const config = loadConfigOrThrow((flags.config as string[] | undefined) ?? [], configFlags(flags))
   const endpoint = endpointFromEnv(config, process.env, (line) => io.err(`${line}\n`))
+  const proxy = proxyNote(endpoint.url, endpoint.proxy)
+  if (proxy !== null) io.err(`${proxy}\n`)
   const maxTokens = numberFlag(flags, 'output-tokens') ?? 32
   // The text goes out as it arrives, but never the key: a server may echo it, split over two events.
   const live = new LiveRedactor(endpoint.secrets, (text) => io.out(text))

@@ -85,6 +85,8 @@ export async function demoCommand(argv: string[], io: Io): Promise<number> {
       output_tokens: DEMO_DEFAULTS.output_tokens,
       ...(overrides.requests === undefined ? { duration: DEMO_DEFAULTS.duration_s } : {}),
       ...overrides,
+      // The simulator is this machine's own child: an egress proxy would not reach it.
+      proxy: false,
     })
     // The simulator needs no key: never send the user's real one to it.
     return await executeRun(config, flags, io, { endpoint: resolveEndpoint(config, null) })

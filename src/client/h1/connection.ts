@@ -2,9 +2,11 @@ import type { IncomingHttpHeaders } from 'node:http'
 import { connect, type Socket } from 'node:net'
 import { performance } from 'node:perf_hooks'
 import type { Dispatcher } from 'undici'
-import { ConnectTimeoutError, SocketClosedError } from './errors.js'
+import type { ProxyRoute } from '../proxy.js'
+import { ConnectTimeoutError, ProxyConnectError, SocketClosedError } from './errors.js'
 import { ResponseParser, type ResponseSink } from './response-parser.js'
 import { connectTls } from './tls.js'
+import { requestTunnel } from './tunnel.js'
 
 /**
  * One connection of the h1 client: writes a request, feeds each read to the response parser and
@@ -22,6 +24,12 @@ export interface Origin {
   host: string
   port: number
   tls: boolean
+  /**
+   * The proxy in between, when there is one: TCP goes to it. For TLS the connection asks it for a
+   * tunnel to host:port (CONNECT) and shakes hands with the server through it; without TLS, host and
+   * port are the proxy's own and the pool writes absolute-form requests (request-head.ts).
+   */
+  proxy?: ProxyRoute | null
 }
 
 /** Opens the socket of a connection (a test may hand in a stream that replays recorded reads). */
@@ -70,7 +78,8 @@ const BODY_SLICE_BYTES = 64 * 1024
 const SHARED_READ = Buffer.allocUnsafe(64 * 1024)
 
 export class H1Connection implements ResponseSink {
-  readonly socket: Socket
+  /** The connection's socket; through a proxy's tunnel, the TLS socket once the tunnel is up. */
+  socket: Socket
   /** Arrival of the read being handed on (performance.now()). */
   readAt = 0
   private readonly parser = new ResponseParser(this)
@@ -92,6 +101,8 @@ export class H1Connection implements ResponseSink {
   private closing = false
   /** The socket is closed or being closed: never reused. */
   private dead = false
+  /** Through a proxy's tunnel: the tunnel is up, its TLS socket is the connection's from now on. */
+  private tunnelled = false
   /** The controller of the request in flight, handed to its handler's callbacks. */
   private control: RequestControl | null = null
   /** When the pool put it idle; the pool's idle timer. */
@@ -105,7 +116,12 @@ export class H1Connection implements ResponseSink {
     private readonly connectTimeoutMs: number,
     open: SocketOpener,
   ) {
-    if (open === openSocket && !origin.tls) {
+    const tunnel = origin.tls && origin.proxy != null
+    if (tunnel) {
+      // Its reads are the CONNECT answer's (tunnel.ts) until the TLS socket over it takes them.
+      const proxy = origin.proxy as ProxyRoute
+      this.socket = connect(proxy.port, proxy.host)
+    } else if (open === openSocket && !origin.tls) {
       this.socket = connect({
         port: origin.port,
         host: origin.host,
@@ -120,10 +136,39 @@ export class H1Connection implements ResponseSink {
     this.connectTimer = setTimeout(this.onConnectTimeout, connectTimeoutMs)
     this.socket.once('lookup', this.onLookup)
     this.socket.once('connect', this.onTcpConnect)
-    this.socket.once(origin.tls ? 'secureConnect' : 'connect', this.onConnect)
-    this.socket.on('end', this.onServerEnd)
-    this.socket.on('error', this.onSocketError)
-    this.socket.on('close', this.onSocketClose)
+    if (tunnel) this.socket.once('connect', this.onProxyConnect)
+    else this.socket.once(origin.tls ? 'secureConnect' : 'connect', this.onConnect)
+    this.listen(this.socket)
+  }
+
+  private listen(socket: Socket): void {
+    socket.on('end', this.onServerEnd)
+    socket.on('error', this.onSocketError)
+    socket.on('close', this.onSocketClose)
+  }
+
+  /** Connected to the proxy: ask it for the tunnel. */
+  private readonly onProxyConnect = (): void => {
+    requestTunnel(this.socket, this.origin, this.origin.proxy as ProxyRoute, this.onTunnel)
+  }
+
+  /** The tunnel is up (or refused): the TLS handshake with the server goes through it. */
+  private readonly onTunnel = (error: Error | null): void => {
+    if (error !== null) {
+      this.destroy(error)
+      return
+    }
+    const raw = this.socket
+    this.tunnelled = true
+    raw.removeListener('end', this.onServerEnd)
+    raw.removeListener('error', this.onSocketError)
+    raw.removeListener('close', this.onSocketClose)
+    // The TLS socket reports what happens to the one under it; a late error there has nowhere to go.
+    raw.on('error', () => {})
+    this.socket = connectTls(this.origin.host, this.origin.port, raw)
+    this.socket.on('data', this.onRead)
+    this.socket.once('secureConnect', this.onConnect)
+    this.listen(this.socket)
   }
 
   /** No request on it. */
@@ -245,7 +290,14 @@ export class H1Connection implements ResponseSink {
   private readonly onConnectTimeout = (): void => {
     this.connectTimer = null
     if (this.connected) return
-    this.destroy(new ConnectTimeoutError(`${this.origin.host}:${this.origin.port}`, this.connectTimeoutMs))
+    const { host, port, tls, proxy } = this.origin
+    const address =
+      proxy == null
+        ? `${host}:${port}`
+        : tls
+          ? `${host}:${port} through proxy ${proxy.origin}`
+          : `proxy ${proxy.origin}`
+    this.destroy(new ConnectTimeoutError(address, this.connectTimeoutMs))
   }
 
   /** A read into SHARED_READ (plain TCP): stamped first, then copied out of the shared buffer. */
@@ -300,7 +352,11 @@ export class H1Connection implements ResponseSink {
 
   private readonly onSocketError = (error: Error): void => {
     this.dead = true
-    this.fail(error)
+    // The socket to the proxy failing before the connection is up (and, for https, before the
+    // tunnel's TLS took over) is the proxy's failure: named as such.
+    const proxy = this.origin.proxy
+    const toProxy = proxy != null && !this.connected && !this.tunnelled
+    this.fail(toProxy ? new ProxyConnectError(proxy.origin, error) : error)
   }
 
   private readonly onSocketClose = (): void => {

@@ -40,3 +40,31 @@ export class InvalidRequestError extends Error {
     this.name = 'InvalidRequestError'
   }
 }
+
+/**
+ * The proxy answered the tunnel's CONNECT with something other than 2xx (407: it wants credentials;
+ * 403: its policy forbids the host; 502: it could not reach it). Its code classifies it as a
+ * connection failure; failure-cause.ts tells it from an unreachable host by the proxy it names.
+ */
+export class ProxyRefusedError extends Error {
+  readonly code = 'LLMBENCH_PROXY_REFUSED'
+  constructor(
+    proxy: string,
+    authority: string,
+    readonly status: number | null,
+    answer: string,
+  ) {
+    super(`proxy ${proxy} refused the tunnel (CONNECT ${authority}): ${answer}`)
+    this.name = 'ProxyRefusedError'
+  }
+}
+
+/** The connection to the proxy itself failed: the socket's error, naming the proxy, with its code. */
+export class ProxyConnectError extends Error {
+  readonly code: string | undefined
+  constructor(proxy: string, cause: Error) {
+    super(`proxy ${proxy}: ${cause.message}`)
+    this.name = 'ProxyConnectError'
+    this.code = (cause as { code?: string }).code
+  }
+}

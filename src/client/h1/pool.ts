@@ -1,4 +1,5 @@
 import type { Dispatcher } from 'undici'
+import type { ProxyRoute } from '../proxy.js'
 import type { StreamDispatcher } from '../stream-dispatcher.js'
 import {
   type ConnectionOwner,
@@ -29,6 +30,8 @@ export interface H1PoolOptions {
   connectTimeout?: number
   /** How a connection's socket is opened; TCP or TLS by the origin's scheme when absent. */
   openSocket?: SocketOpener
+  /** The proxy the origin's requests go through (client/proxy.ts's proxyFor); absent or null = direct. */
+  proxy?: ProxyRoute | null
 }
 
 /** A request waiting for a connection (more in flight than `connections`). */
@@ -47,6 +50,7 @@ export class H1Pool implements StreamDispatcher, ConnectionOwner {
   private readonly keepAliveTimeout: number
   private readonly connectTimeout: number
   private readonly openSocket: SocketOpener
+  private readonly proxy: ProxyRoute | null
   private closedPool = false
 
   constructor(
@@ -58,8 +62,15 @@ export class H1Pool implements StreamDispatcher, ConnectionOwner {
       throw new Error(`the h1 client speaks http and https, not ${url.protocol}`)
     const tls = url.protocol === 'https:'
     const port = url.port === '' ? (tls ? 443 : 80) : Number(url.port)
-    this.target = { host: url.hostname.replace(/^\[|\]$/g, ''), port, tls }
-    this.heads = new RequestHeads(url.host)
+    const host = url.hostname.replace(/^\[|\]$/g, '')
+    const proxy = options.proxy ?? null
+    this.proxy = proxy
+    // http through a proxy: connections go to the proxy, requests name the server (absolute form);
+    // https: connections tunnel through it to the server (connection.ts).
+    const forward = proxy !== null && !tls ? proxy : null
+    this.target =
+      forward === null ? { host, port, tls, proxy } : { host: forward.host, port: forward.port, tls, proxy }
+    this.heads = new RequestHeads(url.host, forward === null ? null : { origin: url.origin, proxy: forward })
     this.connections = Math.max(1, options.connections)
     this.keepAliveTimeout = options.keepAliveTimeout ?? 30_000
     this.connectTimeout = options.connectTimeout ?? 10_000
@@ -98,6 +109,7 @@ export class H1Pool implements StreamDispatcher, ConnectionOwner {
       keepAliveTimeout: this.keepAliveTimeout,
       connectTimeout: this.connectTimeout,
       openSocket: this.openSocket,
+      proxy: this.proxy,
     })
   }
 

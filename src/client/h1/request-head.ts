@@ -1,4 +1,5 @@
 import type { Dispatcher } from 'undici'
+import type { ProxyRoute } from '../proxy.js'
 import { InvalidRequestError } from './errors.js'
 
 /**
@@ -26,8 +27,15 @@ export class RequestHeads {
   private lastKey = ''
   private lastPrefix = ''
 
-  /** `host`: the Host header's value (host, and port when not the scheme's default). */
-  constructor(private readonly host: string) {}
+  /**
+   * `host`: the Host header's value (host, and port when not the scheme's default). `forward`: the
+   * requests go to a proxy, so each names the server's origin (absolute form, RFC 9112 3.2.2) and
+   * carries the proxy's credentials.
+   */
+  constructor(
+    private readonly host: string,
+    private readonly forward: { origin: string; proxy: ProxyRoute } | null = null,
+  ) {}
 
   /** The head of one request, ready to write as latin1. */
   build(options: Dispatcher.DispatchOptions, bodyLength: number | null, close: boolean): string {
@@ -51,14 +59,18 @@ export class RequestHeads {
     if (!TOKEN.test(method)) throw new InvalidRequestError(`method ${JSON.stringify(method)}`)
     if (!path.startsWith('/') || /[\s\0]/.test(path))
       throw new InvalidRequestError(`path ${JSON.stringify(path)}`)
-    let head = `${method} ${path} HTTP/1.1\r\n`
+    const forward = this.forward
+    let head = `${method} ${forward === null ? '' : forward.origin}${path} HTTP/1.1\r\n`
+    if (forward?.proxy.authorization != null)
+      head += `proxy-authorization: ${forward.proxy.authorization}\r\n`
     let host: string | null = null
     let fields = ''
     for (const [name, value] of headerEntries(options.headers)) {
       if (value === undefined) continue
       if (!TOKEN.test(name)) throw new InvalidRequestError(`header name ${JSON.stringify(name)}`)
       const lower = name.toLowerCase()
-      if (OURS.has(lower)) continue
+      // Through a proxy, its credentials are the proxy URL's (client/proxy.ts), written above.
+      if (OURS.has(lower) || (forward !== null && lower === 'proxy-authorization')) continue
       for (const one of Array.isArray(value) ? value : [value]) {
         // The name only: a value may be a credential.
         if (UNSAFE_VALUE.test(one)) throw new InvalidRequestError(`header ${name} holds CR, LF or NUL`)

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs'
-import { isIP } from 'node:net'
+import { isIP, type Socket } from 'node:net'
 import * as tls from 'node:tls'
 
 /**
@@ -55,11 +55,15 @@ function secureContext(): tls.SecureContext {
   return context
 }
 
-/** Opens a TLS connection to host:port, naming the host for SNI (an IP address is not named). */
-export function connectTls(host: string, port: number): tls.TLSSocket {
+/**
+ * Opens a TLS connection to host:port, naming the host for SNI (an IP address is not named); over
+ * `socket` when given (a proxy's tunnel to host:port).
+ */
+export function connectTls(host: string, port: number, socket?: Socket): tls.TLSSocket {
   return tls.connect({
     host,
     port,
+    ...(socket === undefined ? {} : { socket }),
     servername: isIP(host) === 0 ? host : undefined,
     secureContext: secureContext(),
     ALPNProtocols: ['http/1.1'],
