@@ -1,3 +1,4 @@
+import { WAIT_TREND_Z } from '../metrics/open-loop-figures.js'
 import type { LevelSummary } from '../metrics/summarize.js'
 
 /**
@@ -14,7 +15,21 @@ type OpenLoopLevel = Pick<LevelSummary, 'open_loop'>
 export function openLoopOverloaded(level: OpenLoopLevel): boolean {
   const figures = level.open_loop
   if (figures == null) return false
-  return figures.served_per_s_high < figures.offered_per_s || figures.in_flight_growth_low > 0
+  return (
+    figures.served_per_s_high < figures.offered_per_s ||
+    figures.in_flight_growth_low > 0 ||
+    waitsKeptRising(figures)
+  )
+}
+
+/**
+ * Every arrival waited longer than the ones before it (a wait trend beyond noise) while fewer were
+ * served than offered: the queue grew through the level. Below capacity, waits come and go with no
+ * trend; a short level above it may not yet show the shortfall beyond the served rate's interval,
+ * but the trend is there from the first seconds.
+ */
+function waitsKeptRising(figures: NonNullable<LevelSummary['open_loop']>): boolean {
+  return (figures.wait_trend_z ?? 0) >= WAIT_TREND_Z && figures.served_per_s < figures.offered_per_s
 }
 
 /**
@@ -31,7 +46,10 @@ export function openLoopShortfall(level: OpenLoopLevel): string | null {
     `of ${rate(figures.offered_per_s)}/s offered`
   const moved = figures.in_flight_growth_low > 0 ? 'grew' : 'went'
   const inFlight = `in flight ${moved} ${count(figures.in_flight_first)} → ${count(figures.in_flight_last)}`
-  return `${served}; ${inFlight} over ${figures.window_s.toFixed(1)} s`
+  const trend = waitsKeptRising(figures)
+    ? `; each arrival waited longer than the last (wait trend z = ${(figures.wait_trend_z ?? 0).toFixed(1)})`
+    : ''
+  return `${served}; ${inFlight} over ${figures.window_s.toFixed(1)} s${trend}`
 }
 
 /** The advice of an overloaded open-loop level: what it could serve and where to look next. */

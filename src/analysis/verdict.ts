@@ -56,6 +56,8 @@ export interface AdviceContext {
   undecided: ScalingStep | null
   /** What a healthy level may add more of: streams in concurrency mode, load (requests/s) in request-rate mode. */
   adds?: 'concurrency' | 'load'
+  /** The lowest overloaded level above this one, when the gradient placed no knee; null otherwise. */
+  overloadedAbove?: number | null
 }
 
 /** The level's advice, after its own figures (throughput change from the level below, TTFT ratio). */
@@ -70,6 +72,8 @@ export function adviceFor(
   if (verdict === 'interrupted') return `${ADVICE.interrupted} (${level.requests} requests measured)`
   const figures = step === null ? '' : `${describeStep(step, context.ttftKey)}: `
   if (verdict === 'overloaded') return figures + overloadedText(level)
+  if (verdict === 'healthy' && saturation === null && context.overloadedAbove != null)
+    return `${figures}healthy here, but ${context.overloadedAbove} is overloaded: the capacity lies between them`
   return (
     figures +
     adviceText(verdict, level.value, saturation, context.undecided).replace(

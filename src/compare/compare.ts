@@ -66,8 +66,10 @@ export interface Comparison {
   /** What the level values are: streams, or requests per second. */
   mode: LoadMode
   outcome: CompareOutcome
-  /** Why the whole comparison is inconclusive (a run whose environment drifted), in words; [] when none. */
+  /** The runs whose environment drifted, in words; [] when none. */
   drift: string[]
+  /** How far the environment moved in the runs that drifted (driftSize, the larger of the two); 0 when none. */
+  drift_size: number
   /** The knee of each run with its bracket, a gate item when `threshold` is set; null when a run does not say (records only). */
   knee: KneeComparison | null
   levels: LevelComparison[]
@@ -80,6 +82,37 @@ export interface Comparison {
 export interface RunDrift {
   moved: boolean
   reason: string
+  /** The control's figures and the first level's (medians), when the result carries them. */
+  first?: Record<string, { p50: number } | null | number>
+  control?: Record<string, { p50: number } | null | number>
+}
+
+/**
+ * How far a drifted run's environment moved: the largest relative change of a median between its
+ * first level and the control (0 when it did not move). A change smaller than that may be the drift.
+ */
+export function driftSize(drift: RunDrift | null | undefined): number {
+  if (drift?.moved !== true) return 0
+  let size = 0
+  for (const [key, first] of Object.entries(drift.first ?? {})) {
+    const control = drift.control?.[key]
+    if (typeof first !== 'object' || first === null || typeof control !== 'object' || control === null)
+      continue
+    if (first.p50 > 0) size = Math.max(size, Math.abs(control.p50 / first.p50 - 1))
+  }
+  // A drift the result does not size is taken as large: it vouches for nothing.
+  return size > 0 ? size : Number.POSITIVE_INFINITY
+}
+
+/**
+ * Whether a regression stands beyond the drift: the near end of its interval clears the threshold by
+ * more than the environment moved. The success rate is not a speed: drift does not move it.
+ */
+function clearsDrift(metric: MetricComparison, drift: number): boolean {
+  if (metric.interval === null || metric.threshold === null) return false
+  if (metric.metric === 'success_rate') return true
+  const worse = metric.metric === 'throughput' ? -metric.interval.high : metric.interval.low
+  return worse > metric.threshold + drift
 }
 
 export interface RunRecords {
@@ -375,11 +408,13 @@ export function compareRuns(
     ...(base.drift?.moved === true ? [`base run drifted: ${base.drift.reason}`] : []),
     ...(next.drift?.moved === true ? [`new run drifted: ${next.drift.reason}`] : []),
   ]
+  const movedBy = Math.max(driftSize(base.drift), driftSize(next.drift))
   const result: Comparison = {
     mismatches: setupMismatches(base.meta, next.meta),
     mode: base.meta.load.mode ?? 'concurrency',
     outcome: 'pass',
     drift,
+    drift_size: movedBy,
     knee:
       base.saturation === undefined || next.saturation === undefined
         ? null
@@ -434,7 +469,8 @@ export function compareRuns(
     for (const metric of metrics) {
       if (!metric.regressed) continue
       const found = { value, metric: metric.metric, change: metric.change ?? 0 }
-      if (drift.length > 0) result.inconclusive.push({ ...found, reason: driftReason })
+      if (drift.length > 0 && !clearsDrift(metric, movedBy))
+        result.inconclusive.push({ ...found, reason: driftReason })
       else if (judged) result.regressions.push(found)
       else result.inconclusive.push({ ...found, reason: inconclusive ?? '' })
     }
@@ -449,21 +485,34 @@ export function compareRuns(
     const { base: was, new: now } = result.knee
     const from = was.value ?? was.bracket[0]
     const found = { value: from, metric: 'knee', change: round(((now.value ?? from) - from) / from, 4) }
-    if (drift.length > 0) result.inconclusive.push({ ...found, reason: driftReason })
+    // The knee is placed on the server's gauges or the curve's shape, not on a speed the drift scales.
+    if (drift.length > 0 && movedBy === Number.POSITIVE_INFINITY)
+      result.inconclusive.push({ ...found, reason: driftReason })
     else result.regressions.push(found)
   }
-  result.outcome = outcomeOf(result, clientBound)
+  result.outcome = outcomeOf(result, clientBound, smallestThreshold(maxRegression))
   return result
 }
 
 /**
- * A regression only on evidence that stands: a drifted run vouches for nothing (a slower server may
- * hide a regression as well as fake one), and a client-bound level did not send the load it was
- * asked for, so either makes the comparison inconclusive; a noisy client (timers late) only adds
+ * A regression only on evidence that stands. A drifted run vouches only for changes larger than its
+ * drift: a slower server may hide a regression as well as fake one, so a change within the drift is
+ * inconclusive, and so is a comparison that flagged nothing when the drift was as large as the
+ * smallest change gated (it could have hidden one). A client-bound level did not send the load it
+ * was asked for, so it makes the comparison inconclusive; a noisy client (timers late) only adds
  * latency, so its level is inconclusive only where it would have flagged something.
  */
-function outcomeOf(comparison: Comparison, clientBound: boolean): CompareOutcome {
+function outcomeOf(comparison: Comparison, clientBound: boolean, smallest: number): CompareOutcome {
   if (comparison.regressions.length > 0) return 'regression'
-  if (comparison.drift.length > 0 || clientBound || comparison.inconclusive.length > 0) return 'inconclusive'
+  if (clientBound || comparison.inconclusive.length > 0) return 'inconclusive'
+  if (comparison.drift.length > 0 && comparison.drift_size >= smallest) return 'inconclusive'
   return 'pass'
+}
+
+/** The smallest relative change any gated latency or throughput figure is held to. */
+function smallestThreshold(maxRegression: Record<string, number>): number {
+  const relative = Object.entries(maxRegression)
+    .filter(([key]) => key !== 'knee' && key !== 'success_rate')
+    .map(([, value]) => value)
+  return relative.length === 0 ? Number.POSITIVE_INFINITY : Math.min(...relative)
 }

@@ -36,7 +36,18 @@ export interface OpenLoopFigures {
   /** 95% interval of in_flight_last - in_flight_first (see growthInterval). */
   in_flight_growth_low: number
   in_flight_growth_high: number
+  /**
+   * Mann-Kendall z of each request's wait (first token, or end, minus its intended arrival) against
+   * its arrival order: a queue that keeps up has no trend, one that falls behind makes every arrival
+   * wait longer than the one before (z of 3 or more is a trend beyond noise). Absent in older results.
+   */
+  wait_trend_z?: number
 }
+
+/** A wait trend with z at least this (one-sided p about 0.001) rises beyond noise. */
+export const WAIT_TREND_Z = 3
+/** Waits beyond this many are thinned evenly for the trend test (it compares every pair). */
+const MAX_TREND_POINTS = 2000
 
 /** Fewer arrivals than this inside the window give no figures: a rate or a trend of a handful is noise. */
 export const MIN_WINDOW_ARRIVALS = 8
@@ -53,6 +64,7 @@ export function openLoopAccumulator(): Accumulator<OpenLoopFigures | null> {
   const arrivals = new Samples()
   const ends = new Samples()
   const okEnds = new Samples()
+  const waits: [number, number][] = []
   return {
     add(r) {
       // A retry is the same arrival asked again: the first attempt stands for it.
@@ -60,9 +72,32 @@ export function openLoopAccumulator(): Accumulator<OpenLoopFigures | null> {
       arrivals.push(r.scheduled_at)
       ends.push(Math.max(r.end_at, r.scheduled_at))
       if (isOk(r)) okEnds.push(r.end_at)
+      waits.push([r.scheduled_at, (r.first_token_at ?? r.end_at) - r.scheduled_at])
     },
-    result: () => figuresOf(arrivals, ends, okEnds.sorted()),
+    result: () => {
+      const figures = figuresOf(arrivals, ends, okEnds.sorted())
+      if (figures === null) return null
+      waits.sort((x, y) => x[0] - y[0])
+      return { ...figures, wait_trend_z: round(mannKendallZ(waits.map(([, wait]) => wait)), 2) }
+    },
   }
+}
+
+/**
+ * Mann-Kendall trend statistic of a series, as a z score (normal approximation, no tie correction:
+ * waits are measured to the microsecond). Positive: later values tend to be larger.
+ */
+export function mannKendallZ(series: readonly number[]): number {
+  const step = Math.max(1, series.length / MAX_TREND_POINTS)
+  const values: number[] = []
+  for (let i = 0; i < series.length; i += step) values.push(series[Math.floor(i)] as number)
+  const n = values.length
+  if (n < 3) return 0
+  let s = 0
+  for (let i = 0; i < n - 1; i++)
+    for (let j = i + 1; j < n; j++) s += Math.sign((values[j] as number) - (values[i] as number))
+  const variance = (n * (n - 1) * (2 * n + 5)) / 18
+  return s === 0 ? 0 : (s - Math.sign(s)) / Math.sqrt(variance)
 }
 
 function figuresOf(arrivals: Samples, ends: Samples, okEnds: Float64Array): OpenLoopFigures | null {

@@ -144,7 +144,7 @@ function driftLines(comparison: Comparison): string[] {
   if (comparison.drift.length === 0) return []
   return [
     '',
-    '**The environment drifted** (a run measured its control level again and it moved), so no change is gated:',
+    `**The environment drifted** (a run measured its control level again and it moved${Number.isFinite(comparison.drift_size) ? `, by up to ${pct(comparison.drift_size)}` : ''}), so only changes beyond the threshold by more than that are gated:`,
     ...comparison.drift.map((reason) => `- ${reason}`),
   ]
 }

@@ -11,7 +11,12 @@ import { requestTimeoutMs } from '../client/request-timeout.js'
 import { round } from '../metrics/distribution.js'
 import { unreachableAfterAnswers } from '../metrics/failure-causes.js'
 import { type Capacity, findCapacity, toSlos } from '../metrics/slo.js'
-import { LevelSummarizer, type LevelSummary, type SummaryOptions } from '../metrics/summarize.js'
+import {
+  LevelSummarizer,
+  type LevelSummary,
+  type SummaryOptions,
+  type Verdict,
+} from '../metrics/summarize.js'
 import { priceTokens, tokenTotals } from '../metrics/workload-figures.js'
 import { protocolOf } from '../protocols/wire-protocol.js'
 import type { RequestRecord } from '../records/types.js'
@@ -101,14 +106,24 @@ export function finishResult(
       : {
           ...found,
           cause: explainKnee(judged.map(serverViewOf), found.value, kneeContextOf(judged, meta.server)),
-          // A knee measured while the environment drifted may owe its place to the drift.
-          ...(drift?.moved ? { uncertain: drift.reason, confidence: 'uncertain' as const } : {}),
+          // A knee the throughput curve placed while the environment drifted may owe its place to the
+          // drift; one the server's gauges placed (full_from) does not depend on the server's speed.
+          ...(drift?.moved && found.full_from === undefined
+            ? { uncertain: drift.reason, confidence: 'uncertain' as const }
+            : {}),
         }
   const undecided = saturation === null ? kneeUndecided(judged, ttftKey, rateMode) : null
   const steps = stepsFromBelow(judged, ttftKey, rateMode)
-  const levels: LevelSummary[] = summaries.map((summary) => {
+  const verdicts = summaries.map((summary) =>
+    levelVerdict(summary, saturation, steps.get(summary.value) ?? null),
+  )
+  // The lowest overloaded level: a healthy level below it must not advise adding load past it.
+  const overloaded = Math.min(
+    ...summaries.filter((_, i) => verdicts[i] === 'overloaded').map((summary) => summary.value),
+  )
+  const levels: LevelSummary[] = summaries.map((summary, i) => {
     const step = steps.get(summary.value) ?? null
-    const verdict = levelVerdict(summary, saturation, step)
+    const verdict = verdicts[i] as Verdict
     const advice =
       misconfiguredAdvice({ ...summary, verdict }) ??
       openLoopAdvice({ ...summary, verdict }) ??
@@ -116,6 +131,7 @@ export function finishResult(
         ttftKey,
         undecided,
         adds: rateMode ? 'load' : 'concurrency',
+        overloadedAbove: overloaded > summary.value ? overloaded : null,
       })
     return { ...summary, verdict, advice }
   })

@@ -112,6 +112,30 @@ test('compare on the simulator: A/A passes both ways, fewer slots fail with the 
     /The environment drifted.*\n- base run drifted: control c=1 TPOT \+40%/,
   )
 
+  // A drift the result sizes vouches for what clears it: a control 40% slower still lets c=4's TTFT
+  // p50 (+800% or so) gate (exit 1); a 3% drift beside an A/A pair, under the 5% threshold, leaves a pass.
+  const sized = (from: number, to: number) => ({
+    moved: true,
+    reason: `control TPOT ${from} → ${to} ms`,
+    first: { tpot_ms: { p50: from, low: from, high: from, count: 8 } },
+    control: { tpot_ms: { p50: to, low: to, high: to, count: 8 } },
+  })
+  writeFileSync(resultFile, JSON.stringify({ ...result, drift: sized(10, 14) }))
+  const beyondDrift = await compare(first, drifted)
+  assert.equal(beyondDrift.code, 1, beyondDrift.stdout)
+  const beyond = JSON.parse(beyondDrift.stdout) as Comparison
+  assert.ok(Math.abs(beyond.drift_size - 0.4) < 1e-9, String(beyond.drift_size))
+  assert.ok(beyond.regressions.some((entry) => entry.metric === 'ttft_p50' && entry.value === 4))
+  const nudged = join(dir, 'nudged')
+  cpSync(second, nudged, { recursive: true })
+  const nudgedFile = join(nudged, 'bench_result.json')
+  writeFileSync(
+    nudgedFile,
+    JSON.stringify({ ...JSON.parse(readFileSync(nudgedFile, 'utf8')), drift: sized(10, 10.3) }),
+  )
+  const small = await compare(first, nudged)
+  assert.equal(small.code, 0, small.stdout)
+
   // A client-bound level: its load was not what was asked, so even an A/A is inconclusive there.
   const bound = join(dir, 'bound')
   cpSync(second, bound, { recursive: true })

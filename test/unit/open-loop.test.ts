@@ -5,11 +5,14 @@ import { levelVerdict } from '../../src/analysis/verdict.js'
 import {
   growthInterval,
   MIN_WINDOW_ARRIVALS,
+  mannKendallZ,
   type OpenLoopFigures,
   openLoopFigures,
   servedInterval,
+  WAIT_TREND_Z,
 } from '../../src/metrics/open-loop-figures.js'
 import { summarizeLevel } from '../../src/metrics/summarize.js'
+import { seededRandom } from '../../src/random.js'
 import type { RequestRecord } from '../../src/records/types.js'
 import { makeRecord } from '../helpers/records.js'
 
@@ -152,4 +155,35 @@ test('open_loop is null in concurrency mode, and with too few arrivals in the wi
   const few = queueRecords(MIN_WINDOW_ARRIVALS + 3, 250, 1, 500)
   assert.equal(openLoopFigures(few.slice(0, MIN_WINDOW_ARRIVALS + 2)), null)
   assert.equal(openLoopFigures(few)?.arrivals, MIN_WINDOW_ARRIVALS)
+})
+
+test('wait trend: a queue that falls behind makes every arrival wait longer; one that keeps up shows no trend', () => {
+  const random = seededRandom(7)
+  const steady = Array.from({ length: 40 }, () => 50 + random() * 40)
+  const growing = Array.from({ length: 40 }, (_, i) => 50 + i * 25 + random() * 40)
+  assert.ok(Math.abs(mannKendallZ(steady)) < WAIT_TREND_Z, `steady z ${mannKendallZ(steady)}`)
+  assert.ok(mannKendallZ(growing) > WAIT_TREND_Z, `growing z ${mannKendallZ(growing)}`)
+  assert.ok(mannKendallZ([...growing].reverse()) < -WAIT_TREND_Z)
+  // The trend alone is not enough: fewer must also have been served than offered.
+  const figures = {
+    window_s: 8,
+    arrivals: 37,
+    completions: 27,
+    offered_per_s: 4.66,
+    served_per_s: 3.4,
+    served_per_s_low: 2.24,
+    served_per_s_high: 4.95,
+    in_flight_first: 7.5,
+    in_flight_last: 11.1,
+    in_flight_growth_low: -4.8,
+    in_flight_growth_high: 12.1,
+    wait_trend_z: 5.2,
+  }
+  assert.equal(openLoopOverloaded({ open_loop: figures }), true)
+  assert.match(
+    openLoopShortfall({ open_loop: figures }) ?? '',
+    /waited longer than the last \(wait trend z = 5\.2\)/,
+  )
+  assert.equal(openLoopOverloaded({ open_loop: { ...figures, served_per_s: 4.7 } }), false)
+  assert.equal(openLoopOverloaded({ open_loop: { ...figures, wait_trend_z: 2.9 } }), false)
 })
