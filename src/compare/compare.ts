@@ -43,8 +43,10 @@ export interface MetricComparison {
    * past a sample's maximum, so its interval is too narrow on the worse side).
    */
   not_gated: string | null
-  /** interval_beyond_threshold and beyond_floor, where it can gate. */
+  /** interval_beyond_threshold and beyond_floor, where it can gate, beyond the runs' remeasurement noise. */
   regressed: boolean
+  /** Worse beyond the threshold, but not by more than the runs' own remeasurement moved (drift_size). */
+  within_noise?: boolean
 }
 
 export interface LevelComparison {
@@ -68,7 +70,10 @@ export interface Comparison {
   outcome: CompareOutcome
   /** The runs whose environment drifted, in words; [] when none. */
   drift: string[]
-  /** How far the environment moved in the runs that drifted (driftSize, the larger of the two); 0 when none. */
+  /**
+   * How far either run's own remeasurement (its control level) moved, the larger of the two
+   * (driftSize); a change must clear its threshold by more than this to gate. 0 without controls.
+   */
   drift_size: number
   /** The knee of each run with its bracket, a gate item when `threshold` is set; null when a run does not say (records only). */
   knee: KneeComparison | null
@@ -88,11 +93,13 @@ export interface RunDrift {
 }
 
 /**
- * How far a drifted run's environment moved: the largest relative change of a median between its
- * first level and the control (0 when it did not move). A change smaller than that may be the drift.
+ * How far a run's own remeasurement moved: the largest relative change of a median between its
+ * first level and the control, whether or not beyond their intervals. The same level measured twice
+ * in one run differed by that much, so a change between two runs smaller than that may be the host,
+ * not the server. 0 without a control; unbounded for a drifted run that does not size its drift.
  */
 export function driftSize(drift: RunDrift | null | undefined): number {
-  if (drift?.moved !== true) return 0
+  if (drift == null) return 0
   let size = 0
   for (const [key, first] of Object.entries(drift.first ?? {})) {
     const control = drift.control?.[key]
@@ -101,7 +108,7 @@ export function driftSize(drift: RunDrift | null | undefined): number {
     if (first.p50 > 0) size = Math.max(size, Math.abs(control.p50 / first.p50 - 1))
   }
   // A drift the result does not size is taken as large: it vouches for nothing.
-  return size > 0 ? size : Number.POSITIVE_INFINITY
+  return size > 0 || drift.moved !== true ? size : Number.POSITIVE_INFINITY
 }
 
 /**
@@ -469,9 +476,15 @@ export function compareRuns(
     for (const metric of metrics) {
       if (!metric.regressed) continue
       const found = { value, metric: metric.metric, change: metric.change ?? 0 }
-      if (drift.length > 0 && !clearsDrift(metric, movedBy))
-        result.inconclusive.push({ ...found, reason: driftReason })
-      else if (judged) result.regressions.push(found)
+      if (!clearsDrift(metric, movedBy)) {
+        // Within what remeasuring one level in one run moved: inconclusive when a run drifted, else
+        // the hosts' noise, not a regression.
+        if (drift.length > 0) result.inconclusive.push({ ...found, reason: driftReason })
+        else {
+          metric.regressed = false
+          metric.within_noise = true
+        }
+      } else if (judged) result.regressions.push(found)
       else result.inconclusive.push({ ...found, reason: inconclusive ?? '' })
     }
     result.levels.push({

@@ -24,6 +24,7 @@ function metricVerdict(metric: MetricComparison, level: LevelComparison, compari
   if (metric.regressed) return gated ? 'REGRESSION' : 'inconclusive'
   if (metric.threshold === null) return ''
   if (metric.not_gated !== null) return `not gated: ${metric.not_gated}`
+  if (metric.within_noise === true) return "worse, within the runs' remeasurement noise"
   if (metric.interval_beyond_threshold) return 'worse, within the floor'
   if (metric.beyond_threshold) return 'worse, interval reaches the threshold'
   return 'ok'
@@ -141,7 +142,13 @@ function kneeLine(knee: KneeComparison | null): string {
 }
 
 function driftLines(comparison: Comparison): string[] {
-  if (comparison.drift.length === 0) return []
+  if (comparison.drift.length === 0)
+    return comparison.drift_size > 0
+      ? [
+          '',
+          `Noise band: the runs measured their first level again at the end and it moved by up to ${pct(comparison.drift_size)}; a change gates only beyond its threshold by more than that.`,
+        ]
+      : []
   return [
     '',
     `**The environment drifted** (a run measured its control level again and it moved${Number.isFinite(comparison.drift_size) ? `, by up to ${pct(comparison.drift_size)}` : ''}), so only changes beyond the threshold by more than that are gated:`,

@@ -297,3 +297,30 @@ test('compare: the knee gates on its bracket: overlapping brackets are no change
   assert.equal(ungated.outcome, 'pass')
   assert.match(renderComparison(ungated), /moved down, past both brackets; the knee is not part of the gate/)
 })
+
+test('compare: a change gates only beyond its threshold by more than the runs remeasured their own first level', () => {
+  // Requests 25% slower: E2E p50 +25% clears a 10% threshold, and clears it by more than a 10%
+  // remeasurement noise, but not by more than a 20% one.
+  const base: RunRecords = { meta: meta(), records: closedLoop(1, 100, 100, 0) }
+  const slower = closedLoop(2, 100, 125, 0)
+  const control = (moved: number) => ({
+    moved: false,
+    reason: 'matches',
+    first: { tpot_ms: { p50: 10, low: 9, high: 11, count: 8 } },
+    control: { tpot_ms: { p50: 10 * (1 + moved), low: 9, high: 11, count: 8 } },
+  })
+  const gate = { e2e_p50: 0.1 }
+  const quiet = compareRuns(base, { meta: meta(), records: slower, drift: control(0.1) }, gate)
+  assert.ok(Math.abs(quiet.drift_size - 0.1) < 1e-9)
+  assert.deepEqual(
+    quiet.regressions.map((r) => r.metric),
+    ['e2e_p50'],
+  )
+  const noisy = compareRuns(base, { meta: meta(), records: slower, drift: control(0.2) }, gate)
+  assert.deepEqual(noisy.regressions, [])
+  assert.equal(noisy.outcome, 'pass')
+  const e2e = noisy.levels[0]?.metrics.find((metric) => metric.metric === 'e2e_p50')
+  assert.equal(e2e?.within_noise, true)
+  // Without a control (older results) nothing widens the gate.
+  assert.equal(compareRuns(base, { meta: meta(), records: slower }, gate).drift_size, 0)
+})
