@@ -131,7 +131,7 @@ export function finishResult(
         ttftKey,
         undecided,
         adds: rateMode ? 'load' : 'concurrency',
-        overloadedAbove: overloaded > summary.value ? overloaded : null,
+        overloadedAbove: Number.isFinite(overloaded) && overloaded > summary.value ? overloaded : null,
       })
     return { ...summary, verdict, advice }
   })

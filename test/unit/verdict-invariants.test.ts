@@ -139,10 +139,14 @@ test('over 2,000 generated gradients, no verdict or summary contradicts the figu
     // No "not saturated" (or "keep adding") beside a saturated or overloaded level.
     if (/not saturated/.test(result.saturation_summary))
       assert.ok(!judged.some((l) => l.verdict === 'saturated' || l.verdict === 'overloaded'), where)
+    // Every word is a figure or a level: nothing unbounded or undefined reaches the text.
+    for (const text of [result.saturation_summary, ...result.levels.map((l) => l.advice)])
+      assert.doesNotMatch(text, /Infinity|NaN|undefined|null/, where)
     // No "keep adding" below an overloaded level.
     const overloadedAt = Math.min(...judged.filter((l) => l.verdict === 'overloaded').map((l) => l.value))
     for (const level of judged)
-      if (level.value < overloadedAt) assert.doesNotMatch(level.advice, /keep adding/, where)
+      if (Number.isFinite(overloadedAt) && level.value < overloadedAt)
+        assert.doesNotMatch(level.advice, /keep adding/, where)
     // Saturated only past a knee.
     for (const level of judged)
       if (level.verdict === 'saturated') assert.ok(knee !== null && level.value > knee.value, where)
