@@ -24,9 +24,29 @@ export function architecture(
  * How each level's streams start: spread over one request's projected duration (the warm probes',
  * see estimate.ts), a default without probes, or all at once when the user turned it off.
  */
-export function describeStagger(config: RunConfig, estimate: CostEstimate | null): StaggerMeta {
+export function describeStagger(
+  config: RunConfig,
+  estimate: CostEstimate | null,
+  shard: ShardInfo | undefined = undefined,
+): StaggerMeta {
   if (!config.load.stagger)
     return { spread_ms: 0, from: 'off', note: 'streams start together (--no-stagger): they may run in step' }
+  // Each shard projects its own request time from its own probes and starts on its own: their
+  // spreads would differ, and a merged level would not be the single process's level.
+  if (shard !== undefined)
+    return {
+      spread_ms: 0,
+      from: 'off',
+      note: 'streams start together: the shards cannot agree on one spread',
+    }
+  // A session's later turns spend the level's request budget as they come: with staggered streams a
+  // stream can claim a new session on the budget's last request, and the level overshoots it.
+  if (config.workload.sessions)
+    return {
+      spread_ms: 0,
+      from: 'off',
+      note: 'streams start together: sessions keep the request count only so',
+    }
   const projected = estimate?.request_seconds?.median
   const timed = config.load.duration_per_level_s === null ? null : timedLevelSeconds(config.load)
   const spread_ms = staggerSpreadMs(projected === undefined ? null : projected * 1000, timed)
@@ -61,7 +81,7 @@ export function describeRun(
     if (load.arrival === 'gamma') metaLoad.burstiness = load.burstiness
   }
   if (rateMode) metaLoad.max_in_flight = load.max_in_flight
-  else if (workload.trace === null) metaLoad.stagger = describeStagger(config, estimate)
+  else if (workload.trace === null) metaLoad.stagger = describeStagger(config, estimate, shard)
   // A trace's levels are its rows: neither a count nor a duration of the config's.
   const trace = workload.trace !== null
   if (load.requests_per_level !== null && !trace) metaLoad.requests_per_level = load.requests_per_level

@@ -51,7 +51,9 @@ test('a 40 ms relay is reported as the round trip and taken out of the queue bef
     assert.equal(relayedTrip?.source, 'first-byte')
     assert.ok(directTrip !== null && directTrip.ms < 15, `direct round trip ${directTrip?.ms} ms`)
     assert.ok(
-      relayedTrip !== null && relayedTrip.ms >= 2 * ONE_WAY_MS && relayedTrip.ms < 2 * ONE_WAY_MS + 20,
+      // The relay holds each chunk ONE_WAY_MS, but the server's own prefill timer can start on the
+      // request's first chunk while the rest is still held: the least difference may fall a little short.
+      relayedTrip !== null && relayedTrip.ms >= 1.8 * ONE_WAY_MS && relayedTrip.ms < 2 * ONE_WAY_MS + 20,
       `relayed round trip ${relayedTrip?.ms} ms`,
     )
     const atOne = relayed.result.levels.find((level) => level.value === 1)
