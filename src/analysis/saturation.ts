@@ -144,7 +144,7 @@ function serverKnee(held: readonly ScalingFigures[], slots: number | null): Serv
   if (ran.length === 0) return null
   const capacity = slots ?? Math.max(...(ran as number[]))
   if (!(capacity > 0)) return null
-  const fullAt = held.findIndex((level) => ranFull(level, capacity))
+  const fullAt = held.findIndex((level) => ranFull(level, capacity, slots !== null))
   if (fullAt < 0) return null
   const full = held[fullAt] as ScalingFigures
   const value = fullAt === 0 ? full.value : (held[fullAt - 1] as ScalingFigures).value
@@ -153,15 +153,18 @@ function serverKnee(held: readonly ScalingFigures[], slots: number | null): Serv
 
 /**
  * Whether the server ran full at this level: it reached its capacity and requests waited (0.5 or
- * more on average), by its waiting gauge or by the streams the client held beyond the capacity.
- * The client's time-averaged in flight against a fixed capacity, not against the running gauge's
- * mean: a few scrapes of a gauge that dips between one request's end and the next one's start
- * would read streams in hand-over as waiting at c = slots.
+ * more on average). Against declared slots, the client's time-averaged streams in flight beyond
+ * them say so (the running gauge's own mean, from a few scrapes, dips between one request's end and
+ * the next one's start and would read streams in hand-over as waiting at c = slots). Against the
+ * most it was seen running, a capacity a few scrapes may have caught short, it takes the server's
+ * own waiting gauge, or a whole stream on average in flight beyond its running mean.
  */
-export function ranFull(level: ScalingFigures, capacity: number): boolean {
+export function ranFull(level: ScalingFigures, capacity: number, declared = true): boolean {
   const running = level.server?.running
   if (running == null || running.max < capacity) return false
-  return waited(level, capacity) >= NONE_WAITED
+  if (declared) return waited(level, capacity) >= NONE_WAITED
+  const inFlight = level.achieved_concurrency?.mean ?? 0
+  return (level.server?.waiting?.mean ?? 0) >= NONE_WAITED || inFlight - running.mean >= 1
 }
 
 /** Requests waiting on average at a server of `capacity`: its waiting gauge, or the streams in flight beyond it. */
@@ -178,7 +181,11 @@ function computeBound(held: readonly ScalingFigures[], knee: number): string {
   const past = held.filter((level) => level.value > knee)
   const top = past.at(-1)
   const capacity = Math.max(...held.map((level) => level.server?.running?.max ?? 0))
-  if (top === undefined || top.server?.running == null || past.some((level) => ranFull(level, capacity)))
+  if (
+    top === undefined ||
+    top.server?.running == null ||
+    past.some((level) => ranFull(level, capacity, false))
+  )
     return ''
   return `; up to ${top.value} the server ran every stream it was sent (none waited): its compute, not its slots, is the limit`
 }

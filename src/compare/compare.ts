@@ -416,6 +416,10 @@ export function compareRuns(
     ...(next.drift?.moved === true ? [`new run drifted: ${next.drift.reason}`] : []),
   ]
   const movedBy = Math.max(driftSize(base.drift), driftSize(next.drift))
+  // The runs whose control moved beyond its intervals: how far, for whether they could hide a change.
+  const drifted = Math.max(
+    ...[base.drift, next.drift].map((run) => (run?.moved === true ? driftSize(run) : 0)),
+  )
   const result: Comparison = {
     mismatches: setupMismatches(base.meta, next.meta),
     mode: base.meta.load.mode ?? 'concurrency',
@@ -503,7 +507,7 @@ export function compareRuns(
       result.inconclusive.push({ ...found, reason: driftReason })
     else result.regressions.push(found)
   }
-  result.outcome = outcomeOf(result, clientBound, smallestThreshold(maxRegression))
+  result.outcome = outcomeOf(result, clientBound, drifted >= smallestThreshold(maxRegression))
   return result
 }
 
@@ -515,10 +519,9 @@ export function compareRuns(
  * was asked for, so it makes the comparison inconclusive; a noisy client (timers late) only adds
  * latency, so its level is inconclusive only where it would have flagged something.
  */
-function outcomeOf(comparison: Comparison, clientBound: boolean, smallest: number): CompareOutcome {
+function outcomeOf(comparison: Comparison, clientBound: boolean, couldHide: boolean): CompareOutcome {
   if (comparison.regressions.length > 0) return 'regression'
-  if (clientBound || comparison.inconclusive.length > 0) return 'inconclusive'
-  if (comparison.drift.length > 0 && comparison.drift_size >= smallest) return 'inconclusive'
+  if (clientBound || comparison.inconclusive.length > 0 || couldHide) return 'inconclusive'
   return 'pass'
 }
 

@@ -13,13 +13,13 @@ export const DEFAULT_STAGGER_MS = 1000
 /** At most this: a long request must not hold a level's last stream back for minutes. */
 export const MAX_STAGGER_MS = 30_000
 /** A timed level spends at most this share of its window starting its streams. */
-const MAX_SHARE_OF_TIMED_LEVEL = 0.25
+const MAX_SHARE_OF_TIMED_LEVEL = 0.1
 /** How far into its own slice of the spread a stream may start: the rest keeps neighbours apart. */
 const JITTER = 0.5
 
 /**
  * The spread of a level's first sends, ms: one request's expected duration (the warm probes'
- * projection), else DEFAULT_STAGGER_MS; at most MAX_STAGGER_MS and a quarter of a timed level.
+ * projection), else DEFAULT_STAGGER_MS; at most MAX_STAGGER_MS and a tenth of a timed level (a short level must still hold its streams for most of its window).
  */
 export function staggerSpreadMs(expectedRequestMs: number | null, timedLevelS: number | null): number {
   const expected =

@@ -32,6 +32,6 @@ test("the spread: one request's projected time, a default without one, capped fo
   assert.equal(staggerSpreadMs(null, null), DEFAULT_STAGGER_MS)
   assert.equal(staggerSpreadMs(Number.NaN, null), DEFAULT_STAGGER_MS)
   assert.equal(staggerSpreadMs(600_000, null), MAX_STAGGER_MS)
-  // A 10-second timed level spends at most a quarter of it starting its streams.
-  assert.equal(staggerSpreadMs(5000, 10), 2500)
+  // A 10-second timed level spends at most a tenth of it starting its streams.
+  assert.equal(staggerSpreadMs(5000, 10), 1000)
 })

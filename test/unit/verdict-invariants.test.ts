@@ -152,7 +152,7 @@ test('over 2,000 generated gradients, no verdict or summary contradicts the figu
       if (level.verdict === 'saturated') assert.ok(knee !== null && level.value > knee.value, where)
     // Never "keep adding" while the server's own gauges show it full below a lasting failure.
     const capacity = input.slots ?? Math.max(...judged.map((l) => l.server?.running?.max ?? 0))
-    const full = judged.some((level) => ranFull(level, capacity))
+    const full = judged.some((level) => ranFull(level, capacity, input.slots !== null))
     if (full) {
       serverFullRuns++
       assert.ok(knee !== null, `server full, no knee: ${where}`)
@@ -164,7 +164,7 @@ test('over 2,000 generated gradients, no verdict or summary contradicts the figu
       if (knee === null || level.verdict !== 'healthy' || level.value <= knee.value) return
       const step = scalingStep(sorted[i - 1] as LevelSummary, level, 'p95')
       assert.equal(step?.throughput, 'gains', where)
-      assert.ok(!ranFull(level, capacity), where)
+      assert.ok(!ranFull(level, capacity, input.slots !== null), where)
     })
     // Overloaded advice quotes the level's own success rate and claims no trend.
     for (const level of judged) {
