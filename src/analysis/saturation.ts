@@ -157,14 +157,17 @@ function serverKnee(held: readonly ScalingFigures[], slots: number | null): Serv
  * them say so (the running gauge's own mean, from a few scrapes, dips between one request's end and
  * the next one's start and would read streams in hand-over as waiting at c = slots). Against the
  * most it was seen running, a capacity a few scrapes may have caught short, it takes the server's
- * own waiting gauge, or a whole stream on average in flight beyond its running mean.
+ * own waiting gauge where it has one, else a whole stream on average in flight beyond its running mean.
  */
 export function ranFull(level: ScalingFigures, capacity: number, declared = true): boolean {
   const running = level.server?.running
   if (running == null || running.max < capacity) return false
   if (declared) return waited(level, capacity) >= NONE_WAITED
-  const inFlight = level.achieved_concurrency?.mean ?? 0
-  return (level.server?.waiting?.mean ?? 0) >= NONE_WAITED || inFlight - running.mean >= 1
+  // A server that counts its waiting requests says itself whether any waited for a slot (a CPU
+  // engine's running gauge may leave out the sequences waiting for their turn to prefill).
+  const waiting = level.server?.waiting?.mean
+  if (waiting != null) return waiting >= NONE_WAITED
+  return (level.achieved_concurrency?.mean ?? 0) - running.mean >= 1
 }
 
 /** Requests waiting on average at a server of `capacity`: its waiting gauge, or the streams in flight beyond it. */

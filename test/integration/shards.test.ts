@@ -22,10 +22,13 @@ test('two shard processes started together, merged, match one process running th
   timeout: 180_000,
 }, async (t) => {
   // Enough slots that two shards of a level do not queue behind each other more than one run would.
+  // A prefill short beside a decode step: prompts admitted in the same step share their prefill (the
+  // simulator's convoy), and whether two shard processes release their streams within one step of each
+  // other is timing; with a 2 ms prefill that changes TTFT by 2 ms, not 2x, and the merge is what is tested.
   const sim = await startSimulatorProcess({
     slots: 32,
-    prefill_base_ms: 20,
-    decode_base_ms: 5,
+    prefill_base_ms: 2,
+    decode_base_ms: 10,
     decode_ms_per_seq: 0,
   })
   const dir = tempDir()
