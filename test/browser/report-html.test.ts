@@ -280,7 +280,8 @@ test("compare --html: both runs' capacity, knees and patterns, shared charts and
   const next = await demoRun('new', [])
   const page = join(tempDir(), 'compare.html')
   const compare = await runCli(['compare', base, next, '--html', page])
-  assert.ok(compare.code === 0 || compare.code === 1, compare.stderr)
+  // 5 (inconclusive) where a busy host bound either run's client: the page is written all the same.
+  assert.ok([0, 1, 5].includes(compare.code ?? -1), `exit ${compare.code}: ${compare.stderr}`)
   assert.ok(compare.stderr.includes(`compare: wrote ${page}`), compare.stderr)
   const results = [base, next].map(
     (dir) => JSON.parse(readFileSync(join(dir, 'bench_result.json'), 'utf8')) as BenchResult,
