@@ -1,6 +1,7 @@
 import { type ClientHealth, isClientHealthNote } from '../metrics/client-health.js'
 
-type Client = Pick<ClientHealth, 'bound' | 'reasons' | 'notes' | 'noisy'>
+type Client = Pick<ClientHealth, 'bound' | 'reasons' | 'notes' | 'noisy'> &
+  Partial<Pick<ClientHealth, 'event_loop_delay_p99_ms'>>
 
 /**
  * Why a level's figures may carry the client's own distortion, in words; null when the client held
@@ -25,4 +26,19 @@ export function inconclusiveReason(base: Client | undefined, next: Client | unde
     ...(untrustedClient(next) === null ? [] : [`new run: ${untrustedClient(next)}`]),
   ]
   return reasons.length === 0 ? null : reasons.join('; ')
+}
+
+/**
+ * How much latency a noisy machine may have added to a level's figures in either run: the sum of
+ * the two runs' late timers at p99 (a noisy run's own, 0 for a quiet one). Null when a client was
+ * bound, or was noisy without saying how late its timers were: then no size of change clears it.
+ */
+export function clientJitterMs(base: Client | undefined, next: Client | undefined): number | null {
+  let jitter = 0
+  for (const client of [base, next]) {
+    if (client === undefined || untrustedClient(client) === null) continue
+    if (client.bound || client.event_loop_delay_p99_ms === undefined) return null
+    jitter += client.event_loop_delay_p99_ms
+  }
+  return jitter
 }

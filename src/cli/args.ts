@@ -72,13 +72,52 @@ function withFlagGuess(message: string, spec: CommandSpec): string {
   })
 }
 
-export function renderHelp(spec: CommandSpec): string {
+/** Where the flag's text starts: two spaces, the names column, one space. */
+const NAMES_WIDTH = 34
+const TEXT_COLUMN = 2 + NAMES_WIDTH + 1
+/** Below this the text column would be a few words wide: wrap as if the terminal were this wide. */
+const NARROWEST = 72
+
+/** The terminal's width, else $COLUMNS (a pipe has none), else 100. */
+export function helpWidth(
+  stream: { isTTY?: boolean; columns?: number } = process.stdout,
+  env: NodeJS.ProcessEnv = process.env,
+): number {
+  if (stream.isTTY === true && stream.columns !== undefined && stream.columns > 0) return stream.columns
+  const columns = Number(env.COLUMNS)
+  return Number.isInteger(columns) && columns > 0 ? columns : 100
+}
+
+/**
+ * The help, wrapped to `width`: each flag's text in one column beside its names, continued under
+ * it; names too wide for their column put the text on the next line instead of pushing it out.
+ */
+export function renderHelp(spec: CommandSpec, width: number = helpWidth()): string {
+  const textWidth = Math.max(width, NARROWEST) - TEXT_COLUMN
+  const indent = ' '.repeat(TEXT_COLUMN)
   const rows = [...spec.flags, HELP_FLAG].map((flag) => {
-    const names = `${flag.short !== undefined ? `-${flag.short}, ` : '    '}--${flag.name}${flag.value !== undefined ? ` ${flag.value}` : ''}`
+    const names = `  ${flag.short !== undefined ? `-${flag.short}, ` : '    '}--${flag.name}${flag.value !== undefined ? ` ${flag.value}` : ''}`
     const help = flag.default !== undefined ? `${flag.help} (default: ${flag.default})` : flag.help
-    return `  ${names.padEnd(34)} ${help}`
+    const lines = wrapWords(help, textWidth)
+    const head = names.length < TEXT_COLUMN ? `${names.padEnd(TEXT_COLUMN)}${lines.shift() ?? ''}` : names
+    return [head.trimEnd(), ...lines.map((line) => indent + line)].join('\n')
   })
-  return `${spec.summary}\n\nUsage: ${spec.usage}\n\nFlags:\n${rows.join('\n')}\n`
+  const summary = wrapWords(spec.summary, Math.max(width, NARROWEST)).join('\n')
+  return `${summary}\n\nUsage: ${spec.usage}\n\nFlags:\n${rows.join('\n')}\n`
+}
+
+/** Words into lines of at most `width` characters (a longer word has a line of its own). */
+export function wrapWords(text: string, width: number): string[] {
+  const lines: string[] = []
+  let line = ''
+  for (const word of text.split(/\s+/).filter((part) => part !== '')) {
+    if (line !== '' && line.length + 1 + word.length > width) {
+      lines.push(line)
+      line = word
+    } else line = line === '' ? word : `${line} ${word}`
+  }
+  if (line !== '') lines.push(line)
+  return lines
 }
 
 /**

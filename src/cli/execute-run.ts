@@ -128,7 +128,7 @@ export async function executeRun(
     if (flags.json === true) io.out(`${JSON.stringify(result, null, 2)}\n`)
     else
       io.out(
-        `${renderTable(result, { width: tableWidth(flags) })}\n${renderVerdict(withHintsNamed(result, hintsFor(config)))}\n` +
+        `${renderTable(result, { width: tableWidth(flags) })}\n${renderVerdict(withHintsNamed(result, hintsFor(config)), { calibrationSaid: !quiet })}\n` +
           `${whereWritten(run.outDir, config.metrics.output_json).join('\n')}\n`,
       )
     if (config.run.history_dir !== null) {

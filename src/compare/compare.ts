@@ -1,4 +1,4 @@
-import { inconclusiveReason } from '../analysis/client-trust.js'
+import { clientJitterMs, inconclusiveReason } from '../analysis/client-trust.js'
 import type { Saturation } from '../analysis/saturation.js'
 import {
   absoluteChange,
@@ -122,11 +122,25 @@ function clearsDrift(metric: MetricComparison, drift: number): boolean {
   return worse > metric.threshold + drift
 }
 
+/**
+ * Whether a latency regression is larger than a noisy client could have made it: the low end of its
+ * change, in ms, beyond twice the late timers of both runs. Throughput is not a timestamp's jitter.
+ */
+function beyondClientJitter(metric: MetricComparison, jitterMs: number): boolean {
+  if (metric.metric === 'throughput' || metric.metric === 'success_rate') return false
+  if (metric.base === null || metric.interval === null) return false
+  return metric.interval.low * metric.base > 2 * jitterMs
+}
+
 export interface RunRecords {
   meta: RunMeta
   records: readonly RequestRecord[]
   /** The run's own level summaries, for how its client fared; absent = the client is not judged. */
-  levels?: readonly { value: number; client?: Pick<ClientHealth, 'bound' | 'reasons' | 'notes' | 'noisy'> }[]
+  levels?: readonly {
+    value: number
+    client?: Pick<ClientHealth, 'bound' | 'reasons' | 'notes' | 'noisy'> &
+      Partial<Pick<ClientHealth, 'event_loop_delay_p99_ms'>>
+  }[]
   /** The run's knee (bench_result.json `saturation`); absent = not compared. */
   saturation?: Saturation | null
   /** The run's drift verdict (bench_result.json `drift`); absent or null = not known. */
@@ -477,9 +491,13 @@ export function compareRuns(
     const inconclusive = inconclusiveReason(clientOf(base), clientOf(next))
     const judged = inconclusive === null || options.strictClient === true
     if (!judged && (clientOf(base)?.bound === true || clientOf(next)?.bound === true)) clientBound = true
+    const jitter = clientJitterMs(clientOf(base), clientOf(next))
     for (const metric of metrics) {
       if (!metric.regressed) continue
       const found = { value, metric: metric.metric, change: metric.change ?? 0 }
+      // A noisy machine's late timers (a few ms) cannot make a latency 135 ms worse: a change
+      // whose low end is well beyond what they add stands.
+      const beyondJitter = jitter !== null && beyondClientJitter(metric, jitter)
       if (!clearsDrift(metric, movedBy)) {
         // Within what remeasuring one level in one run moved: inconclusive when a run drifted, else
         // the hosts' noise, not a regression.
@@ -488,7 +506,7 @@ export function compareRuns(
           metric.regressed = false
           metric.within_noise = true
         }
-      } else if (judged) result.regressions.push(found)
+      } else if (judged || beyondJitter) result.regressions.push(found)
       else result.inconclusive.push({ ...found, reason: inconclusive ?? '' })
     }
     result.levels.push({

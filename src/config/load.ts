@@ -148,6 +148,7 @@ export function loadRunConfig(opts: LoadOptions): RunConfig {
   for (const layer of ranked) if (layer.patch) config = applyPatch(config, layer.patch)
   const conflicts = settingConflicts(
     ranked.flatMap((layer) => (layer.file === undefined ? [] : [layer as FileLayer])),
+    layers.at(-1)?.patch ?? null,
   )
   settleProtocol(config, ranked)
   // A trace is replayed on its own clock: an open loop, whatever the mode says.

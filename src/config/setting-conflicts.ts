@@ -15,8 +15,10 @@ export interface FileLayer {
  * the order given), so the last one setting a value wins. The stop rule counts as one setting: a
  * file ending levels by requests and a later one by duration is the later one's choice.
  */
-export function settingConflicts(files: readonly FileLayer[]): string[] {
+export function settingConflicts(files: readonly FileLayer[], flags: Patch | null = null): string[] {
   const notes: string[] = []
+  const flagged = (section: string, name: string): boolean =>
+    (flags as Record<string, Record<string, unknown> | undefined> | null)?.[section]?.[name] !== undefined
   for (const [id, setting] of Object.entries(SETTINGS) as [SettingId, (typeof SETTINGS)[SettingId]][]) {
     const [section, name] = setting.at as [string, string]
     const givers = files.flatMap((layer) => {
@@ -26,9 +28,13 @@ export function settingConflicts(files: readonly FileLayer[]): string[] {
     const distinct = new Set(givers.map((giver) => JSON.stringify(giver.value)))
     if (distinct.size < 2) continue
     const winner = givers.at(-1) as (typeof givers)[number]
+    // A flag overrides every file: saying a file won would name a value the run did not use.
+    const outcome = flagged(section, name)
+      ? `--${'flag' in setting ? setting.flag.name : id} overrides both`
+      : `${winner.layer.file} wins`
     notes.push(
       `${givers.map((g) => `${g.layer.file} sets ${g.key} = ${JSON.stringify(g.value)}`).join(', ')}: ` +
-        `${winner.layer.file} wins (${PRECEDENCE})`,
+        `${outcome} (${PRECEDENCE})`,
     )
   }
   const stopRule = files.flatMap((layer) => {
@@ -42,9 +48,18 @@ export function settingConflicts(files: readonly FileLayer[]): string[] {
   const kinds = new Set(stopRule.map((giver) => giver.rule.split(' = ')[0]?.includes('duration')))
   if (kinds.size === 2) {
     const winner = stopRule.at(-1) as (typeof stopRule)[number]
+    const byFlag = flagged('load', 'duration_per_level_s')
+      ? '--duration'
+      : flagged('load', 'requests_per_level')
+        ? '--requests'
+        : null
+    const outcome =
+      byFlag !== null
+        ? `${byFlag} overrides both, levels end by ${byFlag === '--duration' ? 'time' : 'request count'}`
+        : `${winner.layer.file} wins, levels end by ${winner.rule.includes('duration') ? 'time' : 'request count'}`
     notes.push(
       `the files end a level differently (${stopRule.map((g) => `${g.layer.file}: ${g.rule}`).join('; ')}): ` +
-        `${winner.layer.file} wins, levels end by ${winner.rule.includes('duration') ? 'time' : 'request count'} (${PRECEDENCE})`,
+        `${outcome} (${PRECEDENCE})`,
     )
   }
   return notes

@@ -174,7 +174,9 @@ export const SETTINGS = {
       name: 'protocol',
       kind: 'string',
       value: 'chat|completions|responses|messages|embeddings',
-      help: 'wire protocol (default: from the endpoint)',
+      help: 'wire protocol',
+      // DEFAULTS holds chat for a target with no endpoint either; the endpoint decides first.
+      shownDefault: 'from the endpoint, else chat',
       group: 'target',
     },
   },

@@ -1,5 +1,6 @@
 import { MIN_HEALTHY_SUCCESS_RATE } from '../analysis/verdict.js'
 import type { Verdict } from '../metrics/summarize.js'
+import { answerOf } from '../result/answer.js'
 import type { BenchResult } from '../result/bench-result.js'
 import { levelName } from '../result/level-name.js'
 import { driftLine } from './drift-line.js'
@@ -44,14 +45,6 @@ const INTERRUPTED = {
   act: 'shown, not judged; re-run the level for its figures',
 }
 
-/** What a level value counts, in words. */
-const unitOf = (result: BenchResult): string =>
-  result.meta.trace != null
-    ? 'replay speed'
-    : result.meta.load.mode === 'request_rate'
-      ? 'requests per second'
-      : 'concurrent streams'
-
 /**
  * The top of report.html: the capacity in one line (the SLO capacity when SLOs were set, else the
  * knee), why the knee is there (the server-side cause), and the four-pattern table with each level in
@@ -60,15 +53,7 @@ const unitOf = (result: BenchResult): string =>
 export function headlineHtml(result: BenchResult): string {
   const { meta } = result
   const knee = result.saturation
-  const unit = unitOf(result)
-  const answer =
-    result.capacity !== null
-      ? `Capacity: ${result.capacity.value} ${unit} under the SLOs`
-      : knee !== null
-        ? `Capacity: ${knee.value} ${unit} (the knee)`
-        : result.capacity_summary !== null
-          ? 'No level meets the SLOs'
-          : `No knee found: ${result.saturation_summary}`
+  const answer = answerOf(result).text
   const lines = [
     knee === null ? null : `Knee: ${result.saturation_summary}`,
     result.capacity_summary === null ? null : `Under the SLOs: ${result.capacity_summary}`,

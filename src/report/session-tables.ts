@@ -65,7 +65,12 @@ function sections(result: BenchResult): Section[] {
         one(bucket.uncached_tokens_mean),
       ]),
   )
-  if (effectRows.length > 0)
+  // Only where something was cached: every request in the lowest quarter (a llama.cpp run reusing a
+  // few template tokens) compares nothing with nothing.
+  const cachedSome = levels.some((level) =>
+    (level.cache_effect ?? []).some((bucket) => bucket.requests > 0 && bucket.from > 0),
+  )
+  if (effectRows.length > 0 && cachedSome)
     found.push({
       title: 'TTFT against the cached share of the prompt',
       head: ['level', 'cached share', 'requests', 'TTFT ms p50', 'uncached tok'],

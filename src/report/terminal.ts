@@ -1,4 +1,5 @@
 import Table from 'cli-table3'
+import { answerOf } from '../result/answer.js'
 import type { BenchResult } from '../result/bench-result.js'
 import { levelName } from '../result/level-name.js'
 import { achievedNotes } from './achieved-cells.js'
@@ -53,17 +54,24 @@ export function renderTable(result: BenchResult, options: TableOptions = {}): st
   return lines.join('\n')
 }
 
-/** The lines under the table: saturation point, failures and what to do about each verdict. */
-export function renderVerdict(result: BenchResult): string {
+/**
+ * The lines under the table: saturation point, failures and what to do about each verdict.
+ * `calibrationSaid`: the run printed the calibration line as it happened; not said twice.
+ */
+export function renderVerdict(result: BenchResult, options: { calibrationSaid?: boolean } = {}): string {
   const why = kneeCauseLine(result)
   const drift = driftLine(result)
+  // The answer first, worded as report.html's headline, the SLO detail under it; without a knee or
+  // SLOs the saturation line below says all there is.
+  const answer = answerOf(result)
   const lines = [
+    ...(answer.from === null && result.capacity_summary === null ? [] : [answer.text]),
+    ...(result.capacity_summary === null ? [] : [`  ${result.capacity_summary}`]),
     `Saturation: ${result.saturation_summary}`,
     ...(why === null ? [] : [`  ${why}`]),
     ...(drift === null ? [] : [drift]),
   ]
   const name = (value: number): string => levelName(result.meta, value)
-  if (result.capacity_summary !== null) lines.push(`Capacity: ${result.capacity_summary}`)
   // Said once for all the levels it applies to: errors repeat the same lines at every level.
   const failures: string[] = []
   const messages = new GroupedLines()
@@ -95,7 +103,7 @@ export function renderVerdict(result: BenchResult): string {
   lines.push(...verdicts.lines('  '))
   lines.push(...sessionTables(result, 'text'))
   for (const note of achievedNotes(result)) lines.push(`  ${note}`)
-  for (const note of workloadNotes(result)) lines.push(note.startsWith('Cost') ? note : `  ${note}`)
+  for (const note of workloadNotes(result, options)) lines.push(note.startsWith('Cost') ? note : `  ${note}`)
   for (const advice of result.advice) lines.push(`Advice: ${advice}`)
   if (result.meta.partial)
     lines.push('Partial result: the run was interrupted; levels after the last shown are missing.')

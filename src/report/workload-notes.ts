@@ -39,11 +39,11 @@ function embeddingsNote(name: string, figures: EmbeddingFigures): string {
   return `${name}: embeddings ${figures.inputs_per_s} inputs/s, ${tokens}; latency is E2E (TTFT, TPOT, ITL and output tok/s do not apply)`
 }
 
-export function workloadNotes(result: BenchResult): string[] {
+export function workloadNotes(result: BenchResult, options: { calibrationSaid?: boolean } = {}): string[] {
   const { meta } = result
   const lines: string[] = [...traceNotes(result)]
   const calibration = meta.workload.calibration
-  if (calibration != null) {
+  if (calibration != null && options.calibrationSaid !== true) {
     lines.push('slope' in calibration ? calibration.summary : `calibration skipped: ${calibration.skipped}`)
   }
   for (const level of result.levels) {

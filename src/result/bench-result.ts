@@ -2,6 +2,7 @@ import type { Drift } from '../analysis/drift.js'
 import type { Saturation } from '../analysis/saturation.js'
 import type { Capacity } from '../metrics/slo.js'
 import type { LevelSummary } from '../metrics/summarize.js'
+import type { Answer } from './answer.js'
 import type { RunMeta } from './run-meta.js'
 
 /** /2: a level's value is `value` with `mode` beside it (/1 called it `concurrency`, also when it was a rate). */
@@ -19,6 +20,8 @@ export interface BenchResult {
   /** The highest level meeting every SLO; null when none does or no SLO was set. */
   capacity: Capacity | null
   capacity_summary: string | null
+  /** The answer in one place: the SLO capacity when SLOs were set, else the knee (answer.ts); absent in older results. */
+  answer?: Answer
   /** What to change about the run itself: a coarse ladder, outputs too short, ... */
   advice: string[]
   /** Tokens and cost: measured levels, everything sent, and the estimate made before the run. */

@@ -22,6 +22,7 @@ import { protocolOf } from '../protocols/wire-protocol.js'
 import type { RequestRecord } from '../records/types.js'
 import { withServerFigures } from '../server-metrics/level-figures.js'
 import type { ServerScrape } from '../server-metrics/scrape-file.js'
+import { answerOf } from './answer.js'
 import { type BenchResult, RESULT_SCHEMA, type RunCost } from './bench-result.js'
 import { DEFINITIONS } from './definitions.js'
 import { levelName } from './level-name.js'
@@ -137,11 +138,7 @@ export function finishResult(
   })
   const hasSlos = Object.keys(meta.slo ?? {}).length > 0
   const misconfigured = misconfiguredSummary(levels, (value) => levelName(meta, value))
-  return {
-    schema: RESULT_SCHEMA,
-    meta,
-    definitions: DEFINITIONS,
-    levels,
+  const judgement = {
     saturation: misconfigured === null ? saturation : null,
     saturation_summary:
       misconfigured ??
@@ -151,6 +148,14 @@ export function finishResult(
           : ''),
     capacity: hasSlos ? findCapacity(levels) : null,
     capacity_summary: hasSlos ? describeCapacity(findCapacity(levels), meta.slo) : null,
+  }
+  return {
+    schema: RESULT_SCHEMA,
+    meta,
+    definitions: DEFINITIONS,
+    levels,
+    ...judgement,
+    answer: answerOf({ meta, ...judgement }),
     advice: runAdvice(
       levels,
       misconfigured === null ? saturation : null,

@@ -5,3 +5,12 @@ export function levelName(meta: RunMeta, value: number): string {
   if (meta.trace != null) return `speed ${value}x`
   return meta.load?.mode === 'request_rate' ? `rate ${value}/s` : `c=${value}`
 }
+
+/** A level value with what it counts, in words: "1 concurrent stream", "4 requests per second". */
+export function levelInWords(meta: RunMeta, value: number): string {
+  if (meta.trace != null) return `replay speed ${value}x`
+  const many = value !== 1
+  return meta.load?.mode === 'request_rate'
+    ? `${value} request${many ? 's' : ''} per second`
+    : `${value} concurrent stream${many ? 's' : ''}`
+}

@@ -212,6 +212,12 @@ function build(v1: boolean): z.ZodType {
     saturation_summary: loose(aString()),
     capacity: loose(capacity.nullable()),
     capacity_summary: loose(aString().nullable()),
+    answer: anObject({
+      value: numberOrNull(),
+      from: oneOf(['slo', 'knee']).nullable(),
+      confidence: oneOf(['clear', 'uncertain']).optional(),
+      text: aString(),
+    }).optional(),
     advice: loose(strings()),
     cost: loose(
       anObject({

@@ -7,6 +7,8 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { readRecords } from '../../src/records/jsonl-reader.js'
+import { escapeHtml } from '../../src/report/escape-html.js'
+import type { BenchResult } from '../../src/result/bench-result.js'
 import { SIM_MODEL, startSimulator } from '../../src/sim/server.js'
 import { CLI, runCli, spawnCli } from '../helpers/cli.js'
 import { filesUnder } from '../helpers/files.js'
@@ -26,14 +28,26 @@ function assertNoSecret(texts: Record<string, string>): void {
 }
 
 test('help for every command shows the defaults; no command and unknown ones exit 2', async () => {
-  const run = await runCli(['run', '--help'])
+  // Wide enough that no flag's text wraps: each default is on its flag's line.
+  const wide = { env: { COLUMNS: '400' } }
+  const run = await runCli(['run', '--help'], wide)
   assert.equal(run.code, 0)
   assert.match(run.stdout, /--levels 1,4,8\s+concurrency levels \(default: 1,4,8,16,32,64\)/)
   assert.match(run.stdout, /--api-key-env NAME .*\(default: OPENAI_API_KEY\)/)
-  const sim = await runCli(['sim', '--help'])
+  // One default each: --protocol's comes from the endpoint before DEFAULTS.
+  assert.match(run.stdout, /--protocol \S+\s+wire protocol \(default: from the endpoint, else chat\)\n/)
+  const sim = await runCli(['sim', '--help'], wide)
   assert.match(sim.stdout, /--slots N .*\(default: 16\)/)
-  const demo = await runCli(['demo', '--help'])
+  const demo = await runCli(['demo', '--help'], wide)
   assert.match(demo.stdout, /--duration SECONDS .*\(default: 3\)/)
+  // A pipe has no terminal width: $COLUMNS, else 100. Every line fits; the text keeps its column.
+  for (const columns of ['80', undefined]) {
+    const narrow = await runCli(['run', '--help'], { env: { COLUMNS: columns } })
+    const width = Number(columns ?? 100)
+    const over = narrow.stdout.split('\n').filter((line) => line.length > width)
+    assert.deepEqual(over, [], `COLUMNS=${columns}`)
+    assert.match(narrow.stdout, /--api-key-env NAME +\S[^\n]*\n {37}\S/)
+  }
   assert.equal((await runCli([])).code, 2)
   const unknown = await runCli(['launch'])
   assert.equal(unknown.code, 2)
@@ -219,8 +233,12 @@ test('demo: starts the simulator, runs a short gradient, prints the table and wr
   assert.equal(result.code, 0, result.stderr)
   assert.match(result.stdout, /conc\.[\s\S]*success[\s\S]*TTFT ms[\s\S]*TPOT ms[\s\S]*tok\/s/)
   assert.match(result.stdout, /│ 4 +│/)
-  assert.match(result.stdout, /Saturation: /)
-  assert.ok(existsSync(join(out, 'bench_result.json')))
+  // One answer, in the same words on the terminal, in --json and in report.html's headline.
+  const stored = JSON.parse(readFileSync(join(out, 'bench_result.json'), 'utf8')) as BenchResult
+  assert.ok(stored.answer !== undefined && result.stdout.includes(`\n${stored.answer.text}\nSaturation: `))
+  assert.match(stored.answer.text, /^(Capacity: \d+ concurrent streams? \(the knee[^)]*\)|No knee found: )/)
+  assert.equal(stored.answer.value, stored.saturation?.value ?? null)
+  assert.ok(readFileSync(join(out, 'report.html'), 'utf8').includes(escapeHtml(stored.answer.text)))
   assert.ok(existsSync(join(out, 'requests.jsonl')))
 })
 

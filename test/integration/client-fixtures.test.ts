@@ -196,7 +196,10 @@ test('connection refused is a connection failure, and a slow stream is a timeout
     // answer within 5 s was cut by the timer, not by the stream's end.
     const elapsed = record.end_at - record.sent_at
     assert.ok(waited >= 299 && waited < 5000, `answered after ${waited} ms`)
-    assert.ok(elapsed > 0 && elapsed <= waited, `timed out ${elapsed} ms after sending, ${waited} ms after the call`)
+    assert.ok(
+      elapsed > 0 && elapsed <= waited,
+      `timed out ${elapsed} ms after sending, ${waited} ms after the call`,
+    )
     assert.ok(record.chunks > 0, 'tokens received before the timeout are kept')
   } finally {
     await slow.close()

@@ -82,7 +82,10 @@ test('a 40 ms relay is reported as the round trip and taken out of the queue bef
     const timed = records.filter((record) => record.connect_ms !== undefined)
     assert.ok(timed.length > 0, 'no connection timed')
     const described = timed.map((record) => `${record.connection} ${record.connect_ms}`).join(', ')
-    assert.ok(timed.every((record) => record.connection === 'new'), described)
+    assert.ok(
+      timed.every((record) => record.connection === 'new'),
+      described,
+    )
     const handshakes = timed.map((record) => record.connect_ms as number).sort((a, b) => a - b)
     assert.ok((handshakes[Math.floor(handshakes.length / 2)] as number) < ONE_WAY_MS, described)
     // Every request opened its connection (the server closes after each response): each level has its figure.

@@ -178,16 +178,35 @@ test('compare: a level where either client was not trustworthy is inconclusive a
   )
   assert.match(renderComparison(strict), /\| 2 \| e2e_p95 \|.*\| REGRESSION \|/)
 
-  // A noisy base run makes the level inconclusive too; older results (no `noisy`) go by their notes.
+  // A noisy base run makes the level inconclusive too where its late timers could explain the change
+  // (50 ms against timers 30 ms late); older results (no `noisy`) go by their notes.
   const { noisy: _, ...older } = HEALTHY
-  const noisy = { ...older, notes: ['timers fired 12.0 ms late at p99 while the client was mostly idle'] }
+  const noisyBy = (lateMs: number) => ({
+    ...older,
+    event_loop_delay_p99_ms: lateMs,
+    notes: [`timers fired ${lateMs.toFixed(1)} ms late at p99 while the client was mostly idle`],
+  })
   const fromNoisyBase = compareRuns(
-    { ...base, levels: [{ value: STREAMS, client: noisy }] },
+    { ...base, levels: [{ value: STREAMS, client: noisyBy(30) }] },
     { meta: meta(), records: slower },
     gates,
   )
   assert.match(fromNoisyBase.levels[0]?.inconclusive ?? '', /^base run: noisy client/)
   assert.deepEqual(fromNoisyBase.regressions, [])
+  assert.equal(fromNoisyBase.outcome, 'inconclusive')
+  // Timers 5 ms late cannot add 50 ms to every request: the regression stands, the level still says why
+  // it was looked at twice.
+  const beyondNoise = compareRuns(
+    { ...base, levels: [{ value: STREAMS, client: noisyBy(5) }] },
+    { meta: meta(), records: slower },
+    gates,
+  )
+  assert.match(beyondNoise.levels[0]?.inconclusive ?? '', /^base run: noisy client/)
+  assert.deepEqual(
+    beyondNoise.regressions.map((r) => r.metric),
+    ['e2e_p95'],
+  )
+  assert.equal(beyondNoise.outcome, 'regression')
   // Healthy clients on both sides: the same slowdown is a regression.
   const judged = compareRuns(
     { ...base, levels: [{ value: STREAMS, client: HEALTHY }] },

@@ -167,8 +167,11 @@ test('the terminal verdict lines carry the saturation, capacity, advice and the 
       meta,
     ),
   )
-  assert.match(text, /^Saturation: one level only/)
-  assert.match(text, /Capacity: capacity 1 under the SLOs \(ttft_p50_ms ≤ 500\)/)
+  // The answer first, as report.html words it; the SLO detail under it; then the knee.
+  assert.match(
+    text,
+    /^Capacity: 1 concurrent stream under the SLOs\n {2}capacity 1 under the SLOs \(ttft_p50_ms ≤ 500\)[^\n]*\nSaturation: one level only/,
+  )
   assert.match(text, /Advice: outputs of 16 tokens are short/)
   assert.match(text, /c=1: note: timers fired 9.0 ms late at p99 while the client was mostly idle/)
   assert.equal(level.client.bound, false, 'machine noise on an idle client is a note, not client-bound')

@@ -37,6 +37,17 @@ test('two files disagreeing on a setting, or on the stop rule: which one won is 
     // The same value in both files (output_tokens 16) is no conflict.
     assert.doesNotMatch(notes.join('\n'), /output_tokens/)
   }
+  // A flag over both files: the note names the flag and the rule the run used, not the files' winner.
+  const flagged = loadRunConfig({ configFiles: [json, toml], flags: { requests: 6, levels: [2] } })
+  assert.equal(flagged.load.requests_per_level, 6)
+  assert.equal(flagged.load.duration_per_level_s, null)
+  const overridden = configConflicts(flagged).join('\n')
+  assert.match(overridden, /load\.levels = \[1\]: --levels overrides both/)
+  assert.match(
+    overridden,
+    /end a level differently .*: --requests overrides both, levels end by request count/,
+  )
+  assert.doesNotMatch(overridden, /wins/)
   const alone = loadRunConfig({ configFiles: [json], flags: {} })
   assert.deepEqual(configConflicts(alone), [])
 })

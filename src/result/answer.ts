@@ -1,0 +1,46 @@
+import type { BenchResult } from './bench-result.js'
+import { levelInWords } from './level-name.js'
+
+/**
+ * The run's answer, in one place: the highest level meeting every SLO when SLOs were set, else the
+ * knee. `value` is null when there is neither; `text` is the line the terminal, summary.md and
+ * report.html open with ("Capacity: 6 concurrent streams (the knee)").
+ */
+export interface Answer {
+  value: number | null
+  from: 'slo' | 'knee' | null
+  /** The knee's confidence, when the answer is the knee. */
+  confidence?: 'clear' | 'uncertain'
+  text: string
+}
+
+type Judged = Pick<
+  BenchResult,
+  'meta' | 'saturation' | 'saturation_summary' | 'capacity' | 'capacity_summary'
+>
+
+/** From a result's own fields, so a result of an older version answers the same way. */
+export function answerOf(result: Judged): Answer {
+  const { meta, saturation: knee, capacity } = result
+  if (capacity !== null)
+    return {
+      value: capacity.value,
+      from: 'slo',
+      text: `Capacity: ${levelInWords(meta, capacity.value)} under the SLOs`,
+    }
+  if (result.capacity_summary !== null) return { value: null, from: null, text: 'No level meets the SLOs' }
+  if (knee === null) return { value: null, from: null, text: `No knee found: ${result.saturation_summary}` }
+  const uncertain = knee.confidence === 'uncertain'
+  const bracket = knee.bracket ?? null
+  const hedge = !uncertain
+    ? ''
+    : bracket !== null && bracket[0] !== bracket[1]
+      ? `, uncertain: between ${bracket[0]} and ${bracket[1]}`
+      : ', uncertain'
+  return {
+    value: knee.value,
+    from: 'knee',
+    ...(knee.confidence === undefined ? {} : { confidence: knee.confidence }),
+    text: `Capacity: ${levelInWords(meta, knee.value)} (the knee${hedge})`,
+  }
+}
