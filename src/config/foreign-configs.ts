@@ -42,6 +42,8 @@ export function foreignShape(format: 'json' | 'toml', raw: unknown): ForeignShap
 export interface ForeignLayer {
   patch: Patch | null
   issues: ConfigIssue[]
+  /** What the file asks for that llmbench does not do, said on the terminal. */
+  notes?: string[]
 }
 
 /** The settings a file of `shape` gives, or the issues (naming the file and the key path) that stop it. */
@@ -95,7 +97,17 @@ function claudeCodePatch(file: string, raw: unknown): ForeignLayer {
   const inFile = envText(keyName) !== undefined
   const chosenModel =
     envText('ANTHROPIC_MODEL') ?? (model === undefined ? undefined : aliasModel(model.trim(), envText))
+  // Claude Code runs apiKeyHelper for its key; a load tester running a command out of a config file
+  // would be a surprise, so it is said, with where the key comes from instead.
+  const helper = isObject(raw) && typeof raw.apiKeyHelper === 'string' && raw.apiKeyHelper.trim() !== ''
+  const keyFrom = inFile ? `env.${keyName} in ${file}` : `$${keyName}`
+  const notes = helper
+    ? [
+        `${file}: apiKeyHelper is not run (llmbench runs no command from a config file); the key comes from ${keyFrom}`,
+      ]
+    : []
   return {
+    ...(notes.length === 0 ? {} : { notes }),
     patch: {
       target: {
         base_url: (envText('ANTHROPIC_BASE_URL') ?? ANTHROPIC_API).replace(/\/+$/, ''),

@@ -30,7 +30,7 @@ export function headerNameProblem(name: string): string | null {
   if (!HEADER_NAME.test(name))
     return 'a header name of letters, digits and -_.!#$%&\'*+^`|~ (no spaces or ":")'
   if (MANAGED.has(name.toLowerCase()))
-    return `a header the HTTP client does not set itself (not ${[...MANAGED].join(', ')})`
+    return `a header name that is not reserved (${[...MANAGED].join(', ')} are reserved: the HTTP client sets them itself)`
   return null
 }
 

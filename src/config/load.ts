@@ -146,10 +146,13 @@ export function loadRunConfig(opts: LoadOptions): RunConfig {
   }
   let config: RunConfig = structuredClone(DEFAULTS)
   for (const layer of ranked) if (layer.patch) config = applyPatch(config, layer.patch)
-  const conflicts = settingConflicts(
-    ranked.flatMap((layer) => (layer.file === undefined ? [] : [layer as FileLayer])),
-    layers.at(-1)?.patch ?? null,
-  )
+  const conflicts = [
+    ...ranked.flatMap((layer) => layer.notes ?? []),
+    ...settingConflicts(
+      ranked.flatMap((layer) => (layer.file === undefined ? [] : [layer as FileLayer])),
+      layers.at(-1)?.patch ?? null,
+    ),
+  ]
   settleProtocol(config, ranked)
   // A trace is replayed on its own clock: an open loop, whatever the mode says.
   if (config.workload.trace !== null) config.load.mode = 'request_rate'
@@ -205,6 +208,8 @@ interface Layer {
   issues: ConfigIssue[]
   /** The parsed document, or UNPARSED when the file could not be read or parsed at all. */
   raw: unknown
+  /** What the source asks for that is not done (foreign-configs.ts), said beside the conflicts. */
+  notes?: string[]
   /** A valid settings.json or config.toml: its name and kind (for the notes on settings they disagree on). */
   file?: string
   source?: 'json' | 'toml'

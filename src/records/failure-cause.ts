@@ -25,6 +25,28 @@ export const UNREACHABLE_HOST = 'unreachable host'
 
 const UNREACHABLE = /ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|UND_ERR_CONNECT_TIMEOUT/
 const TLS = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS|SSL|certificate/i
+const TLS_HANDSHAKE_TIMEOUT = /TLS handshake timeout:/
+
+/**
+ * What a TLS failure asks of the user: a certificate issued for another name wants the name it was
+ * issued for, an expired one a new certificate; only an untrusted issuer wants NODE_EXTRA_CA_CERTS.
+ */
+function tlsFailure(message: string): FailureCause {
+  if (/ALTNAME|does not match certificate|altnames/i.test(message))
+    return {
+      cause: 'TLS failure: the certificate is for another host name',
+      hint: 'use in --base-url a host name the certificate names (its subject alternative names), or a certificate issued for this one',
+    }
+  if (/EXPIRED|has expired|NOT_YET_VALID|not yet valid/i.test(message))
+    return {
+      cause: 'TLS failure: the certificate is expired or not yet valid',
+      hint: "renew the server's certificate, or check this machine's clock",
+    }
+  return {
+    cause: 'TLS failure',
+    hint: "the server's certificate is not trusted: point NODE_EXTRA_CA_CERTS at its CA file, or fix the certificate",
+  }
+}
 /** The h1 client's words for a proxy that answered a CONNECT with other than 2xx (client/h1/errors.ts). */
 const PROXY_REFUSED = /\bproxy \S+ refused the tunnel/
 /** The h1 client names the proxy in a failure of the connection to it (client/h1/errors.ts). */
@@ -62,10 +84,11 @@ export function failureCause(record: RequestRecord, context: FailureContext = {}
   const error = record.error
   if (error === null) return null
   const message = error.message
-  if (error.class === 'connection' && TLS.test(message)) {
+  if (error.class === 'connection' && TLS.test(message)) return tlsFailure(message)
+  if (error.class === 'timeout' && TLS_HANDSHAKE_TIMEOUT.test(message)) {
     return {
-      cause: 'TLS failure',
-      hint: "the server's certificate is not trusted: point NODE_EXTRA_CA_CERTS at its CA file, or fix the certificate",
+      cause: 'TLS handshake not finished (the host is reachable)',
+      hint: 'check that the port speaks TLS (https://), or http:// if it does not, and what sits in between (a proxy or load balancer holding the handshake)',
     }
   }
   if (hitClientFdLimit(record)) {

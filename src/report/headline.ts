@@ -56,7 +56,10 @@ export function headlineHtml(result: BenchResult): string {
   const answer = answerOf(result).text
   const lines = [
     knee === null ? null : `Knee: ${result.saturation_summary}`,
-    result.capacity_summary === null ? null : `Under the SLOs: ${result.capacity_summary}`,
+    // Without a capacity the answer line already is the SLO sentence.
+    result.capacity_summary === null || result.capacity === null
+      ? null
+      : `Under the SLOs: ${result.capacity_summary}`,
     kneeCauseLine(result),
     driftLine(result),
   ].filter((line): line is string => line !== null)

@@ -29,7 +29,7 @@ export function renderMarkdown(result: BenchResult): string {
       (meta.partial ? ' · **partial (interrupted)**' : ''),
     '',
     ...(answer.from === null && result.capacity_summary === null ? [] : [`**${answer.text}**`, '']),
-    ...(result.capacity_summary === null ? [] : [result.capacity_summary, '']),
+    ...(result.capacity === null || result.capacity_summary === null ? [] : [result.capacity_summary, '']),
     `**Saturation:** ${result.saturation_summary}`,
     ...whyLines(result),
     '',

@@ -66,7 +66,7 @@ export function renderVerdict(result: BenchResult, options: { calibrationSaid?: 
   const answer = answerOf(result)
   const lines = [
     ...(answer.from === null && result.capacity_summary === null ? [] : [answer.text]),
-    ...(result.capacity_summary === null ? [] : [`  ${result.capacity_summary}`]),
+    ...(result.capacity === null || result.capacity_summary === null ? [] : [`  ${result.capacity_summary}`]),
     `Saturation: ${result.saturation_summary}`,
     ...(why === null ? [] : [`  ${why}`]),
     ...(drift === null ? [] : [drift]),

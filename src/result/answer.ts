@@ -28,7 +28,8 @@ export function answerOf(result: Judged): Answer {
       from: 'slo',
       text: `Capacity: ${levelInWords(meta, capacity.value)} under the SLOs`,
     }
-  if (result.capacity_summary !== null) return { value: null, from: null, text: 'No level meets the SLOs' }
+  if (result.capacity_summary !== null)
+    return { value: null, from: null, text: `Capacity: ${result.capacity_summary}` }
   if (knee === null) return { value: null, from: null, text: `No knee found: ${result.saturation_summary}` }
   const uncertain = knee.confidence === 'uncertain'
   const bracket = knee.bracket ?? null

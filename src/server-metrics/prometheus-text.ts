@@ -1,4 +1,5 @@
 import parsePrometheusTextFormat from 'parse-prometheus-text-format'
+import { printable } from '../printable.js'
 
 /**
  * The Prometheus text exposition format (and OpenMetrics text) read into families, a thin layer over
@@ -37,8 +38,12 @@ export interface Family {
 }
 
 /** The text is not the Prometheus exposition format (an HTML page, JSON, a torn body). */
+/** Its message may quote the body: clipped and with control bytes escaped (a binary body is not printed). */
 export class ExpositionError extends Error {
   override name = 'ExpositionError'
+  constructor(message: string) {
+    super(printable(message.length > 160 ? `${message.slice(0, 160)}…` : message))
+  }
 }
 
 const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/

@@ -5,6 +5,7 @@ import { Client, type Dispatcher, ProxyAgent } from 'undici'
 import { type ProxyEnv, proxyFor } from '../client/proxy.js'
 import { proxyAgentOptions } from '../client/proxy-agent.js'
 import { displayUrl, redact } from '../client/redact.js'
+import { printable } from '../printable.js'
 import { ExpositionFilter, type FilterOutcome } from './exposition-filter.js'
 import { ExpositionError, parseExposition } from './prometheus-text.js'
 import { boundedRawFamily, type ScrapeCut, type ServerScrape } from './scrape-file.js'
@@ -172,6 +173,18 @@ export class ServerMetricsScraper {
         headers: { ...state.target.headers, accept: 'text/plain;version=0.0.4, */*;q=0.1' },
         signal: abort.signal,
       })
+      // Not asked for (no Accept-Encoding is sent), never decoded: a compressed body (a gzip bomb at
+      // worst) is refused by its header, not read as text.
+      const encoding = String(response.headers['content-encoding'] ?? 'identity')
+        .trim()
+        .toLowerCase()
+      if (encoding !== 'identity' && encoding !== '') {
+        await response.body.dump()
+        const shown = printable(encoding.slice(0, 40))
+        const duration_ms = round(performance.now() - at)
+        await this.refused(state, at, duration_ms, `a ${shown}-encoded body, which was not asked for`, true)
+        return
+      }
       const filtered = await readFiltered(
         response.body,
         new ExpositionFilter(VOCABULARY_FAMILIES, this.options.model ?? null),

@@ -49,7 +49,7 @@ test('SLOs, --fail-on-slo, summary.md, history, report and compare through the C
   assert.ok(result.levels[0].ttft_ms_error_adjusted.p50 > 0)
   const summary = readFileSync(join(base, 'summary.md'), 'utf8')
   assert.match(summary, /\| concurrency \| requests \| success \|/)
-  assert.match(summary, /\*\*Capacity:\*\* no level meets the SLOs/)
+  assert.match(summary, /^\*\*Capacity: no level meets the SLOs \(ttft_p50_ms ≤ 1\)\*\*$/m)
   assert.match(summary, /outputs of 32 tokens are short/)
 
   const second = await runCli([...DEMO, '--decode-base-ms', '14', '--history', history, '--out', slower])

@@ -4,6 +4,7 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { test } from 'node:test'
+import { gzipSync } from 'node:zlib'
 import { type RawFamily, readServerScrapes, type ScrapeOk } from '../../src/server-metrics/scrape-file.js'
 import { ServerMetricsScraper } from '../../src/server-metrics/scraper.js'
 import { manyModelsExposition } from '../helpers/big-exposition.js'
@@ -90,4 +91,56 @@ test("no series of the run's model: every model added up and said once; raw fami
     logs.filter((line) => line.includes('later scrapes are stored without their raw families')).length,
     1,
   )
+})
+
+/** One scrape of a server answering `respond`; what it stored and logged. */
+async function scrapeOnce(
+  respond: (res: import('node:http').ServerResponse) => void,
+): Promise<{ stored: string; logs: string[] }> {
+  const server = createServer((req, res) => {
+    req.resume()
+    respond(res)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const file = join(tempDir(), 'server-metrics.jsonl')
+  const logs: string[] = []
+  const scraper = new ServerMetricsScraper(
+    [{ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/metrics`, headers: {}, auto: false }],
+    { intervalMs: 100, timeoutMs: 20_000, file, log: (line) => logs.push(line), secrets: [], model: 'm' },
+  )
+  try {
+    scraper.start()
+    await waitUntil(() => scraper.scrapes.length >= 1, 'a scrape or a refusal')
+  } finally {
+    await scraper.stop(false)
+    await new Promise((resolve) => server.close(resolve))
+  }
+  return { stored: readFileSync(file, 'utf8'), logs }
+}
+
+test('a gzip-encoded /metrics nobody asked for is refused by its header: never inflated, no raw bytes in the reason', async () => {
+  // 64 MiB of zeros in about 64 KiB: a bomb if anything inflated it.
+  const bomb = gzipSync(Buffer.alloc(64 * 1024 * 1024), { level: 9 })
+  const { stored, logs } = await scrapeOnce((res) =>
+    res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip' }).end(bomb),
+  )
+  const line = JSON.parse(stored.trim().split('\n')[0] ?? '{}') as { kind: string; reason?: string }
+  assert.equal(line.kind, 'stopped', stored)
+  assert.equal(line.reason, 'a gzip-encoded body, which was not asked for: no Prometheus metrics there')
+  assert.match(logs.join('\n'), /answered a gzip-encoded body, which was not asked for; not scraped again/)
+})
+
+test('a binary /metrics body: the reason quotes no control bytes and stays short', async () => {
+  const binary = Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 37) % 256))
+  const { stored, logs } = await scrapeOnce((res) =>
+    res.writeHead(200, { 'content-type': 'text/plain' }).end(binary),
+  )
+  const line = JSON.parse(stored.trim().split('\n')[0] ?? '{}') as { kind: string; reason?: string }
+  assert.equal(line.kind, 'stopped', stored)
+  assert.match(line.reason ?? '', /^not Prometheus text \(/)
+  for (const text of [line.reason ?? '', ...logs]) {
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control bytes are what must not be there
+    assert.doesNotMatch(text, /[\x00-\x08\x0b-\x1f\x7f-\x9f]/, text)
+    assert.ok(text.length < 400, `${text.length} characters`)
+  }
 })

@@ -1,7 +1,7 @@
 // test-lane: long
 // (test/run.sh starts the long files first, so the shared lane does not end on one of them)
 import assert from 'node:assert/strict'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { type SimulatorOptions, startSimulator } from '../../src/sim/server.js'
@@ -24,9 +24,10 @@ const FAST: SimulatorOptions = {
 }
 const SMALL_RUN = ['--levels', '1,2', '--requests', '6', '--warmup', '0', '--output-tokens', '16']
 
-function fixture(name: string, baseUrl: string): string {
+function fixture(name: string, baseUrl: string, helper = 'true'): string {
   const path = join(tempDir(), name)
-  writeFileSync(path, readFileSync(new URL(name, FIXTURES), 'utf8').replace('__BASE_URL__', baseUrl))
+  const text = readFileSync(new URL(name, FIXTURES), 'utf8')
+  writeFileSync(path, text.replace('__BASE_URL__', baseUrl).replace('__HELPER__', helper))
   return path
 }
 
@@ -46,7 +47,9 @@ test('a Claude Code settings.json: its gateway, its model alias and the token it
   const out = join(tempDir(), 'result')
   try {
     const origin = sim.url.replace(/\/v1$/, '')
-    const file = fixture('claude-code-settings.json', origin)
+    // Its apiKeyHelper would leave a file behind if anything ran it.
+    const ranMark = join(tempDir(), 'helper-ran')
+    const file = fixture('claude-code-settings.json', origin, `touch ${ranMark}`)
     // The file means the Messages API. Until the simulator speaks it (issue 16 items 5 and 8), the run
     // asks for chat at the same gateway; everything else (URL, model, key) still comes from the file.
     const messages = await fetch(`${sim.url}/messages`, { method: 'POST', body: '{}' })
@@ -57,6 +60,11 @@ test('a Claude Code settings.json: its gateway, its model alias and the token it
       env: { ANTHROPIC_AUTH_TOKEN: '' },
     })
     assert.equal(run.code, 0, run.stderr)
+    assert.ok(!existsSync(ranMark), 'apiKeyHelper was run')
+    assert.match(
+      run.stderr,
+      /note: .*claude-code-settings\.json: apiKeyHelper is not run \(llmbench runs no command from a config file\); the key comes from env\.ANTHROPIC_AUTH_TOKEN in /,
+    )
     const result = readResult(out)
     assert.equal(result.meta.target.model, 'gateway-sonnet', 'the "sonnet" alias, resolved by the file')
     assert.equal(result.meta.target.base_url, origin)

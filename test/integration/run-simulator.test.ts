@@ -30,13 +30,16 @@ function done(outcome: RunOutcome): BenchResult {
 test('a run against the simulator measures the TTFT and TPOT it was told to produce', {
   timeout: 60_000,
 }, async () => {
-  const sim = await startSimulator({
-    slots: 8,
-    prefill_base_ms: 60,
-    prefill_ms_per_token: 0,
-    decode_base_ms: 20,
-    decode_ms_per_seq: 0,
-  })
+  const sim = await startSimulator(
+    {
+      slots: 8,
+      prefill_base_ms: 60,
+      prefill_ms_per_token: 0,
+      decode_base_ms: 20,
+      decode_ms_per_seq: 0,
+    },
+    { args: ['--timings'] },
+  )
   const out = tempDir()
   try {
     const config = testConfig(sim.url, SIM_MODEL, {
@@ -61,8 +64,18 @@ test('a run against the simulator measures the TTFT and TPOT it was told to prod
       assert.equal(level.success_rate, 1)
       assert.equal(level.token_counting.from_usage, 8)
       assert.equal(level.token_counting.tokenizer_vs_usage_percent, 0, 'sim words are one o200k token each')
+      // Never before the prefill it was told. Prompts arriving within one decode step share a step that
+      // costs the sum of their prefills (src/sim/capacity.ts; at c=4 a CI run saw p50 75 ms), and the
+      // server's timings say so: TTFT is the server's prefill plus the way there and back.
       const ttft = level.ttft_ms
-      assert.ok((ttft.min as number) >= 58 && (ttft.p50 as number) <= 72, `TTFT ${JSON.stringify(ttft)}`)
+      assert.ok((ttft.min as number) >= 58, `TTFT ${JSON.stringify(ttft)}`)
+      if (level.value === 1) assert.ok((ttft.p50 as number) <= 72, `TTFT ${JSON.stringify(ttft)}`)
+      const inBand = level.in_band
+      assert.ok(inBand != null && (inBand.server_prefill_ms.min as number) >= 59.5, JSON.stringify(inBand))
+      assert.ok(
+        (inBand.queue_ms.p50 as number) <= 12,
+        `TTFT − server prefill ${JSON.stringify(inBand.queue_ms)}`,
+      )
       const tpot = level.tpot_ms
       assert.ok((tpot.mean as number) >= 19.5 && (tpot.mean as number) <= 23, `TPOT ${JSON.stringify(tpot)}`)
       assert.ok((level.itl_ms.p50 as number) >= 19 && (level.itl_ms.p50 as number) <= 23, 'ITL p50')

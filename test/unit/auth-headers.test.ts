@@ -154,7 +154,10 @@ test('bad headers are configuration errors naming the file and key, never showin
     message,
     /llm\.headers\.X-Token: expected a header value without control characters.*got a value for "X-Token" \(not shown\)/,
   )
-  assert.match(message, /llm\.headers\.Host: expected a header the HTTP client does not set itself/)
+  assert.match(
+    message,
+    /llm\.headers\.Host: expected a header name that is not reserved \(host, content-length, .* are reserved: the HTTP client sets them itself\)/,
+  )
   assert.ok(!message.includes('SECRET'))
   const flags = issuesOf({ header: ['Authorization Bearer sk-FLAG-SECRET', 'X-Ok: fine'] })
   assert.match(

@@ -595,7 +595,13 @@ test('k8s-manifest usage errors exit 2 and name the flag', async () => {
 })
 
 test('k8s-manifest --help lists the flags with their defaults', async () => {
-  const { code, stdout } = await command(['--help'])
+  // Wide enough that no flag's text wraps (a pipe's help is 100 columns wide).
+  const columns = process.env.COLUMNS
+  process.env.COLUMNS = '400'
+  const { code, stdout } = await command(['--help']).finally(() => {
+    if (columns === undefined) delete process.env.COLUMNS
+    else process.env.COLUMNS = columns
+  })
   assert.equal(code, 0)
   assert.match(stdout, /--shards N/)
   assert.match(stdout, /--secret NAME\[:KEY\].*\(default: llmbench-api-key:api-key\)/)

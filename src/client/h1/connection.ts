@@ -297,7 +297,9 @@ export class H1Connection implements ResponseSink {
         : tls
           ? `${host}:${port} through proxy ${proxy.origin}`
           : `proxy ${proxy.origin}`
-    this.destroy(new ConnectTimeoutError(address, this.connectTimeoutMs))
+    // TCP up (stamped by onTcpConnect), TLS not: the handshake hung, straight to the server only.
+    const handshakeHung = tls && proxy == null && this.connectMs !== null
+    this.destroy(new ConnectTimeoutError(address, this.connectTimeoutMs, handshakeHung))
   }
 
   /** A read into SHARED_READ (plain TCP): stamped first, then copied out of the shared buffer. */

@@ -14,11 +14,18 @@ export class SocketClosedError extends Error {
   }
 }
 
-/** TCP (and TLS) set-up took longer than the connect timeout. */
+/**
+ * TCP (and TLS) set-up took longer than the connect timeout. `tcpConnected`: the server took the TCP
+ * connection and the TLS handshake hung, which is not an unreachable host (failure-cause.ts).
+ */
 export class ConnectTimeoutError extends Error {
   readonly code = 'UND_ERR_CONNECT_TIMEOUT'
-  constructor(address: string, timeoutMs: number) {
-    super(`connect timeout: no connection to ${address} within ${timeoutMs} ms`)
+  constructor(address: string, timeoutMs: number, tcpConnected = false) {
+    super(
+      tcpConnected
+        ? `TLS handshake timeout: ${address} took the TCP connection but did not finish the TLS handshake within ${timeoutMs} ms`
+        : `connect timeout: no connection to ${address} within ${timeoutMs} ms`,
+    )
     this.name = 'ConnectTimeoutError'
   }
 }
