@@ -538,10 +538,12 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
           discrepancySum: 0,
           discrepancyCount: 0,
           rejected: 0,
+          extrapolated: 0,
         }
         return accumulator(
           (record) => {
             if (record.rejected_usage !== undefined) counting.rejected++
+            if (record.tokenizer_sampled_chars !== undefined) counting.extrapolated++
             if (!isOk(record)) return
             if (record.token_source === 'tokenizer') {
               counting.from_tokenizer++
@@ -564,6 +566,7 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
                   ? null
                   : round((100 * counting.discrepancySum) / counting.discrepancyCount, 2),
               usage_rejected: counting.rejected,
+              ...(counting.extrapolated === 0 ? {} : { extrapolated: counting.extrapolated }),
             },
           }),
         )

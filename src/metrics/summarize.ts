@@ -46,6 +46,8 @@ export interface TokenCounting {
   tokenizer_vs_usage_percent: number | null
   /** Requests whose usage was impossible (see records/usage-check.ts): counted by the tokenizer instead. */
   usage_rejected?: number
+  /** Requests whose text was too long to count whole (bounded-count.ts): its head counted, the rest at its rate; absent when none. */
+  extrapolated?: number
 }
 
 export interface LevelSummary extends LevelFailures {

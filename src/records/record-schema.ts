@@ -48,6 +48,7 @@ function build(): z.ZodType {
       requested_output_tokens: aCount().optional(),
       token_source: oneOf(['usage', 'tokenizer']),
       tokenizer_output_tokens: countOrNull(),
+      tokenizer_sampled_chars: aCount().optional(),
       chunks: aCount(),
       finish_reason: aString().nullable(),
       server_timings: anObject(

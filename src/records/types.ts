@@ -93,6 +93,11 @@ export interface RequestRecord {
   token_source: TokenSource
   /** Tokenizer count when the server also sent usage: lets the report show the discrepancy. */
   tokenizer_output_tokens: number | null
+  /**
+   * Set when the output text was too long to count whole (token-counts.ts): the characters counted,
+   * from the start; the tokenizer's figure for the rest is that head's rate. Absent when all was counted.
+   */
+  tokenizer_sampled_chars?: number
   /** Token-bearing SSE events received: a chunk is not a token, this is kept to show the difference. */
   chunks: number
   finish_reason: string | null

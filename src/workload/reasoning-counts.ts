@@ -1,4 +1,5 @@
 import type { RequestRecord } from '../records/types.js'
+import { boundedCount } from './bounded-count.js'
 
 /**
  * Completes a record's reasoning token count on the main thread (after its output count) and drops
@@ -30,7 +31,7 @@ export function completeReasoningCounts(
     record.reasoning_token_source = 'events'
     return record
   }
-  record.reasoning_output_tokens = Math.min(text === '' ? 0 : count(text), record.output_tokens)
+  record.reasoning_output_tokens = Math.min(boundedCount(text, count).tokens, record.output_tokens)
   record.reasoning_token_source = 'tokenizer'
   return record
 }

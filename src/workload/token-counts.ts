@@ -1,5 +1,6 @@
 import type { RequestRecord } from '../records/types.js'
 import { implausibleUsage } from '../records/usage-check.js'
+import { boundedCount } from './bounded-count.js'
 import { completeReasoningCounts } from './reasoning-counts.js'
 import { loadTokenizer } from './tokenizers.js'
 
@@ -19,7 +20,8 @@ export function completeTokenCounts(
 function completeOutputCount(record: RequestRecord, count: (text: string) => number): RequestRecord {
   const text = record.output_text ?? ''
   delete record.output_text
-  const counted = text === '' ? 0 : count(text)
+  const { tokens: counted, sampledChars } = boundedCount(text, count)
+  if (sampledChars !== null) record.tokenizer_sampled_chars = sampledChars
   if (record.token_source === 'usage') {
     record.tokenizer_output_tokens = counted
     // Checked before trusted: an impossible count falls back to the tokenizer, both kept.
