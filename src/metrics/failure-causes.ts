@@ -92,7 +92,10 @@ export class FailureGroups {
         numbersVary: false,
         nonLoad: isNonLoad,
         cause: isNonLoad
-          ? failureCause(record, this.format === undefined ? {} : { format: this.format })
+          ? failureCause(record, {
+              recordsIn: 'requests.jsonl',
+              ...(this.format === undefined ? {} : { format: this.format }),
+            })
           : null,
       })
     else {

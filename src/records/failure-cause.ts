@@ -18,6 +18,8 @@ export interface FailureContext {
   models?: string[] | null
   /** What the protocol in use answers with, in words ("an Anthropic Messages stream"); see protocols/wire-protocol.ts. */
   format?: string
+  /** The file the failed record is in, for a hint to point at; absent (a check, a preflight) = none was written. */
+  recordsIn?: string
 }
 
 /** The cause failureCause gives a connection that could not be made. */
@@ -153,7 +155,7 @@ export function failureCause(record: RequestRecord, context: FailureContext = {}
   if (error.class === 'stream') {
     return {
       cause: 'the stream cannot be read',
-      hint: `the server answered, but not as ${context.format ?? 'the protocol in use (--protocol) answers'} (see requests.jsonl)`,
+      hint: `the server answered, but not as ${context.format ?? 'the protocol in use (--protocol) answers'}${context.recordsIn === undefined ? '' : ` (see ${context.recordsIn})`}`,
     }
   }
   if (error.class === 'timeout') {

@@ -24,10 +24,13 @@ test('two shard processes started together, merged, match one process running th
   // Enough slots that two shards of a level do not queue behind each other more than one run would.
   // A prefill short beside a decode step: prompts admitted in the same step share their prefill (the
   // simulator's convoy), and whether two shard processes release their streams within one step of each
-  // other is timing; with a 2 ms prefill that changes TTFT by 2 ms, not 2x, and the merge is what is tested.
+  // other is timing; with a 1 ms prefill (no per-token part: 64 tokens at the default 0.05 ms made it
+  // 5.2 ms, and four sharing a step against two gave TTFT p50 22.9 against 12.7 ms in CI) that changes
+  // TTFT by a few ms, not 2x, and the merge is what is tested.
   const sim = await startSimulatorProcess({
     slots: 32,
-    prefill_base_ms: 2,
+    prefill_base_ms: 1,
+    prefill_ms_per_token: 0,
     decode_base_ms: 10,
     decode_ms_per_seq: 0,
   })
@@ -129,9 +132,13 @@ test('two shard processes started together, merged, match one process running th
         `c=${level.value}: merged ${level.output_tokens_per_s} tok/s, TTFT p50 ${level.ttft_ms.p50} ms; ` +
           `single ${single.output_tokens_per_s} tok/s, TTFT p50 ${single.ttft_ms.p50} ms`,
       )
-      const ttftRatio = (level.ttft_ms.p50 as number) / (single.ttft_ms.p50 as number)
+      // TTFT is 3-5 ms here on a quiet host; on a busy one a single process running all the streams
+      // added 5 ms (8.1 against 3.1 in a run beside CI): within 8 ms, or 40% where it is larger. (The
+      // test's first form, a ratio of 0.7-1.5 on TTFTs of 12-25 ms, allowed as much.)
+      const mergedP50 = level.ttft_ms.p50 as number
+      const alone = single.ttft_ms.p50 as number
       assert.ok(
-        ttftRatio > 0.7 && ttftRatio < 1.5,
+        Math.abs(mergedP50 - alone) <= Math.max(8, 0.4 * alone),
         `c=${level.value}: TTFT p50 merged ${level.ttft_ms.p50} vs single ${single.ttft_ms.p50}`,
       )
     }

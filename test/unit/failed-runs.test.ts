@@ -82,6 +82,18 @@ test('explainFailure names what to change: lengths, key, model, endpoint', () =>
   )
   assert.match(explainFailure(http(404, 'HTTP 404: Unknown request URL'))?.hint ?? '', /--endpoint/)
   assert.equal(explainFailure(succeeded(1, 0)), null)
+  // An unreadable stream points at the record only where one was written: a preflight or a check
+  // writes no folder (issue 26: "read the record in requests.jsonl" after a preflight wrote none).
+  const unreadable = failed(200, { class: 'stream', message: 'response cut: an SSE event larger than 8 MiB' })
+  const format = 'an Anthropic Messages stream'
+  assert.equal(
+    explainFailure(unreadable, { format })?.hint,
+    'the server answered, but not as an Anthropic Messages stream',
+  )
+  assert.equal(
+    explainFailure(unreadable, { format, recordsIn: 'requests.jsonl' })?.hint,
+    'the server answered, but not as an Anthropic Messages stream (see requests.jsonl)',
+  )
 })
 
 test('a level refused for its context is misconfigured, with the server message and its count', () => {
