@@ -130,7 +130,8 @@ export interface LoadOptions {
 
 /** Builds the RunConfig from defaults, files and flags; throws one ConfigError listing every problem found. */
 export function loadRunConfig(opts: LoadOptions): RunConfig {
-  const layers = [...opts.configFiles.map(loadFile), flagsLayer(opts.flags)]
+  const flags = flagsLayer(opts.flags)
+  const layers = [...opts.configFiles.map(loadFile), flags]
   const issues = layers.flatMap((layer) => layer.issues)
 
   // docs/configuration.md "Files and how they layer" ranks the sources (defaults < settings.json <
@@ -150,7 +151,7 @@ export function loadRunConfig(opts: LoadOptions): RunConfig {
     ...ranked.flatMap((layer) => layer.notes ?? []),
     ...settingConflicts(
       ranked.flatMap((layer) => (layer.file === undefined ? [] : [layer as FileLayer])),
-      layers.at(-1)?.patch ?? null,
+      flags.patch,
     ),
   ]
   settleProtocol(config, ranked)

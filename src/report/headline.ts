@@ -1,6 +1,6 @@
 import { MIN_HEALTHY_SUCCESS_RATE } from '../analysis/verdict.js'
 import type { Verdict } from '../metrics/summarize.js'
-import { answerOf } from '../result/answer.js'
+import { answerLines, answerOf } from '../result/answer.js'
 import type { BenchResult } from '../result/bench-result.js'
 import { levelName } from '../result/level-name.js'
 import { driftLine } from './drift-line.js'
@@ -54,12 +54,11 @@ export function headlineHtml(result: BenchResult): string {
   const { meta } = result
   const knee = result.saturation
   const answer = answerOf(result).text
+  // Without a capacity the answer line already is the SLO sentence.
+  const { detail } = answerLines(result)
   const lines = [
     knee === null ? null : `Knee: ${result.saturation_summary}`,
-    // Without a capacity the answer line already is the SLO sentence.
-    result.capacity_summary === null || result.capacity === null
-      ? null
-      : `Under the SLOs: ${result.capacity_summary}`,
+    detail === null ? null : `Under the SLOs: ${detail}`,
     kneeCauseLine(result),
     driftLine(result),
   ].filter((line): line is string => line !== null)

@@ -1,5 +1,5 @@
 import { joinUrl } from '../config/url.js'
-import { answerOf } from '../result/answer.js'
+import { answerLines } from '../result/answer.js'
 import type { BenchResult } from '../result/bench-result.js'
 import { levelName } from '../result/level-name.js'
 import { achievedNotes } from './achieved-cells.js'
@@ -21,15 +21,15 @@ const inert = (text: string): string => text.replaceAll('<', '&lt;')
 export function renderMarkdown(result: BenchResult): string {
   const { meta } = result
   const columns = levelColumns(result, 'markdown')
-  const answer = answerOf(result)
+  const { headline, detail } = answerLines(result)
   const lines = [
     `# llmbench: ${inert(meta.target.model)}`,
     '',
     `${inert(joinUrl(meta.target.base_url, meta.target.endpoint))} · ${inert(lengthsLine(meta))} · ${meta.client.workers} worker(s) · llmbench ${meta.tool_version} · ${meta.started_at}` +
       (meta.partial ? ' · **partial (interrupted)**' : ''),
     '',
-    ...(answer.from === null && result.capacity_summary === null ? [] : [`**${answer.text}**`, '']),
-    ...(result.capacity === null || result.capacity_summary === null ? [] : [result.capacity_summary, '']),
+    ...(headline === null ? [] : [`**${headline}**`, '']),
+    ...(detail === null ? [] : [detail, '']),
     `**Saturation:** ${result.saturation_summary}`,
     ...whyLines(result),
     '',

@@ -1,5 +1,5 @@
 import Table from 'cli-table3'
-import { answerOf } from '../result/answer.js'
+import { answerLines } from '../result/answer.js'
 import type { BenchResult } from '../result/bench-result.js'
 import { levelName } from '../result/level-name.js'
 import { achievedNotes } from './achieved-cells.js'
@@ -61,12 +61,11 @@ export function renderTable(result: BenchResult, options: TableOptions = {}): st
 export function renderVerdict(result: BenchResult, options: { calibrationSaid?: boolean } = {}): string {
   const why = kneeCauseLine(result)
   const drift = driftLine(result)
-  // The answer first, worded as report.html's headline, the SLO detail under it; without a knee or
-  // SLOs the saturation line below says all there is.
-  const answer = answerOf(result)
+  // The answer first, worded as report.html's headline.
+  const { headline, detail } = answerLines(result)
   const lines = [
-    ...(answer.from === null && result.capacity_summary === null ? [] : [answer.text]),
-    ...(result.capacity === null || result.capacity_summary === null ? [] : [`  ${result.capacity_summary}`]),
+    ...(headline === null ? [] : [headline]),
+    ...(detail === null ? [] : [`  ${detail}`]),
     `Saturation: ${result.saturation_summary}`,
     ...(why === null ? [] : [`  ${why}`]),
     ...(drift === null ? [] : [drift]),

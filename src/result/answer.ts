@@ -45,3 +45,15 @@ export function answerOf(result: Judged): Answer {
     text: `Capacity: ${levelInWords(meta, knee.value)} (the knee${hedge})`,
   }
 }
+
+/**
+ * The lines a text report opens with: the answer where there is one to give (a knee or SLOs; without
+ * either the saturation line says all there is), and the SLO capacity's detail under it.
+ */
+export function answerLines(result: Judged): { headline: string | null; detail: string | null } {
+  const answer = answerOf(result)
+  return {
+    headline: answer.from === null && result.capacity_summary === null ? null : answer.text,
+    detail: result.capacity === null ? null : result.capacity_summary,
+  }
+}

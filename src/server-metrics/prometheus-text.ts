@@ -37,12 +37,14 @@ export interface Family {
   histograms: HistogramSeries[]
 }
 
-/** The text is not the Prometheus exposition format (an HTML page, JSON, a torn body). */
-/** Its message may quote the body: clipped and with control bytes escaped (a binary body is not printed). */
+/**
+ * The text is not the Prometheus exposition format (an HTML page, JSON, a torn body). Its message may
+ * quote the body: clipped, with control bytes escaped, so a binary body is never printed.
+ */
 export class ExpositionError extends Error {
   override name = 'ExpositionError'
   constructor(message: string) {
-    super(printable(message.length > 160 ? `${message.slice(0, 160)}…` : message))
+    super(printable(clip(message, 160)))
   }
 }
 
@@ -177,6 +179,6 @@ function parseValue(text: string | undefined): number | null {
   return Number(trimmed)
 }
 
-function clip(text: string): string {
-  return text.length > 60 ? `${text.slice(0, 60)}…` : text
+function clip(text: string, most = 60): string {
+  return text.length > most ? `${text.slice(0, most)}…` : text
 }
