@@ -7,7 +7,9 @@ import type { LevelShare } from '../schedule/level-share.js'
 import type { WorkerPool } from '../worker/pool.js'
 import { completeTokenCounts } from '../workload/token-counts.js'
 import { closedByServer } from './connection-policy.js'
+import { RecordIntake } from './record-intake.js'
 import type { RecordSink } from './record-sink.js'
+import type { StopSignal } from './stop-signal.js'
 import type { PlannedPrompt } from './workload-plan.js'
 
 const PROGRESS_INTERVAL_MS = 500
@@ -21,6 +23,8 @@ export interface MeasureContext {
   /** Requests per level or seconds per level, for the live line. */
   requestsPerLevel: number | null
   durationPerLevelS: number | null
+  /** Lets a second Ctrl-C complete and write the records still queued. */
+  stop?: StopSignal
   /** Called every half second while the level runs (the CLI draws a live line on a TTY). */
   progress?: (progress: LevelProgress) => void
 }
@@ -71,24 +75,29 @@ export async function measureLevel(
             ),
           )
         }, PROGRESS_INTERVAL_MS)
+  const intake = new RecordIntake<RequestRecord>((record) => {
+    // Stamped first: the usage check weighs the server's count against the max_tokens sent.
+    stampRequested(record, planned)
+    completeTokenCounts(record, countTokens)
+    if (record.phase === 'measure') record.phase = phase
+    sink.keep(record)
+  })
+  // A second Ctrl-C writes what the sink holds: the records still queued go in first.
+  const unregisterFlush = context.stop?.onFlush(() => {
+    intake.drainNow()
+    sink.flush()
+  })
   try {
     const { loops, outcomes } = await pool.runLevel(
       level,
-      (records) => {
-        for (const record of records) {
-          // Stamped first: the usage check weighs the server's count against the max_tokens sent.
-          stampRequested(record, planned)
-          completeTokenCounts(record, countTokens)
-          if (record.phase === 'measure') record.phase = phase
-          sink.keep(record)
-        }
-      },
+      (records) => intake.push(records),
       () => {
         measureStartedAt = performance.now()
         cpu.start()
         mainLoop.start()
       },
     )
+    await intake.drained()
     loops.push(mainLoop.stop())
     const client: LevelClientStats = {
       cpu_percent: cpu.percent(),
@@ -100,6 +109,7 @@ export async function measureLevel(
     if (closed !== undefined) client.connections = { closed_by_server: closed }
     return { client, outcomes }
   } finally {
+    unregisterFlush?.()
     unwatch()
     if (ticker !== null) clearInterval(ticker)
   }

@@ -199,6 +199,7 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
       measure: {
         pool,
         sink,
+        stop,
         planned: setUp.prepared.plan.prompts,
         countTokens: (text) => sources.tokenizer.count(text),
         requestsPerLevel: sources.trace?.rows.length ?? config.load.requests_per_level,

@@ -83,9 +83,11 @@ test('a run against the simulator with a reasoning phase: TTFR before TTFO by th
     const ttfr = reasoning.ttfr_ms.p50 as number
     const ttfo = reasoning.ttfo_ms.p50 as number
     assert.ok(ttfr >= PREFILL_MS - 2 && ttfr <= PREFILL_MS + 15, `TTFR p50 ${ttfr}`)
+    // A first token sent or read late on a busy host shortens the gap by as much (the later steps
+    // keep their schedule): one step of slack below, as a CI host once gave 145 ms for 150.
     const thinking = ttfo - ttfr
     assert.ok(
-      thinking >= REASONING * STEP_MS - 3 && thinking <= REASONING * STEP_MS + 15,
+      thinking >= (REASONING - 1) * STEP_MS && thinking <= REASONING * STEP_MS + 15,
       `TTFO - TTFR ${thinking} ms for ${REASONING} steps of ${STEP_MS} ms`,
     )
     const answerTpot = reasoning.answer_tpot_ms.mean as number
