@@ -14,6 +14,7 @@ import { renderTable, renderVerdict } from '../report/terminal.js'
 import { levelName } from '../result/level-name.js'
 import { fdLimitWarning } from '../run/fd-limit.js'
 import { LiveMetricsError } from '../run/live-metrics.js'
+import { levelRequestBudget } from '../run/precision-watch.js'
 import { WorkloadError } from '../run/prepare-workload.js'
 import { endpointFromEnv } from '../run/resolve-endpoint.js'
 import { FolderInUseError, FolderUnwritableError } from '../run/result-folder.js'
@@ -55,12 +56,18 @@ export async function executeRun(
   if (config.run.fail_on_slo && Object.keys(config.metrics.slo).length === 0) {
     throw new CliError('--fail-on-slo needs objectives: set --slo (or [slo] in config.toml)', EXIT.usage)
   }
+  const shard = resolveShard(flags, process.env)
+  if (shard !== null && config.load.precision !== null)
+    throw new CliError(
+      '--precision with --shard: each shard would stop its share on its own figures, and the merged level would be precise by accident. Run --precision in one process (its worker threads spread the load), or shard fixed-size levels',
+      EXIT.usage,
+    )
   // endpointFromEnv says when the key is missing, or sent otherwise than as a bearer token.
   const endpoint = options.endpoint ?? endpointFromEnv(config, process.env, log)
   const run = readyRun({
     config,
     endpoint,
-    shard: resolveShard(flags, process.env),
+    shard,
     schedule: resolveSchedule(flags),
     force: flags.force === true,
   })
@@ -186,7 +193,15 @@ function describePlan({ config, endpoint, outDir }: PreparedRun): string {
   const bound =
     load.duration_per_level_s !== null
       ? `${load.duration_per_level_s} s${window}`
-      : `${load.requests_per_level} requests`
+      : load.precision !== null
+        ? `${load.requests_per_level}–${levelRequestBudget(load)} requests until ${Object.entries(
+            load.precision,
+          )
+            .map(([key, pct]) => `${key} ±${pct}%`)
+            .join(
+              ', ',
+            )}${load.max_duration_per_level_s === null ? '' : ` (at most ${load.max_duration_per_level_s} s)`}`
+        : `${load.requests_per_level} requests`
   const levels =
     load.mode === 'request_rate'
       ? `rates ${load.rates.join(',')}/s (${load.arrival}${load.arrival === 'gamma' ? ` k=${load.burstiness}` : ''})`

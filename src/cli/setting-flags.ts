@@ -4,6 +4,7 @@
  */
 import { defaultShown } from '../config/setting-defaults.js'
 import { type ConfigFlags, type FlagDecl, SETTINGS, type Setting } from '../config/settings.js'
+import { precisionPairs } from '../metrics/precision-key.js'
 import { type FlagSpec, numberFlag, numberList, type ParsedFlags, stringFlag } from './args.js'
 
 const FLAGGED = (Object.entries(SETTINGS) as [string, Setting][]).filter(
@@ -63,6 +64,10 @@ function flagValue(flags: ParsedFlags, { name, kind }: FlagDecl): unknown {
     case 'workers': {
       const text = stringFlag(flags, name)
       return text === undefined || text === 'auto' ? text : numberFlag(flags, name)
+    }
+    case 'precision': {
+      const text = stringFlag(flags, name)
+      return text === undefined ? undefined : precisionPairs(text)
     }
     case 'slo': {
       const text = stringFlag(flags, name)

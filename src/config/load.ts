@@ -71,6 +71,9 @@ export const DEFAULTS: RunConfig = deepFreeze({
     stagger: true,
     requests_per_level: 40,
     duration_per_level_s: null,
+    precision: null,
+    max_requests_per_level: null,
+    max_duration_per_level_s: null,
     warmup_requests: 5,
     warmup_s: 0,
     cooldown_s: 0,
@@ -346,6 +349,16 @@ function applyPatch(base: RunConfig, patch: Patch): RunConfig {
   // source's choice of the other, instead of leaving both set (RunConfig: exactly one is non-null).
   if (patch.load?.requests_per_level != null) next.load.duration_per_level_s = null
   if (patch.load?.duration_per_level_s != null) next.load.requests_per_level = null
+  // Precision sizes levels by requests (requests_per_level is its floor): a later source asking for
+  // it replaces an earlier source's timed levels (the demo's), unless it sets a duration itself.
+  if (
+    patch.load?.precision != null &&
+    patch.load.duration_per_level_s == null &&
+    next.load.duration_per_level_s !== null
+  ) {
+    next.load.duration_per_level_s = null
+    next.load.requests_per_level ??= DEFAULTS.load.requests_per_level
+  }
   mergeHeaderTables(next.target, base.target, patch.target)
   return next
 }
@@ -415,6 +428,45 @@ const FINAL_CHECKS: FinalCheck[] = [
     fails: (c) => !sizedOnce(c.load),
     message: 'expected exactly one of requests_per_level or duration_per_level to be a positive number',
     sources: [],
+  },
+  {
+    path: 'precision',
+    fails: (c) => c.load.precision !== null && c.load.requests_per_level === null,
+    message:
+      'expected levels sized by requests with precision (requests_per_level is its floor), got duration_per_level: a timed level already ends on the clock',
+    sources: [...rawKeysOf('precision'), ...rawKeysOf('duration')],
+  },
+  {
+    path: 'precision',
+    fails: (c) =>
+      c.load.precision !== null &&
+      (c.load.mode !== 'concurrency' || c.workload.trace !== null || c.workload.sessions),
+    message:
+      'expected a concurrency gradient with precision (not request_rate mode, a trace or sessions): only a closed loop can stop sending when its figures are precise without changing the load it measures',
+    sources: [
+      ...rawKeysOf('precision'),
+      ...rawKeysOf('mode'),
+      ...rawKeysOf('trace'),
+      ...rawKeysOf('sessions'),
+    ],
+  },
+  {
+    path: 'max_requests_per_level',
+    fails: (c) =>
+      c.load.precision === null &&
+      (c.load.max_requests_per_level !== null || c.load.max_duration_per_level_s !== null),
+    message:
+      'expected precision with max_requests_per_level or max_duration_per_level: they are the ceilings of a level that runs until precise (use requests_per_level or duration_per_level to size a level)',
+    sources: [...rawKeysOf('max_requests'), ...rawKeysOf('max_duration'), ...rawKeysOf('precision')],
+  },
+  {
+    path: 'max_requests_per_level',
+    fails: (c) =>
+      c.load.max_requests_per_level !== null &&
+      c.load.requests_per_level !== null &&
+      c.load.max_requests_per_level < c.load.requests_per_level,
+    message: 'expected max_requests_per_level at least requests_per_level (the floor)',
+    sources: [...rawKeysOf('max_requests'), ...rawKeysOf('requests')],
   },
   {
     path: 'input_tokens',

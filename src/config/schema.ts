@@ -11,6 +11,7 @@
 
 import { closestName } from '../closest-name.js'
 import { describeValue } from '../describe-value.js'
+import { parsePrecisionKey } from '../metrics/precision-key.js'
 import { parseSloKey } from '../metrics/slo.js'
 import { PROTOCOLS } from '../protocols/names.js'
 import { formatPath, type PathStyle, valueAt } from '../schema-issue.js'
@@ -61,6 +62,22 @@ export function sloTable() {
         issue.code === 'invalid_key'
           ? 'an SLO key like ttft_p95_ms, tpot_p99_ms or e2e_p50_ms'
           : 'a table of SLO thresholds, such as { ttft_p95_ms = 800 }',
+    },
+  )
+}
+
+/** --precision: figure → relative half-width of its 95% interval, in percent (metrics/precision-key.ts). */
+export function precisionTable() {
+  const key = expect('a figure like ttft_p95, tpot_p50, e2e_p99 or tput')
+  const value = expect('a percent above 0 and at most 100, such as 5 or "5%"')
+  return z.record(
+    z.string(key).refine((text) => typeof parsePrecisionKey(text) !== 'string', key),
+    z.number(value).gt(0, value).max(100, value),
+    {
+      error: (issue) =>
+        issue.code === 'invalid_key'
+          ? 'a figure like ttft_p95, tpot_p50, e2e_p99 or tput'
+          : 'a table of precision targets in percent, such as { ttft_p95 = 5, tput = 3 }',
     },
   )
 }

@@ -40,6 +40,7 @@ import {
   positiveInt,
   positiveNumber,
   positiveSeconds,
+  precisionTable,
   price,
   protocol,
   rates,
@@ -72,6 +73,8 @@ export type FlagKind =
   | 'length'
   /** "ttft_p95_ms=800,e2e_p99_ms=5000" → { ttft_p95_ms: 800, ... } */
   | 'slo'
+  /** "ttft_p95=5%,tput=3%" → { ttft_p95: 5, tput: 3 } */
+  | 'precision'
   /** a number or "auto" */
   | 'workers'
   /** --x sets true */
@@ -87,6 +90,7 @@ interface FlagValues {
   strings: string[]
   length: number | string
   slo: Record<string, number>
+  precision: Record<string, number>
   workers: number | 'auto'
   switch: boolean
   negated: boolean
@@ -362,6 +366,48 @@ export const SETTINGS = {
       kind: 'number',
       value: 'SECONDS',
       help: 'per level, instead of --requests',
+      group: 'load',
+    },
+  },
+  precision: {
+    doc: 'run each level until these figures are this precise: the half-width of their 95% interval, percent of the figure, e.g. { ttft_p95 = 5, tput = 3 }; requests_per_level is then the floor',
+    at: ['load', 'precision'],
+    schema: precisionTable,
+    json: 'bench.precision',
+    toml: 'load.precision',
+    flag: {
+      name: 'precision',
+      kind: 'precision',
+      value: 'FIGURE=PCT,...',
+      help: 'send each level until these figures are precise, e.g. ttft_p95=5%,tput=3% (--requests is then the floor)',
+      group: 'load',
+    },
+  },
+  max_requests: {
+    doc: 'with precision: the most requests a level sends (default 10 × requests_per_level)',
+    at: ['load', 'max_requests_per_level'],
+    schema: positiveInt,
+    json: 'bench.max_requests_per_level',
+    toml: 'load.max_requests_per_level',
+    flag: {
+      name: 'max-requests',
+      kind: 'number',
+      value: 'N',
+      help: 'with --precision: the most requests per level (default 10 × --requests)',
+      group: 'load',
+    },
+  },
+  max_duration: {
+    doc: 'with precision: the longest a level sends, seconds (default: no limit but max_requests_per_level)',
+    at: ['load', 'max_duration_per_level_s'],
+    schema: positiveSeconds,
+    json: 'bench.max_duration_per_level',
+    toml: 'load.max_duration_per_level',
+    flag: {
+      name: 'max-duration',
+      kind: 'number',
+      value: 'SECONDS',
+      help: 'with --precision: the longest a level sends',
       group: 'load',
     },
   },

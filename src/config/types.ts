@@ -69,6 +69,16 @@ export interface RunConfig {
     /** Exactly one of requests_per_level and duration_per_level_s is non-null. */
     requests_per_level: number | null
     duration_per_level_s: number | null
+    /**
+     * --precision: figure key (metrics/precision-key.ts) → target relative half-width of its 95%
+     * interval, percent. A level keeps sending past requests_per_level (its floor) until every
+     * named figure is that precise, or a ceiling is reached. null = fixed-size levels.
+     */
+    precision: Record<string, number> | null
+    /** With precision: the most requests a level may send; null = PRECISION_CEILING_FACTOR × the floor. */
+    max_requests_per_level: number | null
+    /** With precision: the longest a level may send, seconds; null = no limit but the request ceiling. */
+    max_duration_per_level_s: number | null
     warmup_requests: number
     /** Concurrency gradients: measure the first level again, briefly, after the last (analysis/drift.ts). */
     control: boolean

@@ -815,6 +815,22 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
   }),
   figure({
     fields: {
+      precision: {
+        unit: 'object',
+        definition:
+          'With --precision: the level sent past requests_per_level (its floor) until each named figure was that precise, or ' +
+          'a ceiling came. floor, max_requests, max_duration_s (null = none); figures: per named figure its key (ttft_p95, tput), ' +
+          'target_pct, value (ms or tokens/s), reached_pct (the half-width of its 95% interval in percent of the figure; null ' +
+          'while the samples cannot bound it) and met; met (all of them); stopped_by: precise, max_requests, max_duration or ' +
+          'interrupted; requests (measured requests sent). Percentiles are judged on the order-statistic interval widened by ' +
+          'the effective sample size, tput on the t interval over time slices up to the last end less the longest request. ' +
+          'Absent without --precision.',
+      },
+    },
+    source: { from: 'run' },
+  }),
+  figure({
+    fields: {
       verdict: { unit: 'healthy, saturated, overloaded, client-bound, misconfigured or interrupted' },
     },
     source: { from: 'judgement' },

@@ -98,8 +98,8 @@ export type FigureSource<K extends FigureKey> =
   | { accumulator: (context: LevelContext) => Accumulator<Pick<LevelFigures, K & keyof LevelFigures>> }
   /** From the context: the tally and the figures declared before it (context.figures). */
   | { derive: (context: LevelContext) => Pick<LevelFigures, K & keyof LevelFigures> }
-  /** Not from the records: the server's scrapes (server-metrics/) or the judgement of the level (analysis/). */
-  | { from: 'server-metrics' | 'judgement' }
+  /** Not from the records: the server's scrapes (server-metrics/), the judgement of the level (analysis/), or the run's own account of it (run/: why it stopped). */
+  | { from: 'server-metrics' | 'judgement' | 'run' }
 
 /** A figure: one or more fields of a level computed together. */
 export interface LevelFigure<K extends FigureKey = FigureKey> {
@@ -119,7 +119,7 @@ export interface AnyFigure extends Omit<LevelFigure, 'fields' | 'source'> {
   source:
     | { accumulator: (context: LevelContext) => Accumulator<Partial<LevelFigures>> }
     | { derive: (context: LevelContext) => Partial<LevelFigures> }
-    | { from: 'server-metrics' | 'judgement' }
+    | { from: 'server-metrics' | 'judgement' | 'run' }
 }
 
 /** Declares a figure: its source is checked against its own fields, then it joins the catalogue's list. */

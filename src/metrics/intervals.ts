@@ -49,21 +49,58 @@ export function percentileInterval(
   sorted: ArrayLike<number>,
   percentile: number,
   confidence = CONFIDENCE,
+  /** Independent samples the n are worth (effectiveSampleSize); the interval widens when fewer. */
+  effectiveN = sorted.length,
 ): Interval {
   const n = sorted.length
   if (n === 0) return { low: null, high: null }
+  const m = Math.max(1, Math.min(n, Math.round(effectiveN)))
   const q = Math.min(1, Math.max(0, percentile / 100))
   const tail = (1 - confidence) / 2
-  const cdf = binomialCdf(n, q)
+  const cdf = binomialCdf(m, q)
   let lowRank = 0
-  while (lowRank < n && (cdf[lowRank] as number) <= tail) lowRank++
+  while (lowRank < m && (cdf[lowRank] as number) <= tail) lowRank++
   // cdf[k] = P(X <= k): the largest l with P(X <= l - 1) <= tail is the count of such k.
   let highRank = 1
-  while (highRank <= n && (cdf[highRank - 1] as number) < 1 - tail) highRank++
+  while (highRank <= m && (cdf[highRank - 1] as number) < 1 - tail) highRank++
+  // Ranks among m independent samples, scaled to the n there are (the same quantile of the sample).
+  const scale = (rank: number): number => Math.min(n, Math.max(1, Math.round((rank * n) / m)))
   return {
-    low: lowRank >= 1 ? round(sorted[lowRank - 1] as number) : null,
-    high: highRank <= n ? round(sorted[highRank - 1] as number) : null,
+    low: lowRank >= 1 ? round(sorted[scale(lowRank) - 1] as number) : null,
+    high: highRank <= m ? round(sorted[scale(highRank) - 1] as number) : null,
   }
+}
+
+/** Lags the autocorrelation is summed over, at most: enough for spells of a few hundred requests. */
+const MAX_LAG = 200
+
+/**
+ * Independent samples a series is worth: n / (1 + 2 Σ ρ_k), summing the autocorrelations in pairs
+ * until a pair's sum is no longer positive (Geyer's initial positive sequence), within [1, n].
+ * Requests under load are not independent: a slow period slows many at once.
+ */
+export function effectiveSampleSize(series: ArrayLike<number>): number {
+  const n = series.length
+  if (n < 4) return n
+  let mean = 0
+  for (let i = 0; i < n; i++) mean += series[i] as number
+  mean /= n
+  let c0 = 0
+  for (let i = 0; i < n; i++) c0 += ((series[i] as number) - mean) ** 2
+  if (!(c0 > 0)) return n
+  const rho = (lag: number): number => {
+    let sum = 0
+    for (let i = lag; i < n; i++) sum += ((series[i] as number) - mean) * ((series[i - lag] as number) - mean)
+    return sum / c0
+  }
+  const maxLag = Math.min(MAX_LAG, Math.floor(n / 4))
+  let sum = 0
+  for (let lag = 1; lag + 1 <= maxLag; lag += 2) {
+    const pair = rho(lag) + rho(lag + 1)
+    if (pair <= 0) break
+    sum += pair
+  }
+  return Math.max(1, Math.min(n, n / (1 + 2 * sum)))
 }
 
 /** P(X <= k) for k = 0..n, X ~ Binomial(n, q), from the pmf's ratio recurrence in logs (no overflow). */

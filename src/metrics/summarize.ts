@@ -18,6 +18,7 @@ import type { LevelIntervals } from './intervals.js'
 import { LevelTally } from './level-tally.js'
 import type { NetworkFigures } from './network-figures.js'
 import type { OpenLoopFigures } from './open-loop-figures.js'
+import type { LevelPrecision } from './precision.js'
 import type { ReasoningFigures } from './reasoning-figures.js'
 import type { LevelSlo, Slo } from './slo.js'
 import type { TurnFigures } from './turn-figures.js'
@@ -126,6 +127,8 @@ export interface LevelSummary extends LevelFailures {
   server?: ServerLevelFigures | null
   /** The level was cut short by an interrupt (Ctrl-C, SIGTERM): shown, not judged; absent otherwise. */
   interrupted?: boolean
+  /** --precision: the figures' precision reached and what ended the level; absent without it. */
+  precision?: LevelPrecision
   verdict: Verdict
   advice: string
 }

@@ -16,6 +16,8 @@ export interface LevelProgress {
   ttft_p50_ms: number | null
   output_tokens_per_s: number
   failed: number
+  /** --precision: the named figures' precision so far ("ttft_p95 ±6.2% (target 5%)"); absent without it. */
+  precision?: string
   /** The whole run: seconds since its load began, and an estimate of the seconds left (null = unknown). */
   run?: { elapsed_s: number; remaining_s: number | null }
 }
@@ -94,7 +96,10 @@ export function formatProgress(p: LevelProgress): string {
           `${p.duration_s}/${p.duration_s} s, draining for ${(p.elapsed_s - p.duration_s).toFixed(0)} s, ${p.done} requests`
         : `${p.elapsed_s.toFixed(0)}/${p.duration_s ?? '?'} s, ${p.done} requests`
   const ttft = p.ttft_p50_ms === null ? '-' : `${p.ttft_p50_ms.toFixed(0)} ms`
-  return `${clock}level ${p.value}: ${amount}, TTFT p50 ${ttft}, ${p.output_tokens_per_s.toFixed(0)} tok/s, ${p.failed} errors`
+  // --precision: the count is a floor, not a total, and the figures' precision says how far off the end is.
+  const sized =
+    p.precision === undefined ? amount : `${p.done} requests (at least ${p.total ?? '?'}), ${p.precision}`
+  return `${clock}level ${p.value}: ${sized}, TTFT p50 ${ttft}, ${p.output_tokens_per_s.toFixed(0)} tok/s, ${p.failed} errors`
 }
 
 /** "[1:02, ~3:10 left]": the run's elapsed time and the estimate of the rest. */

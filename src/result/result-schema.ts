@@ -78,6 +78,7 @@ function build(v1: boolean): z.ZodType {
       burstiness: aNumber().optional(),
       max_in_flight: aCount().optional(),
       requests_per_level: aCount().optional(),
+      precision: figures().optional(),
       duration_per_level: aNumber().optional(),
       warmup_s: aNumber().optional(),
       cooldown_s: aNumber().optional(),
@@ -184,6 +185,7 @@ function build(v1: boolean): z.ZodType {
     }),
     server: figures().nullable().optional(),
     interrupted: aBoolean().optional(),
+    precision: figures().optional(),
     verdict: oneOf(['healthy', 'saturated', 'overloaded', 'client-bound', 'misconfigured', 'interrupted']),
     advice: aString(),
   })

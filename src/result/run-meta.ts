@@ -44,6 +44,8 @@ export interface RunMeta {
     burstiness?: number
     max_in_flight?: number
     requests_per_level?: number
+    /** --precision: targets (figure → percent) and the ceilings; requests_per_level is the floor. */
+    precision?: { targets: Record<string, number>; max_requests: number; max_duration_s: number | null }
     duration_per_level?: number
     warmup_s?: number
     cooldown_s?: number

@@ -9,6 +9,7 @@ import { TOOL_VERSION } from '../version.js'
 import { formatLength } from '../workload/lengths.js'
 import { connectionWords } from './connection-policy.js'
 import { levelValues, timedLevelSeconds } from './level-plan.js'
+import { levelRequestBudget } from './precision-watch.js'
 import type { PreparedWorkload } from './prepare-workload.js'
 
 /** How the load is sent, in words, for meta.client.architecture. */
@@ -85,6 +86,12 @@ export function describeRun(
   // A trace's levels are its rows: neither a count nor a duration of the config's.
   const trace = workload.trace !== null
   if (load.requests_per_level !== null && !trace) metaLoad.requests_per_level = load.requests_per_level
+  if (load.precision !== null)
+    metaLoad.precision = {
+      targets: load.precision,
+      max_requests: levelRequestBudget(load) ?? load.requests_per_level ?? 0,
+      max_duration_s: load.max_duration_per_level_s,
+    }
   if (load.duration_per_level_s !== null && !trace) {
     metaLoad.duration_per_level = load.duration_per_level_s
     metaLoad.warmup_s = load.warmup_s

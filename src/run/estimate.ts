@@ -2,6 +2,7 @@ import type { RunConfig } from '../config/types.js'
 import { priceTokens } from '../metrics/workload-figures.js'
 import type { CostEstimate } from '../result/run-meta.js'
 import { levelValues, timedLevelSeconds } from './level-plan.js'
+import { levelRequestBudget } from './precision-watch.js'
 
 /** One request's projected seconds: the probes' median, and the range their spread allows. */
 export interface RequestSeconds {
@@ -101,8 +102,13 @@ function plannedRequests(
     requests = values.length * inputs.trace_rows
     basis = `${values.length} speeds × ${inputs.trace_rows} trace rows`
   } else if (load.requests_per_level !== null) {
-    requests = values.length * load.requests_per_level
-    basis = `${values.length} levels × ${load.requests_per_level} requests`
+    // --precision: the ceiling, so a cost limit holds whatever the precision asks.
+    const budget = levelRequestBudget(load) ?? load.requests_per_level
+    requests = values.length * budget
+    basis =
+      budget === load.requests_per_level
+        ? `${values.length} levels × ${budget} requests`
+        : `${values.length} levels × at most ${budget} requests (--precision's ceiling; at least ${load.requests_per_level})`
   } else if (load.mode === 'request_rate') {
     requests = values.reduce((sum, rate) => sum + Math.ceil(rate * windowS), 0)
     basis = `rates × ${windowS} s per level`
@@ -141,7 +147,9 @@ export function levelSeconds(config: RunConfig, value: number, cost: RequestCost
   const counted = (n: number): number => (rateMode ? open(n, n / value) : closed(n, value))
   const warmup = load.warmup_requests === 0 ? 0 : counted(load.warmup_requests)
   if (load.requests_per_level === null) return warmup + timedLevelSeconds(load) + requestSeconds
-  return warmup + counted(load.requests_per_level)
+  // --precision: as long as the ceiling (max_duration, or max_requests), the most the level can take.
+  const budget = counted(levelRequestBudget(load) ?? load.requests_per_level)
+  return warmup + Math.min(budget, load.max_duration_per_level_s ?? budget)
 }
 
 /** The whole run's seconds: every level, back to back. */

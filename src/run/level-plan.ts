@@ -4,6 +4,7 @@ import { seededRandom } from '../random.js'
 import { arrivalOffsets } from '../schedule/arrivals.js'
 import { type LevelShare, shareOf } from '../schedule/level-share.js'
 import { staggeredStarts } from '../schedule/stagger.js'
+import { levelRequestBudget } from './precision-watch.js'
 import { traceWarmupPrompts } from './trace-plan.js'
 
 /** This process's place in a sharded run; {0, 1} for a whole run. */
@@ -54,7 +55,8 @@ function wholeLevel(config: RunConfig, value: number, staggerMs: number): LevelS
       : { warmup_s: load.warmup_s, duration_s: load.duration_per_level_s, cooldown_s: load.cooldown_s }
   const level = { level: value, warmup: load.warmup_requests, retry: config.client.retry, window }
   if (load.mode === 'concurrency') {
-    const closed = { kind: 'closed' as const, concurrency: value, requests: load.requests_per_level }
+    // With --precision the budget is the ceiling: the level is told `enough` once precise.
+    const closed = { kind: 'closed' as const, concurrency: value, requests: levelRequestBudget(load) }
     if (staggerMs <= 0 || value <= 1) return { ...level, load: closed }
     // Seeded per level, as the arrivals are: every shard derives the same starts and keeps its own.
     const startOffsets = staggeredStarts(value, staggerMs, config.workload.seed * 31 + value)

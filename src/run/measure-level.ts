@@ -7,6 +7,7 @@ import type { LevelShare } from '../schedule/level-share.js'
 import type { WorkerPool } from '../worker/pool.js'
 import { completeTokenCounts } from '../workload/token-counts.js'
 import { closedByServer } from './connection-policy.js'
+import type { PrecisionWatch } from './precision-watch.js'
 import { RecordIntake } from './record-intake.js'
 import type { RecordSink } from './record-sink.js'
 import type { StopSignal } from './stop-signal.js'
@@ -46,6 +47,8 @@ export async function measureLevel(
   level: LevelShare,
   summary: { add(record: RequestRecord): void },
   phase: 'measure' | 'control' = 'measure',
+  /** --precision: fed the measured records; it tells the threads `enough` when the figures are precise. */
+  precision?: PrecisionWatch,
 ): Promise<MeasuredLevel> {
   const { pool, sink, planned, countTokens, progress } = context
   const tally = new ProgressTally()
@@ -54,6 +57,7 @@ export async function measureLevel(
       if (record.phase !== phase || record.level !== level.level) return
       summary.add(record)
       tally.add(record)
+      precision?.add(record)
     },
   })
   const cpu = new CpuMeter()
@@ -64,16 +68,16 @@ export async function measureLevel(
     progress === undefined
       ? null
       : setInterval(() => {
-          progress(
-            tally.progress(
-              level.level,
-              measureStartedAt === null,
-              measureStartedAt ?? performance.now(),
-              performance.now(),
-              context.requestsPerLevel,
-              context.durationPerLevelS,
-            ),
+          const now = tally.progress(
+            level.level,
+            measureStartedAt === null,
+            measureStartedAt ?? performance.now(),
+            performance.now(),
+            context.requestsPerLevel,
+            context.durationPerLevelS,
           )
+          const reached = precision?.progress() ?? null
+          progress(reached === null ? now : { ...now, precision: reached })
         }, PROGRESS_INTERVAL_MS)
   const intake = new RecordIntake<RequestRecord>((record) => {
     // Stamped first: the usage check weighs the server's count against the max_tokens sent.
@@ -93,6 +97,7 @@ export async function measureLevel(
       (records) => intake.push(records),
       () => {
         measureStartedAt = performance.now()
+        precision?.start()
         cpu.start()
         mainLoop.start()
       },

@@ -11,6 +11,7 @@ import { loadTokenizer, type Tokenizer, TokenizerError } from '../workload/token
 import { TraceError } from '../workload/trace-file.js'
 import type { TraceReplay } from '../workload/trace-replay.js'
 import { calibrate, localLength } from './calibrate.js'
+import { levelRequestBudget } from './precision-watch.js'
 import { planSessions, sessionMeans } from './session-plan.js'
 import { loadConfiguredTrace, planTraceWorkload, traceWarmupPrompts } from './trace-plan.js'
 import { planWorkload, type WorkloadPlan } from './workload-plan.js'
@@ -102,7 +103,7 @@ export function loadWorkloadSources(config: RunConfig): WorkloadSources {
 function sessionRequests(config: RunConfig): number {
   const { load } = config
   if (load.requests_per_level === null) return Number.POSITIVE_INFINITY
-  return (load.requests_per_level + load.warmup_requests) * load.levels.length
+  return ((levelRequestBudget(load) ?? load.requests_per_level) + load.warmup_requests) * load.levels.length
 }
 
 /**

@@ -28,6 +28,7 @@ import { describeEstimate, estimateRun } from './estimate.js'
 import { levelValues, planLevel, timedLevelSeconds, WHOLE_RUN } from './level-plan.js'
 import { type LiveMetrics, startLiveMetrics } from './live-metrics.js'
 import { type MeasureContext, measureLevel } from './measure-level.js'
+import { PrecisionWatch, precisionLine } from './precision-watch.js'
 import { type PreflightResult, runPreflight } from './preflight.js'
 import {
   loadWorkloadSources,
@@ -46,6 +47,7 @@ import {
 import { RecordSink } from './record-sink.js'
 import { resolveEndpoint } from './resolve-endpoint.js'
 import { RunClock } from './run-clock.js'
+import { sampleSizeAdvice } from './sample-advice.js'
 import { startServerMetrics } from './server-metrics.js'
 import { readServerSelf } from './server-self-read.js'
 import { sessionWork } from './session-plan.js'
@@ -270,7 +272,11 @@ async function setUpRun(
     for (const record of probed.records) sink.keep(record)
     if (stop.requested) return { kind: 'interrupted-before-load', phase: 'preflight', recordsPath }
     timing = probed.timing
-    if (timing !== null) log(describeTiming(timing))
+    if (timing !== null) {
+      log(describeTiming(timing))
+      const advice = sampleSizeAdvice(config, timing, config.metrics.percentiles)
+      if (advice !== null) log(advice)
+    }
   }
   const estimate = estimateRun(config, {
     input_mean: sources.input_mean,
@@ -432,16 +438,26 @@ async function runLevel(gradient: Gradient, value: number): Promise<BenchResult 
   gradient.clock.beginLevel(value)
   // Summarized as its records arrive: the level's records are on disk, not held for its summary.
   const summarizer = new LevelSummarizer(value, summaryOptions(meta))
-  const { client, outcomes } = await measureLevel(measure, level, summarizer)
+  const precision =
+    config.load.precision === null || level.load.kind !== 'closed'
+      ? undefined
+      : new PrecisionWatch(config.load, level.load.concurrency, () => gradient.pool.enough())
+  const { client, outcomes } = await measureLevel(measure, level, summarizer, 'measure', precision)
   gradient.clock.endLevel(value)
   if (noticeFromLoad(gradient.connections, outcomes, log)) gradient.pool.stopReuse()
   meta.client.architecture = architecture(gradient.workers, gradient.connections, config.load.mode)
   measure.sink.flush()
   const window = summarizer.window()
   gradient.windows.push(window)
-  gradient.summaries.push(
-    withServerFigures(summarizer.result(client), window, gradient.scraper?.scrapes ?? [], meta.percentiles),
+  const figures = withServerFigures(
+    summarizer.result(client),
+    window,
+    gradient.scraper?.scrapes ?? [],
+    meta.percentiles,
   )
+  const reached = precision?.finish(stop.requested)
+  gradient.summaries.push(reached === undefined ? figures : { ...figures, precision: reached })
+  if (reached !== undefined) log(precisionLine(`level ${value}`, reached))
   // A stop during the level cut it short: it is shown, not judged.
   meta.levels_run.push({
     value,

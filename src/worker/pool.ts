@@ -41,6 +41,8 @@ function spawnWorker(): Worker {
  */
 export class WorkerPool {
   private onRecords: (records: RequestRecord[]) => void = () => {}
+  /** The round last sent to the threads (an `enough` names it). */
+  private roundId = 0
   /** Each thread's requests in flight as of its last batch (the live metrics read the sum). */
   private readonly inFlightByThread: number[] = []
   /** Turned off for every later level once any thread saw the server close after responses. */
@@ -118,6 +120,15 @@ export class WorkerPool {
     this.keepAlive = false
   }
 
+  /**
+   * --precision: the round in progress sends no new requests; those in flight finish as usual (the
+   * level is over, not cut). Ignored by a thread whose round already ended.
+   */
+  enough(): void {
+    for (const worker of this.workers)
+      worker.postMessage({ type: 'enough', roundId: this.roundId } satisfies ToWorker)
+  }
+
   /** First Ctrl-C: no new requests anywhere; in-flight ones get `graceMs` to finish, then are cut. */
   stop(graceMs: number): void {
     for (const worker of this.workers) worker.postMessage({ type: 'stop', graceMs } satisfies ToWorker)
@@ -141,10 +152,17 @@ export class WorkerPool {
   }
 
   private round(shares: readonly LevelShare[], round: Round): Promise<RoundDone[]> {
+    this.roundId++
     return Promise.all(
       shares.map((share, i) => {
         const done = new Promise<RoundDone>((resolve, reject) => this.waiting.set(i, { resolve, reject }))
-        const message: ToWorker = { type: 'round', round, share, keepAlive: this.keepAlive }
+        const message: ToWorker = {
+          type: 'round',
+          round,
+          share,
+          keepAlive: this.keepAlive,
+          roundId: this.roundId,
+        }
         ;(this.workers[i] as Worker).postMessage(message)
         return done
       }),

@@ -30,8 +30,12 @@ export type ToWorker =
       share: LevelShare
       /** False once any thread saw the server close after responses: no thread reuses connections then. */
       keepAlive: boolean
+      /** Names the round, so an `enough` that arrives after it ended cannot stop the next one. */
+      roundId: number
     }
   | { type: 'stop'; graceMs: number }
+  /** --precision: the level's figures are precise enough; no new requests in that round, in-flight ones finish. */
+  | { type: 'enough'; roundId: number }
 
 export type FromWorker =
   | { type: 'ready' }

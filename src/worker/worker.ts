@@ -32,6 +32,9 @@ let sessions: SessionSource | undefined
 let seq = 0
 let promptRound = 0
 let stopRequested = false
+/** The round running on this thread, and whether --precision has said it has enough. */
+let roundId = 0
+let enough = false
 const interrupt = new AbortController()
 let batch: RequestRecord[] = []
 /** Sent and not yet recorded: one increment and one decrement per request, posted with the batches. */
@@ -96,7 +99,7 @@ async function runShare(share: LevelShare, round: Round, keepAlive: boolean): Pr
         inFlight--
         batch.push(record)
       },
-      stopRequested: () => stopRequested,
+      stopRequested: () => stopRequested || enough,
       clock: REAL_TIME,
       ...(sessions === undefined ? {} : { sessions }),
     })
@@ -133,7 +136,12 @@ port.on('message', (message: ToWorker) => {
       // In-flight requests get a short grace to finish, then are cut (and recorded as interrupted).
       setTimeout(() => interrupt.abort(new InterruptedError(message.graceMs)), message.graceMs).unref()
       break
+    case 'enough':
+      if (message.roundId === roundId) enough = true
+      break
     case 'round':
+      roundId = message.roundId
+      enough = false
       runShare(message.share, message.round, message.keepAlive).catch((error: unknown) =>
         post({ type: 'failed', message: error instanceof Error ? error.message : String(error) }),
       )

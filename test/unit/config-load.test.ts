@@ -88,6 +88,9 @@ const DOCUMENTED_DEFAULTS: RunConfig = {
     stagger: true,
     requests_per_level: 40,
     duration_per_level_s: null,
+    precision: null,
+    max_requests_per_level: null,
+    max_duration_per_level_s: null,
     warmup_requests: 5,
     warmup_s: 0,
     cooldown_s: 0,
@@ -205,6 +208,20 @@ test("SPEC files together plus flags: flags win, and --requests replaces the fil
   assert.equal(config.client.timeout_s, 120)
 })
 
+test('--precision and its ceilings map onto load, and asking for precision replaces an earlier timed level', () => {
+  const config = load([SETTINGS, TOML], {
+    precision: { ttft_p95: 5, tput: 3 },
+    max_requests: 300,
+    max_duration: 60,
+  })
+  assert.deepEqual(config.load.precision, { ttft_p95: 5, tput: 3 })
+  assert.equal(config.load.max_requests_per_level, 300)
+  assert.equal(config.load.max_duration_per_level_s, 60)
+  // config.toml said duration 30: precision sizes levels by requests, the floor from settings.json.
+  assert.equal(config.load.duration_per_level_s, null)
+  assert.equal(config.load.requests_per_level, 40)
+})
+
 // ---------------------------------------------------------------------------------------------------
 // Layering and mapping
 // ---------------------------------------------------------------------------------------------------
@@ -270,6 +287,9 @@ test('every flag maps onto its RunConfig field', () => {
       stagger: true,
       requests_per_level: null,
       duration_per_level_s: 7.5,
+      precision: null,
+      max_requests_per_level: null,
+      max_duration_per_level_s: null,
       warmup_requests: 0,
       warmup_s: 2,
       cooldown_s: 1,

@@ -1,0 +1,126 @@
+import type { RequestRecord } from '../records/types.js'
+import { Samples } from './accumulator.js'
+import { e2eMs, isOk, tpotMs, ttftMs } from './derive.js'
+import { percentileOfSorted } from './distribution.js'
+import { effectiveSampleSize, percentileInterval, throughputInterval } from './intervals.js'
+import { type PrecisionFigure, parsePrecisionKey } from './precision-key.js'
+import { TokenTimeline } from './token-timeline.js'
+
+/**
+ * How precise a level's named figures are so far, as --precision asks: each figure's 95% interval
+ * half-width relative to the figure. Percentiles use the order-statistic interval widened by the
+ * series' effective sample size (requests under load are not independent), as the level's summary
+ * does; throughput uses the t interval over time slices, on the part of the window no request still
+ * in flight can add tokens to.
+ */
+export interface FigurePrecision {
+  /** The key as the user wrote it: ttft_p95, tput. */
+  key: string
+  target_pct: number
+  /** The figure so far (ms, or tokens/s for tput); null before any request gave one. */
+  value: number | null
+  /** Half-width of its 95% interval, percent of the figure; null while the samples cannot bound it. */
+  reached_pct: number | null
+  met: boolean
+}
+
+type Metric = 'ttft' | 'tpot' | 'e2e'
+
+/** A level run with --precision: what it was asked, what it reached and what ended it. */
+export interface LevelPrecision {
+  /** requests_per_level: no stop before this many measured requests. */
+  floor: number
+  /** The ceilings: the most requests, and the longest the level may send (null = none). */
+  max_requests: number
+  max_duration_s: number | null
+  figures: FigurePrecision[]
+  /** Every named figure reached its target. */
+  met: boolean
+  /** precise: stopped once met; max_requests/max_duration: a ceiling came first; interrupted: Ctrl-C. */
+  stopped_by: 'precise' | 'max_requests' | 'max_duration' | 'interrupted'
+  /** Measured requests the level sent. */
+  requests: number
+}
+
+export class PrecisionTracker {
+  private readonly targets: { key: string; figure: PrecisionFigure; target: number }[]
+  /** Each metric's values in the order the records arrived (autocorrelation needs the order). */
+  private readonly series: Record<Metric, Samples> = {
+    ttft: new Samples(),
+    tpot: new Samples(),
+    e2e: new Samples(),
+  }
+  private readonly timeline = new TokenTimeline()
+  private first = Number.POSITIVE_INFINITY
+  private lastEnd = Number.NEGATIVE_INFINITY
+  private longest = 0
+  /** Measured records, failed ones included: the floor counts requests, not successes. */
+  requests = 0
+
+  constructor(targets: Readonly<Record<string, number>>) {
+    this.targets = Object.entries(targets).map(([key, target]) => {
+      const figure = parsePrecisionKey(key)
+      if (typeof figure === 'string') throw new Error(figure)
+      return { key, figure, target }
+    })
+  }
+
+  add(record: RequestRecord): void {
+    this.requests++
+    if (!isOk(record)) return
+    this.timeline.add(record)
+    const e2e = e2eMs(record)
+    this.first = Math.min(this.first, record.sent_at)
+    this.lastEnd = Math.max(this.lastEnd, record.end_at)
+    this.longest = Math.max(this.longest, e2e)
+    this.series.e2e.push(e2e)
+    this.series.ttft.pushFigure(ttftMs(record))
+    this.series.tpot.pushFigure(tpotMs(record))
+  }
+
+  /** Every named figure's precision now. */
+  assess(): FigurePrecision[] {
+    return this.targets.map(({ key, figure, target }) => {
+      const { value, half } =
+        figure.kind === 'throughput' ? this.throughput() : this.percentile(figure.metric, figure.percentile)
+      const reached = value === null || half === null || !(value > 0) ? null : (100 * half) / value
+      return {
+        key,
+        target_pct: target,
+        value,
+        reached_pct: reached === null ? null : Math.round(reached * 100) / 100,
+        met: reached !== null && reached <= target,
+      }
+    })
+  }
+
+  private percentile(metric: Metric, percentile: number): { value: number | null; half: number | null } {
+    const samples = this.series[metric]
+    if (samples.length === 0) return { value: null, half: null }
+    const inOrder = samples.copy()
+    const sorted = samples.sorted()
+    const interval = percentileInterval(sorted, percentile, undefined, effectiveSampleSize(inOrder))
+    const value = percentileOfSorted(sorted, percentile)
+    if (interval.low === null || interval.high === null) return { value, half: null }
+    return { value, half: (interval.high - interval.low) / 2 }
+  }
+
+  /**
+   * Tokens/s up to the last end less the longest request seen: a request still in flight started
+   * after that (in a closed loop, when the stream's previous request ended), so every token before it
+   * has been counted; later slices would read low only because their tokens are still arriving.
+   */
+  private throughput(): { value: number | null; half: number | null } {
+    const end = this.lastEnd - this.longest
+    const interval = this.requests === 0 ? null : throughputInterval(this.timeline, this.first, end)
+    if (interval === null || interval.low === null || interval.high === null)
+      return { value: null, half: null }
+    return { value: (interval.low + interval.high) / 2, half: (interval.high - interval.low) / 2 }
+  }
+}
+
+/** "ttft_p95 4.1% (target 5%)", for the live line and the level's notes; "?" while unbounded. */
+export function describePrecision(figure: FigurePrecision): string {
+  const reached = figure.reached_pct === null ? '?' : `±${figure.reached_pct.toFixed(1)}%`
+  return `${figure.key} ${reached} (target ${figure.target_pct}%)`
+}

@@ -1,0 +1,163 @@
+// test-lane: long
+// (test/run.sh starts the long files first, so the shared lane does not end on one of them)
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import type { LevelSummary } from '../../src/metrics/summarize.js'
+import { runCli } from '../helpers/cli.js'
+import { startSimulatorProcess } from '../helpers/sim-process.js'
+import { readResult, withSimRun } from '../helpers/sim-run.js'
+
+/**
+ * --precision against the simulator (issue 27): a level keeps sending past --requests until the
+ * named figures are precise, and stops there, or at a ceiling, saying which figure fell short.
+ * Steady: one stream, fixed prompts, a fixed prefill: TTFT is the same but for timer noise, and
+ * its median is precise long before the ceiling. Noisy: prompts of normal(128, 64) tokens at 2 ms a
+ * token of prefill: TTFT spreads over hundreds of ms (a log-spread near 0.5), and a median within
+ * ±5% needs hundreds of requests, far past a ceiling of 30.
+ */
+
+const STEADY = {
+  slots: 4,
+  prefill_base_ms: 20,
+  prefill_ms_per_token: 0,
+  decode_base_ms: 10,
+  decode_ms_per_seq: 0,
+}
+const NOISY = { ...STEADY, prefill_ms_per_token: 2 }
+const COMMON = { warmup: 1, 'output-tokens': 8, 'no-control': true } as const
+
+/** A run with --precision against a simulator of these capacity settings; `check` gets its level. */
+function precisionRun(
+  params: typeof STEADY,
+  flags: Record<string, string | number>,
+  check: (level: LevelSummary | undefined, stderr: string) => void,
+): Promise<void> {
+  return withSimRun(
+    startSimulatorProcess(params),
+    { flags: { ...COMMON, ...flags }, timeoutMs: 100_000 },
+    ({ out, run }) => {
+      assert.equal(run.code, 0, run.stderr)
+      check(readResult(out).levels[0], run.stderr)
+    },
+  )
+}
+
+test('--precision on a steady server: the level stops once its TTFT median is precise, before the ceiling, and says so', {
+  timeout: 120_000,
+}, async () => {
+  await precisionRun(
+    STEADY,
+    {
+      levels: '1',
+      requests: 12,
+      'max-requests': 200,
+      'input-tokens': 64,
+      precision: 'ttft_p50=25%',
+    },
+    (level, stderr) => {
+      const precision = level?.precision
+      assert.ok(precision !== undefined, 'the level carries its precision')
+      assert.equal(precision.stopped_by, 'precise', JSON.stringify(precision))
+      assert.equal(precision.met, true)
+      assert.equal(precision.floor, 12)
+      assert.equal(precision.max_requests, 200)
+      assert.ok((level?.requests ?? 0) >= 12 && (level?.requests ?? 0) < 200, `${level?.requests} requests`)
+      assert.equal(precision.requests, level?.requests)
+      const figure = precision.figures[0]
+      assert.equal(figure?.key, 'ttft_p50')
+      assert.ok(figure?.reached_pct != null && figure.reached_pct <= 25, JSON.stringify(figure))
+      assert.match(stderr, /12–200 requests until ttft_p50 ±25%/, 'the plan says floor, ceiling and target')
+      assert.match(
+        stderr,
+        /sample size: requests a level needs, from the warm probes' spread .*ttft_p50 ±25% about \d+/,
+      )
+      assert.match(
+        stderr,
+        /level 1: (precise at the floor of 12 requests|ran \d+ requests until precise): ttft_p50 ±/,
+      )
+    },
+  )
+})
+
+test('--precision on a noisy server: the level extends to its ceiling and says which figure was not precise, by how much', {
+  timeout: 120_000,
+}, async () => {
+  await precisionRun(
+    NOISY,
+    {
+      levels: '2',
+      requests: 10,
+      'max-requests': 30,
+      'input-tokens': 'normal(128,64)',
+      precision: 'ttft_p50=5%',
+    },
+    (level, stderr) => {
+      const precision = level?.precision
+      assert.ok(precision !== undefined)
+      assert.equal(precision.stopped_by, 'max_requests', JSON.stringify(precision))
+      assert.equal(precision.met, false)
+      assert.equal(level?.requests, 30, 'the ceiling, all of it')
+      const figure = precision.figures[0]
+      assert.ok(
+        figure !== undefined && (figure.reached_pct === null || figure.reached_pct > 5),
+        JSON.stringify(figure),
+      )
+      assert.match(
+        stderr,
+        /level 2: reached the ceiling of 30 requests \(30 requests\) before ttft_p50 (was within ±5% \(it is ±[\d.]+%, [\d.]+× the target\)|could be bounded)/,
+      )
+    },
+  )
+})
+
+test('--precision with --max-duration: a noisy level stops on the clock, well short of its request ceiling', {
+  timeout: 120_000,
+}, async () => {
+  await precisionRun(
+    NOISY,
+    {
+      levels: '2',
+      requests: 4,
+      'max-requests': 5000,
+      'max-duration': 2,
+      'input-tokens': 'normal(128,64)',
+      precision: 'ttft_p50=1%',
+    },
+    (level, stderr) => {
+      assert.equal(level?.precision?.stopped_by, 'max_duration', JSON.stringify(level?.precision))
+      // Two streams of requests of ~0.3 s for 2 s, then the ones in flight finish.
+      assert.ok((level?.requests ?? 0) < 100, `${level?.requests} requests`)
+      assert.match(stderr, /level 2: reached the ceiling of 2 s \(\d+ requests\) before ttft_p50/)
+    },
+  )
+})
+
+test('--precision refused where it cannot work, and its ceilings without it: exit 2 naming the setting', async () => {
+  const base = ['run', '--base-url', 'http://127.0.0.1:9/v1', '--model', 'm', '--levels', '1']
+  const cases: { args: string[]; says: RegExp }[] = [
+    {
+      args: ['--precision', 'ttft_p95=5%', '--duration', '10'],
+      says: /precision: expected levels sized by requests.*got duration_per_level/,
+    },
+    {
+      args: ['--precision', 'ttft_q95=5%'],
+      says: /--precision.*a figure like ttft_p95, tpot_p50, e2e_p99 or tput/,
+    },
+    { args: ['--precision', 'tput=0'], says: /--precision.*a percent above 0/ },
+    { args: ['--precision', 'tput=5', '--mode', 'rate'], says: /precision: expected a concurrency gradient/ },
+    {
+      args: ['--max-requests', '100'],
+      says: /max_requests_per_level: expected precision with max_requests_per_level/,
+    },
+    {
+      args: ['--precision', 'tput=5', '--requests', '50', '--max-requests', '20'],
+      says: /at least requests_per_level/,
+    },
+    { args: ['--precision', 'tput=5', '--shard', '0/2'], says: /--precision with --shard/ },
+  ]
+  for (const { args, says } of cases) {
+    const run = await runCli([...base, ...args])
+    assert.equal(run.code, 2, `${args.join(' ')}: ${run.stderr}`)
+    assert.match(run.stderr, says, args.join(' '))
+  }
+})

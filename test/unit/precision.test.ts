@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { PrecisionTracker } from '../../src/metrics/precision.js'
+import { parsePrecisionKey, precisionPairs } from '../../src/metrics/precision-key.js'
+import {
+  boundedFrom,
+  logSpreadOfProbes,
+  normalQuantile,
+  percentileHalfWidthPct,
+  requestsForPercentile,
+} from '../../src/metrics/sample-size.js'
+import type { RequestRecord } from '../../src/records/types.js'
+import { precisionLine } from '../../src/run/precision-watch.js'
+import { makeRecord } from '../helpers/records.js'
+
+test('precision keys: latency percentiles and tput; anything else says what was expected', () => {
+  assert.deepEqual(parsePrecisionKey('ttft_p95'), { kind: 'percentile', metric: 'ttft', percentile: 95 })
+  assert.deepEqual(parsePrecisionKey('e2e_p99.9'), { kind: 'percentile', metric: 'e2e', percentile: 99.9 })
+  assert.deepEqual(parsePrecisionKey('tput'), { kind: 'throughput' })
+  assert.match(String(parsePrecisionKey('itl_p50')), /expected tput or a percentile/)
+  assert.match(String(parsePrecisionKey('ttft_p100')), /above 0 and below 100/)
+  assert.deepEqual(precisionPairs('ttft_p95=5%, tput=3'), { ttft_p95: 5, tput: 3 })
+  assert.ok(Number.isNaN(precisionPairs('tput=').tput))
+})
+
+test('sample sizes: the tails need far more requests than the median, and none bounds p99 below 368', () => {
+  assert.ok(Math.abs(normalQuantile(0.975) - 1.959964) < 1e-6)
+  assert.ok(Math.abs(normalQuantile(0.01) + 2.326348) < 1e-6)
+  assert.equal(boundedFrom(0.95), 72)
+  assert.equal(boundedFrom(0.99), 368)
+  const p50 = requestsForPercentile(50, 10, 0.2)
+  const p95 = requestsForPercentile(95, 10, 0.2)
+  const p99 = requestsForPercentile(99, 10, 0.2)
+  assert.ok(p50 < p95 && p95 < p99, `${p50} < ${p95} < ${p99}`)
+  // Halving the target quadruples the requests, where the bound does not decide.
+  assert.ok(Math.abs(requestsForPercentile(50, 5, 0.2) / p50 - 4) < 0.2)
+  assert.equal(percentileHalfWidthPct(99, 100, 0.2), null)
+  // Round trip: p50 at the advised count is within its target.
+  assert.ok((percentileHalfWidthPct(50, p50, 0.2) ?? 100) <= 10)
+  // Three probes at 100, 110 and 121 ms: a log range of 0.19 over 1.69.
+  assert.ok(Math.abs(logSpreadOfProbes({ min: 100, max: 121 }, 3) - Math.log(1.21) / 1.693) < 1e-9)
+  assert.equal(logSpreadOfProbes({ min: 100, max: 100 }, 3), 0.05, 'never below the floor')
+})
+
+function record(i: number, ttft: number, e2e: number): RequestRecord {
+  // Ten tokens from the first at `ttft` to the last at `e2e`.
+  const times = Array.from({ length: 10 }, (_, k) => i * 100 + ttft + ((e2e - ttft) * k) / 9)
+  return makeRecord({ seq: i, sent_at: i * 100, token_times: times })
+}
+
+test('the tracker: a tight median is precise, a spread one is not, and an unbounded p95 is never met', () => {
+  const tight = new PrecisionTracker({ ttft_p50: 5, ttft_p95: 50 })
+  for (let i = 0; i < 40; i++) tight.add(record(i, 100 + (i % 5), 200))
+  const [median, tail] = tight.assess()
+  assert.equal(median?.met, true, JSON.stringify(median))
+  assert.ok((median?.reached_pct ?? 100) < 5)
+  assert.equal(tail?.reached_pct, null, 'p95 of 40 has no upper end')
+  assert.equal(tail?.met, false)
+
+  const spread = new PrecisionTracker({ ttft_p50: 5 })
+  let seed = 7
+  for (let i = 0; i < 40; i++) {
+    seed = (seed * 1103515245 + 12345) % 2147483648
+    spread.add(record(i, 50 + (seed % 200), 400))
+  }
+  assert.equal(spread.assess()[0]?.met, false, JSON.stringify(spread.assess()))
+  assert.equal(spread.requests, 40)
+})
+
+test('precision lines say why a level stopped where it did, and by how much a figure fell short', () => {
+  const figure = { key: 'ttft_p95', target_pct: 5, value: 120, reached_pct: 7.5, met: false }
+  const base = { floor: 40, max_requests: 400, max_duration_s: null, met: false, requests: 400 }
+  assert.equal(
+    precisionLine('level 8', { ...base, figures: [figure], stopped_by: 'max_requests' }),
+    'level 8: reached the ceiling of 400 requests (400 requests) before ttft_p95 was within ±5% (it is ±7.5%, 1.5× the target)',
+  )
+  const met = { ...figure, reached_pct: 4.2, met: true }
+  assert.equal(
+    precisionLine('level 8', { ...base, figures: [met], met: true, requests: 97, stopped_by: 'precise' }),
+    'level 8: ran 97 requests until precise: ttft_p95 ±4.2% (target 5%)',
+  )
+  assert.match(
+    precisionLine('level 8', {
+      ...base,
+      max_duration_s: 30,
+      requests: 120,
+      figures: [{ ...figure, reached_pct: null }],
+      stopped_by: 'max_duration',
+    }),
+    /reached the ceiling of 30 s \(120 requests\) before ttft_p95 could be bounded/,
+  )
+})
