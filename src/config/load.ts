@@ -169,7 +169,24 @@ export function loadRunConfig(opts: LoadOptions): RunConfig {
   if (issues.length > 0) throw new ConfigError(issues)
   CONFLICTS.set(config, conflicts)
   WHERE_SET.set(config, whereSetIn(ranked))
+  const sized = ranked.some((layer) => {
+    const load = layer.patch?.load
+    return (
+      load?.requests_per_level !== undefined ||
+      load?.duration_per_level_s !== undefined ||
+      load?.precision !== undefined
+    )
+  })
+  if (!sized) SIZED_BY_DEFAULT.add(config)
   return config
+}
+
+/** Configs whose levels no source sized (no requests, duration or precision anywhere). */
+const SIZED_BY_DEFAULT = new WeakSet<RunConfig>()
+
+/** Whether no file or flag said how long a level is: the run may then size levels by precision. */
+export function levelsSizedByDefault(config: RunConfig): boolean {
+  return SIZED_BY_DEFAULT.has(config)
 }
 
 const WHERE_SET = new WeakMap<RunConfig, WhereSet>()

@@ -119,3 +119,24 @@ function describeShortfall(figure: FigurePrecision): string {
     return `${figure.key} could be bounded (its 95% interval is still open at the top; target ±${figure.target_pct}%)`
   return `${figure.key} was within ±${figure.target_pct}% (it is ±${figure.reached_pct.toFixed(1)}%, ${(figure.reached_pct / figure.target_pct).toFixed(1)}× the target)`
 }
+
+/**
+ * What a run sizes its levels by when no source said: precise enough for the knee's own figures
+ * (throughput and the TTFT median) rather than a fixed 40 requests that a steady server answers
+ * long before and a queueing one leaves a coin toss. Tails are not asked for: p95 alone needs 72
+ * requests before its interval has an upper end.
+ */
+export const DEFAULT_PRECISION: Readonly<Record<string, number>> = { tput: 5, ttft_p50: 10 }
+/** ... from this floor (requests per level) ... */
+export const DEFAULT_PRECISION_FLOOR = 20
+
+/**
+ * The load of a run whose levels no source sized: by precision where it can work (a whole
+ * concurrency gradient: not request-rate mode, a trace, sessions or a shard), else as it was.
+ */
+export function defaultPrecisionLoad(config: RunConfig, sharded: boolean): RunConfig['load'] {
+  const { load, workload } = config
+  if (sharded || load.mode !== 'concurrency' || workload.trace !== null || workload.sessions) return load
+  if (load.precision !== null || load.duration_per_level_s !== null) return load
+  return { ...load, precision: { ...DEFAULT_PRECISION }, requests_per_level: DEFAULT_PRECISION_FLOOR }
+}

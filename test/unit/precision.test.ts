@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { levelsSizedByDefault, loadRunConfig } from '../../src/config/load.js'
+import type { ConfigFlags } from '../../src/config/settings.js'
 import { PrecisionTracker } from '../../src/metrics/precision.js'
 import { parsePrecisionKey, precisionPairs } from '../../src/metrics/precision-key.js'
 import {
@@ -10,7 +12,13 @@ import {
   requestsForPercentile,
 } from '../../src/metrics/sample-size.js'
 import type { RequestRecord } from '../../src/records/types.js'
-import { precisionLine } from '../../src/run/precision-watch.js'
+import {
+  DEFAULT_PRECISION,
+  DEFAULT_PRECISION_FLOOR,
+  defaultPrecisionLoad,
+  levelRequestBudget,
+  precisionLine,
+} from '../../src/run/precision-watch.js'
 import { makeRecord } from '../helpers/records.js'
 
 test('precision keys: latency percentiles and tput; anything else says what was expected', () => {
@@ -89,4 +97,20 @@ test('precision lines say why a level stopped where it did, and by how much a fi
     }),
     /reached the ceiling of 30 s \(120 requests\) before ttft_p95 could be bounded/,
   )
+})
+
+test('levels nobody sized run by the default precision; sized ones, rate mode, sessions and shards as they were', () => {
+  const fromFlags = (flags: ConfigFlags) =>
+    loadRunConfig({ configFiles: [], flags: { base_url: 'http://h/v1', model: 'm', ...flags } })
+  const unsized = fromFlags({})
+  assert.equal(levelsSizedByDefault(unsized), true)
+  const load = defaultPrecisionLoad(unsized, false)
+  assert.deepEqual(load.precision, DEFAULT_PRECISION)
+  assert.equal(load.requests_per_level, DEFAULT_PRECISION_FLOOR)
+  assert.equal(levelRequestBudget(load), 10 * DEFAULT_PRECISION_FLOOR)
+  assert.equal(defaultPrecisionLoad(unsized, true), unsized.load, 'a shard keeps fixed levels')
+  for (const sized of [{ requests: 40 }, { duration: 10 }, { precision: { tput: 3 } }] as ConfigFlags[])
+    assert.equal(levelsSizedByDefault(fromFlags(sized)), false, JSON.stringify(sized))
+  assert.equal(defaultPrecisionLoad(fromFlags({ mode: 'rate' }), false).precision, null)
+  assert.equal(defaultPrecisionLoad(fromFlags({ sessions: true }), false).precision, null)
 })

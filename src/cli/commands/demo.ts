@@ -83,7 +83,10 @@ export async function demoCommand(argv: string[], io: Io): Promise<number> {
       warmup: DEMO_DEFAULTS.warmup,
       input_tokens: DEMO_DEFAULTS.input_tokens,
       output_tokens: DEMO_DEFAULTS.output_tokens,
-      ...(overrides.requests === undefined ? { duration: DEMO_DEFAULTS.duration_s } : {}),
+      // Timed levels unless the user sized them: by requests, or by precision (requests are its floor).
+      ...(overrides.requests === undefined && overrides.precision === undefined
+        ? { duration: DEMO_DEFAULTS.duration_s }
+        : {}),
       ...overrides,
       // The simulator is this machine's own child: an egress proxy would not reach it.
       proxy: false,
