@@ -124,3 +124,30 @@ export function describePrecision(figure: FigurePrecision): string {
   const reached = figure.reached_pct === null ? '?' : `±${figure.reached_pct.toFixed(1)}%`
   return `${figure.key} ${reached} (target ${figure.target_pct}%)`
 }
+
+/** The level's line: why it stopped where it did, and what was not precise enough by how much. */
+export function precisionLine(levelName: string, precision: LevelPrecision): string {
+  const figures = precision.figures.map(describePrecision).join(', ')
+  switch (precision.stopped_by) {
+    case 'precise':
+      return precision.requests <= precision.floor + 1 && precision.met
+        ? `${levelName}: precise at the floor of ${precision.floor} requests: ${figures}`
+        : `${levelName}: ran ${precision.requests} requests until precise: ${figures}`
+    case 'interrupted':
+      return `${levelName}: interrupted after ${precision.requests} requests: ${figures}`
+    default: {
+      const ceiling =
+        precision.stopped_by === 'max_duration'
+          ? `the ceiling of ${precision.max_duration_s} s`
+          : `the ceiling of ${precision.max_requests} requests`
+      const short = precision.figures.filter((figure) => !figure.met)
+      return `${levelName}: reached ${ceiling} (${precision.requests} requests) before ${short.map(describeShortfall).join(' and ')}`
+    }
+  }
+}
+
+function describeShortfall(figure: FigurePrecision): string {
+  if (figure.reached_pct === null)
+    return `${figure.key} could be bounded (its 95% interval is still open at the top; target ±${figure.target_pct}%)`
+  return `${figure.key} was within ±${figure.target_pct}% (it is ±${figure.reached_pct.toFixed(1)}%, ${(figure.reached_pct / figure.target_pct).toFixed(1)}× the target)`
+}

@@ -10,6 +10,7 @@ import { adviceFor, levelVerdict } from '../analysis/verdict.js'
 import { requestTimeoutMs } from '../client/request-timeout.js'
 import { round } from '../metrics/distribution.js'
 import { unreachableAfterAnswers } from '../metrics/failure-causes.js'
+import { precisionLine } from '../metrics/precision.js'
 import { type Capacity, findCapacity, toSlos } from '../metrics/slo.js'
 import {
   LevelSummarizer,
@@ -95,7 +96,7 @@ export function finishResult(
   meta: RunMeta,
   drift: Drift | null = null,
 ): BenchResult {
-  const summaries = markInterrupted(unreachableAfterAnswers(figures), meta)
+  const summaries = withPrecision(markInterrupted(unreachableAfterAnswers(figures), meta), meta)
   const ttftKey = meta.percentiles.includes(95) ? 'p95' : 'mean'
   const rateMode = meta.load?.mode === 'request_rate'
   // An interrupted level is shown, never judged: the knee is placed on the levels that ran out.
@@ -223,6 +224,23 @@ function describeSaturation(
 
 function plural(values: readonly number[], noun: string): string {
   return values.length === 1 ? `${noun}` : `${noun}s`
+}
+
+/**
+ * --precision: each level's account, from meta (the run wrote it there, so `report` draws it
+ * again), and where a ceiling left a figure imprecise, a note beside the table saying which.
+ */
+function withPrecision(summaries: readonly LevelFigures[], meta: RunMeta): LevelFigures[] {
+  if (meta.levels_run === undefined) return [...summaries]
+  const run = new Map(meta.levels_run.map((level) => [level.value, level.precision]))
+  return summaries.map((summary) => {
+    const precision = run.get(summary.value)
+    if (precision === undefined) return summary
+    const short =
+      precision.met || precision.stopped_by === 'interrupted' ? [] : [precisionLine('not precise', precision)]
+    const notes = [...(summary.notes ?? []), ...short]
+    return { ...summary, precision, ...(notes.length > 0 ? { notes } : {}) }
+  })
 }
 
 /**

@@ -108,6 +108,7 @@ function build(v1: boolean): z.ZodType {
         workers: aCount(),
         client: anObject({ cpu_percent: aNumber(), loops: aList(figures()) }),
         interrupted: aBoolean().optional(),
+        precision: figures().optional(),
       }),
     ),
     time_origin_ms: aNumber().optional(),

@@ -1,5 +1,6 @@
 import type { ProxyMeta } from '../client/proxy.js'
 import type { LevelClientStats } from '../metrics/client-health.js'
+import type { LevelPrecision } from '../metrics/precision.js'
 import type { LoadMode } from '../metrics/summarize.js'
 import type { Prices } from '../metrics/workload-figures.js'
 import type { Protocol } from '../protocols/names.js'
@@ -93,6 +94,8 @@ export interface RunMeta {
     client: LevelClientStats
     /** The level was cut short by an interrupt: shown, not judged; absent otherwise. */
     interrupted?: boolean
+    /** --precision: what the level reached and why it stopped (levels[].precision); absent otherwise. */
+    precision?: LevelPrecision
   }[]
   /** performance.timeOrigin of the run's process: record times + this = wall-clock ms (for merging shards). */
   time_origin_ms?: number

@@ -5,6 +5,7 @@ import { DriftSamples } from '../analysis/drift.js'
 import { proxyMetaOf } from '../client/proxy.js'
 import type { Endpoint } from '../client/target.js'
 import type { RunConfig } from '../config/types.js'
+import { precisionLine } from '../metrics/precision.js'
 import { LevelSummarizer, type LevelSummary } from '../metrics/summarize.js'
 import { asDiskFull, isNoSpace } from '../records/disk-full.js'
 import type { LevelProgress } from '../report/progress.js'
@@ -28,7 +29,7 @@ import { describeEstimate, estimateRun } from './estimate.js'
 import { levelValues, planLevel, timedLevelSeconds, WHOLE_RUN } from './level-plan.js'
 import { type LiveMetrics, startLiveMetrics } from './live-metrics.js'
 import { type MeasureContext, measureLevel } from './measure-level.js'
-import { PrecisionWatch, precisionLine } from './precision-watch.js'
+import { PrecisionWatch } from './precision-watch.js'
 import { type PreflightResult, runPreflight } from './preflight.js'
 import {
   loadWorkloadSources,
@@ -455,8 +456,9 @@ async function runLevel(gradient: Gradient, value: number): Promise<BenchResult 
     gradient.scraper?.scrapes ?? [],
     meta.percentiles,
   )
+  gradient.summaries.push(figures)
+  // --precision's account goes into meta, where finishResult (and `report`) attach it to the level.
   const reached = precision?.finish(stop.requested)
-  gradient.summaries.push(reached === undefined ? figures : { ...figures, precision: reached })
   if (reached !== undefined) log(precisionLine(`level ${value}`, reached))
   // A stop during the level cut it short: it is shown, not judged.
   meta.levels_run.push({
@@ -464,6 +466,7 @@ async function runLevel(gradient: Gradient, value: number): Promise<BenchResult 
     workers: outcomes.length,
     client,
     ...(stop.requested ? { interrupted: true } : {}),
+    ...(reached === undefined ? {} : { precision: reached }),
   })
   const result = finishResult(gradient.summaries, meta)
   writeJsonAtomic(gradient.resultPath, result)

@@ -1,6 +1,8 @@
 // test-lane: long
 // (test/run.sh starts the long files first, so the shared lane does not end on one of them)
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { test } from 'node:test'
 import type { LevelSummary } from '../../src/metrics/summarize.js'
 import { runCli } from '../helpers/cli.js'
@@ -30,14 +32,14 @@ const COMMON = { warmup: 1, 'output-tokens': 8, 'no-control': true } as const
 function precisionRun(
   params: typeof STEADY,
   flags: Record<string, string | number>,
-  check: (level: LevelSummary | undefined, stderr: string) => void,
+  check: (level: LevelSummary | undefined, stderr: string, out: string) => void | Promise<void>,
 ): Promise<void> {
   return withSimRun(
     startSimulatorProcess(params),
     { flags: { ...COMMON, ...flags }, timeoutMs: 100_000 },
-    ({ out, run }) => {
+    async ({ out, run }) => {
       assert.equal(run.code, 0, run.stderr)
-      check(readResult(out).levels[0], run.stderr)
+      await check(readResult(out).levels[0], run.stderr, out)
     },
   )
 }
@@ -91,7 +93,7 @@ test('--precision on a noisy server: the level extends to its ceiling and says w
       'input-tokens': 'normal(128,64)',
       precision: 'ttft_p50=5%',
     },
-    (level, stderr) => {
+    async (level, stderr, out) => {
       const precision = level?.precision
       assert.ok(precision !== undefined)
       assert.equal(precision.stopped_by, 'max_requests', JSON.stringify(precision))
@@ -106,6 +108,13 @@ test('--precision on a noisy server: the level extends to its ceiling and says w
         stderr,
         /level 2: reached the ceiling of 30 requests \(30 requests\) before ttft_p50 (was within ±5% \(it is ±[\d.]+%, [\d.]+× the target\)|could be bounded)/,
       )
+      // Said beside the table too, and drawn again by `report` from what the run stored.
+      const note = /not precise: reached the ceiling of 30 requests \(30 requests\) before ttft_p50/
+      assert.match(readFileSync(join(out, 'summary.md'), 'utf8'), note)
+      const report = await runCli(['report', out])
+      assert.equal(report.code, 0, report.stderr)
+      assert.match(report.stdout, note)
+      assert.equal(readResult(out).levels[0]?.precision?.stopped_by, 'max_requests')
     },
   )
 })

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { levelsSizedByDefault, loadRunConfig } from '../../src/config/load.js'
 import type { ConfigFlags } from '../../src/config/settings.js'
-import { PrecisionTracker } from '../../src/metrics/precision.js'
+import { PrecisionTracker, precisionLine } from '../../src/metrics/precision.js'
 import { parsePrecisionKey, precisionPairs } from '../../src/metrics/precision-key.js'
 import {
   boundedFrom,
@@ -17,7 +17,6 @@ import {
   DEFAULT_PRECISION_FLOOR,
   defaultPrecisionLoad,
   levelRequestBudget,
-  precisionLine,
 } from '../../src/run/precision-watch.js'
 import { makeRecord } from '../helpers/records.js'
 
