@@ -19,8 +19,8 @@ import { ConfigError, type ConfigIssue } from './errors.js'
 import { foreignPatch, foreignShape } from './foreign-configs.js'
 import { parseJsonc } from './jsonc.js'
 import { validate } from './schema.js'
-import { type FileLayer, settingConflicts } from './setting-conflicts.js'
-import type { ConfigFlags } from './settings.js'
+import { type FileLayer, keyIn, settingConflicts } from './setting-conflicts.js'
+import { type ConfigFlags, SETTINGS, type SettingId } from './settings.js'
 import {
   ConfigTomlSchema,
   FlagsSchema,
@@ -165,7 +165,7 @@ export function loadRunConfig(opts: LoadOptions): RunConfig {
     meanLength(config.workload.output, DEFAULTS.workload.output_tokens),
   )
 
-  issues.push(...finalIssues(config, layers))
+  issues.push(...finalIssues(config, layers, ranked))
   if (issues.length > 0) throw new ConfigError(issues)
   CONFLICTS.set(config, conflicts)
   WHERE_SET.set(config, whereSetIn(ranked))
@@ -416,6 +416,8 @@ interface FinalCheck {
   message: string
   /** Raw keys (files or flags) that could have supplied the value. */
   sources: string[][]
+  /** The settings at odds: the issue names where each was set (a file's key, a flag), not "defaults". */
+  settings?: SettingId[]
 }
 
 const DATASET_LENGTH_SOURCES = [...rawKeysOf('input_tokens'), ...rawKeysOf('output_tokens')]
@@ -452,6 +454,7 @@ const FINAL_CHECKS: FinalCheck[] = [
     message:
       'expected levels sized by requests with precision (requests_per_level is its floor), got duration_per_level: a timed level already ends on the clock',
     sources: [...rawKeysOf('precision'), ...rawKeysOf('duration')],
+    settings: ['precision', 'duration'],
   },
   {
     path: 'precision',
@@ -466,6 +469,7 @@ const FINAL_CHECKS: FinalCheck[] = [
       ...rawKeysOf('trace'),
       ...rawKeysOf('sessions'),
     ],
+    settings: ['precision', 'mode', 'trace', 'sessions'],
   },
   {
     path: 'max_requests_per_level',
@@ -475,6 +479,7 @@ const FINAL_CHECKS: FinalCheck[] = [
     message:
       'expected precision with max_requests_per_level or max_duration_per_level: they are the ceilings of a level that runs until precise (use requests_per_level or duration_per_level to size a level)',
     sources: [...rawKeysOf('max_requests'), ...rawKeysOf('max_duration'), ...rawKeysOf('precision')],
+    settings: ['max_requests', 'max_duration'],
   },
   {
     path: 'max_requests_per_level',
@@ -484,6 +489,7 @@ const FINAL_CHECKS: FinalCheck[] = [
       c.load.max_requests_per_level < c.load.requests_per_level,
     message: 'expected max_requests_per_level at least requests_per_level (the floor)',
     sources: [...rawKeysOf('max_requests'), ...rawKeysOf('requests')],
+    settings: ['max_requests', 'requests'],
   },
   {
     path: 'input_tokens',
@@ -517,6 +523,7 @@ const FINAL_CHECKS: FinalCheck[] = [
     message:
       'expected sessions or a trace, not both: a trace replays its own requests on its own clock, with no conversation between them',
     sources: [...rawKeysOf('sessions'), ...rawKeysOf('trace')],
+    settings: ['sessions', 'trace'],
   },
   {
     path: 'sessions',
@@ -524,6 +531,7 @@ const FINAL_CHECKS: FinalCheck[] = [
     message:
       'expected mode "concurrency" with sessions: a session\'s turns wait for each other, so only a closed loop can run them',
     sources: [...rawKeysOf('sessions'), ...rawKeysOf('mode')],
+    settings: ['sessions', 'mode'],
   },
   {
     path: 'max_cost',
@@ -551,15 +559,33 @@ function sizedOnce({ requests_per_level: n, duration_per_level_s: t }: RunConfig
  * value (it mentions the key, or could not be parsed at all): its complaint would likely be wrong, and
  * the real problem is already reported.
  */
-function finalIssues(config: RunConfig, layers: Layer[]): ConfigIssue[] {
+function finalIssues(config: RunConfig, layers: Layer[], ranked: readonly Layer[]): ConfigIssue[] {
   const failed = layers.filter((layer) => layer.patch === null)
   const mightSet = (sources: string[][]) =>
     failed.some((l) => l.raw === UNPARSED || sources.some((at) => valueAt(l.raw, at) !== undefined))
-  return FINAL_CHECKS.filter((check) => check.fails(config) && !mightSet(check.sources)).map((check) => ({
-    file: 'defaults',
-    path: check.path,
-    message: check.message,
-  }))
+  return FINAL_CHECKS.filter((check) => check.fails(config) && !mightSet(check.sources)).map((check) => {
+    const places = (check.settings ?? []).flatMap((id) => {
+      const place = placeSet(ranked, id)
+      return place === null ? [] : [place]
+    })
+    return {
+      file: places.length === 0 ? 'defaults' : places.join(' and '),
+      path: check.path,
+      message: check.message,
+    }
+  })
+}
+
+/** Where a setting was given: the key in the file that set it last, or its flag; null = the default. */
+function placeSet(ranked: readonly Layer[], id: SettingId): string | null {
+  const [section, name] = SETTINGS[id].at as [string, string]
+  const winner = ranked.findLast(
+    (layer) =>
+      (layer.patch as Record<string, Record<string, unknown> | undefined> | null)?.[section]?.[name] !==
+      undefined,
+  )
+  if (winner === undefined) return null
+  return winner.file === undefined ? flagOf(id) : `${keyIn(winner as FileLayer, id)} in ${winner.file}`
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -146,17 +146,17 @@ test('--precision refused where it cannot work, and its ceilings without it: exi
   const cases: { args: string[]; says: RegExp }[] = [
     {
       args: ['--precision', 'ttft_p95=5%', '--duration', '10'],
-      says: /precision: expected levels sized by requests.*got duration_per_level/,
+      says: /^--precision and --duration: precision: expected levels sized by requests.*got duration_per_level/m,
     },
     {
       args: ['--precision', 'ttft_q95=5%'],
       says: /--precision.*a figure like ttft_p95, tpot_p50, e2e_p99 or tput/,
     },
     { args: ['--precision', 'tput=0'], says: /--precision.*a percent above 0/ },
-    { args: ['--precision', 'tput=5', '--mode', 'rate'], says: /precision: expected a concurrency gradient/ },
+    { args: ['--precision', 'tput=5', '--mode', 'rate'], says: /^--precision and --mode: precision: expected a concurrency gradient/m },
     {
       args: ['--max-requests', '100'],
-      says: /max_requests_per_level: expected precision with max_requests_per_level/,
+      says: /^--max-requests: max_requests_per_level: expected precision with max_requests_per_level/m,
     },
     {
       args: ['--precision', 'tput=5', '--requests', '50', '--max-requests', '20'],
