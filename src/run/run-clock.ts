@@ -23,7 +23,8 @@ export class RunClock {
     private readonly cost: RequestCost | null,
   ) {
     // A copy: levelValues hands out the config's own array, which the run iterates.
-    this.left = [...levelValues(config)]
+    // --repeat: each level is begun and ended once per run of it.
+    this.left = levelValues(config).flatMap((value) => Array<number>(config.load.repeat).fill(value))
   }
 
   beginLevel(value: number): void {

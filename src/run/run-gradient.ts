@@ -1,10 +1,11 @@
 import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import { refinementLevel } from '../analysis/advice.js'
-import { DriftSamples } from '../analysis/drift.js'
+import { type Drift, DriftSamples } from '../analysis/drift.js'
 import { proxyMetaOf } from '../client/proxy.js'
 import type { Endpoint } from '../client/target.js'
 import type { RunConfig } from '../config/types.js'
+import { poolRepeats } from '../metrics/repeat-pool.js'
 import { LevelSummarizer, type LevelSummary } from '../metrics/summarize.js'
 import { asDiskFull, isNoSpace } from '../records/disk-full.js'
 import type { LevelProgress } from '../report/progress.js'
@@ -27,7 +28,7 @@ import { architecture, describeRun } from './describe-run.js'
 import { describeEstimate, estimateRun } from './estimate.js'
 import { levelValues, planLevel, timedLevelSeconds, WHOLE_RUN } from './level-plan.js'
 import { type LiveMetrics, startLiveMetrics } from './live-metrics.js'
-import { type MeasureContext, measureLevel } from './measure-level.js'
+import { type MeasureContext, type MeasuredLevel, measureLevel } from './measure-level.js'
 import { type PreflightResult, runPreflight } from './preflight.js'
 import {
   loadWorkloadSources,
@@ -192,6 +193,7 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
       connections,
       summaries: [],
       windows: [],
+      runs: [],
       scraper,
       drift: new DriftSamples(levelValues(config)[0] ?? 0),
       levelsStarted: 0,
@@ -228,6 +230,8 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
     await live?.close(false)
   }
 }
+
+type LevelFigures = Omit<LevelSummary, 'verdict' | 'advice'>
 
 type SetUp =
   | { kind: 'ready'; estimate: CostEstimate | null; prepared: PreparedWorkload; server: ServerSelf | null }
@@ -322,6 +326,11 @@ interface Gradient {
   summaries: Omit<LevelSummary, 'verdict' | 'advice'>[]
   /** Each summary's measured window, kept for the server figures recomputed at the end. */
   windows: (LevelWindow | null)[]
+  /**
+   * --repeat: each run of each level summarized on its own, with its window (`summaries` then hold
+   * every run's records pooled, and poolRepeats makes the level's entry from both).
+   */
+  runs: { repeat: number; summary: LevelFigures; window: LevelWindow | null }[]
   scraper: ServerMetricsScraper | null
   /** The first level's requests and the control's, compared at the end (analysis/drift.ts). */
   drift: DriftSamples
@@ -415,7 +424,11 @@ async function runControl(gradient: Gradient): Promise<void> {
   if (result !== null) log(`control: ${result.reason}`)
 }
 
-/** One level: this shard's share of it, measured, summarized and written; null when skipped. */
+/**
+ * One level: this shard's share of it, measured (--repeat: that many times back to back, each run's
+ * records stamped with it and summarized on their own as well as pooled), summarized and written;
+ * null when skipped.
+ */
 async function runLevel(gradient: Gradient, value: number): Promise<BenchResult | null> {
   const { options, meta, measure } = gradient
   const { config, stop, log } = options
@@ -428,20 +441,46 @@ async function runLevel(gradient: Gradient, value: number): Promise<BenchResult 
     if (level === null) log(`level ${value}: this shard's share is empty; skipped`)
     return null
   }
-  measure.sink.setLevel(value)
-  gradient.clock.beginLevel(value)
+  const repeats = meta.load.repeat ?? 1
+  const scrapes = () => gradient.scraper?.scrapes ?? []
   // Summarized as its records arrive: the level's records are on disk, not held for its summary.
-  const summarizer = new LevelSummarizer(value, summaryOptions(meta))
-  const { client, outcomes } = await measureLevel(measure, level, summarizer)
-  gradient.clock.endLevel(value)
-  if (noticeFromLoad(gradient.connections, outcomes, log)) gradient.pool.stopReuse()
+  const pooled = new LevelSummarizer(value, summaryOptions(meta))
+  let busiest: MeasuredLevel | null = null
+  for (let repeat = 0; repeat < repeats && (repeat === 0 || !stop.requested); repeat++) {
+    const own = repeats > 1 ? new LevelSummarizer(value, summaryOptions(meta)) : null
+    measure.sink.repeat = own === null ? null : repeat
+    measure.sink.setLevel(value)
+    gradient.clock.beginLevel(value)
+    const measured = await measureLevel(
+      measure,
+      level,
+      own === null
+        ? pooled
+        : {
+            add(record) {
+              pooled.add(record)
+              own.add(record)
+            },
+          },
+    )
+    gradient.clock.endLevel(value)
+    if (noticeFromLoad(gradient.connections, measured.outcomes, log)) gradient.pool.stopReuse()
+    // The client's self-watch of the level is its worst run's: a client bound in one run bounds the level.
+    if (busiest === null || measured.client.cpu_percent > busiest.client.cpu_percent) busiest = measured
+    measure.sink.flush()
+    if (own !== null) {
+      const window = own.window()
+      const summary = withServerFigures(own.result(measured.client), window, scrapes(), meta.percentiles)
+      gradient.runs.push({ repeat, summary, window })
+      log(`${progressLine(summary, config.load.mode, meta)} (run ${repeat + 1} of ${repeats})`)
+    }
+  }
+  measure.sink.repeat = null
+  const { client, outcomes } = busiest as MeasuredLevel
   meta.client.architecture = architecture(gradient.workers, gradient.connections, config.load.mode)
-  measure.sink.flush()
-  const window = summarizer.window()
+  const window = pooled.window()
   gradient.windows.push(window)
-  gradient.summaries.push(
-    withServerFigures(summarizer.result(client), window, gradient.scraper?.scrapes ?? [], meta.percentiles),
-  )
+  gradient.summaries.push(withServerFigures(pooled.result(client), window, scrapes(), meta.percentiles))
   // A stop during the level cut it short: it is shown, not judged.
   meta.levels_run.push({
     value,
@@ -449,11 +488,30 @@ async function runLevel(gradient: Gradient, value: number): Promise<BenchResult 
     client,
     ...(stop.requested ? { interrupted: true } : {}),
   })
-  const result = finishResult(gradient.summaries, meta)
+  const result = resultOf(gradient)
   writeJsonAtomic(gradient.resultPath, result)
   const summary = result.levels.at(-1)
   if (summary !== undefined) log(progressLine(summary, config.load.mode, meta))
   return result
+}
+
+/**
+ * The result from the levels so far: with --repeat, each level's entry pooled from its runs
+ * (poolRepeats) and the runs' own summaries, by run, for result.repeats.
+ */
+function resultOf(gradient: Gradient, drift: Drift | null = null): BenchResult {
+  const { runs, meta } = gradient
+  if (runs.length === 0) return finishResult(gradient.summaries, meta, drift)
+  const levels = gradient.summaries.map((summary) =>
+    poolRepeats(
+      runs.filter((run) => run.summary.value === summary.value).map((run) => run.summary),
+      summary,
+    ),
+  )
+  const byRun = Array.from({ length: meta.load.repeat ?? 1 }, (_, repeat) =>
+    runs.filter((run) => run.repeat === repeat).map((run) => run.summary),
+  ).filter((levels) => levels.length > 0)
+  return finishResult(levels, meta, drift, byRun)
 }
 
 /** The final result (partial when stopped) and the report drawn from it. */
@@ -463,7 +521,7 @@ async function finishRun(gradient: Gradient): Promise<RunOutcome> {
   meta.partial = options.stop.requested
   meta.finished_at = new Date().toISOString()
   await serverFiguresAtTheEnd(gradient)
-  const result = finishResult(gradient.summaries, meta, gradient.drift.result())
+  const result = resultOf(gradient, gradient.drift.result())
   writeJsonAtomic(resultPath, result)
   options.stop.enter('report')
   const reportNote = await writeReports(options.outDir, result, {
@@ -487,6 +545,10 @@ async function serverFiguresAtTheEnd(gradient: Gradient): Promise<void> {
   gradient.summaries = gradient.summaries.map((summary, i) =>
     withServerFigures(summary, gradient.windows[i] ?? null, scraper.scrapes, gradient.meta.percentiles),
   )
+  gradient.runs = gradient.runs.map((run) => ({
+    ...run,
+    summary: withServerFigures(run.summary, run.window, scraper.scrapes, gradient.meta.percentiles),
+  }))
 }
 
 function budgetRefusal(estimate: CostEstimate | null, limit: number): string | null {
@@ -499,7 +561,7 @@ function budgetRefusal(estimate: CostEstimate | null, limit: number): string | n
   return null
 }
 
-function progressLine(level: LevelSummary, mode: RunConfig['load']['mode'], meta: RunMeta): string {
+function progressLine(level: LevelFigures, mode: RunConfig['load']['mode'], meta: RunMeta): string {
   const ttft = level.ttft_ms.p50 == null ? '-' : `${level.ttft_ms.p50.toFixed(0)} ms`
   const bound = level.client.bound ? ` — CLIENT-BOUND: ${level.client.reasons.join('; ')}` : ''
   const lateness = latenessNote(level)
