@@ -97,12 +97,21 @@ export function comparisonSummaryLines(comparison: Comparison): string[] {
     )
   }
   lines.push(
+    basisLine(comparison),
     kneeLine(comparison.knee),
     ...notGatedLines(comparison),
     ...driftLines(comparison),
     ...inconclusiveLines(comparison, name),
   )
   return lines
+}
+
+/** What the intervals rest on: said every time, so a pass on a noisy runner can be read for what it is. */
+function basisLine(comparison: Comparison): string {
+  const basis = comparison.basis
+  if (basis?.kind === 'between-run')
+    return `Basis: between-run variance: both runs repeated each level (${basis.runs.base} and ${basis.runs.new} runs, --repeat); base and new are the means over the runs, the interval Welch's t interval of the change in the mean.`
+  return "Basis: within-run: a block bootstrap over each run's requests (one run a side; --repeat on both judges on the spread between runs instead)."
 }
 
 /** Gated tail percentiles that had too few requests to gate: said once, so a pass is not read as covering them. */
