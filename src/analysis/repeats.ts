@@ -134,7 +134,7 @@ function withinIntervals(level: LevelFigures): Record<RepeatMetric, Interval | n
   }
 }
 
-/** Mean, SD and the t interval of the mean over the runs that have the figure; null under two. */
+/** Mean, SD and the t interval of the mean (its low end at least 0) over the runs that have the figure; null under two. */
 export function betweenRuns(values: readonly (number | null)[]): BetweenRuns | null {
   const xs = values.filter((v): v is number => v !== null && Number.isFinite(v))
   if (xs.length < 2) return null
@@ -146,7 +146,8 @@ export function betweenRuns(values: readonly (number | null)[]): BetweenRuns | n
     runs: n,
     mean: round(mean, 3),
     sd: round(sd, 3),
-    low: round(mean - half, 3),
+    // Every figure listed is a time or a rate: an interval below 0 says only that the runs were few.
+    low: round(Math.max(0, mean - half), 3),
     high: round(mean + half, 3),
   }
 }
