@@ -398,11 +398,11 @@ async function runControl(gradient: Gradient): Promise<void> {
   // read the convoy's shared prefill as drift.
   const level = planLevel(config, first.value, WHOLE_RUN, null, meta.load.stagger?.spread_ms ?? 0)
   if (level === null || level.load.kind !== 'closed') return
-  const requests = Math.min(
-    first.requests,
-    Math.max(CONTROL_MIN_REQUESTS, first.value, Math.ceil(first.requests / 3)),
-  )
-  const seconds = Math.max(CONTROL_MIN_SECONDS, first.duration_s)
+  // --repeat: the first level's entry pools its runs; the control is sized on one run of it.
+  const runs = meta.load.repeat ?? 1
+  const perRun = Math.ceil(first.requests / runs)
+  const requests = Math.min(perRun, Math.max(CONTROL_MIN_REQUESTS, first.value, Math.ceil(perRun / 3)))
+  const seconds = Math.max(CONTROL_MIN_SECONDS, first.duration_s / runs)
   log(
     `control: level ${first.value} again, ${requests} requests (at most ${seconds.toFixed(0)} s), to see whether the environment drifted`,
   )
