@@ -137,8 +137,10 @@ test('--repeat 3 on the simulator: each level run 3 times back to back, the runs
   assert.equal(repeats.knee_summary, `knee 4 in ${RUNS} of ${RUNS} runs`)
   const summary = readFileSync(join(first, 'summary.md'), 'utf8')
   assert.match(summary, /^Across 3 runs: knee 4 in 3 of 3 runs$/m)
-  assert.match(summary, /\*\*Between runs\*\* \(3 runs/)
-  assert.match(readFileSync(join(first, 'report.html'), 'utf8'), /Across 3 runs: knee 4 in 3 of 3 runs/)
+  assert.match(summary, /^\*\*Between runs \(3 runs, .*\n\n\| level \| runs \| tok\/s: mean ± SD/m)
+  const html = readFileSync(join(first, 'report.html'), 'utf8')
+  assert.match(html, /Across 3 runs: knee 4 in 3 of 3 runs/)
+  assert.match(html, /<h2>Between runs \(3 runs[^<]*<\/h2><table class="repeats">/)
   // `report` rebuilds the same repeats from requests.jsonl.
   const rebuilt = await runCli(['report', first])
   assert.equal(rebuilt.code, 0, rebuilt.stderr)
