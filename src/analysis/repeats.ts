@@ -46,8 +46,16 @@ export interface Repeats {
   /** `interleaved`: each level's runs back to back, then the next level's. */
   order: 'interleaved'
   levels: RepeatLevel[]
-  /** The knee of each run, found on that run's own levels as the run's knee is; null = none placed. */
-  knees: { repeat: number; value: number | null }[]
+  /**
+   * The knee of each run, found on that run's own levels as the run's knee is (value null = none
+   * placed), with its bracket and confidence (absent without a knee).
+   */
+  knees: {
+    repeat: number
+    value: number | null
+    bracket?: [number, number] | null
+    confidence?: 'clear' | 'uncertain'
+  }[]
   /** How many runs placed the knee where, most first (value null = no knee). */
   knee_distribution: { value: number | null; runs: number }[]
   /** "knee 6 in 5 of 5", "knee 6 in 3, 8 in 2": the distribution in words. */
@@ -89,9 +97,13 @@ export function summarizeRepeats(
   })
   const knees = runs.map((levels, repeat) => {
     const judged = levels.filter((level) => level.interrupted !== true)
+    const found = findSaturation(judged, knee.ttftKey, knee.rateMode, knee.slots)
+    if (found === null) return { repeat, value: null }
     return {
       repeat,
-      value: findSaturation(judged, knee.ttftKey, knee.rateMode, knee.slots)?.value ?? null,
+      value: found.value,
+      ...(found.bracket === undefined ? {} : { bracket: found.bracket }),
+      ...(found.confidence === undefined ? {} : { confidence: found.confidence }),
     }
   })
   const distribution = kneeDistribution(knees.map((k) => k.value))
