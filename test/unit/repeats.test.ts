@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { betweenRuns, describeKnees } from '../../src/analysis/repeats.js'
-import { welchChange } from '../../src/compare/between-runs.js'
+import { runsOf, welchChange } from '../../src/compare/between-runs.js'
+import { levelSamples, levelThroughput } from '../../src/compare/level-samples.js'
 import { meanInterval } from '../../src/metrics/repeat-pool.js'
+import { makeRecord } from '../helpers/records.js'
 
 test('between runs: mean, sample SD and the t interval of the mean (t 4.303 at 2 degrees of freedom)', () => {
   const spread = betweenRuns([10, 12, 14])
@@ -55,4 +57,19 @@ test("Welch's interval of the change in the mean: a shift beyond the runs' sprea
   // Identical runs on both sides: no spread, the interval is the change itself.
   assert.deepEqual(welchChange([2, 2], [3, 3], false), { base: 2, next: 3, low: 1, high: 1 })
   assert.equal(welchChange([1], [1, 2], true), null, 'one run a side is no basis')
+})
+
+test("compare's samples of a repeated level: the runs' windows summed, not the span with the gaps between them", () => {
+  // Two runs of one request each, 1 s long with 10 output tokens, 5 s apart.
+  const records = [0, 1].map((repeat) =>
+    makeRecord({ level: 1, repeat, sent_at: repeat * 6000, end_at: repeat * 6000 + 1000, output_tokens: 10 }),
+  )
+  const samples = levelSamples(records, 1)
+  assert.equal(samples.windowS, 2)
+  assert.equal(levelThroughput(samples), 10)
+  assert.deepEqual(
+    runsOf(records).map((run) => run.map((record) => record.repeat)),
+    [[0], [1]],
+  )
+  assert.deepEqual(runsOf([makeRecord({ level: 1 })]), [], 'records without runs are no repeats')
 })
