@@ -18,6 +18,8 @@ export interface LevelProgress {
   failed: number
   /** The whole run: seconds since its load began, and an estimate of the seconds left (null = unknown). */
   run?: { elapsed_s: number; remaining_s: number | null }
+  /** --repeat: which run of the level this is (index from 0) of how many. */
+  repeat?: { index: number; of: number }
 }
 
 /** Progress of a level from the records received so far (the last 200 for the live TTFT). */
@@ -85,7 +87,8 @@ export class ProgressTally {
 
 export function formatProgress(p: LevelProgress): string {
   const clock = p.run === undefined ? '' : `${runClock(p.run)} `
-  if (p.warming_up) return `${clock}level ${p.value}: warming up`
+  const level = `level ${p.value}${p.repeat === undefined ? '' : ` (run ${p.repeat.index + 1} of ${p.repeat.of})`}`
+  if (p.warming_up) return `${clock}${level}: warming up`
   const amount =
     p.total !== null
       ? `${p.done}/${p.total} requests`
@@ -94,7 +97,7 @@ export function formatProgress(p: LevelProgress): string {
           `${p.duration_s}/${p.duration_s} s, draining for ${(p.elapsed_s - p.duration_s).toFixed(0)} s, ${p.done} requests`
         : `${p.elapsed_s.toFixed(0)}/${p.duration_s ?? '?'} s, ${p.done} requests`
   const ttft = p.ttft_p50_ms === null ? '-' : `${p.ttft_p50_ms.toFixed(0)} ms`
-  return `${clock}level ${p.value}: ${amount}, TTFT p50 ${ttft}, ${p.output_tokens_per_s.toFixed(0)} tok/s, ${p.failed} errors`
+  return `${clock}${level}: ${amount}, TTFT p50 ${ttft}, ${p.output_tokens_per_s.toFixed(0)} tok/s, ${p.failed} errors`
 }
 
 /** "[1:02, ~3:10 left]": the run's elapsed time and the estimate of the rest. */

@@ -450,7 +450,7 @@ async function runLevel(gradient: Gradient, value: number): Promise<BenchResult 
     const own = repeats > 1 ? new LevelSummarizer(value, summaryOptions(meta)) : null
     measure.sink.repeat = own === null ? null : repeat
     measure.sink.setLevel(value)
-    gradient.clock.beginLevel(value)
+    gradient.clock.beginLevel(value, own === null ? null : { index: repeat, of: repeats })
     const measured = await measureLevel(
       measure,
       level,

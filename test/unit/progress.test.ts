@@ -20,6 +20,11 @@ test('progress line: done/total or elapsed/duration, live TTFT p50, tokens/s, er
   const byTime = levelProgress(8, false, records, 0, 2000, null, 30)
   assert.equal(formatProgress(byTime), 'level 8: 2/30 s, 3 requests, TTFT p50 50 ms, 2 tok/s, 1 errors')
   assert.equal(formatProgress(levelProgress(8, true, [], 0, 10, 40, null)), 'level 8: warming up')
+  // --repeat: which run of the level is going.
+  assert.equal(
+    formatProgress({ ...byCount, repeat: { index: 1, of: 3 } }),
+    'level 8 (run 2 of 3): 3/40 requests, TTFT p50 50 ms, 2 tok/s, 1 errors',
+  )
 })
 
 test('progress line: a timed level past its window says it drains, not "62/30 s"; the run clock leads the line', () => {
