@@ -90,6 +90,8 @@ export interface Comparison {
   drift_size: number
   /** The knee of each run with its bracket, a gate item when `threshold` is set; null when a run does not say (records only). */
   knee: KneeComparison | null
+  /** --repeat on either side: where each of its runs placed the knee (null: that side ran once); shown, not gated. */
+  knee_runs?: { base: string | null; new: string | null }
   levels: LevelComparison[]
   regressions: { value: number; metric: string; change: number }[]
   /** Regressions not gated: at levels where a client was not trustworthy, or in runs that drifted. */
@@ -158,6 +160,8 @@ export interface RunRecords {
   saturation?: Saturation | null
   /** The run's drift verdict (bench_result.json `drift`); absent or null = not known. */
   drift?: RunDrift | null
+  /** --repeat: where each run placed its knee, in words (bench_result.json `repeats.knee_summary`); absent = one run. */
+  knees?: string
 }
 
 export interface CompareOptions {
@@ -499,6 +503,9 @@ export function compareRuns(
     levels: [],
     regressions: [],
     inconclusive: [],
+    ...(base.knees === undefined && next.knees === undefined
+      ? {}
+      : { knee_runs: { base: base.knees ?? null, new: next.knees ?? null } }),
   }
   const driftReason = drift.join('; ')
   let clientBound = false

@@ -99,6 +99,7 @@ export function comparisonSummaryLines(comparison: Comparison): string[] {
   lines.push(
     basisLine(comparison),
     kneeLine(comparison.knee),
+    ...kneeRunsLine(comparison),
     ...notGatedLines(comparison),
     ...driftLines(comparison),
     ...inconclusiveLines(comparison, name),
@@ -148,6 +149,15 @@ function kneeLine(knee: KneeComparison | null): string {
       ? 'the knee is not part of the gate'
       : 'gated: a knee whose bracket lies below the base bracket fails'
   return `Knee: base ${placeText(knee.base)} → new ${placeText(knee.new)}: ${verdict}; ${gated}.`
+}
+
+/** --repeat: each side's knees over its runs, beside the gated knee (a knee that moves between runs is no regression of its own). */
+function kneeRunsLine(comparison: Comparison): string[] {
+  const runs = comparison.knee_runs
+  if (runs === undefined) return []
+  return [
+    `Knee over the runs: base ${runs.base ?? 'one run'} → new ${runs.new ?? 'one run'} (shown, not gated).`,
+  ]
 }
 
 function driftLines(comparison: Comparison): string[] {

@@ -166,6 +166,10 @@ test('--repeat 3 on the simulator: each level run 3 times back to back, the runs
   for (const level of [1, 4, 8]) assert.ok(named.includes(`c=${level} tpot_p50`), named.join(', '))
   const markdown = await runCli(['compare', first, slow, '--strict-client'])
   assert.match(markdown.stdout, /^Basis: between-run variance: both runs repeated each level \(3 and 3 runs/m)
+  assert.match(
+    markdown.stdout,
+    /^Knee over the runs: base knee 4 in 3 of 3 runs → new .* \(shown, not gated\)\.$/m,
+  )
 })
 
 test('--repeat refuses what it cannot interleave: --refine (exit 2, naming both) and --shard', {
