@@ -66,11 +66,19 @@ export async function executeRun(
     )
   // endpointFromEnv says when the key is missing, or sent otherwise than as a bearer token.
   const endpoint = options.endpoint ?? endpointFromEnv(config, process.env, log)
+  const schedule = resolveSchedule(flags)
+  // A shard's repeats would be merged with the other shards' by level alone, and --start-at's schedule
+  // gives each level one slot: neither knows a level run more than once.
+  if (config.load.repeat > 1 && (shard !== null || schedule !== undefined))
+    throw new CliError(
+      `--repeat ${config.load.repeat} cannot be combined with ${shard !== null ? '--shard (or JOB_COMPLETION_INDEX)' : '--start-at'}: run the repeats in one process, or compare separate sharded runs`,
+      EXIT.usage,
+    )
   const run = readyRun({
     config,
     endpoint,
     shard,
-    schedule: resolveSchedule(flags),
+    schedule,
     force: flags.force === true,
   })
   log(describePlan(run))

@@ -14,6 +14,7 @@ import { round } from '../metrics/distribution.js'
 import type { LoadMode } from '../metrics/summarize.js'
 import type { RequestRecord } from '../records/types.js'
 import type { RunMeta } from '../result/run-meta.js'
+import { runFigure, runSamples, runsOf, welchChange } from './between-runs.js'
 import { compareKnees, type KneeComparison, kneePlace } from './knee-gate.js'
 import { type LevelSamples, levelSamples, levelThroughput } from './level-samples.js'
 
@@ -62,9 +63,21 @@ export interface LevelComparison {
 /** What the comparison concludes; the exit code follows it (0, 1, 5). */
 export type CompareOutcome = 'pass' | 'regression' | 'inconclusive'
 
+/**
+ * What a change's interval is judged on. `within-run`: a block bootstrap over each run's requests (one
+ * run a side). `between-run`: both runs repeated each level (--repeat, at least two runs a side), so
+ * the interval is Welch's t interval of the change in the mean over the runs, and base and new are
+ * those means: the host's noise from one run to the next is then part of the evidence.
+ */
+export type CompareBasis =
+  | { kind: 'within-run' }
+  | { kind: 'between-run'; runs: { base: number; new: number } }
+
 export interface Comparison {
   /** What differs between the runs' set-ups; compared only when allowed. */
   mismatches: string[]
+  /** What the intervals were judged on (absent in comparisons of older versions: within-run). */
+  basis: CompareBasis
   /** What the level values are: streams, or requests per second. */
   mode: LoadMode
   outcome: CompareOutcome
@@ -77,6 +90,8 @@ export interface Comparison {
   drift_size: number
   /** The knee of each run with its bracket, a gate item when `threshold` is set; null when a run does not say (records only). */
   knee: KneeComparison | null
+  /** --repeat on either side: where each of its runs placed the knee (null: that side ran once); shown, not gated. */
+  knee_runs?: { base: string | null; new: string | null }
   levels: LevelComparison[]
   regressions: { value: number; metric: string; change: number }[]
   /** Regressions not gated: at levels where a client was not trustworthy, or in runs that drifted. */
@@ -145,6 +160,8 @@ export interface RunRecords {
   saturation?: Saturation | null
   /** The run's drift verdict (bench_result.json `drift`); absent or null = not known. */
   drift?: RunDrift | null
+  /** --repeat: where each run placed its knee, in words (bench_result.json `repeats.knee_summary`); absent = one run. */
+  knees?: string
 }
 
 export interface CompareOptions {
@@ -394,6 +411,35 @@ function successComparison(
   })
 }
 
+/**
+ * A metric judged again on the spread between the runs (--repeat on both sides): base and new are
+ * the means of the runs' figures, the interval Welch's (between-runs.ts). A tail the pooled requests
+ * were too few to gate stays ungated; a level with under two runs a side keeps its bootstrap.
+ */
+function onRuns(
+  metric: MetricComparison,
+  a: readonly LevelSamples[],
+  b: readonly LevelSamples[],
+): MetricComparison {
+  const figures = (runs: readonly LevelSamples[]): number[] =>
+    runs.map((run) => runFigure(run, metric.metric)).filter((x): x is number => x !== null)
+  const share = metric.metric === 'success_rate'
+  const change = welchChange(figures(a), figures(b), !share)
+  if (change === null) return metric
+  const judged = comparison(
+    metric.metric,
+    share ? 4 : metric.metric === 'throughput' ? 2 : 3,
+    change.base,
+    change.next,
+    share ? absoluteChange : relativeChange,
+    metric.threshold === null ? null : { low: change.low, high: change.high },
+    { threshold: metric.threshold, floor: metric.floor, worse: LOWER_IS_WORSE.has(metric.metric) ? -1 : 1 },
+  )
+  return metric.not_gated === null ? judged : { ...judged, not_gated: metric.not_gated, regressed: false }
+}
+
+const LOWER_IS_WORSE = new Set(['throughput', 'success_rate'])
+
 /** Percentiles compared per latency metric: the runs' own, and every one a gate names. */
 function comparedPercentiles(meta: RunMeta, gates: Record<string, number>): Map<string, number[]> {
   const out = new Map<string, number[]>()
@@ -434,8 +480,14 @@ export function compareRuns(
   const drifted = Math.max(
     ...[base.drift, next.drift].map((run) => (run?.moved === true ? driftSize(run) : 0)),
   )
+  const baseRuns = runsOf(base.records)
+  const nextRuns = runsOf(next.records)
+  const betweenRuns = baseRuns.length >= 2 && nextRuns.length >= 2
   const result: Comparison = {
     mismatches: setupMismatches(base.meta, next.meta),
+    basis: betweenRuns
+      ? { kind: 'between-run', runs: { base: baseRuns.length, new: nextRuns.length } }
+      : { kind: 'within-run' },
     mode: base.meta.load.mode ?? 'concurrency',
     outcome: 'pass',
     drift,
@@ -451,6 +503,9 @@ export function compareRuns(
     levels: [],
     regressions: [],
     inconclusive: [],
+    ...(base.knees === undefined && next.knees === undefined
+      ? {}
+      : { knee_runs: { base: base.knees ?? null, new: next.knees ?? null } }),
   }
   const driftReason = drift.join('; ')
   let clientBound = false
@@ -486,6 +541,11 @@ export function compareRuns(
       ),
     )
     metrics.push(successComparison(a, b, maxRegression.success_rate ?? null, rounds))
+    if (betweenRuns) {
+      const runsA = runSamples(baseRuns, value)
+      const runsB = runSamples(nextRuns, value)
+      metrics.splice(0, metrics.length, ...metrics.map((metric) => onRuns(metric, runsA, runsB)))
+    }
     const clientOf = (run: RunRecords): Client | undefined =>
       run.levels?.find((level) => level.value === value)?.client
     const inconclusive = inconclusiveReason(clientOf(base), clientOf(next))

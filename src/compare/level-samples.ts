@@ -18,7 +18,7 @@ export interface LevelSamples {
   /** Seconds each request took, send to end. */
   seconds: number[]
   ok: boolean[]
-  /** First send to last end, seconds. */
+  /** First send to last end, seconds (--repeat: summed over the runs of the level). */
   windowS: number
   /** Consecutive requests a bootstrap block holds (see blockLengthFor). */
   blockLength: number
@@ -40,11 +40,17 @@ export function levelSamples(records: readonly RequestRecord[], value: number): 
     windowS: 0,
     blockLength: 1,
   }
-  let start = Number.POSITIVE_INFINITY
-  let end = Number.NEGATIVE_INFINITY
+  // --repeat: each run of the level has its own window; the gaps between them (a drain, the next
+  // run's warm-up) are no time the level was measured in.
+  const windows = new Map<number, { start: number; end: number }>()
   for (const record of measured) {
-    start = Math.min(start, record.sent_at)
-    end = Math.max(end, record.end_at)
+    const run = record.repeat ?? 0
+    const window = windows.get(run)
+    if (window === undefined) windows.set(run, { start: record.sent_at, end: record.end_at })
+    else {
+      window.start = Math.min(window.start, record.sent_at)
+      window.end = Math.max(window.end, record.end_at)
+    }
     const ok = isOk(record)
     samples.ok.push(ok)
     samples.seconds.push((record.end_at - record.sent_at) / 1000)
@@ -56,7 +62,7 @@ export function levelSamples(records: readonly RequestRecord[], value: number): 
     samples.tpot.push(ok ? one(tpotMs(record)) : [])
     samples.e2e.push(ok ? [e2eMs(record)] : [])
   }
-  samples.windowS = measured.length === 0 ? 0 : (end - start) / 1000
+  samples.windowS = [...windows.values()].reduce((sum, w) => sum + (w.end - w.start) / 1000, 0)
   // The requests in flight on average (Little's law): those that shared the server at once.
   const busy = samples.seconds.reduce((a, b) => a + b, 0)
   const concurrent = samples.windowS > 0 ? busy / samples.windowS : 1

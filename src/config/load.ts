@@ -78,6 +78,7 @@ export const DEFAULTS: RunConfig = deepFreeze({
     warmup_s: 0,
     cooldown_s: 0,
     control: true,
+    repeat: 1,
   },
   workload: {
     input: { kind: 'fixed', value: 256 },
@@ -472,6 +473,14 @@ const FINAL_CHECKS: FinalCheck[] = [
     settings: ['precision', 'mode', 'trace', 'sessions'],
   },
   {
+    path: 'precision',
+    fails: (c) => c.load.precision !== null && c.load.repeat > 1,
+    message:
+      'expected precision or repeat, not both: each run would stop on its own figures, so the runs of a level would differ in size and their spread would mix precision with noise',
+    sources: [...rawKeysOf('precision'), ...rawKeysOf('repeat')],
+    settings: ['precision', 'repeat'],
+  },
+  {
     path: 'max_requests_per_level',
     fails: (c) =>
       c.load.precision === null &&
@@ -532,6 +541,28 @@ const FINAL_CHECKS: FinalCheck[] = [
       'expected mode "concurrency" with sessions: a session\'s turns wait for each other, so only a closed loop can run them',
     sources: [...rawKeysOf('sessions'), ...rawKeysOf('mode')],
     settings: ['sessions', 'mode'],
+  },
+  // --repeat interleaves each level's runs; these add levels, turns or replays the interleaving cannot keep apart.
+  {
+    path: 'repeat',
+    fails: (c) => c.load.repeat > 1 && c.run.refine,
+    message:
+      'expected repeat or refine, not both: --refine places its extra levels from one knee, --repeat finds a knee per run',
+    sources: [...rawKeysOf('repeat'), ...rawKeysOf('refine')],
+  },
+  {
+    path: 'repeat',
+    fails: (c) => c.load.repeat > 1 && c.workload.sessions,
+    message:
+      "expected repeat or sessions, not both: a session's turns span the level, and a repeat would replay its conversations under the same ids",
+    sources: [...rawKeysOf('repeat'), ...rawKeysOf('sessions')],
+  },
+  {
+    path: 'repeat',
+    fails: (c) => c.load.repeat > 1 && c.workload.trace !== null,
+    message:
+      'expected repeat or a trace, not both: a trace replays its own requests on its own clock; replay it in separate runs and compare them',
+    sources: [...rawKeysOf('repeat'), ...rawKeysOf('trace')],
   },
   {
     path: 'max_cost',

@@ -464,6 +464,20 @@ export const SETTINGS = {
       group: 'load',
     },
   },
+  repeat: {
+    doc: 'run the whole gradient N times, interleaved by level (each level N times back to back), for the spread between runs and the knee of each',
+    at: ['load', 'repeat'],
+    schema: positiveInt,
+    json: 'bench.repeat',
+    toml: 'load.repeat',
+    flag: {
+      name: 'repeat',
+      kind: 'number',
+      value: 'N',
+      help: 'run each level N times back to back: between-run spread and the knee of each run',
+      group: 'load',
+    },
+  },
   // --- workload
   input_tokens: {
     doc: 'prompt length in tokens: a count, normal(mean, sd), uniform(min, max) or "dataset"',

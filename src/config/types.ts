@@ -82,6 +82,8 @@ export interface RunConfig {
     warmup_requests: number
     /** Concurrency gradients: measure the first level again, briefly, after the last (analysis/drift.ts). */
     control: boolean
+    /** --repeat: each level run this many times back to back (interleaved by level), 1 = once. */
+    repeat: number
     /** Concurrency mode: spread each level's first sends over about one request (no lockstep convoy). */
     stagger: boolean
   }

@@ -183,7 +183,8 @@ const T_975 = [
   2.131,
 ]
 
-function studentT(df: number, confidence: number): number {
+/** Exported for the between-run intervals of --repeat (analysis/repeats.ts) and compare's Welch test. */
+export function studentT(df: number, confidence = CONFIDENCE): number {
   if (confidence !== CONFIDENCE) throw new Error(`only ${CONFIDENCE * 100}% throughput intervals are tabled`)
   return T_975[df] ?? 1.96 + 2.4 / df
 }

@@ -73,6 +73,7 @@ function build(): z.ZodType {
       session: aString().optional(),
       turn: aCount().optional(),
       shard: aCount().optional(),
+      repeat: aCount().optional(),
       run: aString().optional(),
       attempt: aCount(),
       connection: oneOf(['new', 'reused']).optional(),

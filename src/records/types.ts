@@ -128,6 +128,8 @@ export interface RequestRecord {
   turn?: number
   /** Sharded runs: the shard that sent it (records of a merged run keep it). */
   shard?: number
+  /** --repeat runs: which run of its level it belongs to, from 0 (absent when each level ran once, and on the control). */
+  repeat?: number
   /** The id of the run that wrote it (RunMeta.run_id): a file holding two runs is caught. Absent before ids existed. */
   run?: string
   /** 1 for the first attempt; retries (off by default) are separate records with attempt > 1. */

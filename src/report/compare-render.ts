@@ -97,12 +97,22 @@ export function comparisonSummaryLines(comparison: Comparison): string[] {
     )
   }
   lines.push(
+    basisLine(comparison),
     kneeLine(comparison.knee),
+    ...kneeRunsLine(comparison),
     ...notGatedLines(comparison),
     ...driftLines(comparison),
     ...inconclusiveLines(comparison, name),
   )
   return lines
+}
+
+/** What the intervals rest on: said every time, so a pass on a noisy runner can be read for what it is. */
+function basisLine(comparison: Comparison): string {
+  const basis = comparison.basis
+  if (basis?.kind === 'between-run')
+    return `Basis: between-run variance: both runs repeated each level (${basis.runs.base} and ${basis.runs.new} runs, --repeat); base and new are the means over the runs, the interval Welch's t interval of the change in the mean.`
+  return "Basis: within-run: a block bootstrap over each run's requests (one run a side; --repeat on both judges on the spread between runs instead)."
 }
 
 /** Gated tail percentiles that had too few requests to gate: said once, so a pass is not read as covering them. */
@@ -139,6 +149,15 @@ function kneeLine(knee: KneeComparison | null): string {
       ? 'the knee is not part of the gate'
       : 'gated: a knee whose bracket lies below the base bracket fails'
   return `Knee: base ${placeText(knee.base)} → new ${placeText(knee.new)}: ${verdict}; ${gated}.`
+}
+
+/** --repeat: each side's knees over its runs, beside the gated knee (a knee that moves between runs is no regression of its own). */
+function kneeRunsLine(comparison: Comparison): string[] {
+  const runs = comparison.knee_runs
+  if (runs === undefined) return []
+  return [
+    `Knee over the runs: base ${runs.base ?? 'one run'} → new ${runs.new ?? 'one run'} (shown, not gated).`,
+  ]
 }
 
 function driftLines(comparison: Comparison): string[] {

@@ -8,6 +8,7 @@ import { escapeHtml } from './escape-html.js'
 import { errorMessageLines } from './failure-notes.js'
 import { HEADLINE_STYLE, headlineHtml } from './headline.js'
 import { type LevelColumn, levelColumns } from './level-columns.js'
+import { repeatsHtml } from './repeats-table.js'
 import { MAX_TIMELINE_BARS } from './request-timeline.js'
 import type { TimelineChart } from './request-timeline-chart.js'
 import { sessionTablesHtml } from './session-tables.js'
@@ -129,6 +130,7 @@ ${timelinesHtml(timelines)}
 <tbody>
 ${rows}
 </tbody></table>
+${repeatsHtml(result)}
 ${sessionTablesHtml(result)}
 ${errorsTable(result)}
 <div id="tip" hidden></div>

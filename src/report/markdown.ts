@@ -7,6 +7,7 @@ import { driftLine } from './drift-line.js'
 import { errorMessageLines } from './failure-notes.js'
 import { kneeCauseLine } from './knee-cause-line.js'
 import { levelColumns } from './level-columns.js'
+import { repeatsMarkdown } from './repeats-table.js'
 import { sessionTables } from './session-tables.js'
 import { lengthsLine, workloadNotes } from './workload-notes.js'
 
@@ -21,7 +22,7 @@ const inert = (text: string): string => text.replaceAll('<', '&lt;')
 export function renderMarkdown(result: BenchResult): string {
   const { meta } = result
   const columns = levelColumns(result, 'markdown')
-  const { headline, detail } = answerLines(result)
+  const { headline, detail, repeats } = answerLines(result)
   const lines = [
     `# llmbench: ${inert(meta.target.model)}`,
     '',
@@ -30,6 +31,7 @@ export function renderMarkdown(result: BenchResult): string {
     '',
     ...(headline === null ? [] : [`**${headline}**`, '']),
     ...(detail === null ? [] : [detail, '']),
+    ...(repeats === null ? [] : [repeats, '']),
     `**Saturation:** ${result.saturation_summary}`,
     ...whyLines(result),
     '',
@@ -52,6 +54,7 @@ export function renderMarkdown(result: BenchResult): string {
   for (const level of result.levels)
     for (const note of [...(level.notes ?? []), ...(level.client.notes ?? [])])
       notes.push(`- ${levelName(meta, level.value)}: note: ${inert(note)}`)
+  lines.push(...repeatsMarkdown(result))
   lines.push(...sessionTables(result, 'markdown'))
   if (notes.length > 0) lines.push('', ...notes)
   if (result.advice.length > 0) lines.push('', ...result.advice.map((line) => `- ${line}`))

@@ -20,6 +20,8 @@ export interface LevelProgress {
   precision?: string
   /** The whole run: seconds since its load began, and an estimate of the seconds left (null = unknown). */
   run?: { elapsed_s: number; remaining_s: number | null }
+  /** --repeat: which run of the level this is (index from 0) of how many. */
+  repeat?: { index: number; of: number }
 }
 
 /** Progress of a level from the records received so far (the last 200 for the live TTFT). */
@@ -87,7 +89,8 @@ export class ProgressTally {
 
 export function formatProgress(p: LevelProgress): string {
   const clock = p.run === undefined ? '' : `${runClock(p.run)} `
-  if (p.warming_up) return `${clock}level ${p.value}: warming up`
+  const level = `level ${p.value}${p.repeat === undefined ? '' : ` (run ${p.repeat.index + 1} of ${p.repeat.of})`}`
+  if (p.warming_up) return `${clock}${level}: warming up`
   const amount =
     p.total !== null
       ? `${p.done}/${p.total} requests`
@@ -99,7 +102,7 @@ export function formatProgress(p: LevelProgress): string {
   // --precision: the count is a floor, not a total, and the figures' precision says how far off the end is.
   const sized =
     p.precision === undefined ? amount : `${p.done} requests (at least ${p.total ?? '?'}), ${p.precision}`
-  return `${clock}level ${p.value}: ${sized}, TTFT p50 ${ttft}, ${p.output_tokens_per_s.toFixed(0)} tok/s, ${p.failed} errors`
+  return `${clock}${level}: ${sized}, TTFT p50 ${ttft}, ${p.output_tokens_per_s.toFixed(0)} tok/s, ${p.failed} errors`
 }
 
 /** "[1:02, ~3:10 left]": the run's elapsed time and the estimate of the rest. */

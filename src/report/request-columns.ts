@@ -24,6 +24,7 @@ const orNull = <T>(value: T | undefined): T | null => (value === undefined ? nul
 export const REQUEST_COLUMNS: readonly RequestColumn[] = [
   { name: 'run', type: 'string', value: (r) => orNull(r.run) },
   { name: 'shard', type: 'int', value: (r) => orNull(r.shard) },
+  { name: 'repeat', type: 'int', value: (r) => orNull(r.repeat) },
   { name: 'seq', type: 'int', value: (r) => r.seq },
   { name: 'worker', type: 'int', value: (r) => r.worker },
   // A request rate can be fractional (0.5/s): a double, not an int.

@@ -62,10 +62,11 @@ export function renderVerdict(result: BenchResult, options: { calibrationSaid?: 
   const why = kneeCauseLine(result)
   const drift = driftLine(result)
   // The answer first, worded as report.html's headline.
-  const { headline, detail } = answerLines(result)
+  const { headline, detail, repeats } = answerLines(result)
   const lines = [
     ...(headline === null ? [] : [headline]),
     ...(detail === null ? [] : [`  ${detail}`]),
+    ...(repeats === null ? [] : [`  ${repeats}`]),
     `Saturation: ${result.saturation_summary}`,
     ...(why === null ? [] : [`  ${why}`]),
     ...(drift === null ? [] : [drift]),

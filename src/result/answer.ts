@@ -16,7 +16,7 @@ export interface Answer {
 
 type Judged = Pick<
   BenchResult,
-  'meta' | 'saturation' | 'saturation_summary' | 'capacity' | 'capacity_summary'
+  'meta' | 'saturation' | 'saturation_summary' | 'capacity' | 'capacity_summary' | 'repeats'
 >
 
 /** From a result's own fields, so a result of an older version answers the same way. */
@@ -48,12 +48,19 @@ export function answerOf(result: Judged): Answer {
 
 /**
  * The lines a text report opens with: the answer where there is one to give (a knee or SLOs; without
- * either the saturation line says all there is), and the SLO capacity's detail under it.
+ * either the saturation line says all there is), the SLO capacity's detail under it, and with
+ * --repeat where each run placed its own knee (the pooled knee alone hides a knee that moves).
  */
-export function answerLines(result: Judged): { headline: string | null; detail: string | null } {
+export function answerLines(result: Judged): {
+  headline: string | null
+  detail: string | null
+  repeats: string | null
+} {
   const answer = answerOf(result)
+  const repeats = result.repeats
   return {
     headline: answer.from === null && result.capacity_summary === null ? null : answer.text,
     detail: result.capacity === null ? null : result.capacity_summary,
+    repeats: repeats === undefined ? null : `Across ${repeats.count} runs: ${repeats.knee_summary}`,
   }
 }

@@ -1,4 +1,5 @@
 import type { Drift } from '../analysis/drift.js'
+import type { Repeats } from '../analysis/repeats.js'
 import type { Saturation } from '../analysis/saturation.js'
 import type { Capacity } from '../metrics/slo.js'
 import type { LevelSummary } from '../metrics/summarize.js'
@@ -31,6 +32,8 @@ export interface BenchResult {
    * absent when no control was run (one level, interrupted, request-rate mode, --no-control, older versions).
    */
   drift?: Drift
+  /** --repeat N (N ≥ 2): each run's figures per level, the spread between the runs and each run's knee; absent otherwise. */
+  repeats?: Repeats
 }
 
 export interface RunCost {

@@ -2,15 +2,18 @@ import { runAdvice } from '../analysis/advice.js'
 import { type Drift, DriftSamples } from '../analysis/drift.js'
 import { explainKnee } from '../analysis/knee-cause.js'
 import { openLoopAdvice } from '../analysis/open-loop.js'
+import { summarizeRepeats } from '../analysis/repeats.js'
 import { misconfiguredAdvice, misconfiguredSummary } from '../analysis/run-gate.js'
 import { findSaturation, gainWithInterval, kneeUndecided, type Saturation } from '../analysis/saturation.js'
 import { type ScalingStep, stepsFromBelow } from '../analysis/scaling-step.js'
 import { kneeContextOf, serverViewOf } from '../analysis/server-view.js'
 import { adviceFor, levelVerdict } from '../analysis/verdict.js'
 import { requestTimeoutMs } from '../client/request-timeout.js'
+import type { LevelClientStats } from '../metrics/client-health.js'
 import { round } from '../metrics/distribution.js'
 import { unreachableAfterAnswers } from '../metrics/failure-causes.js'
 import { precisionLine } from '../metrics/precision.js'
+import { poolRepeats } from '../metrics/repeat-pool.js'
 import { type Capacity, findCapacity, toSlos } from '../metrics/slo.js'
 import {
   LevelSummarizer,
@@ -52,22 +55,38 @@ export function buildResult(
   const summarizers = new Map(levels.map((level) => [level.value, new LevelSummarizer(level.value, options)]))
   // The control (phase `control`) is the first level measured again: compared with it, never mixed in.
   const drift = new DriftSamples(levels[0]?.value ?? 0)
+  // --repeat: each run of a level summarized on its own as well (records carry `repeat`).
+  const repeats = meta.load.repeat ?? 1
+  const runSummarizers = Array.from(
+    { length: repeats > 1 ? repeats : 0 },
+    () => new Map(levels.map((level) => [level.value, new LevelSummarizer(level.value, options)])),
+  )
   for (const record of records) {
-    if (record.phase === 'measure') summarizers.get(record.level)?.add(record)
+    if (record.phase === 'measure') {
+      summarizers.get(record.level)?.add(record)
+      if (record.repeat !== undefined) runSummarizers[record.repeat]?.get(record.level)?.add(record)
+    }
     drift.add(record)
   }
-  return finishResult(
-    levels.map((level) => {
-      const summarizer = summarizers.get(level.value) as LevelSummarizer
-      return withServerFigures(
-        summarizer.result(level.client),
-        summarizer.window(),
-        scrapes,
-        meta.percentiles,
-      )
+  const summarize = (summarizer: LevelSummarizer, client: LevelClientStats) =>
+    withServerFigures(summarizer.result(client), summarizer.window(), scrapes, meta.percentiles)
+  // A run of a level with no record (cut before it began) is no run of it.
+  const runs = runSummarizers.map((byLevel) =>
+    levels.flatMap((level) => {
+      const summarizer = byLevel.get(level.value) as LevelSummarizer
+      return summarizer.window() === null ? [] : [summarize(summarizer, level.client)]
     }),
+  )
+  return finishResult(
+    levels.map((level) =>
+      poolRepeats(
+        runs.flatMap((run) => run.filter((figures) => figures.value === level.value)),
+        summarize(summarizers.get(level.value) as LevelSummarizer, level.client),
+      ),
+    ),
     { ...meta, partial: meta.partial || cut.length > 0, totals },
     drift.result(),
+    runs.filter((run) => run.length > 0),
   )
 }
 
@@ -95,6 +114,8 @@ export function finishResult(
   figures: readonly LevelFigures[],
   meta: RunMeta,
   drift: Drift | null = null,
+  /** --repeat: each run's own level summaries (runs[r] = run r's levels); `figures` are then their pooled entries. */
+  runs: readonly (readonly LevelFigures[])[] = [],
 ): BenchResult {
   const summaries = withPrecision(markInterrupted(unreachableAfterAnswers(figures), meta), meta)
   const ttftKey = meta.percentiles.includes(95) ? 'p95' : 'mean'
@@ -166,6 +187,19 @@ export function finishResult(
     ),
     cost: runCost(levels, meta),
     ...(drift === null ? {} : { drift }),
+    ...(runs.length < 2
+      ? {}
+      : {
+          repeats: summarizeRepeats(
+            runs.map((levels) => markInterrupted(levels, meta)),
+            summaries,
+            {
+              ttftKey,
+              rateMode,
+              slots: meta.server?.slots ?? null,
+            },
+          ),
+        }),
   }
 }
 

@@ -83,6 +83,7 @@ function build(v1: boolean): z.ZodType {
       warmup_s: aNumber().optional(),
       cooldown_s: aNumber().optional(),
       warmup_requests: aCount(),
+      repeat: aCount().optional(),
       // Where older versions kept the [client] settings (upgradeResult moves them).
       timeout_s: aNumber().optional(),
       retry: aCount().optional(),
@@ -231,5 +232,6 @@ function build(v1: boolean): z.ZodType {
       }).nullable(),
     ),
     drift: figures().optional(),
+    repeats: figures().optional(),
   })
 }

@@ -51,6 +51,8 @@ export interface RunMeta {
     warmup_s?: number
     cooldown_s?: number
     warmup_requests: number
+    /** --repeat: runs of each level, interleaved by level; absent = 1 (and in results of older versions). */
+    repeat?: number
     /** Concurrency mode: how each level's streams start (staggered, or all at once with --no-stagger). */
     stagger?: StaggerMeta
   }

@@ -75,6 +75,7 @@ export function describeRun(
     mode: load.mode,
     levels: levelValues(config),
     warmup_requests: load.warmup_requests,
+    ...(load.repeat > 1 ? { repeat: load.repeat } : {}),
   }
   // A trace's arrivals are its rows (meta.trace), not a process.
   if (rateMode && workload.trace === null) {

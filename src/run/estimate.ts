@@ -119,8 +119,9 @@ function plannedRequests(
     basis = `projected: streams × ${windowS} s / ${requestSeconds.toFixed(2)} s per request (no queueing; an upper bound while the server keeps up)`
   }
   // A shard runs its share of both the measured requests and the warm-up.
-  requests = Math.ceil((requests + values.length * load.warmup_requests) * inputs.share)
-  basis += ` + ${load.warmup_requests} warm-up per level`
+  // --repeat runs every level, warm-up included, that many times.
+  requests = Math.ceil((requests + values.length * load.warmup_requests) * inputs.share * load.repeat)
+  basis += ` + ${load.warmup_requests} warm-up per level${load.repeat > 1 ? `, × ${load.repeat} runs (--repeat)` : ''}`
   return { requests, basis }
 }
 
@@ -154,7 +155,8 @@ export function levelSeconds(config: RunConfig, value: number, cost: RequestCost
 
 /** The whole run's seconds: every level, back to back. */
 export function runSeconds(config: RunConfig, cost: RequestCost): number {
-  return levelValues(config).reduce((sum, value) => sum + levelSeconds(config, value, cost), 0)
+  const once = levelValues(config).reduce((sum, value) => sum + levelSeconds(config, value, cost), 0)
+  return once * config.load.repeat
 }
 
 export function describeEstimate(estimate: CostEstimate): string {

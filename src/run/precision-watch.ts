@@ -106,11 +106,19 @@ export const DEFAULT_PRECISION_FLOOR = 20
 
 /**
  * The load of a run whose levels no source sized: by precision where it can work (a whole
- * concurrency gradient: not request-rate mode, a trace, sessions or a shard), else as it was.
+ * concurrency gradient: not request-rate mode, a trace, sessions, a shard or --repeat), else as it was.
  */
 export function defaultPrecisionLoad(config: RunConfig, sharded: boolean): RunConfig['load'] {
   const { load, workload } = config
-  if (sharded || load.mode !== 'concurrency' || workload.trace !== null || workload.sessions) return load
+  // Repeats are compared run against run: they keep one size.
+  if (
+    sharded ||
+    load.mode !== 'concurrency' ||
+    workload.trace !== null ||
+    workload.sessions ||
+    load.repeat > 1
+  )
+    return load
   if (load.precision !== null || load.duration_per_level_s !== null) return load
   return { ...load, precision: { ...DEFAULT_PRECISION }, requests_per_level: DEFAULT_PRECISION_FLOOR }
 }

@@ -23,6 +23,8 @@ export class RecordSink {
   /** Every request sent and the tokens billed for them, for the cost. */
   readonly totals: NonNullable<RunMeta['totals']> = { requests: 0, input_tokens: 0, output_tokens: 0 }
   private readonly observers: RecordObserver[]
+  /** --repeat: the run of the level now sending, stamped on its records; null = none (no repeats, probes, the control). */
+  repeat: number | null = null
 
   /** `onFailure`: the disk is full; nothing more can be recorded, so the run should stop issuing. */
   constructor(
@@ -61,6 +63,7 @@ export class RecordSink {
   keep(record: RequestRecord): void {
     record.run = this.runId
     if (this.shard !== undefined) record.shard = this.shard.index
+    if (this.repeat !== null) record.repeat = this.repeat
     for (const observer of this.observers) observer.observe(record)
   }
 

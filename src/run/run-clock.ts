@@ -16,6 +16,8 @@ export class RunClock {
   private levelStartedAt = performance.now()
   private projected = 0
   private actual = 0
+  /** --repeat: which run of the level is going, for the live line; null = each level runs once. */
+  private run: LevelProgress['repeat'] | null = null
 
   constructor(
     private readonly config: RunConfig,
@@ -23,10 +25,12 @@ export class RunClock {
     private readonly cost: RequestCost | null,
   ) {
     // A copy: levelValues hands out the config's own array, which the run iterates.
-    this.left = [...levelValues(config)]
+    // --repeat: each level is begun and ended once per run of it.
+    this.left = levelValues(config).flatMap((value) => Array<number>(config.load.repeat).fill(value))
   }
 
-  beginLevel(value: number): void {
+  beginLevel(value: number, run: LevelProgress['repeat'] | null = null): void {
+    this.run = run
     const at = this.left.indexOf(value)
     if (at >= 0) this.left.splice(at, 1)
     this.levelStartedAt = performance.now()
@@ -42,6 +46,7 @@ export class RunClock {
   at(progress: LevelProgress): LevelProgress {
     return {
       ...progress,
+      ...(this.run == null ? {} : { repeat: this.run }),
       run: { elapsed_s: (performance.now() - this.startedAt) / 1000, remaining_s: this.remaining(progress) },
     }
   }

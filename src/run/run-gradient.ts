@@ -1,11 +1,12 @@
 import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import { refinementLevel } from '../analysis/advice.js'
-import { DriftSamples } from '../analysis/drift.js'
+import { type Drift, DriftSamples } from '../analysis/drift.js'
 import { proxyMetaOf } from '../client/proxy.js'
 import type { Endpoint } from '../client/target.js'
 import type { RunConfig } from '../config/types.js'
 import { precisionLine } from '../metrics/precision.js'
+import { poolRepeats } from '../metrics/repeat-pool.js'
 import { LevelSummarizer, type LevelSummary } from '../metrics/summarize.js'
 import { asDiskFull, isNoSpace } from '../records/disk-full.js'
 import type { LevelProgress } from '../report/progress.js'
@@ -28,7 +29,7 @@ import { architecture, describeRun } from './describe-run.js'
 import { describeEstimate, estimateRun } from './estimate.js'
 import { levelValues, planLevel, timedLevelSeconds, WHOLE_RUN } from './level-plan.js'
 import { type LiveMetrics, startLiveMetrics } from './live-metrics.js'
-import { type MeasureContext, measureLevel } from './measure-level.js'
+import { type MeasureContext, type MeasuredLevel, measureLevel } from './measure-level.js'
 import { PrecisionWatch } from './precision-watch.js'
 import { type PreflightResult, runPreflight } from './preflight.js'
 import {
@@ -195,6 +196,7 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
       connections,
       summaries: [],
       windows: [],
+      runs: [],
       scraper,
       drift: new DriftSamples(levelValues(config)[0] ?? 0),
       levelsStarted: 0,
@@ -231,6 +233,8 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
     await live?.close(false)
   }
 }
+
+type LevelFigures = Omit<LevelSummary, 'verdict' | 'advice'>
 
 type SetUp =
   | { kind: 'ready'; estimate: CostEstimate | null; prepared: PreparedWorkload; server: ServerSelf | null }
@@ -329,6 +333,11 @@ interface Gradient {
   summaries: Omit<LevelSummary, 'verdict' | 'advice'>[]
   /** Each summary's measured window, kept for the server figures recomputed at the end. */
   windows: (LevelWindow | null)[]
+  /**
+   * --repeat: each run of each level summarized on its own, with its window (`summaries` then hold
+   * every run's records pooled, and poolRepeats makes the level's entry from both).
+   */
+  runs: { repeat: number; summary: LevelFigures; window: LevelWindow | null }[]
   scraper: ServerMetricsScraper | null
   /** The first level's requests and the control's, compared at the end (analysis/drift.ts). */
   drift: DriftSamples
@@ -396,11 +405,11 @@ async function runControl(gradient: Gradient): Promise<void> {
   // read the convoy's shared prefill as drift.
   const level = planLevel(config, first.value, WHOLE_RUN, null, meta.load.stagger?.spread_ms ?? 0)
   if (level === null || level.load.kind !== 'closed') return
-  const requests = Math.min(
-    first.requests,
-    Math.max(CONTROL_MIN_REQUESTS, first.value, Math.ceil(first.requests / 3)),
-  )
-  const seconds = Math.max(CONTROL_MIN_SECONDS, first.duration_s)
+  // --repeat: the first level's entry pools its runs; the control is sized on one run of it.
+  const runs = meta.load.repeat ?? 1
+  const perRun = Math.ceil(first.requests / runs)
+  const requests = Math.min(perRun, Math.max(CONTROL_MIN_REQUESTS, first.value, Math.ceil(perRun / 3)))
+  const seconds = Math.max(CONTROL_MIN_SECONDS, first.duration_s / runs)
   log(
     `control: level ${first.value} again, ${requests} requests (at most ${seconds.toFixed(0)} s), to see whether the environment drifted`,
   )
@@ -422,7 +431,11 @@ async function runControl(gradient: Gradient): Promise<void> {
   if (result !== null) log(`control: ${result.reason}`)
 }
 
-/** One level: this shard's share of it, measured, summarized and written; null when skipped. */
+/**
+ * One level: this shard's share of it, measured (--repeat: that many times back to back, each run's
+ * records stamped with it and summarized on their own as well as pooled), summarized and written;
+ * null when skipped.
+ */
 async function runLevel(gradient: Gradient, value: number): Promise<BenchResult | null> {
   const { options, meta, measure } = gradient
   const { config, stop, log } = options
@@ -435,28 +448,54 @@ async function runLevel(gradient: Gradient, value: number): Promise<BenchResult 
     if (level === null) log(`level ${value}: this shard's share is empty; skipped`)
     return null
   }
-  measure.sink.setLevel(value)
-  gradient.clock.beginLevel(value)
+  const repeats = meta.load.repeat ?? 1
+  const scrapes = () => gradient.scraper?.scrapes ?? []
   // Summarized as its records arrive: the level's records are on disk, not held for its summary.
-  const summarizer = new LevelSummarizer(value, summaryOptions(meta))
-  const precision =
-    config.load.precision === null || level.load.kind !== 'closed'
-      ? undefined
-      : new PrecisionWatch(config.load, level.load.concurrency, () => gradient.pool.enough())
-  const { client, outcomes } = await measureLevel(measure, level, summarizer, 'measure', precision)
-  gradient.clock.endLevel(value)
-  if (noticeFromLoad(gradient.connections, outcomes, log)) gradient.pool.stopReuse()
+  const pooled = new LevelSummarizer(value, summaryOptions(meta))
+  let busiest: MeasuredLevel | null = null
+  let precision: PrecisionWatch | undefined
+  for (let repeat = 0; repeat < repeats && (repeat === 0 || !stop.requested); repeat++) {
+    const own = repeats > 1 ? new LevelSummarizer(value, summaryOptions(meta)) : null
+    measure.sink.repeat = own === null ? null : repeat
+    measure.sink.setLevel(value)
+    gradient.clock.beginLevel(value, own === null ? null : { index: repeat, of: repeats })
+    // --precision (never with --repeat: the runs would differ in size): told `enough` when precise.
+    precision =
+      config.load.precision === null || level.load.kind !== 'closed'
+        ? undefined
+        : new PrecisionWatch(config.load, level.load.concurrency, () => gradient.pool.enough())
+    const measured = await measureLevel(
+      measure,
+      level,
+      own === null
+        ? pooled
+        : {
+            add(record) {
+              pooled.add(record)
+              own.add(record)
+            },
+          },
+      'measure',
+      precision,
+    )
+    gradient.clock.endLevel(value)
+    if (noticeFromLoad(gradient.connections, measured.outcomes, log)) gradient.pool.stopReuse()
+    // The client's self-watch of the level is its worst run's: a client bound in one run bounds the level.
+    if (busiest === null || measured.client.cpu_percent > busiest.client.cpu_percent) busiest = measured
+    measure.sink.flush()
+    if (own !== null) {
+      const window = own.window()
+      const summary = withServerFigures(own.result(measured.client), window, scrapes(), meta.percentiles)
+      gradient.runs.push({ repeat, summary, window })
+      log(`${progressLine(summary, config.load.mode, meta)} (run ${repeat + 1} of ${repeats})`)
+    }
+  }
+  measure.sink.repeat = null
+  const { client, outcomes } = busiest as MeasuredLevel
   meta.client.architecture = architecture(gradient.workers, gradient.connections, config.load.mode)
-  measure.sink.flush()
-  const window = summarizer.window()
+  const window = pooled.window()
   gradient.windows.push(window)
-  const figures = withServerFigures(
-    summarizer.result(client),
-    window,
-    gradient.scraper?.scrapes ?? [],
-    meta.percentiles,
-  )
-  gradient.summaries.push(figures)
+  gradient.summaries.push(withServerFigures(pooled.result(client), window, scrapes(), meta.percentiles))
   // --precision's account goes into meta, where finishResult (and `report`) attach it to the level.
   const reached = precision?.finish(stop.requested)
   if (reached !== undefined) log(precisionLine(`level ${value}`, reached))
@@ -468,11 +507,30 @@ async function runLevel(gradient: Gradient, value: number): Promise<BenchResult 
     ...(stop.requested ? { interrupted: true } : {}),
     ...(reached === undefined ? {} : { precision: reached }),
   })
-  const result = finishResult(gradient.summaries, meta)
+  const result = resultOf(gradient)
   writeJsonAtomic(gradient.resultPath, result)
   const summary = result.levels.at(-1)
   if (summary !== undefined) log(progressLine(summary, config.load.mode, meta))
   return result
+}
+
+/**
+ * The result from the levels so far: with --repeat, each level's entry pooled from its runs
+ * (poolRepeats) and the runs' own summaries, by run, for result.repeats.
+ */
+function resultOf(gradient: Gradient, drift: Drift | null = null): BenchResult {
+  const { runs, meta } = gradient
+  if (runs.length === 0) return finishResult(gradient.summaries, meta, drift)
+  const levels = gradient.summaries.map((summary) =>
+    poolRepeats(
+      runs.filter((run) => run.summary.value === summary.value).map((run) => run.summary),
+      summary,
+    ),
+  )
+  const byRun = Array.from({ length: meta.load.repeat ?? 1 }, (_, repeat) =>
+    runs.filter((run) => run.repeat === repeat).map((run) => run.summary),
+  ).filter((levels) => levels.length > 0)
+  return finishResult(levels, meta, drift, byRun)
 }
 
 /** The final result (partial when stopped) and the report drawn from it. */
@@ -482,7 +540,7 @@ async function finishRun(gradient: Gradient): Promise<RunOutcome> {
   meta.partial = options.stop.requested
   meta.finished_at = new Date().toISOString()
   await serverFiguresAtTheEnd(gradient)
-  const result = finishResult(gradient.summaries, meta, gradient.drift.result())
+  const result = resultOf(gradient, gradient.drift.result())
   writeJsonAtomic(resultPath, result)
   options.stop.enter('report')
   const reportNote = await writeReports(options.outDir, result, {
@@ -506,6 +564,10 @@ async function serverFiguresAtTheEnd(gradient: Gradient): Promise<void> {
   gradient.summaries = gradient.summaries.map((summary, i) =>
     withServerFigures(summary, gradient.windows[i] ?? null, scraper.scrapes, gradient.meta.percentiles),
   )
+  gradient.runs = gradient.runs.map((run) => ({
+    ...run,
+    summary: withServerFigures(run.summary, run.window, scraper.scrapes, gradient.meta.percentiles),
+  }))
 }
 
 function budgetRefusal(estimate: CostEstimate | null, limit: number): string | null {
@@ -518,7 +580,7 @@ function budgetRefusal(estimate: CostEstimate | null, limit: number): string | n
   return null
 }
 
-function progressLine(level: LevelSummary, mode: RunConfig['load']['mode'], meta: RunMeta): string {
+function progressLine(level: LevelFigures, mode: RunConfig['load']['mode'], meta: RunMeta): string {
   const ttft = level.ttft_ms.p50 == null ? '-' : `${level.ttft_ms.p50.toFixed(0)} ms`
   const bound = level.client.bound ? ` — CLIENT-BOUND: ${level.client.reasons.join('; ')}` : ''
   const lateness = latenessNote(level)

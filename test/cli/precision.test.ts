@@ -153,7 +153,10 @@ test('--precision refused where it cannot work, and its ceilings without it: exi
       says: /--precision.*a figure like ttft_p95, tpot_p50, e2e_p99 or tput/,
     },
     { args: ['--precision', 'tput=0'], says: /--precision.*a percent above 0/ },
-    { args: ['--precision', 'tput=5', '--mode', 'rate'], says: /^--precision and --mode: precision: expected a concurrency gradient/m },
+    {
+      args: ['--precision', 'tput=5', '--mode', 'rate'],
+      says: /^--precision and --mode: precision: expected a concurrency gradient/m,
+    },
     {
       args: ['--max-requests', '100'],
       says: /^--max-requests: max_requests_per_level: expected precision with max_requests_per_level/m,
@@ -163,6 +166,10 @@ test('--precision refused where it cannot work, and its ceilings without it: exi
       says: /at least requests_per_level/,
     },
     { args: ['--precision', 'tput=5', '--shard', '0/2'], says: /--precision with --shard/ },
+    {
+      args: ['--precision', 'tput=5', '--repeat', '3'],
+      says: /^--precision and --repeat: precision: expected precision or repeat, not both/m,
+    },
   ]
   for (const { args, says } of cases) {
     const run = await runCli([...base, ...args])

@@ -95,6 +95,7 @@ const DOCUMENTED_DEFAULTS: RunConfig = {
     warmup_s: 0,
     cooldown_s: 0,
     control: true,
+    repeat: 1,
   },
   workload: {
     input: { kind: 'fixed', value: 256 },
@@ -255,6 +256,7 @@ test('every flag maps onto its RunConfig field', () => {
     warmup_seconds: 2,
     cooldown_seconds: 1,
     control: false,
+    repeat: 2,
     profile: 'rag',
     dataset: 'prompts.jsonl',
     tokenizer: 'cl100k',
@@ -294,6 +296,7 @@ test('every flag maps onto its RunConfig field', () => {
       warmup_s: 2,
       cooldown_s: 1,
       control: false,
+      repeat: 2,
     },
     // The rag profile's lengths are overridden by the flags' own.
     workload: {

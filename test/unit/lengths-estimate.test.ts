@@ -68,6 +68,17 @@ test('estimate: counted levels are exact; rates × windows; closed timed levels 
   assert.equal(a?.output_tokens, 157_500)
   // 315k × $2/M + 157.5k × $8/M = 0.63 + 1.26
   assert.equal(a?.cost, 1.89)
+  // --repeat 3 runs every level, warm-up included, three times: --max-cost sees all of it.
+  const repeated = estimateRun(
+    config((c) => {
+      Object.assign(c.load, counted.load, { repeat: 3 })
+      c.pricing = counted.pricing
+    }),
+    inputs,
+  )
+  assert.equal(repeated?.requests, 3 * 315)
+  assert.equal(repeated?.cost, 3 * 1.89)
+  assert.match(repeated?.basis ?? '', /× 3 runs \(--repeat\)/)
   const rates = config((c) => {
     c.load.mode = 'request_rate'
     c.load.rates = [2, 4]

@@ -112,4 +112,5 @@ test('levels nobody sized run by the default precision; sized ones, rate mode, s
     assert.equal(levelsSizedByDefault(fromFlags(sized)), false, JSON.stringify(sized))
   assert.equal(defaultPrecisionLoad(fromFlags({ mode: 'rate' }), false).precision, null)
   assert.equal(defaultPrecisionLoad(fromFlags({ sessions: true }), false).precision, null)
+  assert.equal(defaultPrecisionLoad(fromFlags({ repeat: 3 }), false).precision, null)
 })

@@ -25,6 +25,11 @@ test('progress line: done/total or elapsed/duration, live TTFT p50, tokens/s, er
     formatProgress({ ...byCount, precision: 'ttft_p95 ±6.2% (target 5%)' }),
     'level 8: 3 requests (at least 40), ttft_p95 ±6.2% (target 5%), TTFT p50 50 ms, 2 tok/s, 1 errors',
   )
+  // --repeat: which run of the level is going.
+  assert.equal(
+    formatProgress({ ...byCount, repeat: { index: 1, of: 3 } }),
+    'level 8 (run 2 of 3): 3/40 requests, TTFT p50 50 ms, 2 tok/s, 1 errors',
+  )
 })
 
 test('progress line: a timed level past its window says it drains, not "62/30 s"; the run clock leads the line', () => {

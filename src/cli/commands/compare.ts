@@ -176,6 +176,13 @@ export async function compareCommand(argv: string[], io: Io): Promise<number> {
 }
 
 function runRecords(run: ReturnType<typeof load>): RunRecords {
-  const { meta, levels, saturation } = run.result
-  return { meta, records: run.records, levels, saturation, drift: driftOf(run) }
+  const { meta, levels, saturation, repeats } = run.result
+  return {
+    meta,
+    records: run.records,
+    levels,
+    saturation,
+    drift: driftOf(run),
+    ...(repeats === undefined ? {} : { knees: repeats.knee_summary }),
+  }
 }
