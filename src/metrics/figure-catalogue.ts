@@ -16,7 +16,7 @@ import { FailureGroups } from './failure-causes.js'
 import { type AnyFigure, accumulator, figure, type LevelContext, type LevelFigures } from './figure.js'
 import { inBandAccumulator } from './in-band-figures.js'
 import { inFlightAccumulator } from './in-flight.js'
-import { CONFIDENCE, type LevelIntervals, percentileIntervals, throughputInterval } from './intervals.js'
+import { intervalsAccumulator } from './level-intervals.js'
 import { networkAccumulator } from './network-figures.js'
 import { openLoopAccumulator } from './open-loop-figures.js'
 import { reasoningAccumulator, reasoningNotes } from './reasoning-figures.js'
@@ -399,12 +399,19 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
       intervals: {
         unit: 'object',
         definition:
-          '95% confidence intervals of the figures the knee, the verdicts and compare decide on: ' +
-          '{confidence, output_tokens_per_s, output_tokens_per_s_steady, ttft_ms, tpot_ms, e2e_ms}. Throughput: ' +
-          '{low, high, slices}, a Student t interval over up to 12 equal time slices of the level wall window (of the ' +
-          'steady window for the steady figure; null without one). Latencies: {low, high} per run percentile ("p50"), the ' +
-          'order-statistic interval (distribution-free, exact binomial); an end is null where the samples cannot bound ' +
-          'it (p95 of fewer than ~60 requests has no upper end).',
+          '95% confidence intervals of the level figures, with how each was had: {confidence, methods, ' +
+          'output_tokens_per_s, output_tokens_per_s_steady, ttft_ms, tpot_ms, itl_ms, e2e_ms, effective_n}. methods ' +
+          "names each family's method once: percentiles 'order-statistic', means 't', throughput 'slices-t'. " +
+          'Throughput: {low, high, slices}, a Student t interval over up to 12 equal time slices of the level wall ' +
+          'window (of the steady window for the steady figure; null without one). Latencies: {low, high} per run ' +
+          'percentile ("p50") and for "mean". A percentile\'s is the order-statistic interval (distribution-free, exact ' +
+          "binomial) and the mean's a Student t interval, each computed with an effective sample size instead of the " +
+          'count: requests under load are not independent (a slow period slows many in a row), so n / (1 + 2 Σ ρ_k) ' +
+          "from the autocorrelation of the series in send order (Geyer's initial positive sequence, at most 200 lags); " +
+          'for a percentile, of the series of whether each request was at most it. effective_n holds each, keyed like ' +
+          'the intervals. An end is null where the samples cannot bound it (p95 of fewer than ~60 requests has no ' +
+          'upper end). Results of older versions have no methods, itl_ms, mean or effective_n (their intervals assumed ' +
+          'independent requests).',
       },
     },
     source: { accumulator: intervalsAccumulator },
@@ -837,45 +844,4 @@ function dispatchOf(lateness: Samples, e2eSum: number, e2eCount: number) {
     lateness_mean_ms: sum / sorted.length,
     e2e_mean_ms: e2eSum / e2eCount,
   }
-}
-
-/** The intervals figure: its own copy of the latencies (8 bytes a request), the window's from the tally. */
-function intervalsAccumulator({
-  options,
-  tally,
-  figures,
-}: LevelContext): Accumulator<{ intervals: LevelIntervals }> {
-  const ttft = new Samples()
-  const tpot = new Samples()
-  const e2e = new Samples()
-  return accumulator(
-    (record) => {
-      if (!isOk(record)) return
-      ttft.pushFigure(ttftMs(record))
-      tpot.pushFigure(tpotMs(record))
-      e2e.pushFigure(e2eMs(record))
-    },
-    () => {
-      const steady = figures.steady_window ?? null
-      const start = tally.windowStart
-      return {
-        intervals: {
-          confidence: CONFIDENCE,
-          output_tokens_per_s:
-            tally.requests === 0 ? null : throughputInterval(tally.timeline, start, tally.windowEnd),
-          output_tokens_per_s_steady:
-            steady === null
-              ? null
-              : throughputInterval(
-                  tally.timeline,
-                  start + steady.start_s * 1000,
-                  start + steady.end_s * 1000,
-                ),
-          ttft_ms: percentileIntervals(ttft, options.percentiles),
-          tpot_ms: percentileIntervals(tpot, options.percentiles),
-          e2e_ms: percentileIntervals(e2e, options.percentiles),
-        },
-      }
-    },
-  )
 }
