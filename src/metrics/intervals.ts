@@ -198,8 +198,9 @@ export function effectiveSampleSize(series: ArrayLike<number>): number {
     if (!(pair > 0)) break
     pairSum += pair
   }
-  const tau = pairSum === 0 ? 1 : -1 + 2 * pairSum
-  return Math.min(n, Math.max(1, n / tau))
+  const tau = -1 + 2 * pairSum
+  // τ ≤ 1 (negative correlation; an alternating series sums near 0): worth its count.
+  return tau <= 1 ? n : Math.max(1, n / tau)
 }
 
 /**
