@@ -291,7 +291,7 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
     source: {
       // From the level's token timeline (the event times it keeps for ITL per token and the steady window too).
       derive: ({ tally, options }) => ({
-        itl_ms: summarizeSorted(tally.timeline.gaps().sort(), options.percentiles),
+        itl_ms: summarizeSorted(tally.timeline.sortedGaps(), options.percentiles),
       }),
     },
     columns: [{ name: 'ITL', head: 'ITL ms\np50', order: 6, priority: 11, cell: { kind: 'p50', digits: 1 } }],

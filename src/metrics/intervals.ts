@@ -68,14 +68,54 @@ export interface LevelIntervals {
  * quantile. low = 0 or high = n + 1 when the samples cannot bound that side.
  */
 function orderStatisticRanks(n: number, q: number, confidence: number): { low: number; high: number } {
+  if (q <= 0) return { low: 0, high: 1 }
+  if (q >= 1) return { low: n, high: n + 1 }
   const tail = (1 - confidence) / 2
-  const cdf = binomialCdf(n, q)
-  let low = 0
-  // cdf[k] = P(X <= k): the largest l with P(X <= l - 1) <= tail is the count of such k.
-  while (low < n && (cdf[low] as number) <= tail) low++
-  let high = 1
-  while (high <= n && (cdf[high - 1] as number) < 1 - tail) high++
-  return { low, high }
+  // The walk up the pmf starts where the mass below is negligible (under 1e-17 past 12 standard
+  // deviations of at least 5) and stops at the high rank: a p50 of a million ITL gaps needs a few
+  // thousand terms, not a million exp and log each (that was most of the intervals' cost).
+  const sd = Math.sqrt(n * q * (1 - q))
+  const from = sd >= 5 ? Math.max(0, Math.floor(n * q - 12 * sd)) : 0
+  const logRatio = Math.log(q / (1 - q))
+  let logPmf = logChoose(n, from) + from * Math.log(q) + (n - from) * Math.log1p(-q)
+  let cdf = 0
+  // cdf = P(X <= k): low is one past the last k with cdf <= tail (the ranks below `from` all are),
+  // high one past the first with cdf >= 1 - tail.
+  let low = from
+  let high = n + 1
+  for (let k = from; k <= n; k++) {
+    cdf += Math.exp(logPmf)
+    if (cdf <= tail && k < n) low = k + 1
+    if (cdf >= 1 - tail) {
+      high = k + 1
+      break
+    }
+    logPmf += Math.log((n - k) / (k + 1)) + logRatio
+  }
+  return { low, high: Math.min(high, n + 1) }
+}
+
+/** ln C(n, k). */
+function logChoose(n: number, k: number): number {
+  return k === 0 || k === n ? 0 : logFactorial(n) - logFactorial(k) - logFactorial(n - k)
+}
+
+/** ln k!: summed below 20, Stirling's series above (error under 1e-15 there). */
+function logFactorial(k: number): number {
+  if (k < 20) {
+    let sum = 0
+    for (let i = 2; i <= k; i++) sum += Math.log(i)
+    return sum
+  }
+  const x = k + 1
+  return (
+    (x - 0.5) * Math.log(x) -
+    x +
+    0.5 * Math.log(2 * Math.PI) +
+    1 / (12 * x) -
+    1 / (360 * x ** 3) +
+    1 / (1260 * x ** 5)
+  )
 }
 
 /**
@@ -123,25 +163,6 @@ export function quantileInterval(
   return { low: sorted[low - 1] as number, high: sorted[high - 1] as number }
 }
 
-/** P(X <= k) for k = 0..n, X ~ Binomial(n, q), from the pmf's ratio recurrence in logs (no overflow). */
-function binomialCdf(n: number, q: number): Float64Array {
-  const cdf = new Float64Array(n + 1)
-  if (q <= 0) return cdf.fill(1)
-  if (q >= 1) {
-    cdf[n] = 1
-    return cdf
-  }
-  const logRatio = Math.log(q / (1 - q))
-  let logPmf = n * Math.log1p(-q)
-  let sum = 0
-  for (let k = 0; k <= n; k++) {
-    sum += Math.exp(logPmf)
-    cdf[k] = Math.min(1, sum)
-    logPmf += Math.log((n - k) / (k + 1)) + logRatio
-  }
-  return cdf
-}
-
 /** Each run percentile's interval, keyed as the distributions are ("p50"), from independent samples. */
 export function percentileIntervals(
   samples: Samples,
@@ -156,8 +177,8 @@ export function percentileIntervals(
 
 /** Lags the autocorrelation is summed over, at most: past a few hundred requests a slow period has passed. */
 export const MAX_LAG = 200
-/** Pairs each lag's autocorrelation is estimated from, at most (evenly spread over the series): bounds the cost. */
-export const MAX_PAIRS = 20_000
+/** Pairs each lag's autocorrelation is estimated from, at most (in blocks spread over the series): bounds the cost. */
+export const MAX_PAIRS = 10_000
 
 /**
  * How many independent samples the series is worth: n / (1 + 2 Σ ρ_k), ρ_k its autocorrelation at
@@ -179,28 +200,44 @@ export function effectiveSampleSize(series: ArrayLike<number>): number {
   variance /= n
   if (!(variance > 0)) return n
   const maxLag = Math.min(Math.floor(n / 4), MAX_LAG)
-  const rho = (lag: number): number => {
-    const pairs = n - lag
-    const stride = Math.max(1, Math.floor(pairs / MAX_PAIRS))
-    let sum = 0
-    let count = 0
-    for (let t = 0; t < pairs; t += stride) {
-      sum += ((series[t] as number) - mean) * ((series[t + lag] as number) - mean)
-      count++
-    }
-    // The usual biased estimate (the sum over n - lag pairs divided by n): it keeps long lags small.
-    return ((sum / count) * (pairs / n)) / variance
-  }
   // τ = 1 + 2 Σ_{k≥1} ρ_k = -1 + 2 Σ_{m≥0} (ρ_2m + ρ_2m+1), with ρ_0 = 1.
   let pairSum = 0
   for (let m = 0; 2 * m + 1 <= maxLag; m++) {
-    const pair = (m === 0 ? 1 : rho(2 * m)) + rho(2 * m + 1)
+    const pair =
+      (m === 0 ? 1 : autocorrelation(series, mean, 2 * m, variance)) +
+      autocorrelation(series, mean, 2 * m + 1, variance)
     if (!(pair > 0)) break
     pairSum += pair
   }
   const tau = -1 + 2 * pairSum
   // τ ≤ 1 (negative correlation; an alternating series sums near 0): worth its count.
   return tau <= 1 ? n : Math.max(1, n / tau)
+}
+
+/** Blocks the pairs of a long series are taken from: contiguous runs read memory in order. */
+const PAIR_BLOCKS = 10
+
+/**
+ * ρ at `lag` of a series with that mean and variance, from at most MAX_PAIRS pairs: all of them in
+ * a short series, else PAIR_BLOCKS contiguous blocks spread evenly over it (pairs picked on a
+ * stride instead missed the cache twice a pair: most of the cost on a million ITL gaps). Read in
+ * place, no centred copy; callers pass Float64Arrays, so the loop sees one array type.
+ */
+function autocorrelation(series: ArrayLike<number>, mean: number, lag: number, variance: number): number {
+  const n = series.length
+  const pairs = n - lag
+  const blocks = pairs <= MAX_PAIRS ? 1 : PAIR_BLOCKS
+  const length = blocks === 1 ? pairs : Math.floor(MAX_PAIRS / PAIR_BLOCKS)
+  const spacing = blocks === 1 ? 0 : (pairs - length) / (blocks - 1)
+  let sum = 0
+  for (let block = 0; block < blocks; block++) {
+    const from = Math.floor(block * spacing)
+    for (let t = from; t < from + length; t++)
+      sum += ((series[t] as number) - mean) * ((series[t + lag] as number) - mean)
+  }
+  const count = blocks * length
+  // The usual biased estimate (the sum over n - lag pairs divided by n): it keeps long lags small.
+  return ((sum / count) * (pairs / n)) / variance
 }
 
 /**
