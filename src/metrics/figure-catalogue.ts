@@ -415,6 +415,18 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
       },
     },
     source: { accumulator: intervalsAccumulator },
+    columns: [
+      {
+        // Next to the TTFT percentiles where the width allows (`--wide` otherwise); every interval
+        // is in summary.md's and report.html's intervals table.
+        name: 'TTFT p50 95% CI',
+        head: 'TTFT p50\n95% CI',
+        order: 3.5,
+        priority: 30,
+        cell: { kind: 'interval', metric: 'ttft_ms', key: 'p50', digits: 0 },
+        whenPresent: true,
+      },
+    ],
   }),
   figure({
     fields: {

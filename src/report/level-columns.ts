@@ -4,6 +4,7 @@ import { LEVEL_FIGURES } from '../metrics/figure-catalogue.js'
 import type { LevelSummary } from '../metrics/summarize.js'
 import type { BenchResult } from '../result/bench-result.js'
 import { levelCell, throughputCell } from './achieved-cells.js'
+import { intervalOf, intervalText, tailIntervalText } from './interval-cells.js'
 import { reasoningColumns } from './reasoning-cells.js'
 import { type ServerColumn, serverColumns } from './server-cells.js'
 import { SMALL_SAMPLE_MARK, tooFewSamples } from './small-samples.js'
@@ -118,11 +119,20 @@ function cellOf(
         return keys
           .map((p) => {
             const value = one(figures[p], cell.digits)
-            // Only the terminal marks a percentile of too few samples (with a legend under its table).
-            const marked = surface === 'terminal' && value !== dash && tooFewSamples(figures, p)
-            return marked ? `${value}${SMALL_SAMPLE_MARK}` : value
+            if (value === dash || !tooFewSamples(figures, p)) return value
+            // A percentile of too few samples is shown with its interval, which says how little it
+            // is known (`1200 (≥900)`: nothing bounds it above); results without intervals mark it in the terminal instead
+            // (with a legend under its table).
+            const interval = intervalOf(level, key, p)
+            if (interval !== null) return `${value} ${tailIntervalText(interval, cell.digits)}`
+            return surface === 'terminal' ? `${value}${SMALL_SAMPLE_MARK}` : value
           })
           .join(' / ')
+      }
+    case 'interval':
+      return (level) => {
+        const interval = intervalOf(level, cell.metric, cell.key)
+        return interval === null ? dash : intervalText(interval, cell.digits)
       }
     case 'p50':
       return (level) => one(distribution(level)?.p50, cell.digits)

@@ -5,6 +5,7 @@ import { levelName } from '../result/level-name.js'
 import { achievedNotes } from './achieved-cells.js'
 import { driftLine } from './drift-line.js'
 import { errorMessageLines } from './failure-notes.js'
+import { INTERVAL_HEADS, intervalCells, intervalRows } from './interval-cells.js'
 import { kneeCauseLine } from './knee-cause-line.js'
 import { levelColumns } from './level-columns.js'
 import { sessionTables } from './session-tables.js'
@@ -53,6 +54,7 @@ export function renderMarkdown(result: BenchResult): string {
     for (const note of [...(level.notes ?? []), ...(level.client.notes ?? [])])
       notes.push(`- ${levelName(meta, level.value)}: note: ${inert(note)}`)
   lines.push(...sessionTables(result, 'markdown'))
+  lines.push(...intervalsMarkdown(result))
   if (notes.length > 0) lines.push('', ...notes)
   if (result.advice.length > 0) lines.push('', ...result.advice.map((line) => `- ${line}`))
   const workload = [...achievedNotes(result), ...workloadNotes(result)]
@@ -67,5 +69,21 @@ function whyLines(result: BenchResult): string[] {
   return [
     ...(why === null ? [] : ['', why]),
     ...(drift === null ? [] : ['', result.drift?.moved ? `**${inert(drift)}**` : inert(drift)]),
+  ]
+}
+
+/** Every figure's 95% interval, folded away (a row a figure a level is long): none for older results. */
+function intervalsMarkdown(result: BenchResult): string[] {
+  const rows = intervalRows(result)
+  if (rows.length === 0) return []
+  return [
+    '',
+    '<details><summary>95% intervals of every figure (method, effective sample size)</summary>',
+    '',
+    `| ${INTERVAL_HEADS.join(' | ')} |`,
+    `|${' --- |'.repeat(INTERVAL_HEADS.length)}`,
+    ...rows.map((row) => `| ${intervalCells(row).join(' | ')} |`),
+    '',
+    '</details>',
   ]
 }

@@ -10,7 +10,7 @@ import { GroupedLines } from './grouped-lines.js'
 import { kneeCauseLine } from './knee-cause-line.js'
 import { type LevelColumn, levelColumns } from './level-columns.js'
 import { sessionTables } from './session-tables.js'
-import { SMALL_SAMPLE_MARK, smallSampleLegend } from './small-samples.js'
+import { intervalLegend, SMALL_SAMPLE_MARK, showsInterval, smallSampleLegend } from './small-samples.js'
 import { workloadNotes } from './workload-notes.js'
 
 /** How wide the table may be: absent = every column (what a file or `--wide` gets). */
@@ -22,7 +22,8 @@ export interface TableOptions {
 /**
  * The end-of-run table: concurrency vs TTFT / TPOT / throughput / success rate, plus the verdict;
  * with a width, the columns that fit (the level, req, success, TTFT, TPOT, verdict, tok/s, E2E
- * first) and one line naming the rest. A percentile from too few samples carries a mark and a legend.
+ * first) and one line naming the rest. A percentile from too few samples carries its interval (a mark
+ * in results without intervals) and a legend.
  */
 export function renderTable(result: BenchResult, options: TableOptions = {}): string {
   const columns = levelColumns(result, 'terminal')
@@ -50,6 +51,8 @@ export function renderTable(result: BenchResult, options: TableOptions = {}): st
   const lines = [table.toString()]
   if (shown.some((i) => rows.some((row) => (row[i] as string).includes(SMALL_SAMPLE_MARK))))
     lines.push(smallSampleLegend(result.meta.percentiles))
+  if (shown.some((i) => rows.some((row) => showsInterval(row[i] as string))))
+    lines.push(intervalLegend(result.meta.percentiles))
   if (omitted.length > 0) lines.push(`--wide for: ${omitted.join(', ')}`)
   return lines.join('\n')
 }
