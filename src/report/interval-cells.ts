@@ -1,5 +1,10 @@
 import type { Distribution } from '../metrics/distribution.js'
-import type { Interval, IntervalMetric, LevelIntervals } from '../metrics/intervals.js'
+import {
+  INTERVAL_METHODS,
+  type Interval,
+  type IntervalMetric,
+  type LevelIntervals,
+} from '../metrics/intervals.js'
 import type { LevelSummary } from '../metrics/summarize.js'
 import type { BenchResult } from '../result/bench-result.js'
 import { levelName } from '../result/level-name.js'
@@ -53,7 +58,7 @@ export interface IntervalRow {
 /**
  * Every figure of every level that has an interval, for the intervals table of summary.md and
  * report.html: each latency's percentiles and mean, then throughput. Empty for results of versions
- * without intervals; the effective n and method are blank where an older result does not say them.
+ * without intervals; the effective n is blank where an older result does not say it.
  */
 export function intervalRows(result: BenchResult): IntervalRow[] {
   const rows: IntervalRow[] = []
@@ -61,6 +66,8 @@ export function intervalRows(result: BenchResult): IntervalRow[] {
     const intervals = level.intervals
     if (intervals == null) continue
     const name = levelName(result.meta, level.value)
+    // Results of issue 25's build do not name the methods: theirs were these (without effective n).
+    const methods = intervals.methods ?? INTERVAL_METHODS
     for (const { metric, label, digits } of LATENCIES) {
       const figure = intervals[metric]
       const distribution = level[metric] as Distribution | null | undefined
@@ -73,12 +80,7 @@ export function intervalRows(result: BenchResult): IntervalRow[] {
           value: value == null ? '?' : value.toFixed(digits),
           interval: intervalText(interval, digits),
           effectiveN: String(intervals.effective_n?.[metric]?.[key] ?? ''),
-          method:
-            intervals.methods === undefined
-              ? ''
-              : key === 'mean'
-                ? intervals.methods.means
-                : intervals.methods.percentiles,
+          method: key === 'mean' ? methods.means : methods.percentiles,
         })
       }
     }
@@ -94,7 +96,7 @@ export function intervalRows(result: BenchResult): IntervalRow[] {
         value: value.toFixed(1),
         interval: intervalText(interval, 1),
         effectiveN: `${interval.slices} slices`,
-        method: intervals.methods?.throughput ?? 'slices-t',
+        method: methods.throughput,
       })
     }
   }
