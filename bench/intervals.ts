@@ -22,6 +22,7 @@ import { CONFIDENCE, percentileIntervals, throughputInterval } from '../src/metr
 import { LevelSummarizer, type SummaryOptions } from '../src/metrics/summarize.js'
 import { seededRandom } from '../src/random.js'
 import type { RequestRecord } from '../src/records/types.js'
+import { streamedRecord } from './streamed-record.js'
 
 const REQUESTS = Number(process.env.BENCH_INTERVALS_REQUESTS ?? 20_000)
 const TOKENS = Number(process.env.BENCH_INTERVALS_TOKENS ?? 64)
@@ -43,31 +44,7 @@ function level(): RequestRecord[] {
     const failed = i % 50 === 49
     const ttft = 40 + 60 * slow + 30 * random()
     const times = failed ? [] : Array.from({ length: TOKENS }, (_, k) => sent + ttft + k * gap)
-    records.push({
-      seq: i,
-      worker: 0,
-      level: STREAMS,
-      phase: 'measure',
-      prompt_id: i,
-      scheduled_at: sent,
-      sent_at: sent,
-      headers_at: sent + 5,
-      first_token_at: times[0] ?? null,
-      end_at: times.at(-1) ?? sent + 20,
-      token_times: times,
-      status: failed ? 503 : 200,
-      error: failed ? { class: 'http_5xx', message: 'HTTP 503: overloaded' } : null,
-      input_tokens: 256,
-      output_tokens: times.length,
-      requested_input_tokens: 256,
-      requested_output_tokens: TOKENS,
-      token_source: 'usage',
-      tokenizer_output_tokens: times.length,
-      chunks: times.length,
-      finish_reason: failed ? null : 'length',
-      attempt: 1,
-      connection: 'reused',
-    } as unknown as RequestRecord)
+    records.push(streamedRecord(i, STREAMS, sent, times, failed, TOKENS))
   }
   return records
 }
