@@ -41,7 +41,12 @@ const DECLARED: readonly Declared[] = LEVEL_FIGURES.flatMap((figure) =>
   (figure.columns ?? []).map((spec) => ({ spec, key: Object.keys(figure.fields)[0] as FigureKey })),
 ).sort((a, b) => a.spec.order - b.spec.order)
 
-export function levelColumns(result: BenchResult, surface: Surface): LevelColumn[] {
+/** `markTails`: a tail percentile of too few samples is marked `*` even where it has an interval (a narrow terminal). */
+export function levelColumns(
+  result: BenchResult,
+  surface: Surface,
+  options: { markTails?: boolean } = {},
+): LevelColumn[] {
   const rateMode = result.meta.load?.mode === 'request_rate'
   const columns: LevelColumn[] = []
   for (const { spec, key } of DECLARED) {
@@ -57,7 +62,7 @@ export function levelColumns(result: BenchResult, surface: Surface): LevelColumn
       name: spec.name,
       head: headOf(spec, result, surface),
       priority: spec.priority,
-      cell: cellOf(spec.cell, key, surface, result, rateMode),
+      cell: cellOf(spec.cell, key, surface, result, rateMode, options.markTails === true),
     })
   }
   return columns
@@ -96,6 +101,7 @@ function cellOf(
   surface: Surface,
   result: BenchResult,
   rateMode: boolean,
+  markTails: boolean,
 ): (level: LevelSummary) => string {
   const dash = DASH[surface]
   const one = (value: number | null | undefined, digits: number): string =>
@@ -123,7 +129,7 @@ function cellOf(
             // A percentile of too few samples is shown with its interval, which says how little it
             // is known (`1200 (≥900)`: nothing bounds it above); results without intervals mark it in the terminal instead
             // (with a legend under its table).
-            const interval = intervalOf(level, key, p)
+            const interval = markTails ? null : intervalOf(level, key, p)
             if (interval !== null) return `${value} ${tailIntervalText(interval, cell.digits)}`
             return surface === 'terminal' ? `${value}${SMALL_SAMPLE_MARK}` : value
           })

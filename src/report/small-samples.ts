@@ -21,12 +21,13 @@ export function tooFewSamples(distribution: Pick<Distribution, 'count'>, key: st
 }
 
 /** The legend for the marks, naming the thresholds of the percentiles the run reports. */
-export function smallSampleLegend(percentiles: readonly number[]): string {
+/** `withIntervals`: the result has the intervals the marks stand in for (a narrow terminal). */
+export function smallSampleLegend(percentiles: readonly number[], withIntervals = false): string {
   const needs = percentiles
     .filter((p) => samplesNeeded(p) > 2)
     .map((p) => `p${p} ≥${samplesNeeded(p)}`)
     .join(', ')
-  return `${SMALL_SAMPLE_MARK} too few samples for that percentile (${needs}): the few slowest requests, not a tail`
+  return `${SMALL_SAMPLE_MARK} too few samples for that percentile (${needs}): the few slowest requests, not a tail${withIntervals ? ' (--wide shows their 95% intervals)' : ''}`
 }
 
 /** Whether a cell shows a percentile with its interval (`1200 (≥900)`, `1200 (900–1500)`). */

@@ -109,6 +109,20 @@ test('small samples: p99 from fewer than 100 and p95 from fewer than 20 show the
   assert.doesNotMatch(big, /\*|\(≥\d+\)/)
 })
 
+test("a narrow terminal keeps the marks where the tails' intervals would crowd out a column; --wide shows the intervals", () => {
+  const result = finishResult([level(1, 6), level(8, 6), level(64, 6)], META)
+  const wide = renderTable(result)
+  assert.match(wide, /\(≥\d+\)/, wide)
+  assert.doesNotMatch(wide, /\d\*/, wide)
+  // 100 columns hold the verdict beside the intervals; 90 only beside the marks.
+  assert.match(renderTable(result, { width: 100 }), /verdict[^]*\(≥\d+\)/)
+  const narrow = renderTable(result, { width: 90 })
+  assert.ok([...(narrow.split('\n')[0] as string)].length <= 90, narrow)
+  assert.match(narrow, /verdict/, narrow)
+  assert.match(narrow, /\d\* \/ \d+\*/, narrow)
+  assert.match(narrow, /^\* too few samples .*\(--wide shows their 95% intervals\)$/m, narrow)
+})
+
 test('notes after the table: the same failure and note at several levels are said once', () => {
   const result = finishResult([level(1, 40, 5), level(2, 40, 5), level(4, 40, 5)], META)
   const text = renderVerdict(result)
