@@ -18,6 +18,7 @@ import { performance } from 'node:perf_hooks'
 import { pathToFileURL } from 'node:url'
 import { LevelSummarizer, type SummaryOptions, summarizeLevel } from '../src/metrics/summarize.js'
 import type { RequestRecord } from '../src/records/types.js'
+import { streamedRecord } from './streamed-record.js'
 
 const REQUESTS = Number(process.env.BENCH_SUMMARIZE_REQUESTS ?? 4096)
 const TOKENS = Number(process.env.BENCH_SUMMARIZE_TOKENS ?? 256)
@@ -34,31 +35,7 @@ function level(): RequestRecord[] {
     const sent = Math.floor(i / 64) * (40 + TOKENS * 10) + (i % 64)
     const failed = i % 50 === 49
     const times = failed ? [] : Array.from({ length: TOKENS }, (_, k) => sent + 40 + k * 10 + (i % 7))
-    records.push({
-      seq: i,
-      worker: 0,
-      level: 64,
-      phase: 'measure',
-      prompt_id: i,
-      scheduled_at: sent,
-      sent_at: sent,
-      headers_at: sent + 5,
-      first_token_at: times[0] ?? null,
-      end_at: times.at(-1) ?? sent + 20,
-      token_times: times,
-      status: failed ? 503 : 200,
-      error: failed ? { class: 'http_5xx', message: 'HTTP 503: overloaded' } : null,
-      input_tokens: 256,
-      output_tokens: times.length,
-      requested_input_tokens: 256,
-      requested_output_tokens: TOKENS,
-      token_source: 'usage',
-      tokenizer_output_tokens: times.length,
-      chunks: times.length,
-      finish_reason: failed ? null : 'length',
-      attempt: 1,
-      connection: 'reused',
-    })
+    records.push(streamedRecord(i, 64, sent, times, failed, TOKENS))
   }
   return records
 }

@@ -1,6 +1,6 @@
 import { isOk, tpotMs, ttftMs } from '../metrics/derive.js'
 import { round } from '../metrics/distribution.js'
-import { quantileInterval } from '../metrics/order-interval.js'
+import { quantileInterval } from '../metrics/intervals.js'
 import type { RequestRecord } from '../records/types.js'
 
 /**

@@ -16,7 +16,7 @@ import { FailureGroups } from './failure-causes.js'
 import { type AnyFigure, accumulator, figure, type LevelContext, type LevelFigures } from './figure.js'
 import { inBandAccumulator } from './in-band-figures.js'
 import { inFlightAccumulator } from './in-flight.js'
-import { CONFIDENCE, type LevelIntervals, percentileIntervals, throughputInterval } from './intervals.js'
+import { intervalsAccumulator } from './level-intervals.js'
 import { networkAccumulator } from './network-figures.js'
 import { openLoopAccumulator } from './open-loop-figures.js'
 import { reasoningAccumulator, reasoningNotes } from './reasoning-figures.js'
@@ -291,7 +291,7 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
     source: {
       // From the level's token timeline (the event times it keeps for ITL per token and the steady window too).
       derive: ({ tally, options }) => ({
-        itl_ms: summarizeSorted(tally.timeline.gaps().sort(), options.percentiles),
+        itl_ms: summarizeSorted(tally.timeline.sortedGaps(), options.percentiles),
       }),
     },
     columns: [{ name: 'ITL', head: 'ITL ms\np50', order: 6, priority: 11, cell: { kind: 'p50', digits: 1 } }],
@@ -399,15 +399,34 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
       intervals: {
         unit: 'object',
         definition:
-          '95% confidence intervals of the figures the knee, the verdicts and compare decide on: ' +
-          '{confidence, output_tokens_per_s, output_tokens_per_s_steady, ttft_ms, tpot_ms, e2e_ms}. Throughput: ' +
-          '{low, high, slices}, a Student t interval over up to 12 equal time slices of the level wall window (of the ' +
-          'steady window for the steady figure; null without one). Latencies: {low, high} per run percentile ("p50"), the ' +
-          'order-statistic interval (distribution-free, exact binomial); an end is null where the samples cannot bound ' +
-          'it (p95 of fewer than ~60 requests has no upper end).',
+          '95% confidence intervals of the level figures, with how each was had: {confidence, methods, ' +
+          'output_tokens_per_s, output_tokens_per_s_steady, ttft_ms, tpot_ms, itl_ms, e2e_ms, effective_n}. methods ' +
+          "names each family's method once: percentiles 'order-statistic', means 't', throughput 'slices-t'. " +
+          'Throughput: {low, high, slices}, a Student t interval over up to 12 equal time slices of the level wall ' +
+          'window (of the steady window for the steady figure; null without one). Latencies: {low, high} per run ' +
+          'percentile ("p50") and for "mean". A percentile\'s is the order-statistic interval (distribution-free, exact ' +
+          "binomial) and the mean's a Student t interval, each computed with an effective sample size instead of the " +
+          'count: requests under load are not independent (a slow period slows many in a row), so n / (1 + 2 Σ ρ_k) ' +
+          "from the autocorrelation of the series in send order (Geyer's initial positive sequence, at most 200 lags); " +
+          'for a percentile, of the series of whether each request was at most it. effective_n holds each, keyed like ' +
+          'the intervals. An end is null where the samples cannot bound it (p95 of fewer than ~60 requests has no ' +
+          'upper end). Results of older versions have no methods, itl_ms, mean or effective_n (their intervals assumed ' +
+          'independent requests).',
       },
     },
     source: { accumulator: intervalsAccumulator },
+    columns: [
+      {
+        // Next to the TTFT percentiles where the width allows (`--wide` otherwise); every interval
+        // is in summary.md's and report.html's intervals table.
+        name: 'TTFT p50 95% CI',
+        head: 'TTFT p50\n95% CI',
+        order: 3.5,
+        priority: 30,
+        cell: { kind: 'interval', metric: 'ttft_ms', key: 'p50', digits: 0 },
+        whenPresent: true,
+      },
+    ],
   }),
   figure({
     fields: {
@@ -822,8 +841,8 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
           'a ceiling came. floor, max_requests, max_duration_s (null = none); figures: per named figure its key (ttft_p95, tput), ' +
           'target_pct, value (ms or tokens/s), reached_pct (the half-width of its 95% interval in percent of the figure; null ' +
           'while the samples cannot bound it) and met; met (all of them); stopped_by: precise, max_requests, max_duration or ' +
-          'interrupted; requests (measured requests sent). Percentiles are judged on the order-statistic interval widened by ' +
-          'the effective sample size, tput on the t interval over time slices up to the last end less the longest request. ' +
+          'interrupted; requests (measured requests sent). Percentiles are judged on the same interval as intervals (order-statistic, ' +
+          'widened by the effective sample size), tput on the t interval over time slices up to the last end less the longest request. ' +
           'Absent without --precision.',
       },
     },
@@ -853,45 +872,4 @@ function dispatchOf(lateness: Samples, e2eSum: number, e2eCount: number) {
     lateness_mean_ms: sum / sorted.length,
     e2e_mean_ms: e2eSum / e2eCount,
   }
-}
-
-/** The intervals figure: its own copy of the latencies (8 bytes a request), the window's from the tally. */
-function intervalsAccumulator({
-  options,
-  tally,
-  figures,
-}: LevelContext): Accumulator<{ intervals: LevelIntervals }> {
-  const ttft = new Samples()
-  const tpot = new Samples()
-  const e2e = new Samples()
-  return accumulator(
-    (record) => {
-      if (!isOk(record)) return
-      ttft.pushFigure(ttftMs(record))
-      tpot.pushFigure(tpotMs(record))
-      e2e.pushFigure(e2eMs(record))
-    },
-    () => {
-      const steady = figures.steady_window ?? null
-      const start = tally.windowStart
-      return {
-        intervals: {
-          confidence: CONFIDENCE,
-          output_tokens_per_s:
-            tally.requests === 0 ? null : throughputInterval(tally.timeline, start, tally.windowEnd),
-          output_tokens_per_s_steady:
-            steady === null
-              ? null
-              : throughputInterval(
-                  tally.timeline,
-                  start + steady.start_s * 1000,
-                  start + steady.end_s * 1000,
-                ),
-          ttft_ms: percentileIntervals(ttft, options.percentiles),
-          tpot_ms: percentileIntervals(tpot, options.percentiles),
-          e2e_ms: percentileIntervals(e2e, options.percentiles),
-        },
-      }
-    },
-  )
 }

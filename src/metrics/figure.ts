@@ -41,6 +41,8 @@ export type CellKind =
   /** Every percentile of the run, "p50 / p95 / p99". */
   | { kind: 'percentiles'; digits: number }
   | { kind: 'p50'; digits: number }
+  /** A latency figure's 95% interval ("low–high") from the level's intervals. */
+  | { kind: 'interval'; metric: string; key: string; digits: number }
   | { kind: 'throughput' }
   | { kind: 'client-loop' }
   | { kind: 'slo-good' }

@@ -2,7 +2,8 @@ import type { RequestRecord } from '../records/types.js'
 import { Samples } from './accumulator.js'
 import { e2eMs, isOk, tpotMs, ttftMs } from './derive.js'
 import { percentileOfSorted } from './distribution.js'
-import { effectiveSampleSize, percentileInterval, throughputInterval } from './intervals.js'
+import { throughputInterval } from './intervals.js'
+import { seriesIntervals } from './level-intervals.js'
 import { type PrecisionFigure, parsePrecisionKey } from './precision-key.js'
 import { TokenTimeline } from './token-timeline.js'
 
@@ -44,11 +45,11 @@ export interface LevelPrecision {
 
 export class PrecisionTracker {
   private readonly targets: { key: string; figure: PrecisionFigure; target: number }[]
-  /** Each metric's values in the order the records arrived (autocorrelation needs the order). */
-  private readonly series: Record<Metric, Samples> = {
-    ttft: new Samples(),
-    tpot: new Samples(),
-    e2e: new Samples(),
+  /** Each metric's values and their requests' send times (autocorrelation reads them in send order). */
+  private readonly series: Record<Metric, { values: Samples; sent: Samples }> = {
+    ttft: { values: new Samples(), sent: new Samples() },
+    tpot: { values: new Samples(), sent: new Samples() },
+    e2e: { values: new Samples(), sent: new Samples() },
   }
   private readonly timeline = new TokenTimeline()
   private first = Number.POSITIVE_INFINITY
@@ -73,9 +74,15 @@ export class PrecisionTracker {
     this.first = Math.min(this.first, record.sent_at)
     this.lastEnd = Math.max(this.lastEnd, record.end_at)
     this.longest = Math.max(this.longest, e2e)
-    this.series.e2e.push(e2e)
-    this.series.ttft.pushFigure(ttftMs(record))
-    this.series.tpot.pushFigure(tpotMs(record))
+    this.push('e2e', e2e, record.sent_at)
+    this.push('ttft', ttftMs(record), record.sent_at)
+    this.push('tpot', tpotMs(record), record.sent_at)
+  }
+
+  private push(metric: Metric, value: number | null, sentAt: number): void {
+    if (value === null) return
+    this.series[metric].values.push(value)
+    this.series[metric].sent.push(sentAt)
   }
 
   /** Every named figure's precision now. */
@@ -95,13 +102,18 @@ export class PrecisionTracker {
   }
 
   private percentile(metric: Metric, percentile: number): { value: number | null; half: number | null } {
-    const samples = this.series[metric]
-    if (samples.length === 0) return { value: null, half: null }
-    const inOrder = samples.copy()
-    const sorted = samples.sorted()
-    const interval = percentileInterval(sorted, percentile, undefined, effectiveSampleSize(inOrder))
+    const { values, sent } = this.series[metric]
+    if (values.length === 0) return { value: null, half: null }
+    // The same interval as the level's summary: in send order, widened by the effective sample size.
+    const times = sent.copy()
+    const all = values.copy()
+    const order = Array.from(all.keys()).sort((a, b) => (times[a] as number) - (times[b] as number))
+    const inOrder = Float64Array.from(order, (i) => all[i] as number)
+    const sorted = all.sort()
+    const interval = seriesIntervals(inOrder, [percentile], sorted).intervals[`p${percentile}`]
     const value = percentileOfSorted(sorted, percentile)
-    if (interval.low === null || interval.high === null) return { value, half: null }
+    if (interval === undefined || interval.low === null || interval.high === null)
+      return { value, half: null }
     return { value, half: (interval.high - interval.low) / 2 }
   }
 

@@ -40,6 +40,18 @@ export class TokenTimeline {
     return this.gapsScaled(false)
   }
 
+  private sortedCache: Float64Array | null = null
+
+  /**
+   * The gaps sorted ascending, sorted once: the ITL distribution and its intervals both read them
+   * (a level's largest sample; a second sort of it was most of what its intervals cost). Read once
+   * the level has ended: the cache does not see records added after.
+   */
+  sortedGaps(): Float64Array {
+    this.sortedCache ??= this.gaps().sort()
+    return this.sortedCache
+  }
+
   /** The same, each divided by its request's tokens per event (ITL per token), over requests whose events carry tokens. */
   perTokenGaps(): Float64Array {
     return this.gapsScaled(true)

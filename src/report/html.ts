@@ -7,6 +7,7 @@ import type { Chart } from './charts.js'
 import { escapeHtml } from './escape-html.js'
 import { errorMessageLines } from './failure-notes.js'
 import { HEADLINE_STYLE, headlineHtml } from './headline.js'
+import { INTERVAL_HEADS, intervalCells, intervalRows } from './interval-cells.js'
 import { type LevelColumn, levelColumns } from './level-columns.js'
 import { repeatsHtml } from './repeats-table.js'
 import { MAX_TIMELINE_BARS } from './request-timeline.js'
@@ -67,6 +68,22 @@ function timelinesHtml(timelines: readonly TimelineChart[]): string {
 <div class="charts">
 ${figures}
 </div>`
+}
+
+/** Every figure's 95% interval, folded away; nothing for results of versions without intervals. */
+function intervalsHtml(result: BenchResult): string {
+  const rows = intervalRows(result)
+  if (rows.length === 0) return ''
+  const head = INTERVAL_HEADS.map((text) => `<th>${escapeHtml(text)}</th>`).join('')
+  const body = rows
+    .map(
+      (row) =>
+        `<tr>${intervalCells(row)
+          .map((text) => `<td>${escapeHtml(text)}</td>`)
+          .join('')}</tr>`,
+    )
+    .join('\n')
+  return `<details class="intervals"><summary>95% intervals of every figure (method, effective sample size)</summary><table><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table></details>`
 }
 
 /** A level's cell; the verdict's carries its class (the colour of a bad verdict) and the advice as its title. */
@@ -132,6 +149,7 @@ ${rows}
 </tbody></table>
 ${repeatsHtml(result)}
 ${sessionTablesHtml(result)}
+${intervalsHtml(result)}
 ${errorsTable(result)}
 <div id="tip" hidden></div>
 <script>${TOOLTIP_SCRIPT}</script>

@@ -4,6 +4,7 @@ import { LEVEL_FIGURES } from '../metrics/figure-catalogue.js'
 import type { LevelSummary } from '../metrics/summarize.js'
 import type { BenchResult } from '../result/bench-result.js'
 import { levelCell, throughputCell } from './achieved-cells.js'
+import { intervalOf, intervalText, tailIntervalText } from './interval-cells.js'
 import { reasoningColumns } from './reasoning-cells.js'
 import { type ServerColumn, serverColumns } from './server-cells.js'
 import { SMALL_SAMPLE_MARK, tooFewSamples } from './small-samples.js'
@@ -40,7 +41,12 @@ const DECLARED: readonly Declared[] = LEVEL_FIGURES.flatMap((figure) =>
   (figure.columns ?? []).map((spec) => ({ spec, key: Object.keys(figure.fields)[0] as FigureKey })),
 ).sort((a, b) => a.spec.order - b.spec.order)
 
-export function levelColumns(result: BenchResult, surface: Surface): LevelColumn[] {
+/** `markTails`: a tail percentile of too few samples is marked `*` even where it has an interval (a narrow terminal). */
+export function levelColumns(
+  result: BenchResult,
+  surface: Surface,
+  options: { markTails?: boolean } = {},
+): LevelColumn[] {
   const rateMode = result.meta.load?.mode === 'request_rate'
   const columns: LevelColumn[] = []
   for (const { spec, key } of DECLARED) {
@@ -56,7 +62,7 @@ export function levelColumns(result: BenchResult, surface: Surface): LevelColumn
       name: spec.name,
       head: headOf(spec, result, surface),
       priority: spec.priority,
-      cell: cellOf(spec.cell, key, surface, result, rateMode),
+      cell: cellOf(spec.cell, key, surface, result, rateMode, options.markTails === true),
     })
   }
   return columns
@@ -95,6 +101,7 @@ function cellOf(
   surface: Surface,
   result: BenchResult,
   rateMode: boolean,
+  markTails: boolean,
 ): (level: LevelSummary) => string {
   const dash = DASH[surface]
   const one = (value: number | null | undefined, digits: number): string =>
@@ -118,11 +125,20 @@ function cellOf(
         return keys
           .map((p) => {
             const value = one(figures[p], cell.digits)
-            // Only the terminal marks a percentile of too few samples (with a legend under its table).
-            const marked = surface === 'terminal' && value !== dash && tooFewSamples(figures, p)
-            return marked ? `${value}${SMALL_SAMPLE_MARK}` : value
+            if (value === dash || !tooFewSamples(figures, p)) return value
+            // A percentile of too few samples is shown with its interval, which says how little it
+            // is known (`1200 (≥900)`: nothing bounds it above); results without intervals mark it in the terminal instead
+            // (with a legend under its table).
+            const interval = markTails ? null : intervalOf(level, key, p)
+            if (interval !== null) return `${value} ${tailIntervalText(interval, cell.digits)}`
+            return surface === 'terminal' ? `${value}${SMALL_SAMPLE_MARK}` : value
           })
           .join(' / ')
+      }
+    case 'interval':
+      return (level) => {
+        const interval = intervalOf(level, cell.metric, cell.key)
+        return interval === null ? dash : intervalText(interval, cell.digits)
       }
     case 'p50':
       return (level) => one(distribution(level)?.p50, cell.digits)

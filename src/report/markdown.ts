@@ -5,6 +5,7 @@ import { levelName } from '../result/level-name.js'
 import { achievedNotes } from './achieved-cells.js'
 import { driftLine } from './drift-line.js'
 import { errorMessageLines } from './failure-notes.js'
+import { INTERVAL_HEADS, intervalCells, intervalRows } from './interval-cells.js'
 import { kneeCauseLine } from './knee-cause-line.js'
 import { levelColumns } from './level-columns.js'
 import { repeatsMarkdown } from './repeats-table.js'
@@ -56,6 +57,7 @@ export function renderMarkdown(result: BenchResult): string {
       notes.push(`- ${levelName(meta, level.value)}: note: ${inert(note)}`)
   lines.push(...repeatsMarkdown(result))
   lines.push(...sessionTables(result, 'markdown'))
+  lines.push(...intervalsMarkdown(result))
   if (notes.length > 0) lines.push('', ...notes)
   if (result.advice.length > 0) lines.push('', ...result.advice.map((line) => `- ${line}`))
   const workload = [...achievedNotes(result), ...workloadNotes(result)]
@@ -70,5 +72,21 @@ function whyLines(result: BenchResult): string[] {
   return [
     ...(why === null ? [] : ['', why]),
     ...(drift === null ? [] : ['', result.drift?.moved ? `**${inert(drift)}**` : inert(drift)]),
+  ]
+}
+
+/** Every figure's 95% interval, folded away (a row a figure a level is long): none for older results. */
+function intervalsMarkdown(result: BenchResult): string[] {
+  const rows = intervalRows(result)
+  if (rows.length === 0) return []
+  return [
+    '',
+    '<details><summary>95% intervals of every figure (method, effective sample size)</summary>',
+    '',
+    `| ${INTERVAL_HEADS.join(' | ')} |`,
+    `|${' --- |'.repeat(INTERVAL_HEADS.length)}`,
+    ...rows.map((row) => `| ${intervalCells(row).join(' | ')} |`),
+    '',
+    '</details>',
   ]
 }

@@ -10,7 +10,7 @@ import { GroupedLines } from './grouped-lines.js'
 import { kneeCauseLine } from './knee-cause-line.js'
 import { type LevelColumn, levelColumns } from './level-columns.js'
 import { sessionTables } from './session-tables.js'
-import { SMALL_SAMPLE_MARK, smallSampleLegend } from './small-samples.js'
+import { intervalLegend, SMALL_SAMPLE_MARK, showsInterval, smallSampleLegend } from './small-samples.js'
 import { workloadNotes } from './workload-notes.js'
 
 /** How wide the table may be: absent = every column (what a file or `--wide` gets). */
@@ -22,23 +22,19 @@ export interface TableOptions {
 /**
  * The end-of-run table: concurrency vs TTFT / TPOT / throughput / success rate, plus the verdict;
  * with a width, the columns that fit (the level, req, success, TTFT, TPOT, verdict, tok/s, E2E
- * first) and one line naming the rest. A percentile from too few samples carries a mark and a legend.
+ * first) and one line naming the rest. A percentile from too few samples carries its interval (a mark
+ * in results without intervals, or where the intervals would crowd out a column) and a legend.
  */
 export function renderTable(result: BenchResult, options: TableOptions = {}): string {
-  const columns = levelColumns(result, 'terminal')
-  const levels = [...result.levels].sort((a, b) => a.value - b.value)
-  const rows = levels.map((level) => columns.map((column) => column.cell(level)))
-  const { shown, omitted } =
-    options.width === undefined
-      ? { shown: columns.map((_, i) => i), omitted: [] as string[] }
-      : fitColumns(
-          columns.map((column, i) => ({
-            name: column.name,
-            priority: column.priority,
-            texts: [column.head, ...rows.map((row) => row[i] as string)],
-          })),
-          options.width,
-        )
+  // A tail's interval widens its column (`1440 (≥1431)`): where that would leave out a column the
+  // marked tails leave room for (the verdict, in a 100-column pipe), the marks are kept and --wide
+  // shows the intervals.
+  let fitted = fitTable(result, options.width, false)
+  if (options.width !== undefined) {
+    const marked = fitTable(result, options.width, true)
+    if (marked.shown.length > fitted.shown.length) fitted = marked
+  }
+  const { columns, rows, shown, omitted } = fitted
   const table = new Table({
     head: shown.map((i) => (columns[i] as LevelColumn).head),
     // No colour codes: the table must read the same in a pipe or a CI log.
@@ -49,9 +45,35 @@ export function renderTable(result: BenchResult, options: TableOptions = {}): st
   for (const row of rows) table.push(shown.map((i) => row[i] as string))
   const lines = [table.toString()]
   if (shown.some((i) => rows.some((row) => (row[i] as string).includes(SMALL_SAMPLE_MARK))))
-    lines.push(smallSampleLegend(result.meta.percentiles))
+    lines.push(
+      smallSampleLegend(
+        result.meta.percentiles,
+        result.levels.some((level) => level.intervals != null),
+      ),
+    )
+  if (shown.some((i) => rows.some((row) => showsInterval(row[i] as string))))
+    lines.push(intervalLegend(result.meta.percentiles))
   if (omitted.length > 0) lines.push(`--wide for: ${omitted.join(', ')}`)
   return lines.join('\n')
+}
+
+/** The table's columns and cells, and those that fit `width` (all without one). */
+function fitTable(result: BenchResult, width: number | undefined, markTails: boolean) {
+  const columns = levelColumns(result, 'terminal', { markTails })
+  const levels = [...result.levels].sort((a, b) => a.value - b.value)
+  const rows = levels.map((level) => columns.map((column) => column.cell(level)))
+  const { shown, omitted } =
+    width === undefined
+      ? { shown: columns.map((_, i) => i), omitted: [] as string[] }
+      : fitColumns(
+          columns.map((column, i) => ({
+            name: column.name,
+            priority: column.priority,
+            texts: [column.head, ...rows.map((row) => row[i] as string)],
+          })),
+          width,
+        )
+  return { columns, rows, shown, omitted }
 }
 
 /**

@@ -42,6 +42,13 @@ function build(v1: boolean): z.ZodType {
   const numberOrNull = () => aNumber('a number or null').nullable()
   const strings = () => aList(aString(), 'a list of strings')
   const figures = () => anObject({}, 'an object of figures')
+  const interval = () => anObject({ low: numberOrNull(), high: numberOrNull() }, 'an interval {low, high}')
+  const throughputInterval = () =>
+    anObject(
+      { low: numberOrNull(), high: numberOrNull(), slices: aNumber() },
+      'an interval {low, high, slices}',
+    )
+  const latencyIntervals = () => aTable(interval(), 'intervals by figure ("p50", "mean")')
   const distribution = () =>
     aTable(numberOrNull(), 'a distribution: an object of numbers (count, mean, min, max, percentiles)')
 
@@ -152,7 +159,22 @@ function build(v1: boolean): z.ZodType {
       output_tokens_per_s: aNumber(),
     }).nullable(),
     achieved_concurrency: anObject({ mean: aNumber(), max: aNumber() }),
-    intervals: figures().optional(),
+    // Typed: the tables show these numbers. Results of issue 25's build have no methods, itl_ms,
+    // mean or effective_n; older ones no intervals at all.
+    intervals: anObject({
+      confidence: aNumber(),
+      methods: anObject({ percentiles: aString(), means: aString(), throughput: aString() }).optional(),
+      output_tokens_per_s: throughputInterval().nullable(),
+      output_tokens_per_s_steady: throughputInterval().nullable(),
+      ttft_ms: latencyIntervals(),
+      tpot_ms: latencyIntervals(),
+      itl_ms: latencyIntervals().optional(),
+      e2e_ms: latencyIntervals(),
+      effective_n: aTable(
+        aTable(aNumber(), 'effective sample sizes by figure'),
+        'effective sample sizes',
+      ).optional(),
+    }).optional(),
     requests_per_s: aNumber(),
     duration_s: aNumber(),
     output_tokens: aCount(),

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { DriftSamples } from '../../src/analysis/drift.js'
-import { quantileInterval } from '../../src/metrics/order-interval.js'
+import { quantileInterval } from '../../src/metrics/intervals.js'
 import type { RequestRecord } from '../../src/records/types.js'
 import { makeRecord } from '../helpers/records.js'
 

@@ -1,8 +1,13 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { percentileInterval, throughputInterval } from '../../src/metrics/intervals.js'
+import {
+  effectiveSampleSize,
+  meanInterval,
+  percentileInterval,
+  throughputInterval,
+} from '../../src/metrics/intervals.js'
 import { TokenTimeline } from '../../src/metrics/token-timeline.js'
-import { seededRandom } from '../../src/random.js'
+import { seededRandom, standardNormal } from '../../src/random.js'
 import type { RequestRecord } from '../../src/records/types.js'
 
 /** Exponential latencies with mean 100 ms: the true q-quantile is -100 ln(1 - q). */
@@ -65,4 +70,52 @@ test('throughput interval: tight around a steady rate, wide around a stalling on
     `${JSON.stringify(burst)} vs ${JSON.stringify(even)}`,
   )
   assert.equal(throughputInterval(steady, 5, 5), null)
+})
+
+test('effective sample size: about n for independent values, about n/3 for AR(1) with ρ = 0.5, n for a constant', () => {
+  const random = seededRandom(9)
+  const independent = Float64Array.from({ length: 5000 }, () => standardNormal(random))
+  const iid = effectiveSampleSize(independent)
+  assert.ok(iid > 4000 && iid <= 5000, `independent ${iid}`)
+  const ar = new Float64Array(5000)
+  for (let i = 1; i < ar.length; i++) ar[i] = 0.5 * (ar[i - 1] as number) + standardNormal(random)
+  const correlated = effectiveSampleSize(ar)
+  assert.ok(correlated > 5000 / 4 && correlated < 5000 / 2.4, `AR(1) ${correlated}`)
+  assert.equal(effectiveSampleSize(new Float64Array(100).fill(3)), 100)
+  // Alternating values are negatively correlated: clamped to their count, never more.
+  assert.equal(effectiveSampleSize(Float64Array.from({ length: 100 }, (_, i) => i % 2)), 100)
+  assert.equal(effectiveSampleSize([1, 2]), 2)
+  // A long slow period then a fast one: the two halves are worth little more than two samples each.
+  const periods = Float64Array.from({ length: 2000 }, (_, i) => (i < 1000 ? 100 : 300) + random())
+  assert.ok(effectiveSampleSize(periods) < 20, `periods ${effectiveSampleSize(periods)}`)
+})
+
+test('percentileInterval with an effective n: as before at n, wider below it, unbounded when too few', () => {
+  const sample = Float64Array.from({ length: 400 }, (_, i) => i + 1)
+  assert.deepEqual(percentileInterval(sample, 95, 0.95, 400), percentileInterval(sample, 95))
+  assert.deepEqual(percentileInterval(sample, 50, 0.95, 400), percentileInterval(sample, 50))
+  const full = percentileInterval(sample, 50) as { low: number; high: number }
+  const third = percentileInterval(sample, 50, 0.95, 133) as { low: number; high: number }
+  assert.ok(
+    third.low < full.low && third.high > full.high,
+    `${JSON.stringify(third)} vs ${JSON.stringify(full)}`,
+  )
+  // The width grows about as 1/√n_eff: three times fewer samples, about √3 times wider.
+  const ratio = (third.high - third.low) / (full.high - full.low)
+  assert.ok(ratio > 1.5 && ratio < 2, `ratio ${ratio}`)
+  // p99 of 400 is bounded above; worth 40 independent ones it is not.
+  assert.notEqual(percentileInterval(sample, 99).high, null)
+  assert.equal(percentileInterval(sample, 99, 0.95, 40).high, null)
+})
+
+test('mean interval: t with the effective size; none below two effective samples', () => {
+  const values = Float64Array.from({ length: 100 }, (_, i) => (i % 10) + 1)
+  const independent = meanInterval(values, 100) as { low: number; high: number }
+  assert.ok(independent.low < 5.5 && independent.high > 5.5, JSON.stringify(independent))
+  // sd 2.87, n 100: 5.5 ± 1.98 · 0.287.
+  assert.ok(Math.abs(independent.high - 5.5 - 0.57) < 0.02, JSON.stringify(independent))
+  const fewer = meanInterval(values, 25) as { low: number; high: number }
+  assert.ok(fewer.high - fewer.low > 1.9 * (independent.high - independent.low), JSON.stringify(fewer))
+  assert.deepEqual(meanInterval(values, 1), { low: null, high: null })
+  assert.deepEqual(meanInterval([], 0), { low: null, high: null })
 })

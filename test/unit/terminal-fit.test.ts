@@ -83,7 +83,7 @@ test('fitColumns: priority decides, the table order stays, the first column alwa
   assert.deepEqual(fitColumns(columns, 5).shown, [0])
 })
 
-test('small samples: p99 from fewer than 100 and p95 from fewer than 20 are marked, with a legend', () => {
+test('small samples: p99 from fewer than 100 and p95 from fewer than 20 show their interval (marked in older results), with a legend', () => {
   assert.equal(samplesNeeded(99), 100)
   assert.equal(samplesNeeded(95), 20)
   assert.equal(samplesNeeded(99.9), 1000)
@@ -92,10 +92,35 @@ test('small samples: p99 from fewer than 100 and p95 from fewer than 20 are mark
   assert.equal(tooFewSamples({ count: 19 }, 'p95'), true)
   assert.equal(tooFewSamples({ count: 6 }, 'p50'), false)
   const small = renderTable(finishResult([level(1, 6)], META))
-  assert.match(small, /\d+\* \/ \d+\*/, small)
-  assert.match(small, /^\* too few samples for that percentile \(p95 ≥20, p99 ≥100\)/m)
+  // Six samples bound neither tail from above: the interval says so rather than a bare number.
+  assert.match(small, /\d+ \(≥\d+\) \/ \d+ \(≥\d+\)/, small)
+  assert.doesNotMatch(small, /\*/, small)
+  assert.match(
+    small,
+    /^\(low–high\) 95% interval of a percentile from too few samples \(p95 ≥20, p99 ≥100\); ≥low/m,
+  )
+  // A result of a version without intervals keeps the mark.
+  const older = finishResult([level(1, 6)], META)
+  for (const each of older.levels) delete each.intervals
+  const marked = renderTable(older)
+  assert.match(marked, /\d+\* \/ \d+\*/, marked)
+  assert.match(marked, /^\* too few samples for that percentile \(p95 ≥20, p99 ≥100\)/m)
   const big = renderTable(finishResult([level(1, 120)], META))
-  assert.doesNotMatch(big, /\*/)
+  assert.doesNotMatch(big, /\*|\(≥\d+\)/)
+})
+
+test("a narrow terminal keeps the marks where the tails' intervals would crowd out a column; --wide shows the intervals", () => {
+  const result = finishResult([level(1, 6), level(8, 6), level(64, 6)], META)
+  const wide = renderTable(result)
+  assert.match(wide, /\(≥\d+\)/, wide)
+  assert.doesNotMatch(wide, /\d\*/, wide)
+  // 100 columns hold the verdict beside the intervals; 90 only beside the marks.
+  assert.match(renderTable(result, { width: 100 }), /verdict[\s\S]*\(≥\d+\)/)
+  const narrow = renderTable(result, { width: 90 })
+  assert.ok([...(narrow.split('\n')[0] as string)].length <= 90, narrow)
+  assert.match(narrow, /verdict/, narrow)
+  assert.match(narrow, /\d\* \/ \d+\*/, narrow)
+  assert.match(narrow, /^\* too few samples .*\(--wide shows their 95% intervals\)$/m, narrow)
 })
 
 test('notes after the table: the same failure and note at several levels are said once', () => {
