@@ -71,7 +71,8 @@ export function intervalRows(result: BenchResult): IntervalRow[] {
     for (const { metric, label, digits } of LATENCIES) {
       const figure = intervals[metric]
       const distribution = level[metric] as Distribution | null | undefined
-      if (figure == null || distribution == null) continue
+      // No samples (a figure that does not apply, embeddings' TTFT): no row of question marks.
+      if (figure == null || distribution == null || distribution.count === 0) continue
       for (const [key, interval] of Object.entries(figure)) {
         const value = distribution[key]
         rows.push({

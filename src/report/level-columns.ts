@@ -53,6 +53,9 @@ export function levelColumns(
     if (spec.surfaces !== undefined && !spec.surfaces.includes(surface)) continue
     if (spec.mode !== undefined && spec.mode !== (result.meta.load?.mode ?? 'concurrency')) continue
     if (spec.whenPresent && !result.levels.some((level) => level[key] != null)) continue
+    // An interval column only where some level has samples of its figure (embeddings have no TTFT).
+    if (spec.cell.kind === 'interval' && !result.levels.some((level) => hasSamples(level, spec.cell)))
+      continue
     if (spec.cell.kind === 'server-columns' || spec.cell.kind === 'reasoning-columns') {
       const extra = spec.cell.kind === 'server-columns' ? serverColumns(result) : reasoningColumns(result)
       columns.push(...extra.map((column) => extraColumn(column, surface)))
@@ -138,7 +141,7 @@ function cellOf(
     case 'interval':
       return (level) => {
         const interval = intervalOf(level, cell.metric, cell.key)
-        return interval === null ? dash : intervalText(interval, cell.digits)
+        return interval === null || !hasSamples(level, cell) ? dash : intervalText(interval, cell.digits)
       }
     case 'p50':
       return (level) => one(distribution(level)?.p50, cell.digits)
@@ -160,4 +163,11 @@ function cellOf(
     case 'reasoning-columns':
       throw new Error(`${cell.kind} expands to columns of its own`)
   }
+}
+
+/** Whether the level has samples of an interval cell's figure: none for a figure that does not apply. */
+function hasSamples(level: LevelSummary, cell: { kind: string; metric?: string }): boolean {
+  if (cell.metric === undefined) return false
+  const distribution = level[cell.metric as keyof LevelSummary] as Distribution | null | undefined
+  return (distribution?.count ?? 0) > 0
 }
