@@ -3,7 +3,7 @@ import { test } from 'node:test'
 import { untrustedClient } from '../../src/analysis/client-trust.js'
 import { blockBootstrapChange, relativeChange } from '../../src/analysis/stats.js'
 import { throughputStatistic } from '../../src/analysis/throughput-change.js'
-import { compareRuns, type RunRecords } from '../../src/compare/compare.js'
+import { compareRuns, driftSize, type RunRecords } from '../../src/compare/compare.js'
 import type { ClientHealth } from '../../src/metrics/client-health.js'
 import { seededRandom } from '../../src/random.js'
 import type { RequestRecord } from '../../src/records/types.js'
@@ -342,4 +342,21 @@ test('compare: a change gates only beyond its threshold by more than the runs re
   assert.equal(e2e?.within_noise, true)
   // Without a control (older results) nothing widens the gate.
   assert.equal(compareRuns(base, { meta: meta(), records: slower }, gate).drift_size, 0)
+})
+
+test("the noise band is each metric's own: a control whose TTFT moved 23% does not widen TPOT's band", () => {
+  const at = (p50: number) => ({ p50, low: p50, high: p50, count: 20 })
+  const drift = {
+    moved: true,
+    reason: 'TTFT moved',
+    first: { ttft_ms: at(30), tpot_ms: at(10), request_tokens_per_s: at(90) },
+    control: { ttft_ms: at(37), tpot_ms: at(10.2), request_tokens_per_s: at(89) },
+  }
+  assert.ok(Math.abs(driftSize(drift) - 7 / 30) < 1e-9, 'the largest move, for the band shown')
+  assert.ok(Math.abs(driftSize(drift, ['tpot_ms', 'server_decode_ms_per_token']) - 0.02) < 1e-9)
+  assert.ok(Math.abs(driftSize(drift, ['ttft_ms']) - 7 / 30) < 1e-9)
+  // Sized and not moved in its own figures: 0, not "unbounded".
+  assert.equal(driftSize(drift, ['server_prefill_ms_per_token']), 0)
+  // A drift the result does not size vouches for nothing.
+  assert.equal(driftSize({ moved: true, reason: 'unsized' }, ['tpot_ms']), Number.POSITIVE_INFINITY)
 })
