@@ -142,7 +142,10 @@ export function precisionLine(levelName: string, precision: LevelPrecision): str
   const figures = precision.figures.map(describePrecision).join(', ')
   switch (precision.stopped_by) {
     case 'precise':
-      return precision.requests <= precision.floor + 1 && precision.met
+      // The check said precise; the requests then in flight can move a figure back past its target.
+      if (!precision.met)
+        return `${levelName}: stopped once precise, at ${precision.requests} requests with those in flight: ${figures}`
+      return precision.requests <= precision.floor + 1
         ? `${levelName}: precise at the floor of ${precision.floor} requests: ${figures}`
         : `${levelName}: ran ${precision.requests} requests until precise: ${figures}`
     case 'interrupted':

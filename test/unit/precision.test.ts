@@ -86,6 +86,11 @@ test('precision lines say why a level stopped where it did, and by how much a fi
     precisionLine('level 8', { ...base, figures: [met], met: true, requests: 97, stopped_by: 'precise' }),
     'level 8: ran 97 requests until precise: ttft_p95 ±4.2% (target 5%)',
   )
+  // Precise when checked; the requests in flight then widened it past the target: said, not hidden.
+  assert.equal(
+    precisionLine('level 4', { ...base, figures: [figure], requests: 204, stopped_by: 'precise' }),
+    'level 4: stopped once precise, at 204 requests with those in flight: ttft_p95 ±7.5% (target 5%)',
+  )
   assert.match(
     precisionLine('level 8', {
       ...base,
