@@ -165,7 +165,7 @@ function driftLines(comparison: Comparison): string[] {
     return comparison.drift_size > 0
       ? [
           '',
-          `Noise band: the runs measured their first level again at the end and it moved by up to ${pct(comparison.drift_size)}; a change gates only beyond its threshold by more than its own figures moved (TTFT's for TTFT, TPOT's and the engine's decode for TPOT, all of them for E2E).`,
+          `Noise band: the runs measured their first level again at the end and it moved by up to ${pct(comparison.drift_size)}; a change gates only beyond its threshold by more than its own figures moved (TTFT's for TTFT, TPOT's and the engine's decode for TPOT, all of them for E2E and throughput).`,
         ]
       : []
   return [
