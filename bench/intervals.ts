@@ -18,7 +18,8 @@ import { type Accumulator, Samples } from '../src/metrics/accumulator.js'
 import { e2eMs, isOk, tpotMs, ttftMs } from '../src/metrics/derive.js'
 import { type AnyFigure, accumulator, type LevelContext } from '../src/metrics/figure.js'
 import { LEVEL_FIGURES } from '../src/metrics/figure-catalogue.js'
-import { CONFIDENCE, percentileIntervals, throughputInterval } from '../src/metrics/intervals.js'
+import { CONFIDENCE, percentileIntervals } from '../src/metrics/intervals.js'
+import { levelThroughputIntervals } from '../src/metrics/level-intervals.js'
 import { LevelSummarizer, type SummaryOptions } from '../src/metrics/summarize.js'
 import { seededRandom } from '../src/random.js'
 import type { RequestRecord } from '../src/records/types.js'
@@ -62,20 +63,10 @@ function beforeAccumulator({ options, tally, figures }: LevelContext): Accumulat
       e2e.pushFigure(e2eMs(record))
     },
     () => {
-      const steady = figures.steady_window ?? null
-      const start = tally.windowStart
       return {
         intervals: {
           confidence: CONFIDENCE,
-          output_tokens_per_s: throughputInterval(tally.timeline, start, tally.windowEnd),
-          output_tokens_per_s_steady:
-            steady === null
-              ? null
-              : throughputInterval(
-                  tally.timeline,
-                  start + steady.start_s * 1000,
-                  start + steady.end_s * 1000,
-                ),
+          ...levelThroughputIntervals({ tally, figures }),
           ttft_ms: percentileIntervals(ttft, options.percentiles),
           tpot_ms: percentileIntervals(tpot, options.percentiles),
           e2e_ms: percentileIntervals(e2e, options.percentiles),

@@ -51,22 +51,11 @@ export function intervalsAccumulator({
         effective[metric] = figure.effectiveN
         return figure.intervals
       }
-      const steady = figures.steady_window ?? null
-      const start = tally.windowStart
       return {
         intervals: {
           confidence: CONFIDENCE,
           methods: INTERVAL_METHODS,
-          output_tokens_per_s:
-            tally.requests === 0 ? null : throughputInterval(tally.timeline, start, tally.windowEnd),
-          output_tokens_per_s_steady:
-            steady === null
-              ? null
-              : throughputInterval(
-                  tally.timeline,
-                  start + steady.start_s * 1000,
-                  start + steady.end_s * 1000,
-                ),
+          ...levelThroughputIntervals({ tally, figures }),
           ttft_ms: of('ttft_ms', inSendOrder(ttft, order)),
           tpot_ms: of('tpot_ms', inSendOrder(tpot, order)),
           // The gaps of each request together, request by request in the order they were recorded.
@@ -135,4 +124,27 @@ export function seriesIntervals(
   intervals.mean = meanInterval(inOrder, meanN)
   effectiveN.mean = Math.round(meanN)
   return { intervals, effectiveN }
+}
+
+/**
+ * Throughput's intervals over the level wall window and over its steady window (null without one),
+ * from the figures declared before the intervals (steady_window).
+ */
+export function levelThroughputIntervals({
+  tally,
+  figures,
+}: Pick<LevelContext, 'tally' | 'figures'>): Pick<
+  LevelIntervals,
+  'output_tokens_per_s' | 'output_tokens_per_s_steady'
+> {
+  const steady = figures.steady_window ?? null
+  const start = tally.windowStart
+  return {
+    output_tokens_per_s:
+      tally.requests === 0 ? null : throughputInterval(tally.timeline, start, tally.windowEnd),
+    output_tokens_per_s_steady:
+      steady === null
+        ? null
+        : throughputInterval(tally.timeline, start + steady.start_s * 1000, start + steady.end_s * 1000),
+  }
 }
