@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks'
 /**
  * Time as a dependency. Code that waits (the simulator's engine, the load generator's level runner)
  * takes a Scheduler instead of calling performance.now()/setTimeout, so the program runs on real
- * time and the tests on a VirtualClock (src/sim/capacity.ts) that moves only when told to.
+ * time and the tests on a VirtualClock (src/model/engine.ts) that moves only when told to.
  */
 export interface Scheduler<T> {
   /** ms, monotonic. */

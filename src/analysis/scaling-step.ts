@@ -189,7 +189,8 @@ export function isMeaningfulGain(step: ScalingStep): boolean {
   return isMeaningful(step.gain, step.gain_per_doubling)
 }
 
-function isMeaningful(gain: number, gainPerDoubling: number): boolean {
+/** The same rule on a gain and its rate per doubling: also for a predicted curve (model/predict.ts). */
+export function isMeaningful(gain: number, gainPerDoubling: number): boolean {
   return gain >= NOISE_GAIN && (gainPerDoubling >= MIN_GAIN_PER_DOUBLING || gain >= MIN_TOTAL_GAIN)
 }
 

@@ -3,6 +3,7 @@ import type { Repeats } from '../analysis/repeats.js'
 import type { Saturation } from '../analysis/saturation.js'
 import type { Capacity } from '../metrics/slo.js'
 import type { LevelSummary } from '../metrics/summarize.js'
+import type { CapacityModel } from '../model/capacity-model.js'
 import type { Answer } from './answer.js'
 import type { RunMeta } from './run-meta.js'
 
@@ -32,6 +33,11 @@ export interface BenchResult {
    * absent when no control was run (one level, interrupted, request-rate mode, --no-control, older versions).
    */
   drift?: Drift
+  /**
+   * The server's capacity model fitted from this run (model/fit.ts): what `predict` and `sim --from`
+   * use. Absent where nothing generates tokens and in results of older versions.
+   */
+  model?: CapacityModel
   /** --repeat N (N ≥ 2): each run's figures per level, the spread between the runs and each run's knee; absent otherwise. */
   repeats?: Repeats
 }

@@ -22,6 +22,8 @@ import {
   type Verdict,
 } from '../metrics/summarize.js'
 import { priceTokens, tokenTotals } from '../metrics/workload-figures.js'
+import type { CapacityModel } from '../model/capacity-model.js'
+import { PrefillEvidence } from '../model/prefill-evidence.js'
 import { protocolOf } from '../protocols/wire-protocol.js'
 import type { RequestRecord } from '../records/types.js'
 import { withServerFigures } from '../server-metrics/level-figures.js'
@@ -31,6 +33,7 @@ import { type BenchResult, RESULT_SCHEMA, type RunCost } from './bench-result.js
 import { DEFINITIONS } from './definitions.js'
 import { levelName } from './level-name.js'
 import type { RunMeta } from './run-meta.js'
+import { type PrefillSeen, runModel, soloLevel } from './run-model.js'
 import { type ServerSelf, slotsBesideKnee } from './server-self.js'
 
 /** The whole summary as a pure function of the records, the server's scrapes and meta: `report` reuses it unchanged. */
@@ -55,6 +58,7 @@ export function buildResult(
   const summarizers = new Map(levels.map((level) => [level.value, new LevelSummarizer(level.value, options)]))
   // The control (phase `control`) is the first level measured again: compared with it, never mixed in.
   const drift = new DriftSamples(levels[0]?.value ?? 0)
+  const prefill = new PrefillEvidence(soloLevel(meta))
   // --repeat: each run of a level summarized on its own as well (records carry `repeat`).
   const repeats = meta.load.repeat ?? 1
   const runSummarizers = Array.from(
@@ -67,6 +71,7 @@ export function buildResult(
       if (record.repeat !== undefined) runSummarizers[record.repeat]?.get(record.level)?.add(record)
     }
     drift.add(record)
+    prefill.add(record)
   }
   const summarize = (summarizer: LevelSummarizer, client: LevelClientStats) =>
     withServerFigures(summarizer.result(client), summarizer.window(), scrapes, meta.percentiles)
@@ -85,12 +90,17 @@ export function buildResult(
       ),
     ),
     { ...meta, partial: meta.partial || cut.length > 0, totals },
-    drift.result(),
+    { drift: drift.result(), prefill: prefill.points() },
     runs.filter((run) => run.length > 0),
   )
 }
 
 type LevelFigures = Omit<LevelSummary, 'verdict' | 'advice'>
+
+/** `model` is left out, not null, where there is none (as `drift` is). */
+function modelField(model: CapacityModel | undefined): { model?: CapacityModel } {
+  return model === undefined ? {} : { model }
+}
 
 /** How levels are summarized, from the run's own meta (so `report` summarizes as `run` did). */
 export function summaryOptions(meta: RunMeta): SummaryOptions {
@@ -113,10 +123,12 @@ export function summaryOptions(meta: RunMeta): SummaryOptions {
 export function finishResult(
   figures: readonly LevelFigures[],
   meta: RunMeta,
-  drift: Drift | null = null,
+  /** The control against the first level; the prefill the calibration probes and a level of one stream showed. */
+  evidence: { drift?: Drift | null; prefill?: PrefillSeen | null } = {},
   /** --repeat: each run's own level summaries (runs[r] = run r's levels); `figures` are then their pooled entries. */
   runs: readonly (readonly LevelFigures[])[] = [],
 ): BenchResult {
+  const drift = evidence.drift ?? null
   const summaries = withPrecision(markInterrupted(unreachableAfterAnswers(figures), meta), meta)
   const ttftKey = meta.percentiles.includes(95) ? 'p95' : 'mean'
   const rateMode = meta.load?.mode === 'request_rate'
@@ -187,6 +199,7 @@ export function finishResult(
     ),
     cost: runCost(levels, meta),
     ...(drift === null ? {} : { drift }),
+    ...modelField(runModel(levels, meta, saturation?.value ?? null, evidence.prefill ?? null)),
     ...(runs.length < 2
       ? {}
       : {

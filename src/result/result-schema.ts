@@ -255,5 +255,6 @@ function build(v1: boolean): z.ZodType {
     ),
     drift: figures().optional(),
     repeats: figures().optional(),
+    model: figures().optional(),
   })
 }

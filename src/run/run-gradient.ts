@@ -8,7 +8,9 @@ import type { RunConfig } from '../config/types.js'
 import { precisionLine } from '../metrics/precision.js'
 import { poolRepeats } from '../metrics/repeat-pool.js'
 import { LevelSummarizer, type LevelSummary } from '../metrics/summarize.js'
+import { PrefillEvidence } from '../model/prefill-evidence.js'
 import { asDiskFull, isNoSpace } from '../records/disk-full.js'
+import type { RequestRecord } from '../records/types.js'
 import type { LevelProgress } from '../report/progress.js'
 import { writeReports } from '../report/render-folder.js'
 import { appendStepSummary } from '../report/step-summary.js'
@@ -18,6 +20,7 @@ import { finishResult, summaryOptions } from '../result/build-result.js'
 import { RECORDS_FILE } from '../result/folder-layout.js'
 import { levelName } from '../result/level-name.js'
 import type { ConnectionPolicy, CostEstimate, RunMeta, ShardInfo } from '../result/run-meta.js'
+import { soloLevel } from '../result/run-model.js'
 import { describeServerSelf, type ServerSelf } from '../result/server-self.js'
 import { writeJsonAtomic } from '../result/write-json.js'
 import { type LevelWindow, withServerFigures } from '../server-metrics/level-figures.js'
@@ -199,6 +202,7 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
       runs: [],
       scraper,
       drift: new DriftSamples(levelValues(config)[0] ?? 0),
+      prefill: prefillEvidenceOf(meta, setUp.prepared.probeRecords),
       levelsStarted: 0,
       traceOffsets: sources.trace?.offsets_ms ?? null,
       measure: {
@@ -341,6 +345,8 @@ interface Gradient {
   scraper: ServerMetricsScraper | null
   /** The first level's requests and the control's, compared at the end (analysis/drift.ts). */
   drift: DriftSamples
+  /** The prefill seen by the calibration probes and a level of one stream, for the capacity model. */
+  prefill: PrefillEvidence
   /** Levels whose start time has come (for --start-at's schedule). */
   levelsStarted: number
   /** --trace: the replayed rows' offsets at speed 1; null = arrivals from the arrival process. */
@@ -359,7 +365,12 @@ async function runLoad(gradient: Gradient): Promise<void> {
   const { config, stop, log } = options
   stop.enter('load')
   const unregisterStop = stop.onRequest(() => pool.stop(Math.min(INTERRUPT_GRACE_MS, endpoint.timeoutMs)))
-  const unwatchDrift = gradient.measure.sink.watch({ observe: (record) => gradient.drift.add(record) })
+  const unwatchDrift = gradient.measure.sink.watch({
+    observe: (record) => {
+      gradient.drift.add(record)
+      gradient.prefill.add(record)
+    },
+  })
   try {
     let result: BenchResult | null = null
     for (const value of levelValues(config)) {
@@ -514,13 +525,21 @@ async function runLevel(gradient: Gradient, value: number): Promise<BenchResult 
   return result
 }
 
+/** The prefill evidence, started with the calibration probes (kept before the load's records are watched). */
+function prefillEvidenceOf(meta: RunMeta, probes: readonly RequestRecord[]): PrefillEvidence {
+  const evidence = new PrefillEvidence(soloLevel(meta))
+  for (const record of probes) evidence.add(record)
+  return evidence
+}
+
 /**
  * The result from the levels so far: with --repeat, each level's entry pooled from its runs
  * (poolRepeats) and the runs' own summaries, by run, for result.repeats.
  */
 function resultOf(gradient: Gradient, drift: Drift | null = null): BenchResult {
   const { runs, meta } = gradient
-  if (runs.length === 0) return finishResult(gradient.summaries, meta, drift)
+  if (runs.length === 0)
+    return finishResult(gradient.summaries, meta, { drift, prefill: gradient.prefill.points() })
   const levels = gradient.summaries.map((summary) =>
     poolRepeats(
       runs.filter((run) => run.summary.value === summary.value).map((run) => run.summary),
@@ -530,7 +549,7 @@ function resultOf(gradient: Gradient, drift: Drift | null = null): BenchResult {
   const byRun = Array.from({ length: meta.load.repeat ?? 1 }, (_, repeat) =>
     runs.filter((run) => run.repeat === repeat).map((run) => run.summary),
   ).filter((levels) => levels.length > 0)
-  return finishResult(levels, meta, drift, byRun)
+  return finishResult(levels, meta, { drift, prefill: gradient.prefill.points() }, byRun)
 }
 
 /** The final result (partial when stopped) and the report drawn from it. */

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import type { SimParams } from './capacity.js'
+import type { SimParams } from '../model/engine.js'
 
 /** The CLI entry, compiled (dist/cli/main.js) or, under tsx, its source. */
 const FROM_SOURCE = import.meta.url.endsWith('.ts')

@@ -8,7 +8,7 @@
  * since JSON has no Infinity.
  */
 
-import type { JobTimeline } from './capacity.js'
+import type { JobTimeline } from '../model/engine.js'
 
 export interface LlamaCppTimings {
   cache_n: number

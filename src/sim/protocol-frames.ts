@@ -12,7 +12,7 @@
  */
 
 import type { ServerResponse } from 'node:http'
-import type { JobSink } from './capacity.js'
+import type { JobSink } from '../model/engine.js'
 import type { FaultKind } from './faults.js'
 
 export type SimProtocol = 'responses' | 'messages' | 'embeddings'

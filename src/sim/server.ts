@@ -1,6 +1,6 @@
 /**
  * The built-in OpenAI-compatible simulator: `GET /v1/models`, `POST /v1/chat/completions`,
- * `POST /v1/completions` (streamed or not), timed by the capacity model in ./capacity.ts; the Responses
+ * `POST /v1/completions` (streamed or not), timed by the capacity model in ../model/engine.ts; the Responses
  * API, Anthropic Messages and embeddings endpoints in the same timing (./protocol-frames.ts).
  *
  * Token accounting: every output token is one word from SIM_WORDS, each a single token in both
@@ -18,8 +18,6 @@ import type { AddressInfo } from 'node:net'
 import { performance } from 'node:perf_hooks'
 import { REAL_TIME } from '../clock.js'
 import { isObject } from '../json-object.js'
-import { seededRandom } from '../random.js'
-import { loadTokenizer } from '../workload/tokenizers.js'
 import {
   type JobSink,
   type JobTimeline,
@@ -27,7 +25,9 @@ import {
   SimEngine,
   type SimParams,
   type SimStats,
-} from './capacity.js'
+} from '../model/engine.js'
+import { seededRandom } from '../random.js'
+import { loadTokenizer } from '../workload/tokenizers.js'
 import {
   FAULT_DELAY_MS,
   FAULT_OVERSIZED_BYTES,

@@ -1,4 +1,4 @@
-import type { SimParams } from './capacity.js'
+import type { SimParams } from '../model/engine.js'
 
 /**
  * A server that gets slower in the middle of a run, as one does when another tenant or a CPU hog

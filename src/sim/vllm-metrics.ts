@@ -15,7 +15,7 @@
  * Bucket bounds are vLLM's own (test/fixtures/metrics/vllm.prom, a real v1-engine scrape).
  */
 
-import type { EngineObserver, SimStats } from './capacity.js'
+import type { EngineObserver, SimStats } from '../model/engine.js'
 import { BucketHistogram } from './histogram.js'
 import { type MetricFamily, renderExposition } from './metrics-exposition.js'
 

@@ -65,7 +65,7 @@ test('a run against the simulator measures the TTFT and TPOT it was told to prod
       assert.equal(level.token_counting.from_usage, 8)
       assert.equal(level.token_counting.tokenizer_vs_usage_percent, 0, 'sim words are one o200k token each')
       // Never before the prefill it was told. Prompts arriving within one decode step share a step that
-      // costs the sum of their prefills (src/sim/capacity.ts; at c=4 a CI run saw p50 75 ms), and the
+      // costs the sum of their prefills (src/model/engine.ts; at c=4 a CI run saw p50 75 ms), and the
       // server's timings say so: TTFT is the server's prefill plus the way there and back.
       const ttft = level.ttft_ms
       assert.ok((ttft.min as number) >= 58, `TTFT ${JSON.stringify(ttft)}`)

@@ -21,7 +21,7 @@ import { test } from 'node:test'
 import { encode as encodeO200k } from 'gpt-tokenizer'
 import { encode as encodeCl100k } from 'gpt-tokenizer/encoding/cl100k_base'
 import { Agent, request } from 'undici'
-import { decodeStepMs, prefillMs, resolveSimParams } from '../../src/sim/capacity.js'
+import { decodeStepMs, prefillMs, resolveSimParams } from '../../src/model/engine.js'
 import {
   type RunningSimulator,
   SIM_WORDS,

@@ -75,7 +75,7 @@ for (const workers of [1, 3]) {
       assert.equal(level.requests, 10)
       assert.equal(level.ok, 10)
       // No first token before the prefill it was told; prompts arriving within one decode step share
-      // a step that costs the sum of their prefills (src/sim/capacity.ts), which its timings say: the
+      // a step that costs the sum of their prefills (src/model/engine.ts), which its timings say: the
       // client's TTFT is the server's prefill plus the way there and back, whatever the prefill was.
       assert.ok((level.ttft_ms.min as number) >= 48, `TTFT ${JSON.stringify(level.ttft_ms)}`)
       const inBand = level.in_band

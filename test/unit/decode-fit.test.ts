@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { decodeFit } from '../../src/analysis/decode-fit.js'
-import { SIM_DEFAULTS } from '../../src/sim/capacity.js'
+import { decodeFit } from '../../src/model/decode-fit.js'
+import { SIM_DEFAULTS } from '../../src/model/engine.js'
 
 test('decodeFit recovers the simulator decode_base_ms and decode_ms_per_seq within 5%', () => {
   const { decode_base_ms: base, decode_ms_per_seq: perSeq, slots } = SIM_DEFAULTS

@@ -30,6 +30,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['schedule', 'server-metrics'], // arrivals and the loop that sends a level's requests; the server's /metrics
   ['metrics'], // figures of one level, from its records
   ['analysis'], // saturation, verdicts and advice, from the levels' figures
+  ['model'], // the capacity model: the engine it simulates, its fit from a run, its predictions
   ['result'], // the result model: bench_result.json and the result folder
   ['compare', 'config'], // two results compared; the run's settings
   ['worker', 'report'], // the threads that send the load; terminal, markdown, html, charts

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { RequestPlan } from '../../src/client/stream-client.js'
+import { VirtualClock } from '../../src/model/engine.js'
 import type { RequestRecord } from '../../src/records/types.js'
 import { type Round, type RoundOutcome, runRound } from '../../src/schedule/level-runner.js'
 import type { LevelShare, TimedWindow } from '../../src/schedule/level-share.js'
-import { VirtualClock } from '../../src/sim/capacity.js'
 import { makeRecord } from '../helpers/records.js'
 
 /**

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { fitLine } from '../../src/analysis/linear-fit.js'
+import { fitLine } from '../../src/model/linear-fit.js'
 
 test('fitLine recovers an exact line, with a zero-width interval', () => {
   const xs = [1, 4, 8, 16]

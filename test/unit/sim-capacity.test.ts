@@ -14,7 +14,7 @@ import {
   type SimParams,
   simulateClosedLoop,
   VirtualClock,
-} from '../../src/sim/capacity.js'
+} from '../../src/model/engine.js'
 
 const opts = { timeout: 20000 }
 

@@ -12,7 +12,7 @@ import {
   SimEngine,
   type SimParams,
   VirtualClock,
-} from '../../src/sim/capacity.js'
+} from '../../src/model/engine.js'
 import { BucketHistogram } from '../../src/sim/histogram.js'
 import { llamaCppTimings } from '../../src/sim/llamacpp-timings.js'
 import { renderExposition } from '../../src/sim/metrics-exposition.js'

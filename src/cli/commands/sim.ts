@@ -1,4 +1,4 @@
-import { resolveSimParams, SIM_CPU_LIKE, SIM_DEFAULTS, type SimParams } from '../../sim/capacity.js'
+import { resolveSimParams, SIM_CPU_LIKE, SIM_DEFAULTS, type SimParams } from '../../model/engine.js'
 import { FAULT_KINDS, type FaultRate, parseFaults } from '../../sim/faults.js'
 import { SIM_MODEL } from '../../sim/model-id.js'
 import type { SimQuirks } from '../../sim/quirks.js'

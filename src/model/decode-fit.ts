@@ -1,7 +1,7 @@
 import { fitLine, type LineFit } from './linear-fit.js'
 
 /**
- * The decode step time against the running batch, as the simulator models it (src/sim/capacity.ts):
+ * The decode step time against the running batch, as the simulator models it (src/model/engine.ts):
  * step = decode_base + per_seq × batch. One point per level: its mean TPOT against the batch it ran,
  * the server's `running` gauge mean when scraped, else the requests in flight capped at the slots
  * (beyond the slots the rest wait in a queue and do not decode).

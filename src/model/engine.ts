@@ -19,6 +19,7 @@
  */
 
 import type { Scheduler } from '../clock.js'
+import { type Distribution, summarizeSamples } from '../metrics/distribution.js'
 import { staggeredStarts } from '../schedule/stagger.js'
 
 export interface SimParams {
@@ -630,13 +631,24 @@ export interface LevelPrediction {
   /** Mean time from getting a slot to the first token: the server's own prefill (llama.cpp's prompt_ms). */
   mean_prefill_ms: number
   max_running: number
+  /** Per-request distributions (mean and the percentiles asked for), for SLO checks on a prediction. */
+  ttft_ms: Distribution
+  tpot_ms: Distribution
+  e2e_ms: Distribution
 }
+
+/** The percentiles simulateClosedLoop reports when not told: those SLOs are most often set on. */
+const PREDICTED_PERCENTILES: readonly number[] = [50, 90, 95, 99]
 
 /**
  * What a closed-loop client (`concurrency` requests in flight, a new one sent as soon as one finishes)
  * would measure against the model, in virtual time, with zero network and client overhead.
  */
-export function simulateClosedLoop(params: SimParams, load: ClosedLoopLoad): LevelPrediction {
+export function simulateClosedLoop(
+  params: SimParams,
+  load: ClosedLoopLoad,
+  percentiles: readonly number[] = PREDICTED_PERCENTILES,
+): LevelPrediction {
   const clock = new VirtualClock()
   const engine = new SimEngine(params, clock)
   const job: SimJob = { inputTokens: load.inputTokens, outputTokens: load.outputTokens }
@@ -648,9 +660,10 @@ export function simulateClosedLoop(params: SimParams, load: ClosedLoopLoad): Lev
       : staggeredStarts(streams, oneRequestMs, params.seed)
   const steady = { from: Math.max(0, ...starts), until: Number.POSITIVE_INFINITY }
   const tokenTimes: number[] = []
+  const ttfts: number[] = []
+  const tpots: number[] = []
+  const e2es: number[] = []
   let sent = 0
-  let ttftSum = 0
-  let e2eSum = 0
   let prefillSum = 0
   const send = (): void => {
     sent++
@@ -658,10 +671,13 @@ export function simulateClosedLoop(params: SimParams, load: ClosedLoopLoad): Lev
     engine.submit(job, {
       onToken: (i) => {
         tokenTimes.push(clock.now())
-        if (i === 0) ttftSum += clock.now() - start
+        if (i === 0) ttfts.push(clock.now() - start)
       },
       onFinish: (timeline) => {
-        e2eSum += clock.now() - start
+        const e2e = clock.now() - start
+        e2es.push(e2e)
+        if (load.outputTokens > 1)
+          tpots.push((timeline.finishedAt - timeline.firstTokenAt) / (load.outputTokens - 1))
         prefillSum += timeline.firstTokenAt - timeline.admittedAt
         if (sent < load.requests) send()
         else steady.until = Math.min(steady.until, clock.now())
@@ -676,9 +692,18 @@ export function simulateClosedLoop(params: SimParams, load: ClosedLoopLoad): Lev
     concurrency: load.concurrency,
     output_tokens_per_s:
       span > 0 && inSteady > 0 ? (inSteady * 1000) / span : (sent * load.outputTokens * 1000) / clock.now(),
-    mean_ttft_ms: ttftSum / sent,
-    mean_e2e_ms: e2eSum / sent,
+    mean_ttft_ms: mean(ttfts),
+    mean_e2e_ms: mean(e2es),
     mean_prefill_ms: prefillSum / sent,
     max_running: engine.stats().max_running,
+    ttft_ms: summarizeSamples(ttfts, percentiles),
+    tpot_ms: summarizeSamples(tpots, percentiles),
+    e2e_ms: summarizeSamples(e2es, percentiles),
   }
+}
+
+function mean(values: readonly number[]): number {
+  let sum = 0
+  for (const value of values) sum += value
+  return values.length === 0 ? 0 : sum / values.length
 }

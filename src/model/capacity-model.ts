@@ -1,0 +1,75 @@
+import { resolveSimParams, type SimParams } from './engine.js'
+
+/**
+ * A server's capacity as llmbench fitted it from one run (docs/figures.md, "The capacity model"): the
+ * parameters of the engine in ./engine.ts (slots, prefill per prompt token, decode step against the
+ * running batch, whether a prefill stalls decoding), each with its 95% interval and where it came from.
+ * The same engine then predicts other workloads (./predict.ts) and serves as the user's server's twin
+ * (`llmbench sim --from DIR`).
+ */
+export interface FittedParameter {
+  value: number
+  /** 95% interval ends; null where the fit left none (too few points, or an assumed value). */
+  low: number | null
+  high: number | null
+  /** False for a value assumed for want of evidence: `basis` says what was assumed. */
+  measured: boolean
+  /** Where it came from, in words: "prompt_ms against prompt_n of 14 requests at 4 lengths". */
+  basis: string
+}
+
+export interface CapacityParameters {
+  slots: FittedParameter
+  prefill_base_ms: FittedParameter
+  prefill_ms_per_token: FittedParameter
+  decode_base_ms: FittedParameter
+  decode_ms_per_seq: FittedParameter
+  /** 1: a prefill stalls every decoding stream (one compute resource, as llama.cpp on a CPU); 0: they overlap. */
+  prefill_blocks_decode: FittedParameter
+  /** Tokens of KV cache the server holds in all; null when it did not say. */
+  kv_cache_tokens: FittedParameter | null
+}
+
+/** One measured level against what the fitted model says of it. */
+export interface ReproducedLevel {
+  level: number
+  measured_tokens_per_s: number
+  predicted_tokens_per_s: number
+  /** predicted / measured − 1. */
+  error: number
+}
+
+export interface CapacityModel {
+  parameters: CapacityParameters
+  /** The workload the run measured, which the fit rests on. */
+  fitted_on: { input_tokens: number; output_tokens: number; levels: number[] }
+  /**
+   * The model run on the measured workload at every measured level: how well it reproduces what was
+   * measured. `max_error` (the largest |error|) widens every prediction's interval.
+   */
+  reproduction: { levels: ReproducedLevel[]; max_error: number | null }
+  /** What the fit could not see or had to assume, in words. */
+  notes: string[]
+}
+
+/** Which end of every cost parameter's interval: the model's point, its slow end or its fast end. */
+export type ModelCorner = 'point' | 'slow' | 'fast'
+
+/** The engine parameters of a model, at its point values or at one end of every cost parameter's interval. */
+export function engineParams(p: CapacityParameters, corner: ModelCorner = 'point'): SimParams {
+  const at = (parameter: FittedParameter): number => {
+    const end = corner === 'slow' ? parameter.high : corner === 'fast' ? parameter.low : null
+    return Math.max(0, end ?? parameter.value)
+  }
+  return resolveSimParams({
+    slots: Math.max(1, Math.round(p.slots.value)),
+    prefill_base_ms: at(p.prefill_base_ms),
+    prefill_ms_per_token: at(p.prefill_ms_per_token),
+    decode_base_ms: at(p.decode_base_ms),
+    decode_ms_per_seq: at(p.decode_ms_per_seq),
+    prefill_blocks_decode: p.prefill_blocks_decode.value === 1 ? 1 : 0,
+    ...(p.kv_cache_tokens === null
+      ? {}
+      : { kv_cache_tokens: Math.max(1, Math.round(p.kv_cache_tokens.value)) }),
+  })
+}

@@ -1,0 +1,260 @@
+import { type Distribution, round } from '../metrics/distribution.js'
+import type { InputFigures, OutputFigures } from '../metrics/workload-figures.js'
+import type { CapacityModel, CapacityParameters, FittedParameter } from './capacity-model.js'
+import { fitLine, type LineFit } from './linear-fit.js'
+import type { PrefillPoint } from './prefill-evidence.js'
+import { reproduceLevels } from './reproduce.js'
+
+/** What the fit reads of a measured level: a structural slice of a result's level. */
+export interface FitLevel {
+  value: number
+  requests: number
+  success_rate: number
+  interrupted?: boolean
+  verdict?: string
+  itl_ms: Distribution
+  tpot_ms: Distribution
+  achieved_concurrency: { mean: number; max: number }
+  output_tokens_per_s: number
+  output_tokens_per_s_steady: number
+  steady_window: { mean_in_flight: number } | null
+  input: InputFigures
+  output: OutputFigures
+  server?: {
+    running: { mean: number; max: number } | null
+    waiting: { mean: number; max: number } | null
+  } | null
+}
+
+export interface FitInput {
+  prefill: { points: readonly PrefillPoint[]; source: 'timings' | 'ttft' }
+  levels: readonly FitLevel[]
+  /** Closed loop (concurrency) or open (request_rate): only a closed loop's levels are reproduced. */
+  mode: 'concurrency' | 'request_rate'
+  /** What the server said of itself (meta.server). */
+  server: { engine: string | null; slots: number | null; context_per_slot: number | null } | null
+  /** The knee the run found, null when it found none. */
+  knee: number | null
+  workload: { input_tokens: number; output_tokens: number }
+}
+
+/** A level judged on: it ran out, nearly every request succeeded, and the client kept up. */
+function usable(level: FitLevel): boolean {
+  return (
+    level.interrupted !== true &&
+    level.success_rate >= 0.99 &&
+    level.verdict !== 'client-bound' &&
+    level.verdict !== 'misconfigured'
+  )
+}
+
+const measured = (
+  value: number,
+  low: number | null,
+  high: number | null,
+  basis: string,
+): FittedParameter => ({
+  value,
+  low,
+  high,
+  measured: true,
+  basis,
+})
+
+const assumed = (value: number, basis: string): FittedParameter => ({
+  value,
+  low: null,
+  high: null,
+  measured: false,
+  basis,
+})
+
+/** A fitted line's intercept or slope as a parameter, clamped at zero (no cost is negative). */
+function fromLine(fit: LineFit, part: 'intercept' | 'slope', basis: string): FittedParameter {
+  const value = fit[part]
+  const interval = part === 'intercept' ? fit.intercept_interval : fit.slope_interval
+  const clamp = (x: number | null) => (x === null ? null : Math.max(0, x))
+  return measured(Math.max(0, value), clamp(interval.low), clamp(interval.high), basis)
+}
+
+/**
+ * The capacity model of the server a run measured: each parameter fitted from the run's own records and
+ * the server's own figures, or assumed and said so (CapacityModel). Pure; the engine runs only in
+ * virtual time (reproduce.ts) to choose how prefills and decoding share the engine.
+ */
+export function fitCapacity(input: FitInput): CapacityModel {
+  const notes: string[] = []
+  const levels = input.levels.filter(usable)
+  const slots = fitSlots(input, levels)
+  const prefill = fitPrefill(input.prefill.points, input.prefill.source, input.workload.input_tokens, notes)
+  const decode = fitDecode(levels, slots.value, prefill, notes)
+  const kv = kvCapacity(input.server, slots.value)
+  const parameters = (blocks: 0 | 1, basis: string, fitted: boolean): CapacityParameters => ({
+    slots,
+    ...prefill,
+    ...decode,
+    prefill_blocks_decode: fitted ? measured(blocks, null, null, basis) : assumed(blocks, basis),
+    kv_cache_tokens: kv,
+  })
+  const fitted_on = {
+    input_tokens: input.workload.input_tokens,
+    output_tokens: input.workload.output_tokens,
+    levels: input.levels.map((level) => level.value),
+  }
+  const base = { fitted_on, notes }
+  if (input.mode !== 'concurrency' || levels.length === 0) {
+    // Nothing closed-loop to reproduce: llama.cpp on its CPU is the one engine known to stall decoding.
+    const blocks = input.server?.engine === 'llama.cpp' ? 1 : 0
+    notes.push(
+      'no closed-loop level to reproduce: whether a prefill stalls decoding is assumed from the engine',
+    )
+    return {
+      ...base,
+      parameters: parameters(blocks, `assumed from the engine (${input.server?.engine ?? 'unknown'})`, false),
+      reproduction: { levels: [], max_error: null },
+    }
+  }
+  // Whether a prefill stalls the decoding streams: whichever reproduces the measured gradient better.
+  const tries = ([0, 1] as const).map((blocks) => {
+    const params = parameters(blocks, '', true)
+    return { blocks, reproduction: reproduceLevels(params, levels) }
+  })
+  const [overlap, stall] = tries as [(typeof tries)[0], (typeof tries)[0]]
+  const best = (stall.reproduction.max_error ?? 1) < (overlap.reproduction.max_error ?? 1) ? stall : overlap
+  const other = best === stall ? overlap : stall
+  const basis =
+    `${best.blocks === 1 ? 'prefills stall decoding' : 'prefills overlap decoding'}: reproduces the measured levels within ` +
+    `${percent(best.reproduction.max_error)}, against ${percent(other.reproduction.max_error)} the other way`
+  return { ...base, parameters: parameters(best.blocks, basis, true), reproduction: best.reproduction }
+}
+
+function percent(fraction: number | null): string {
+  return fraction === null ? '?' : `${(fraction * 100).toFixed(1)}%`
+}
+
+/** The slots: the server's own word, else the most its running gauge showed while requests waited, else the knee. */
+function fitSlots(input: FitInput, levels: readonly FitLevel[]): FittedParameter {
+  const declared = input.server?.slots ?? null
+  if (declared !== null) return measured(declared, declared, declared, 'the server’s own description')
+  const full = levels.filter(
+    (level) => (level.server?.waiting?.max ?? 0) > 0 && level.server?.running != null,
+  )
+  if (full.length > 0) {
+    const most = Math.max(...full.map((level) => level.server?.running?.max ?? 0))
+    return measured(most, most, most, 'the most the server’s running gauge showed while requests waited')
+  }
+  if (input.knee !== null)
+    return assumed(input.knee, 'the knee of the measured gradient (the server did not say)')
+  const highest = Math.max(1, ...input.levels.map((level) => level.value))
+  return assumed(highest, `no level saturated: at least ${highest}, the highest level run`)
+}
+
+type PrefillParameters = Pick<CapacityParameters, 'prefill_base_ms' | 'prefill_ms_per_token'>
+
+/** Prefill time against the prompt tokens computed: a fixed cost and a cost per token. */
+function fitPrefill(
+  points: readonly PrefillPoint[],
+  source: 'timings' | 'ttft',
+  workloadTokens: number,
+  notes: string[],
+): PrefillParameters {
+  const what =
+    source === 'timings'
+      ? 'the server’s prompt_ms against prompt_n'
+      : 'TTFT at one stream against prompt tokens'
+  const lengths = new Set(points.map((point) => point.tokens)).size
+  const fit = fitLine(
+    points.map((point) => point.tokens),
+    points.map((point) => point.ms),
+  )
+  if (fit !== null && lengths >= 2) {
+    const basis = `${what}: ${points.length} requests at ${lengths} prompt lengths`
+    return {
+      prefill_base_ms: fromLine(fit, 'intercept', basis),
+      prefill_ms_per_token: fromLine(fit, 'slope', basis),
+    }
+  }
+  if (points.length > 0) {
+    const tokens = points[0]?.tokens ?? workloadTokens
+    const mean = points.reduce((sum, point) => sum + point.ms, 0) / points.length
+    notes.push(
+      `prefill was seen at one prompt length (${tokens} tokens): its whole time is charged per token, so predictions at other lengths are extrapolations`,
+    )
+    return {
+      prefill_base_ms: assumed(0, 'one prompt length seen: no fixed cost separated'),
+      prefill_ms_per_token: measured(
+        mean / tokens,
+        null,
+        null,
+        `${what}: ${points.length} requests at one length`,
+      ),
+    }
+  }
+  notes.push(
+    'no prefill was seen (no calibration probes and no level of one stream): prefill is assumed free',
+  )
+  return {
+    prefill_base_ms: assumed(0, 'no prefill seen'),
+    prefill_ms_per_token: assumed(0, 'no prefill seen'),
+  }
+}
+
+type DecodeParameters = Pick<CapacityParameters, 'decode_base_ms' | 'decode_ms_per_seq'>
+
+/**
+ * The decode step against the batch decoding: one point per level, its median inter-token gap (the
+ * step, clear of the odd gap a prefill stalls) against the streams decoding at once. That batch is the
+ * server's running gauge, else the streams in flight capped at the slots, either scaled by the share of
+ * a request's time spent decoding (the rest it is in prefill, and not in the batch).
+ */
+function fitDecode(
+  levels: readonly FitLevel[],
+  slots: number,
+  prefill: PrefillParameters,
+  notes: string[],
+): DecodeParameters {
+  const points = levels.flatMap((level) => {
+    const step = level.itl_ms.p50 ?? level.tpot_ms.p50 ?? level.tpot_ms.mean
+    if (step == null || !(step > 0)) return []
+    const inSlots = level.server?.running?.mean ?? Math.min(level.achieved_concurrency.mean, slots)
+    const inputTokens = level.input.server_mean ?? level.input.requested_mean ?? 0
+    const outputTokens = level.output.tokens.mean ?? 1
+    const prefillMs = prefill.prefill_base_ms.value + prefill.prefill_ms_per_token.value * inputTokens
+    const decodeMs = step * Math.max(0, outputTokens - 1)
+    const decodeShare = decodeMs + prefillMs > 0 ? decodeMs / (decodeMs + prefillMs) : 1
+    return [{ batch: inSlots * decodeShare, step }]
+  })
+  const fit = fitLine(
+    points.map((point) => point.batch),
+    points.map((point) => point.step),
+  )
+  const basis = `median inter-token gap of ${points.length} levels against the batch decoding`
+  if (fit !== null) {
+    return {
+      decode_base_ms: fromLine(fit, 'intercept', basis),
+      decode_ms_per_seq: fromLine(fit, 'slope', basis),
+    }
+  }
+  const step = points[0]?.step ?? 0
+  notes.push('the decode step was seen at one batch size: its growth with the batch is assumed nil')
+  return {
+    decode_base_ms:
+      points.length > 0
+        ? measured(step, null, null, 'median inter-token gap of one level')
+        : assumed(0, 'no decode seen'),
+    decode_ms_per_seq: assumed(0, 'one batch size seen'),
+  }
+}
+
+/** llama.cpp says each slot's context: the KV cache holds slots × that. Others are not read yet. */
+function kvCapacity(server: FitInput['server'], slots: number): FittedParameter | null {
+  const perSlot = server?.context_per_slot ?? null
+  if (perSlot === null) return null
+  const tokens = perSlot * slots
+  return measured(
+    tokens,
+    tokens,
+    tokens,
+    `the server’s ${perSlot} tokens of context per slot × ${slots} slots`,
+  )
+}

@@ -1,0 +1,250 @@
+import { isMeaningful } from '../analysis/scaling-step.js'
+import { type Distribution, percentileKey, round } from '../metrics/distribution.js'
+import type { Slo } from '../metrics/slo.js'
+import { type CapacityModel, engineParams, type ModelCorner } from './capacity-model.js'
+import { type LevelPrediction, simulateClosedLoop } from './engine.js'
+
+/** What to predict: a workload, the levels to predict it at, the SLOs to hold it to, a rate to size replicas for. */
+export interface PredictRequest {
+  input_tokens: number
+  output_tokens: number
+  levels: readonly number[]
+  slos: readonly Slo[]
+  /** Requests per second to serve: how many replicas that takes. Null = not asked. */
+  rate: number | null
+}
+
+/** A predicted figure: the model's point and its 95% prediction interval. */
+export interface Predicted {
+  value: number
+  low: number
+  high: number
+}
+
+export interface PredictedLevel {
+  level: number
+  output_tokens_per_s: Predicted
+  requests_per_s: Predicted
+  /** Keyed as a result's distributions: mean, p50, p90, p95, p99. */
+  ttft_ms: Record<string, Predicted>
+  tpot_ms: Record<string, Predicted>
+  e2e_ms: Record<string, Predicted>
+  /** Every SLO met at the model's point; null when no SLO was given. */
+  meets_slos: boolean | null
+}
+
+export interface Prediction {
+  workload: { input_tokens: number; output_tokens: number }
+  levels: PredictedLevel[]
+  /** The knee of the predicted curve (the rule the runs use), with the levels it ranges over at the interval's ends. */
+  knee: { value: number | null; low: number | null; high: number | null; text: string }
+  /** The highest level meeting every SLO; null when no SLO was given. */
+  slo_capacity: { value: number | null; low: number | null; high: number | null; text: string } | null
+  /** How many replicas serve `rate` requests/s at the SLO capacity (or the knee); null when not asked. */
+  replicas: {
+    rate: number
+    per_replica_requests_per_s: Predicted
+    value: number
+    low: number
+    high: number
+    text: string
+  } | null
+  /** How the intervals were made, in words. */
+  interval: string
+  /** Where the prediction leaves what the fit saw. */
+  warnings: string[]
+}
+
+const SIMULATED_REQUESTS = { min: 100, perStream: 6, max: 400 }
+const CORNERS: readonly ModelCorner[] = ['point', 'slow', 'fast']
+
+/**
+ * The fitted model run in virtual time on another workload: each level's figures at the model's point
+ * and at both ends of its parameters' intervals, the interval then widened by the largest error the
+ * model made reproducing the run it was fitted on. Pure and deterministic.
+ */
+export function predict(model: CapacityModel, request: PredictRequest): Prediction {
+  const widen = model.reproduction.max_error ?? 0
+  const byCorner = new Map(
+    CORNERS.map((corner) => {
+      const params = engineParams(model.parameters, corner)
+      return [
+        corner,
+        request.levels.map((level) =>
+          simulateClosedLoop(params, {
+            concurrency: level,
+            requests: Math.min(
+              SIMULATED_REQUESTS.max,
+              Math.max(SIMULATED_REQUESTS.min, SIMULATED_REQUESTS.perStream * level),
+            ),
+            inputTokens: request.input_tokens,
+            outputTokens: request.output_tokens,
+          }),
+        ),
+      ]
+    }),
+  )
+  const at = (corner: ModelCorner) => byCorner.get(corner) as LevelPrediction[]
+  const levels = request.levels.map((level, i) => {
+    const each = CORNERS.map((corner) => at(corner)[i] as LevelPrediction)
+    const point = each[0] as LevelPrediction
+    const figure = (of: (p: LevelPrediction) => number): Predicted => spread(each.map(of), widen)
+    const requestsPerS = (p: LevelPrediction) => p.output_tokens_per_s / request.output_tokens
+    return {
+      level,
+      output_tokens_per_s: figure((p) => p.output_tokens_per_s),
+      requests_per_s: figure(requestsPerS),
+      ttft_ms: distributionOf(each, (p) => p.ttft_ms, widen),
+      tpot_ms: distributionOf(each, (p) => p.tpot_ms, widen),
+      e2e_ms: distributionOf(each, (p) => p.e2e_ms, widen),
+      meets_slos: request.slos.length === 0 ? null : meetsSlos(point, request.slos),
+    }
+  })
+  const knees = CORNERS.map((corner) => kneeOf(request.levels, at(corner)))
+  const capacities = CORNERS.map((corner) => sloCapacityOf(request.levels, at(corner), request.slos))
+  const knee = rangeOf(knees, 'knee', request.levels)
+  const slo_capacity = request.slos.length === 0 ? null : rangeOf(capacities, 'SLO capacity', request.levels)
+  return {
+    workload: { input_tokens: request.input_tokens, output_tokens: request.output_tokens },
+    levels,
+    knee,
+    slo_capacity,
+    replicas: request.rate === null ? null : replicasFor(request.rate, levels, slo_capacity ?? knee),
+    interval:
+      'each figure at the fitted parameters, between the model run at the slow and the fast ends of their 95% intervals' +
+      (widen > 0
+        ? `, widened by ${(widen * 100).toFixed(1)}% (the largest error reproducing the fitted run)`
+        : ''),
+    warnings: warningsFor(model, request),
+  }
+}
+
+function spread(values: readonly number[], widen: number): Predicted {
+  const finite = values.filter(Number.isFinite)
+  return {
+    value: round(values[0] ?? Number.NaN, 2),
+    low: round(Math.min(...finite) * (1 - widen), 2),
+    high: round(Math.max(...finite) * (1 + widen), 2),
+  }
+}
+
+function distributionOf(
+  each: readonly LevelPrediction[],
+  of: (p: LevelPrediction) => Distribution,
+  widen: number,
+): Record<string, Predicted> {
+  const keys = Object.keys(of(each[0] as LevelPrediction)).filter(
+    (key) => key === 'mean' || key.startsWith('p'),
+  )
+  const out: Record<string, Predicted> = {}
+  for (const key of keys) {
+    const values = each.map((p) => of(p)[key] ?? Number.NaN)
+    if (values.every(Number.isFinite)) out[key] = spread(values, widen)
+  }
+  return out
+}
+
+function meetsSlos(level: LevelPrediction, slos: readonly Slo[]): boolean {
+  return slos.every((slo) => {
+    const distribution =
+      slo.metric === 'ttft' ? level.ttft_ms : slo.metric === 'tpot' ? level.tpot_ms : level.e2e_ms
+    const value = distribution[percentileKey(slo.percentile)] ?? null
+    return value !== null && value <= slo.threshold_ms
+  })
+}
+
+/** The lowest level past which no higher one gains throughput worth its streams (scaling-step.ts). */
+function kneeOf(levels: readonly number[], predicted: readonly LevelPrediction[]): number | null {
+  for (let k = 0; k < levels.length - 1; k++) {
+    const base = predicted[k]?.output_tokens_per_s ?? 0
+    const gains = levels.slice(k + 1).some((level, j) => {
+      const gain = (predicted[k + 1 + j]?.output_tokens_per_s ?? 0) / base - 1
+      const doublings = Math.log2(level / (levels[k] as number))
+      return isMeaningful(gain, (1 + gain) ** (1 / doublings) - 1)
+    })
+    if (!gains) return levels[k] as number
+  }
+  return null
+}
+
+function sloCapacityOf(
+  levels: readonly number[],
+  predicted: readonly LevelPrediction[],
+  slos: readonly Slo[],
+): number | null {
+  let capacity: number | null = null
+  predicted.forEach((level, i) => {
+    if (meetsSlos(level, slos)) capacity = levels[i] as number
+  })
+  return capacity
+}
+
+/** The point's answer and the range the corners give; a corner with no answer counts as beyond the levels. */
+function rangeOf(
+  values: readonly (number | null)[],
+  what: string,
+  levels: readonly number[],
+): { value: number | null; low: number | null; high: number | null; text: string } {
+  const [point] = values
+  const found = values.filter((v): v is number => v !== null)
+  const low = found.length === 0 ? null : Math.min(...found)
+  const high = found.length < values.length ? null : Math.max(...found)
+  const highest = Math.max(...levels)
+  const range = low === high ? '' : ` (${low ?? '?'}–${high ?? `beyond ${highest}`} across the interval)`
+  const text =
+    point == null
+      ? what === 'knee'
+        ? `no knee predicted up to ${highest}: throughput still grows`
+        : `no level predicted to meet the SLOs`
+      : `${what} predicted at ${point}${range}`
+  return { value: point ?? null, low, high, text }
+}
+
+function replicasFor(
+  rate: number,
+  levels: readonly PredictedLevel[],
+  at: { value: number | null },
+): Prediction['replicas'] {
+  const level = levels.find((l) => l.level === at.value) ?? levels[levels.length - 1]
+  if (level === undefined) return null
+  const perReplica = level.requests_per_s
+  const count = (perS: number) => (perS > 0 ? Math.ceil(rate / perS) : Number.POSITIVE_INFINITY)
+  const value = count(perReplica.value)
+  return {
+    rate,
+    per_replica_requests_per_s: perReplica,
+    value,
+    low: count(perReplica.high),
+    high: count(perReplica.low),
+    text:
+      `${value} replica(s) for ${rate} requests/s (${count(perReplica.high)}–${count(perReplica.low)} across the interval): ` +
+      `each serves ${perReplica.value.toFixed(2)} requests/s at ${level.level} streams`,
+  }
+}
+
+function warningsFor(model: CapacityModel, request: PredictRequest): string[] {
+  const warnings: string[] = []
+  const p = model.parameters
+  for (const parameter of [
+    p.prefill_base_ms,
+    p.prefill_ms_per_token,
+    p.decode_base_ms,
+    p.decode_ms_per_seq,
+    p.slots,
+  ])
+    if (!parameter.measured) warnings.push(`assumed, not measured: ${parameter.basis}`)
+  const fitted = model.fitted_on
+  if (request.input_tokens > 4 * Math.max(1, fitted.input_tokens) && !p.prefill_ms_per_token.measured)
+    warnings.push(
+      `prompts of ${request.input_tokens} tokens are far from the ${fitted.input_tokens} the fit saw`,
+    )
+  const kv = p.kv_cache_tokens?.value ?? null
+  const perRequest = request.input_tokens + request.output_tokens
+  const slots = Math.round(p.slots.value)
+  if (kv !== null && perRequest * Math.min(slots, Math.max(...request.levels)) > kv)
+    warnings.push(
+      `${Math.min(slots, Math.max(...request.levels))} requests of ${perRequest} tokens overfill the KV cache of ${kv} tokens: the model neither evicts nor preempts, so it is optimistic there`,
+    )
+  if (p.prefill_blocks_decode.measured === false) warnings.push(p.prefill_blocks_decode.basis)
+  return [...warnings, ...model.notes]
+}
