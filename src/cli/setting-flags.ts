@@ -77,7 +77,7 @@ function flagValue(flags: ParsedFlags, { name, kind }: FlagDecl): unknown {
 }
 
 /** "ttft_p95_ms=800,e2e_p99_ms=5000" → { ttft_p95_ms: 800, ... }; a bad pair stays NaN so validation names it. */
-function sloPairs(text: string): Record<string, number> {
+export function sloPairs(text: string): Record<string, number> {
   const pairs: Record<string, number> = {}
   for (const pair of text.split(',')) {
     const [key = '', value = ''] = pair.split('=')

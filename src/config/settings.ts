@@ -329,7 +329,7 @@ export const SETTINGS = {
     },
   },
   stagger: {
-    doc: "concurrency mode: each level's streams start spread over about one request's duration, so they are not in step; false = all at once",
+    doc: "concurrency mode: each level's streams start spread over three quarters of one request's duration, so they are not in step; false = all at once",
     at: ['load', 'stagger'],
     schema: bool,
     json: 'bench.stagger',

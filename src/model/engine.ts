@@ -20,7 +20,7 @@
 
 import type { Scheduler } from '../clock.js'
 import { type Distribution, summarizeSamples } from '../metrics/distribution.js'
-import { staggeredStarts } from '../schedule/stagger.js'
+import { staggeredStarts, staggerSpreadMs } from '../schedule/stagger.js'
 
 export interface SimParams {
   /** Batch slots: how many requests can be in prefill or decode at once. Integer >= 1. */
@@ -613,8 +613,8 @@ export interface ClosedLoopLoad {
   inputTokens: number
   outputTokens: number
   /**
-   * How the streams start: "staggered" (default), their first sends spread over one request's
-   * duration at c=1 as llmbench sends them (src/schedule/stagger.ts); "together", all at once.
+   * How the streams start: "staggered" (default), their first sends spread over three quarters of one
+   * request's duration at c=1 as llmbench sends them (src/schedule/stagger.ts); "together", all at once.
    */
   start?: 'staggered' | 'together'
 }
@@ -657,7 +657,7 @@ export function simulateClosedLoop(
   const starts =
     load.start === 'together'
       ? new Float64Array(streams)
-      : staggeredStarts(streams, oneRequestMs, params.seed)
+      : staggeredStarts(streams, staggerSpreadMs(oneRequestMs, null), params.seed)
   const steady = { from: Math.max(0, ...starts), until: Number.POSITIVE_INFINITY }
   const tokenTimes: number[] = []
   const ttfts: number[] = []

@@ -65,21 +65,26 @@ const CORNERS: readonly ModelCorner[] = ['point', 'slow', 'fast']
  */
 export function predict(model: CapacityModel, request: PredictRequest): Prediction {
   const widen = model.reproduction.max_error ?? 0
+  const percentiles = [...new Set([50, 90, 95, 99, ...request.slos.map((slo) => slo.percentile)])]
   const byCorner = new Map(
     CORNERS.map((corner) => {
       const params = engineParams(model.parameters, corner)
       return [
         corner,
         request.levels.map((level) =>
-          simulateClosedLoop(params, {
-            concurrency: level,
-            requests: Math.min(
-              SIMULATED_REQUESTS.max,
-              Math.max(SIMULATED_REQUESTS.min, SIMULATED_REQUESTS.perStream * level),
-            ),
-            inputTokens: request.input_tokens,
-            outputTokens: request.output_tokens,
-          }),
+          simulateClosedLoop(
+            params,
+            {
+              concurrency: level,
+              requests: Math.min(
+                SIMULATED_REQUESTS.max,
+                Math.max(SIMULATED_REQUESTS.min, SIMULATED_REQUESTS.perStream * level),
+              ),
+              inputTokens: request.input_tokens,
+              outputTokens: request.output_tokens,
+            },
+            percentiles,
+          ),
         ),
       ]
     }),

@@ -52,7 +52,9 @@ export function describeStagger(
   const timed = config.load.duration_per_level_s === null ? null : timedLevelSeconds(config.load)
   const spread_ms = staggerSpreadMs(projected === undefined ? null : projected * 1000, timed)
   const basis =
-    projected === undefined ? 'a default, without probes' : "about one request's duration, from the probes"
+    projected === undefined
+      ? 'a default, without probes'
+      : "three quarters of one request's duration, from the probes"
   return {
     spread_ms,
     from: projected === undefined ? 'default' : 'probes',

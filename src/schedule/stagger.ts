@@ -14,17 +14,25 @@ export const DEFAULT_STAGGER_MS = 1000
 export const MAX_STAGGER_MS = 30_000
 /** A timed level spends at most this share of its window starting its streams. */
 const MAX_SHARE_OF_TIMED_LEVEL = 0.1
+/**
+ * The share of one request's expected duration the first sends are spread over. The probes' projection
+ * is rough (a CI run's was 677 ms for requests that took 580 at c=4): a spread longer than the real
+ * cycle puts the last stream's first send on the first stream's second, they share a prefill step and
+ * stay in step from then on, the very convoy the stagger is there to prevent. Three quarters of it
+ * keeps every stream's phase apart unless the projection is a third too long.
+ */
+const SHARE_OF_REQUEST = 0.75
 /** How far into its own slice of the spread a stream may start: the rest keeps neighbours apart. */
 const JITTER = 0.5
 
 /**
- * The spread of a level's first sends, ms: one request's expected duration (the warm probes'
- * projection), else DEFAULT_STAGGER_MS; at most MAX_STAGGER_MS and a tenth of a timed level (a short level must still hold its streams for most of its window).
+ * The spread of a level's first sends, ms: three quarters of one request's expected duration (the
+ * warm probes' projection), else DEFAULT_STAGGER_MS; at most MAX_STAGGER_MS and a tenth of a timed level (a short level must still hold its streams for most of its window).
  */
 export function staggerSpreadMs(expectedRequestMs: number | null, timedLevelS: number | null): number {
   const expected =
     expectedRequestMs !== null && Number.isFinite(expectedRequestMs) && expectedRequestMs > 0
-      ? expectedRequestMs
+      ? expectedRequestMs * SHARE_OF_REQUEST
       : DEFAULT_STAGGER_MS
   const timedCap =
     timedLevelS === null ? Number.POSITIVE_INFINITY : timedLevelS * 1000 * MAX_SHARE_OF_TIMED_LEVEL

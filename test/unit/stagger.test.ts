@@ -27,8 +27,8 @@ test('staggered starts are seeded: the same seed the same starts, another seed o
   assert.deepEqual([...staggeredStarts(4, 0, 3)], [0, 0, 0, 0])
 })
 
-test("the spread: one request's projected time, a default without one, capped for long requests and timed levels", () => {
-  assert.equal(staggerSpreadMs(1234.4, null), 1234)
+test("the spread: three quarters of one request's projected time, a default without one, capped for long requests and timed levels", () => {
+  assert.equal(staggerSpreadMs(1234.4, null), 926)
   assert.equal(staggerSpreadMs(null, null), DEFAULT_STAGGER_MS)
   assert.equal(staggerSpreadMs(Number.NaN, null), DEFAULT_STAGGER_MS)
   assert.equal(staggerSpreadMs(600_000, null), MAX_STAGGER_MS)

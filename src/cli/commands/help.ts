@@ -11,6 +11,8 @@ Commands:
   sim      the built-in OpenAI-compatible simulator, standalone
   report   rewrite bench_result.json, summary.md, charts/ and report.html from a result folder's records; --history DIR for the trend
   compare  BASE NEW: per-level differences with intervals; exit 1 on a regression, 5 when inconclusive (CI gate)
+  model    DIR: the capacity model fitted on a run (slots, prefill, decode step), each parameter with its interval
+  predict  DIR --input-tokens N --output-tokens N: another workload from that model, with intervals; --confirm measures it
   merge    SHARD_DIR... --out DIR: one exact result from the shards of a run (run --shard I/N)
   k8s-manifest  --shards N -c FILE...: a Kubernetes Indexed Job that runs the shards
   check    one streamed request, tokens as they arrive, TTFT/TPOT/usage; says what is wrong (exit 3)
