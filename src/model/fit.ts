@@ -1,6 +1,7 @@
 import { type Distribution, round } from '../metrics/distribution.js'
 import type { InputFigures, OutputFigures } from '../metrics/workload-figures.js'
 import type { CapacityModel, CapacityParameters, FittedParameter } from './capacity-model.js'
+import type { DecodePoint } from './decode-evidence.js'
 import { fitLine, type LineFit } from './linear-fit.js'
 import type { PrefillPoint } from './prefill-evidence.js'
 import { reproduceLevels } from './reproduce.js'
@@ -28,6 +29,8 @@ export interface FitLevel {
 
 export interface FitInput {
   prefill: { points: readonly PrefillPoint[]; source: 'timings' | 'ttft' }
+  /** A point per streamed request: its median token gap against the batch it decoded in (decode-evidence.ts). */
+  decode: readonly DecodePoint[]
   levels: readonly FitLevel[]
   /** Closed loop (concurrency) or open (request_rate): only a closed loop's levels are reproduced. */
   mode: 'concurrency' | 'request_rate'
@@ -87,7 +90,7 @@ export function fitCapacity(input: FitInput): CapacityModel {
   const levels = input.levels.filter(usable)
   const slots = fitSlots(input, levels)
   const prefill = fitPrefill(input.prefill.points, input.prefill.source, input.workload.input_tokens, notes)
-  const decode = fitDecode(levels, slots.value, prefill, notes)
+  const decode = fitDecodeOnRequests(input.decode) ?? fitDecode(levels, slots.value, prefill, notes)
   const kv = kvCapacity(input.server, slots.value)
   const parameters = (blocks: 0 | 1, basis: string, fitted: boolean): CapacityParameters => ({
     slots,
@@ -200,6 +203,29 @@ function fitPrefill(
 }
 
 type DecodeParameters = Pick<CapacityParameters, 'decode_base_ms' | 'decode_ms_per_seq'>
+
+/** Batches this far apart at least, or the step's growth with the batch cannot be told from noise. */
+const MIN_BATCH_RANGE = 1
+
+/**
+ * The decode step against the batch, one point per streamed request (decode-evidence.ts); null when the
+ * requests did not stream their tokens or all decoded in batches of about one size.
+ */
+function fitDecodeOnRequests(points: readonly DecodePoint[]): DecodeParameters | null {
+  if (points.length < 3) return null
+  const batches = points.map((point) => point.batch)
+  if (Math.max(...batches) - Math.min(...batches) < MIN_BATCH_RANGE) return null
+  const fit = fitLine(
+    batches,
+    points.map((point) => point.stepMs),
+  )
+  if (fit === null) return null
+  const basis = `median token gap of ${points.length} requests against the mean batch decoding beside each`
+  return {
+    decode_base_ms: fromLine(fit, 'intercept', basis),
+    decode_ms_per_seq: fromLine(fit, 'slope', basis),
+  }
+}
 
 /**
  * The decode step against the batch decoding: one point per level, its median inter-token gap (the

@@ -23,7 +23,7 @@ import {
 } from '../metrics/summarize.js'
 import { priceTokens, tokenTotals } from '../metrics/workload-figures.js'
 import type { CapacityModel } from '../model/capacity-model.js'
-import { PrefillEvidence } from '../model/prefill-evidence.js'
+import { ModelEvidence, type ModelEvidenceSeen } from '../model/evidence.js'
 import { protocolOf } from '../protocols/wire-protocol.js'
 import type { RequestRecord } from '../records/types.js'
 import { withServerFigures } from '../server-metrics/level-figures.js'
@@ -33,7 +33,7 @@ import { type BenchResult, RESULT_SCHEMA, type RunCost } from './bench-result.js
 import { DEFINITIONS } from './definitions.js'
 import { levelName } from './level-name.js'
 import type { RunMeta } from './run-meta.js'
-import { type PrefillSeen, runModel, soloLevel } from './run-model.js'
+import { runModel, soloLevel } from './run-model.js'
 import { type ServerSelf, slotsBesideKnee } from './server-self.js'
 
 /** The whole summary as a pure function of the records, the server's scrapes and meta: `report` reuses it unchanged. */
@@ -58,7 +58,7 @@ export function buildResult(
   const summarizers = new Map(levels.map((level) => [level.value, new LevelSummarizer(level.value, options)]))
   // The control (phase `control`) is the first level measured again: compared with it, never mixed in.
   const drift = new DriftSamples(levels[0]?.value ?? 0)
-  const prefill = new PrefillEvidence(soloLevel(meta))
+  const evidence = new ModelEvidence(soloLevel(meta))
   // --repeat: each run of a level summarized on its own as well (records carry `repeat`).
   const repeats = meta.load.repeat ?? 1
   const runSummarizers = Array.from(
@@ -71,7 +71,7 @@ export function buildResult(
       if (record.repeat !== undefined) runSummarizers[record.repeat]?.get(record.level)?.add(record)
     }
     drift.add(record)
-    prefill.add(record)
+    evidence.add(record)
   }
   const summarize = (summarizer: LevelSummarizer, client: LevelClientStats) =>
     withServerFigures(summarizer.result(client), summarizer.window(), scrapes, meta.percentiles)
@@ -90,7 +90,7 @@ export function buildResult(
       ),
     ),
     { ...meta, partial: meta.partial || cut.length > 0, totals },
-    { drift: drift.result(), prefill: prefill.points() },
+    { drift: drift.result(), model: evidence.seen() },
     runs.filter((run) => run.length > 0),
   )
 }
@@ -123,8 +123,8 @@ export function summaryOptions(meta: RunMeta): SummaryOptions {
 export function finishResult(
   figures: readonly LevelFigures[],
   meta: RunMeta,
-  /** The control against the first level; the prefill the calibration probes and a level of one stream showed. */
-  evidence: { drift?: Drift | null; prefill?: PrefillSeen | null } = {},
+  /** The control against the first level; what the records showed of the server's prefill and decode (model/evidence.ts). */
+  evidence: { drift?: Drift | null; model?: ModelEvidenceSeen | null } = {},
   /** --repeat: each run's own level summaries (runs[r] = run r's levels); `figures` are then their pooled entries. */
   runs: readonly (readonly LevelFigures[])[] = [],
 ): BenchResult {
@@ -199,7 +199,7 @@ export function finishResult(
     ),
     cost: runCost(levels, meta),
     ...(drift === null ? {} : { drift }),
-    ...modelField(runModel(levels, meta, saturation?.value ?? null, evidence.prefill ?? null)),
+    ...modelField(runModel(levels, meta, saturation?.value ?? null, evidence.model ?? null)),
     ...(runs.length < 2
       ? {}
       : {

@@ -1,30 +1,25 @@
 import type { LevelSummary } from '../metrics/summarize.js'
 import type { CapacityModel } from '../model/capacity-model.js'
+import type { ModelEvidenceSeen } from '../model/evidence.js'
 import { fitCapacity } from '../model/fit.js'
-import type { PrefillPoint } from '../model/prefill-evidence.js'
 import { protocolOf } from '../protocols/wire-protocol.js'
 import type { RunMeta } from './run-meta.js'
 
-/** The prefill evidence a run gathered (model/prefill-evidence.ts). */
-export interface PrefillSeen {
-  points: readonly PrefillPoint[]
-  source: 'timings' | 'ttft'
-}
-
 /**
- * The capacity model of the server a run measured (model/fit.ts), from its levels, its prefill
- * evidence and the server's word; undefined where there is nothing to fit (no level ran, or the
+ * The capacity model of the server a run measured (model/fit.ts), from its levels, what its records
+ * showed of prefill and decode, and the server's word; undefined where there is nothing to fit (no level ran, or the
  * endpoint generates no tokens, as embeddings).
  */
 export function runModel(
   levels: readonly LevelSummary[],
   meta: RunMeta,
   knee: number | null,
-  prefill: PrefillSeen | null,
+  seen: ModelEvidenceSeen | null,
 ): CapacityModel | undefined {
   if (levels.length === 0 || !protocolOf(meta.target?.protocol).generatesTokens) return undefined
   return fitCapacity({
-    prefill: prefill ?? { points: [], source: 'ttft' },
+    prefill: seen?.prefill ?? { points: [], source: 'ttft' },
+    decode: seen?.decode ?? [],
     levels,
     mode: meta.load.mode ?? 'concurrency',
     server: meta.server ?? null,

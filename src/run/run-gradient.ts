@@ -8,7 +8,7 @@ import type { RunConfig } from '../config/types.js'
 import { precisionLine } from '../metrics/precision.js'
 import { poolRepeats } from '../metrics/repeat-pool.js'
 import { LevelSummarizer, type LevelSummary } from '../metrics/summarize.js'
-import { PrefillEvidence } from '../model/prefill-evidence.js'
+import { ModelEvidence } from '../model/evidence.js'
 import { asDiskFull, isNoSpace } from '../records/disk-full.js'
 import type { RequestRecord } from '../records/types.js'
 import type { LevelProgress } from '../report/progress.js'
@@ -202,7 +202,7 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
       runs: [],
       scraper,
       drift: new DriftSamples(levelValues(config)[0] ?? 0),
-      prefill: prefillEvidenceOf(meta, setUp.prepared.probeRecords),
+      modelEvidence: modelEvidenceOf(meta, setUp.prepared.probeRecords),
       levelsStarted: 0,
       traceOffsets: sources.trace?.offsets_ms ?? null,
       measure: {
@@ -345,8 +345,8 @@ interface Gradient {
   scraper: ServerMetricsScraper | null
   /** The first level's requests and the control's, compared at the end (analysis/drift.ts). */
   drift: DriftSamples
-  /** The prefill seen by the calibration probes and a level of one stream, for the capacity model. */
-  prefill: PrefillEvidence
+  /** What the records show of prefill (calibration probes, a level of one stream) and decode, for the capacity model. */
+  modelEvidence: ModelEvidence
   /** Levels whose start time has come (for --start-at's schedule). */
   levelsStarted: number
   /** --trace: the replayed rows' offsets at speed 1; null = arrivals from the arrival process. */
@@ -368,7 +368,7 @@ async function runLoad(gradient: Gradient): Promise<void> {
   const unwatchDrift = gradient.measure.sink.watch({
     observe: (record) => {
       gradient.drift.add(record)
-      gradient.prefill.add(record)
+      gradient.modelEvidence.add(record)
     },
   })
   try {
@@ -525,9 +525,9 @@ async function runLevel(gradient: Gradient, value: number): Promise<BenchResult 
   return result
 }
 
-/** The prefill evidence, started with the calibration probes (kept before the load's records are watched). */
-function prefillEvidenceOf(meta: RunMeta, probes: readonly RequestRecord[]): PrefillEvidence {
-  const evidence = new PrefillEvidence(soloLevel(meta))
+/** The capacity model's evidence, started with the calibration probes (kept before the load's records are watched). */
+function modelEvidenceOf(meta: RunMeta, probes: readonly RequestRecord[]): ModelEvidence {
+  const evidence = new ModelEvidence(soloLevel(meta))
   for (const record of probes) evidence.add(record)
   return evidence
 }
@@ -539,7 +539,7 @@ function prefillEvidenceOf(meta: RunMeta, probes: readonly RequestRecord[]): Pre
 function resultOf(gradient: Gradient, drift: Drift | null = null): BenchResult {
   const { runs, meta } = gradient
   if (runs.length === 0)
-    return finishResult(gradient.summaries, meta, { drift, prefill: gradient.prefill.points() })
+    return finishResult(gradient.summaries, meta, { drift, model: gradient.modelEvidence.seen() })
   const levels = gradient.summaries.map((summary) =>
     poolRepeats(
       runs.filter((run) => run.summary.value === summary.value).map((run) => run.summary),
@@ -549,7 +549,7 @@ function resultOf(gradient: Gradient, drift: Drift | null = null): BenchResult {
   const byRun = Array.from({ length: meta.load.repeat ?? 1 }, (_, repeat) =>
     runs.filter((run) => run.repeat === repeat).map((run) => run.summary),
   ).filter((levels) => levels.length > 0)
-  return finishResult(levels, meta, { drift, prefill: gradient.prefill.points() }, byRun)
+  return finishResult(levels, meta, { drift, model: gradient.modelEvidence.seen() }, byRun)
 }
 
 /** The final result (partial when stopped) and the report drawn from it. */
