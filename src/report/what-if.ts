@@ -194,8 +194,8 @@ function fitRows(model: CapacityModel): string[][] {
 
 /**
  * The report's "What if" section (issue 28): the fitted capacity model's parameters, how well it
- * reproduces the measured levels, and the knee it predicts for common workloads. Null when the result
- * carries no model. Pure: the model runs in virtual time.
+ * reproduces the measured levels, and the knee it predicts for common workloads (docs/figures.md
+ * "The capacity model"). Null when the result carries no model. Pure: the model runs in virtual time.
  */
 export function whatIf(
   result: BenchResult,
