@@ -13,6 +13,7 @@ import { repeatsHtml } from './repeats-table.js'
 import { MAX_TIMELINE_BARS } from './request-timeline.js'
 import type { TimelineChart } from './request-timeline-chart.js'
 import { sessionTablesHtml } from './session-tables.js'
+import { whatIfHtml } from './what-if-section.js'
 import { lengthsLine, workloadNotes } from './workload-notes.js'
 
 /** Shows a point's figures (its aria-label, written by Vega) next to the pointer: no library, no network. */
@@ -33,7 +34,7 @@ h1 { font-size: 1.5rem; } h2 { font-size: 1.15rem; margin-top: 2rem; }
 figure { margin: 0; } figure svg { max-width: 100%; height: auto; } table { border-collapse: collapse; font-size: .9rem; }
 th, td { border: 1px solid #ddd; padding: .3rem .6rem; text-align: right; } th { background: #f4f4f4; }
 td.verdict-saturated, td.verdict-overloaded, td.verdict-client-bound, td.verdict-misconfigured { font-weight: bold; color: #b03030; }
-figure.timeline { margin-bottom: 1rem; }
+figure.timeline { margin-bottom: 1rem; } table.what-if td:last-child { text-align: left; }
 #tip { position: absolute; background: #222; color: #fff; padding: .25rem .5rem; border-radius: 4px; font-size: .8rem; pointer-events: none; }`
 
 /** Failures per level and class, with sample messages (already redacted and truncated). */
@@ -98,6 +99,7 @@ export function renderHtml(
   result: BenchResult,
   charts: readonly Chart[],
   timelines: readonly TimelineChart[] = [],
+  modelFit: Chart | null = null,
 ): string {
   const { meta } = result
   const columns = levelColumns(result, 'html')
@@ -151,6 +153,7 @@ ${repeatsHtml(result)}
 ${sessionTablesHtml(result)}
 ${intervalsHtml(result)}
 ${errorsTable(result)}
+${whatIfHtml(result, modelFit)}
 <div id="tip" hidden></div>
 <script>${TOOLTIP_SCRIPT}</script>
 </body></html>

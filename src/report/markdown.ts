@@ -10,6 +10,7 @@ import { kneeCauseLine } from './knee-cause-line.js'
 import { levelColumns } from './level-columns.js'
 import { repeatsMarkdown } from './repeats-table.js'
 import { sessionTables } from './session-tables.js'
+import { whatIfMarkdown } from './what-if-section.js'
 import { lengthsLine, workloadNotes } from './workload-notes.js'
 
 /**
@@ -62,6 +63,7 @@ export function renderMarkdown(result: BenchResult): string {
   if (result.advice.length > 0) lines.push('', ...result.advice.map((line) => `- ${line}`))
   const workload = [...achievedNotes(result), ...workloadNotes(result)]
   if (workload.length > 0) lines.push('', ...workload.map((line) => `- ${line}`))
+  lines.push(...whatIfMarkdown(result))
   return `${lines.join('\n')}\n`
 }
 

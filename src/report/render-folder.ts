@@ -54,10 +54,12 @@ export async function writeReports(
   // at a tight `ulimit -n` must get as far as its fd check, and `init` or `sim` never need them.
   let charts: Chart[]
   let timelines: TimelineChart[]
+  let modelFit: Chart | null
   try {
     charts = await (await import('./charts.js')).renderCharts(result, server)
     const { timelineChart } = await import('./request-timeline-chart.js')
     timelines = await Promise.all(requests.map(timelineChart))
+    modelFit = await (await import('./model-fit-chart.js')).modelFitChart(result)
   } catch (error) {
     if (!tooManyOpenFiles(error)) throw error
     // The figures are written (bench_result.json, summary.md); only the drawing needs more files than the
@@ -72,7 +74,7 @@ export async function writeReports(
     // Each drawing's pixels are released before the next is drawn (see collectGarbage).
     await collectGarbage()
   }
-  writeFileSync(join(dir, HTML_FILE), renderHtml(result, charts, timelines))
+  writeFileSync(join(dir, HTML_FILE), renderHtml(result, charts, timelines, modelFit))
   return null
 }
 

@@ -238,3 +238,29 @@ test('every definition a result carries has text, and each level figure with one
     'definitions declared outside the catalogue',
   )
 })
+
+/** Every key of a JSON value, objects' and their arrays' elements', at any depth. */
+function keysOf(value: unknown): string[] {
+  if (Array.isArray(value)) return value.flatMap(keysOf)
+  if (value === null || typeof value !== 'object') return []
+  return Object.entries(value).flatMap(([key, child]) => [key, ...keysOf(child)])
+}
+
+test('every key of a result’s capacity model is in the `model` section of docs/results.md', () => {
+  const text = doc('results.md')
+  const start = text.indexOf('### `model`')
+  assert.ok(start >= 0, 'docs/results.md has a `model` section')
+  const documented = documentedFields(text.slice(start, text.indexOf('\n### ', start + 1)))
+  // A stored result whose server said its context (so the KV cache is fitted) and whose levels were reproduced.
+  const stored = JSON.parse(
+    readFileSync(join(ROOT, 'test/fixtures/rendered/llama/expected/bench_result.json'), 'utf8'),
+  ) as { model?: unknown }
+  const keys = [...new Set(keysOf(stored.model))]
+  assert.ok(keys.includes('kv_cache_tokens') && keys.includes('predicted_tokens_per_s'), keys.join(', '))
+  assert.deepEqual(
+    keys.filter((key) => !documented.includes(key)),
+    [],
+    'model keys missing from the docs',
+  )
+  assert.match(text, /^\| `model` \|/m, 'the top-level table lists `model`')
+})
