@@ -547,30 +547,43 @@ function noop(): void {}
 // ---------------------------------------------------------------------------------------------------
 // Virtual time: for unit tests and for predicting a gradient without waiting for it
 
-/** A fake clock: timers fire in time order (ties in scheduling order) only when the clock is advanced. */
+/** A virtual timer: when it fires, its order among timers of the same time, what it runs. */
+interface VirtualTimer {
+  at: number
+  id: number
+  fn: () => void
+}
+
+/**
+ * A fake clock: timers fire in time order (ties in scheduling order) only when the clock is advanced.
+ * A binary heap keyed by (time, id): a prediction runs hundreds of streams through hundreds of
+ * thousands of token events, where scanning every pending timer per event took seconds.
+ */
 export class VirtualClock implements Scheduler<number> {
   private t = 0
   private seq = 0
-  /** Map iteration follows insertion = scheduling order, which breaks ties between equal times. */
-  private readonly timers = new Map<number, { at: number; fn: () => void }>()
+  /** Live timers by id; a cancelled one leaves the heap lazily, when it comes to the top. */
+  private readonly live = new Map<number, VirtualTimer>()
+  private readonly heap: VirtualTimer[] = []
 
   now(): number {
     return this.t
   }
 
   after(ms: number, fn: () => void): number {
-    const id = ++this.seq
-    this.timers.set(id, { at: this.t + Math.max(0, ms), fn })
-    return id
+    const timer = { at: this.t + Math.max(0, ms), id: ++this.seq, fn }
+    this.live.set(timer.id, timer)
+    this.push(timer)
+    return timer.id
   }
 
   cancel(timer: number): void {
-    this.timers.delete(timer)
+    this.live.delete(timer)
   }
 
   /** Timers not yet fired. */
   get pending(): number {
-    return this.timers.size
+    return this.live.size
   }
 
   /** Runs every timer due within the next `ms`, then sets the clock to now + ms. */
@@ -588,21 +601,50 @@ export class VirtualClock implements Scheduler<number> {
   }
 
   private fireNext(until: number): boolean {
-    let bestId = -1
-    let bestAt = Number.POSITIVE_INFINITY
-    for (const [id, timer] of this.timers) {
-      if (timer.at < bestAt) {
-        bestAt = timer.at
-        bestId = id
-      }
+    for (;;) {
+      const top = this.heap[0]
+      if (top === undefined || top.at > until) return false
+      this.pop()
+      if (!this.live.delete(top.id)) continue // cancelled
+      this.t = top.at
+      top.fn()
+      return true
     }
-    const timer = this.timers.get(bestId)
-    if (timer === undefined || bestAt > until) return false
-    this.timers.delete(bestId)
-    this.t = bestAt
-    timer.fn()
-    return true
   }
+
+  private push(timer: VirtualTimer): void {
+    const heap = this.heap
+    let i = heap.push(timer) - 1
+    while (i > 0) {
+      const parent = (i - 1) >> 1
+      if (!before(timer, heap[parent] as VirtualTimer)) break
+      heap[i] = heap[parent] as VirtualTimer
+      i = parent
+    }
+    heap[i] = timer
+  }
+
+  private pop(): void {
+    const heap = this.heap
+    const last = heap.pop() as VirtualTimer
+    if (heap.length === 0) return
+    let i = 0
+    for (;;) {
+      const left = 2 * i + 1
+      if (left >= heap.length) break
+      const right = left + 1
+      const child =
+        right < heap.length && before(heap[right] as VirtualTimer, heap[left] as VirtualTimer) ? right : left
+      if (!before(heap[child] as VirtualTimer, last)) break
+      heap[i] = heap[child] as VirtualTimer
+      i = child
+    }
+    heap[i] = last
+  }
+}
+
+function before(a: VirtualTimer, b: VirtualTimer): boolean {
+  return a.at < b.at || (a.at === b.at && a.id < b.id)
 }
 
 export interface ClosedLoopLoad {
@@ -648,8 +690,9 @@ export function simulateClosedLoop(
   params: SimParams,
   load: ClosedLoopLoad,
   percentiles: readonly number[] = PREDICTED_PERCENTILES,
+  /** Virtual time; another implementation only to measure this one against (bench/virtual-clock.ts). */
+  clock: Scheduler<number> & { runAll(): void } = new VirtualClock(),
 ): LevelPrediction {
-  const clock = new VirtualClock()
   const engine = new SimEngine(params, clock)
   const job: SimJob = { inputTokens: load.inputTokens, outputTokens: load.outputTokens }
   const streams = Math.min(load.concurrency, load.requests)

@@ -146,6 +146,11 @@ function fitSlots(input: FitInput, levels: readonly FitLevel[]): FittedParameter
     const most = Math.max(...full.map((level) => level.server?.running?.max ?? 0))
     return measured(most, most, most, 'the most the server’s running gauge showed while requests waited')
   }
+  if (input.mode !== 'concurrency') {
+    // Levels are rates here, not streams: the most requests ever in flight is what was seen running.
+    const most = Math.max(1, ...input.levels.map((level) => Math.round(level.achieved_concurrency.max)))
+    return assumed(most, `the server did not say: at least ${most}, the most requests in flight at once`)
+  }
   if (input.knee !== null)
     return assumed(input.knee, 'the knee of the measured gradient (the server did not say)')
   const highest = Math.max(1, ...input.levels.map((level) => level.value))

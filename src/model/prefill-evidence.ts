@@ -24,13 +24,14 @@ export class PrefillEvidence {
   add(record: RequestRecord): void {
     const solo = record.phase === 'measure' && record.level === this.soloLevel
     if (!(record.phase === 'calibration' || solo) || !isOk(record)) return
-    // Reasoning before the first streamed token puts thinking in the TTFT, and a retry is not one prefill.
-    if ((record.reasoning_output_tokens ?? 0) > 0 || record.attempt > 1) return
+    if (record.attempt > 1) return // a retry is not one prefill
     const timings = record.server_timings ?? null
     if (timings?.prompt_ms != null && timings.prompt_n != null && timings.prompt_n > 0) {
       this.timed.push({ tokens: timings.prompt_n, ms: timings.prompt_ms })
       return
     }
+    // Reasoning before the first streamed token puts thinking in the TTFT (the server's prompt_ms has none).
+    if ((record.reasoning_output_tokens ?? 0) > 0) return
     const ttft = ttftMs(record)
     const prompt = record.input_tokens
     if (ttft === null || prompt === null || prompt <= 0) return

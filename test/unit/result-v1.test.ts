@@ -32,8 +32,11 @@ test('a /1 summary is read as the /2 summary its own records rebuild: value and 
     // Since then, too: each level's intervals and open-loop evidence, the schedule's lateness p95 and
     // connection waits, and the knee decided on that evidence, whose words (reason, summary, advice)
     // quote it: the upgrade keeps the /1 words, the rebuild says today's. The verdicts, the knee's
-    // level and bracket must still agree.
+    // level and bracket must still agree. And the capacity model, which a rebuild fits and an upgrade
+    // (a rename) cannot.
     const rebuilt = buildResult(run.records ?? [], run.result.meta)
+    assert.ok(rebuilt.model !== undefined, `${name}: a rebuild fits the capacity model`)
+    delete rebuilt.model
     for (const level of rebuilt.levels) {
       delete level.schedule?.lateness_max_ms
       delete level.schedule?.lateness_p95_ms
