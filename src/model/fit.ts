@@ -1,4 +1,4 @@
-import { type Distribution, round } from '../metrics/distribution.js'
+import type { Distribution } from '../metrics/distribution.js'
 import type { InputFigures, OutputFigures } from '../metrics/workload-figures.js'
 import type { CapacityModel, CapacityParameters, FittedParameter } from './capacity-model.js'
 import { fitLine, type LineFit } from './linear-fit.js'
@@ -203,9 +203,12 @@ type DecodeParameters = Pick<CapacityParameters, 'decode_base_ms' | 'decode_ms_p
 
 /**
  * The decode step against the batch decoding: one point per level, its median inter-token gap (the
- * step, clear of the odd gap a prefill stalls) against the streams decoding at once. That batch is the
- * server's running gauge, else the streams in flight capped at the slots, either scaled by the share of
- * a request's time spent decoding (the rest it is in prefill, and not in the batch).
+ * step, clear of the odd gap a prefill stalls) against the batch the tokens were decoded in. The
+ * requests in a slot are, while the level is steady, the streams in flight capped at the slots (the
+ * median gap is a steady figure; the running gauge's mean over the whole level is diluted by its
+ * ramp-up and drain, so it serves only a level with no steady window). A token sees itself in the
+ * batch and each other request in a slot with the share of a request's time spent decoding (the rest
+ * it is in prefill, and not in the batch): 1 + (in slots − 1) × that share.
  */
 function fitDecode(
   levels: readonly FitLevel[],
@@ -216,13 +219,16 @@ function fitDecode(
   const points = levels.flatMap((level) => {
     const step = level.itl_ms.p50 ?? level.tpot_ms.p50 ?? level.tpot_ms.mean
     if (step == null || !(step > 0)) return []
-    const inSlots = level.server?.running?.mean ?? Math.min(level.achieved_concurrency.mean, slots)
+    const inSlots =
+      level.steady_window != null
+        ? Math.min(level.steady_window.mean_in_flight, slots)
+        : (level.server?.running?.mean ?? Math.min(level.achieved_concurrency.mean, slots))
     const inputTokens = level.input.server_mean ?? level.input.requested_mean ?? 0
     const outputTokens = level.output.tokens.mean ?? 1
     const prefillMs = prefill.prefill_base_ms.value + prefill.prefill_ms_per_token.value * inputTokens
     const decodeMs = step * Math.max(0, outputTokens - 1)
     const decodeShare = decodeMs + prefillMs > 0 ? decodeMs / (decodeMs + prefillMs) : 1
-    return [{ batch: inSlots * decodeShare, step }]
+    return [{ batch: inSlots > 1 ? 1 + (inSlots - 1) * decodeShare : inSlots, step }]
   })
   const fit = fitLine(
     points.map((point) => point.batch),
