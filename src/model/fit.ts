@@ -1,4 +1,4 @@
-import { type Distribution, round } from '../metrics/distribution.js'
+import type { Distribution } from '../metrics/distribution.js'
 import type { InputFigures, OutputFigures } from '../metrics/workload-figures.js'
 import type { CapacityModel, CapacityParameters, FittedParameter } from './capacity-model.js'
 import type { DecodePoint } from './decode-evidence.js'
@@ -90,12 +90,19 @@ export function fitCapacity(input: FitInput): CapacityModel {
   const levels = input.levels.filter(usable)
   const slots = fitSlots(input, levels)
   const prefill = fitPrefill(input.prefill.points, input.prefill.source, input.workload.input_tokens, notes)
-  const decode = fitDecodeOnRequests(input.decode) ?? fitDecode(levels, slots.value, prefill, notes)
+  // Fitted on every streamed request where they streamed (their decode windows are the same whether
+  // prefills stall decoding or not); else per level, where the batch a token is decoded in depends on
+  // it: fitted both ways.
+  const onRequests = fitDecodeOnRequests(input.decode)
+  const decodeNotes: [string[], string[]] = [[], []]
+  const decode = ([0, 1] as const).map(
+    (blocks) => onRequests ?? fitDecode(levels, slots.value, prefill, blocks, decodeNotes[blocks]),
+  ) as [DecodeParameters, DecodeParameters]
   const kv = kvCapacity(input.server, slots.value)
   const parameters = (blocks: 0 | 1, basis: string, fitted: boolean): CapacityParameters => ({
     slots,
     ...prefill,
-    ...decode,
+    ...decode[blocks],
     prefill_blocks_decode: fitted ? measured(blocks, null, null, basis) : assumed(blocks, basis),
     kv_cache_tokens: kv,
   })
@@ -109,6 +116,7 @@ export function fitCapacity(input: FitInput): CapacityModel {
     // Nothing closed-loop to reproduce: llama.cpp on its CPU is the one engine known to stall decoding.
     const blocks = input.server?.engine === 'llama.cpp' ? 1 : 0
     notes.push(
+      ...decodeNotes[blocks],
       'no closed-loop level to reproduce: whether a prefill stalls decoding is assumed from the engine',
     )
     return {
@@ -128,6 +136,7 @@ export function fitCapacity(input: FitInput): CapacityModel {
   const basis =
     `${best.blocks === 1 ? 'prefills stall decoding' : 'prefills overlap decoding'}: reproduces the measured levels within ` +
     `${percent(best.reproduction.max_error)}, against ${percent(other.reproduction.max_error)} the other way`
+  notes.push(...decodeNotes[best.blocks])
   return { ...base, parameters: parameters(best.blocks, basis, true), reproduction: best.reproduction }
 }
 
@@ -171,12 +180,13 @@ function fitPrefill(
       ? 'the server’s prompt_ms against prompt_n'
       : 'TTFT at one stream against prompt tokens'
   const lengths = new Set(points.map((point) => point.tokens)).size
-  const fit = fitLine(
+  const { fit, left } = lineWithoutOutliers(
     points.map((point) => point.tokens),
     points.map((point) => point.ms),
   )
   if (fit !== null && lengths >= 2) {
-    const basis = `${what}: ${points.length} requests at ${lengths} prompt lengths`
+    const outliers = left > 0 ? ` (${left} far off the line left out)` : ''
+    const basis = `${what}: ${points.length} requests at ${lengths} prompt lengths${outliers}`
     return {
       prefill_base_ms: fromLine(fit, 'intercept', basis),
       prefill_ms_per_token: fromLine(fit, 'slope', basis),
@@ -207,6 +217,43 @@ function fitPrefill(
   }
 }
 
+/**
+ * The least-squares line, fitted again without the points far off it: further than 4 robust standard
+ * deviations (1.4826 × the residuals' median absolute deviation) and 5% of the line's value. One
+ * request the server's loop stalled (a pause, a late timer) is no prefill cost, yet would pull the
+ * fixed cost up by its delay over the number of points. `left`: how many were left out.
+ */
+function lineWithoutOutliers(
+  xs: readonly number[],
+  ys: readonly number[],
+): { fit: LineFit | null; left: number } {
+  const fit = fitLine(xs, ys)
+  if (fit === null || xs.length < 5) return { fit, left: 0 }
+  const residuals = xs.map((x, i) => (ys[i] as number) - (fit.intercept + fit.slope * x))
+  const center = median(residuals)
+  const sigma = 1.4826 * median(residuals.map((r) => Math.abs(r - center)))
+  const keep = xs.map(
+    (x, i) =>
+      Math.abs((residuals[i] as number) - center) <= 4 * sigma ||
+      Math.abs((residuals[i] as number) - center) <= 0.05 * Math.abs(fit.intercept + fit.slope * x),
+  )
+  const left = keep.filter((kept) => !kept).length
+  if (left === 0) return { fit, left }
+  const again = fitLine(
+    xs.filter((_, i) => keep[i]),
+    ys.filter((_, i) => keep[i]),
+  )
+  return again === null ? { fit, left: 0 } : { fit: again, left }
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2
+}
+
 type DecodeParameters = Pick<CapacityParameters, 'decode_base_ms' | 'decode_ms_per_seq'>
 
 /** Batches this far apart at least, or the step's growth with the batch cannot be told from noise. */
@@ -234,26 +281,36 @@ function fitDecodeOnRequests(points: readonly DecodePoint[]): DecodeParameters |
 
 /**
  * The decode step against the batch decoding: one point per level, its median inter-token gap (the
- * step, clear of the odd gap a prefill stalls) against the streams decoding at once. That batch is the
- * server's running gauge, else the streams in flight capped at the slots, either scaled by the share of
- * a request's time spent decoding (the rest it is in prefill, and not in the batch).
+ * step, clear of the odd gap a prefill stalls) against the batch the tokens were decoded in. The
+ * requests in a slot are, while the level is steady, the streams in flight capped at the slots (the
+ * median gap is a steady figure; the running gauge's mean over the whole level is diluted by its
+ * ramp-up and drain, so it serves only a level with no steady window). Where prefills overlap
+ * decoding (`blocks` 0), a token sees itself in the batch and each other request in a slot with the
+ * share of a request's time spent decoding (the rest it is in prefill, and not in the batch):
+ * 1 + (in slots − 1) × that share. Where a prefill stalls decoding (1), no token comes while one
+ * runs: every token is decoded with all the requests in a slot.
  */
 function fitDecode(
   levels: readonly FitLevel[],
   slots: number,
   prefill: PrefillParameters,
+  blocks: 0 | 1,
   notes: string[],
 ): DecodeParameters {
   const points = levels.flatMap((level) => {
     const step = level.itl_ms.p50 ?? level.tpot_ms.p50 ?? level.tpot_ms.mean
     if (step == null || !(step > 0)) return []
-    const inSlots = level.server?.running?.mean ?? Math.min(level.achieved_concurrency.mean, slots)
+    const inSlots =
+      level.steady_window != null
+        ? Math.min(level.steady_window.mean_in_flight, slots)
+        : (level.server?.running?.mean ?? Math.min(level.achieved_concurrency.mean, slots))
     const inputTokens = level.input.server_mean ?? level.input.requested_mean ?? 0
     const outputTokens = level.output.tokens.mean ?? 1
     const prefillMs = prefill.prefill_base_ms.value + prefill.prefill_ms_per_token.value * inputTokens
     const decodeMs = step * Math.max(0, outputTokens - 1)
     const decodeShare = decodeMs + prefillMs > 0 ? decodeMs / (decodeMs + prefillMs) : 1
-    return [{ batch: inSlots * decodeShare, step }]
+    const batch = blocks === 1 || inSlots <= 1 ? inSlots : 1 + (inSlots - 1) * decodeShare
+    return [{ batch, step }]
   })
   const fit = fitLine(
     points.map((point) => point.batch),

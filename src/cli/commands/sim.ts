@@ -3,6 +3,7 @@ import { FAULT_KINDS, type FaultRate, parseFaults } from '../../sim/faults.js'
 import { SIM_MODEL } from '../../sim/model-id.js'
 import type { SimQuirks } from '../../sim/quirks.js'
 import type { SimulatorOptions } from '../../sim/server.js'
+import type { SimTwin, twinParams } from '../../sim/twin.js'
 import {
   type CommandSpec,
   type FlagSpec,
@@ -74,11 +75,23 @@ export const SIM_SPEC: CommandSpec = {
   name: 'sim',
   summary:
     'Serve the built-in OpenAI-compatible simulator (continuous-batching capacity model) until Ctrl-C.',
-  usage: 'llmbench sim [--port N] [--slots N] [...]',
+  usage: 'llmbench sim [--port N] [--slots N] [...] | llmbench sim --from DIR [--slots N] [...]',
   flags: [
+    {
+      name: 'from',
+      type: 'string',
+      value: 'DIR',
+      help: 'serve the twin of the server a run measured: the capacity model fitted on the run in DIR (its model id, its llama.cpp timings if it sent them); any capacity flag given overrides the fitted value',
+    },
     { name: 'host', type: 'string', value: 'HOST', help: 'address to bind', default: '127.0.0.1' },
     { name: 'port', type: 'string', value: 'N', help: 'port (0 = a free one)', default: '8000' },
-    { name: 'model', type: 'string', value: 'ID', help: 'the model id served', default: SIM_MODEL },
+    {
+      name: 'model',
+      type: 'string',
+      value: 'ID',
+      help: 'the model id served (with --from: the run’s)',
+      default: SIM_MODEL,
+    },
     ...SIM_PARAM_FLAGS,
     {
       name: 'prompt-counting',
@@ -196,27 +209,63 @@ export async function simCommand(argv: string[], io: Io): Promise<number> {
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new CliError(`--port: expected a port number 0-65535, got ${stringFlag(flags, 'port')}`, EXIT.usage)
   }
+  const from = stringFlag(flags, 'from')
+  const twin = from === undefined ? null : await simTwin(from, flags, io)
+  const model = stringFlag(flags, 'model') ?? twin?.modelId ?? SIM_MODEL
   // The server (and the o200k tokenizer it counts prompts with) loads past --help only.
   const { startSimulator } = await import('../../sim/server.js')
   const sim = await startSimulator({
-    ...simParams(flags),
+    ...(twin?.params ?? simParams(flags)),
     faults: simFaults(flags),
     ...simWorkloadOptions(flags),
     quirks: simQuirks(flags),
-    timings: flags.timings === true,
+    timings: flags.timings === true || twin?.timings === true,
     ...(simReasoning(flags) === undefined ? {} : { reasoning: simReasoning(flags) }),
     prefix_cache: flags['prefix-cache'] === true,
     host: stringFlag(flags, 'host') ?? '127.0.0.1',
     port,
-    model: stringFlag(flags, 'model') ?? SIM_MODEL,
+    model,
   })
-  io.out(
-    `llmbench simulator listening on ${sim.url} (model ${stringFlag(flags, 'model') ?? SIM_MODEL}); Ctrl-C stops it\n`,
-  )
+  io.out(`llmbench simulator listening on ${sim.url} (model ${model}); Ctrl-C stops it\n`)
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve)
     process.once('SIGTERM', resolve)
   })
   await sim.close()
   return EXIT.ok
+}
+
+/**
+ * --from DIR: the twin's parameters (the model fitted on the run in DIR, explicit capacity flags over
+ * it), told on stdout with where each came from. --cpu-like would set a whole other server: refused.
+ */
+async function simTwin(
+  from: string,
+  flags: ParsedFlags,
+  io: Io,
+): Promise<{ params: SimParams; modelId: string; timings: boolean }> {
+  if (flags['cpu-like'] === true)
+    throw new CliError(
+      '--from and --cpu-like conflict: --from serves the server the run measured; give single capacity flags (--slots N, ...) to change it',
+      EXIT.usage,
+    )
+  // The result model (and the fit) loads only for --from.
+  const { loadTwin, TwinError, twinParams } = await import('../../sim/twin.js')
+  let twin: SimTwin
+  let served: ReturnType<typeof twinParams>
+  try {
+    twin = loadTwin(from)
+    served = twinParams(twin, simParams(flags))
+  } catch (error) {
+    if (error instanceof TwinError || error instanceof RangeError)
+      throw new CliError(`sim --from: ${error.message}`, EXIT.usage)
+    throw error
+  }
+  const source =
+    twin.from === 'summary'
+      ? `the capacity model in ${twin.dir}`
+      : `a capacity model fitted from the records in ${twin.dir} (its summary carries none)`
+  const timings = twin.timings ? '; llama.cpp timings on, as the server sent them' : ''
+  io.out(`llmbench sim --from: serving ${source}${timings}:\n${served.lines.join('\n')}\n`)
+  return { params: served.params, modelId: twin.modelId, timings: twin.timings }
 }
