@@ -1,112 +1,149 @@
 import { isOk } from '../metrics/derive.js'
 import type { RequestRecord } from '../records/types.js'
 
-/** One request's decode: when it ran (first to last token, run clock ms) and its median token gap. */
-interface DecodeSpan {
-  from: number
-  to: number
-  medianGapMs: number
-}
-
-/** One request's decode step against the batch it decoded in. */
+/** The decode step seen at one batch size: the median token gap while that many requests decoded. */
 export interface DecodePoint {
   batch: number
   stepMs: number
+  /** Gaps the median is over. */
+  gaps: number
 }
 
-/** Fewest gaps a request needs for its median to be a step, not a stall. */
-const MIN_GAPS = 4
+/** Gaps sampled from each request, spread over its stream: enough to see every batch it passed through. */
+const GAPS_PER_REQUEST = 16
+/** Requests per level whose gaps are sampled (every request's decode window counts in the batch). */
+const SAMPLED_REQUESTS_PER_LEVEL = 4000
+/** A batch size seen in fewer gaps than this gives no point: its median would be noise. */
+const MIN_GAPS_PER_BATCH = 20
+
+interface LevelDecode {
+  /** Every measured request's decode window, first to last token (run clock ms). */
+  from: number[]
+  to: number[]
+  /** Every request's prefill as the server timed it (NaN where it did not) and its prompt tokens computed. */
+  prefillMs: number[]
+  promptTokens: number[]
+  /** Sampled gaps: when each began and how long it was. */
+  gapAt: number[]
+  gapMs: number[]
+  sampled: number
+}
 
 /**
- * The decode evidence of a run, fed record by record: for each measured request that streamed its
- * tokens, its median gap between tokens (one decode step; the median passes over the odd gap a
- * prefill stalls) and when it decoded. The batch it decoded in is then read off the client's own
- * timeline: the mean number of the level's requests decoding at once over its decode window, itself
- * included. One point per request, so the step's growth with the batch is fitted on hundreds of points
- * spread over every batch size the levels passed through, not on one mean per level.
+ * The decode evidence of a run, fed record by record: each streamed request's decode window and a
+ * sample of its token gaps. At the end, each sampled gap is set against the number of the level's
+ * requests decoding when it began (on the client's own timeline, itself included): the engine took
+ * that gap's step at that batch. The median gap per batch size passes over the odd gap a prefill
+ * stalled (and, for an engine whose prefills stall decoding, the gaps beside a prefill are left out);
+ * one point per batch size seen, so the step's growth with the batch is read at every
+ * batch the levels passed through, not at one mean per level (a level at c=4 decodes at 3 and at 4).
  */
 export class DecodeEvidence {
-  private readonly byLevel = new Map<number, DecodeSpan[]>()
+  private readonly byLevel = new Map<number, LevelDecode>()
 
   add(record: RequestRecord): void {
     if (record.phase !== 'measure' || !isOk(record) || record.attempt > 1) return
     const times = record.token_times
-    if (times.length <= MIN_GAPS) return
-    const gaps = new Float64Array(times.length - 1)
-    for (let i = 1; i < times.length; i++) gaps[i - 1] = (times[i] as number) - (times[i - 1] as number)
-    gaps.sort()
-    const span = {
-      from: times[0] as number,
-      to: times[times.length - 1] as number,
-      medianGapMs: gaps[gaps.length >> 1] as number,
+    if (times.length < 3) return
+    let level = this.byLevel.get(record.level)
+    if (level === undefined) {
+      level = { from: [], to: [], prefillMs: [], promptTokens: [], gapAt: [], gapMs: [], sampled: 0 }
+      this.byLevel.set(record.level, level)
     }
-    const spans = this.byLevel.get(record.level)
-    if (spans === undefined) this.byLevel.set(record.level, [span])
-    else spans.push(span)
+    level.from.push(times[0] as number)
+    level.to.push(times[times.length - 1] as number)
+    const timings = record.server_timings ?? null
+    level.prefillMs.push(timings?.prompt_ms ?? Number.NaN)
+    level.promptTokens.push(timings?.prompt_n ?? record.input_tokens ?? 0)
+    if (level.sampled >= SAMPLED_REQUESTS_PER_LEVEL) return
+    level.sampled++
+    const gaps = times.length - 1
+    const every = Math.max(1, Math.floor(gaps / GAPS_PER_REQUEST))
+    for (let i = 1; i <= gaps; i += every) {
+      level.gapAt.push(times[i - 1] as number)
+      level.gapMs.push((times[i] as number) - (times[i - 1] as number))
+    }
   }
 
-  /** A point per request: its median gap against the mean batch it decoded in. */
-  points(): DecodePoint[] {
-    return [...this.byLevel.values()].flatMap((spans) => {
-      const edges = decodingEdges(spans)
-      return spans.flatMap((span) => {
-        const batch = meanDecoding(edges, span.from, span.to)
-        return batch === null ? [] : [{ batch, stepMs: span.medianGapMs }]
+  /**
+   * A point per batch size seen often enough: its median gap. With `prefillMsOf` (the fitted prefill
+   * time of a prompt, used where the server did not time it), only the gaps during which no request
+   * of the level was in its prefill: where a prefill stalls decoding, those are the decode steps alone.
+   */
+  points(prefillMsOf: ((promptTokens: number) => number) | null = null): DecodePoint[] {
+    const byBatch = new Map<number, number[]>()
+    for (const level of this.byLevel.values()) {
+      const decoding = stepCurve(level.from, level.to)
+      const prefilling = prefillMsOf === null ? null : prefillCurve(level, prefillMsOf)
+      level.gapAt.forEach((at, i) => {
+        const gap = level.gapMs[i] as number
+        const batch = countAt(decoding, at).count
+        if (batch < 1) return
+        if (prefilling !== null) {
+          const during = countAt(prefilling, at)
+          if (during.count > 0 || during.nextChange < at + gap) return
+        }
+        const gaps = byBatch.get(batch)
+        if (gaps === undefined) byBatch.set(batch, [gap])
+        else gaps.push(gap)
       })
-    })
+    }
+    return [...byBatch.entries()]
+      .filter(([, gaps]) => gaps.length >= MIN_GAPS_PER_BATCH)
+      .sort(([a], [b]) => a - b)
+      .map(([batch, gaps]) => ({ batch, stepMs: median(gaps), gaps: gaps.length }))
   }
 }
 
-/**
- * The number of a level's requests decoding at once as a step function, with its running integral at
- * each change, so any window's mean is two binary searches (a level may hold tens of thousands).
- */
-interface DecodingCurve {
-  /** Times at which the count changes, ascending. */
+/** Each request's prefill, ending at its first token: as the server timed it, else as fitted. */
+function prefillCurve(level: LevelDecode, prefillMsOf: (promptTokens: number) => number): StepCurve {
+  const ends = level.from
+  const starts = ends.map((end, i) => {
+    const timed = level.prefillMs[i] as number
+    return end - (Number.isNaN(timed) ? prefillMsOf(level.promptTokens[i] as number) : timed)
+  })
+  return stepCurve(starts, ends)
+}
+
+function median(values: number[]): number {
+  const sorted = Float64Array.from(values).sort()
+  const n = sorted.length
+  return n % 2 === 1
+    ? (sorted[n >> 1] as number)
+    : ((sorted[n / 2 - 1] as number) + (sorted[n / 2] as number)) / 2
+}
+
+/** A count of open windows as a step function: the times it changes, and the count from each on. */
+interface StepCurve {
   at: Float64Array
-  /** The count from at[i] until at[i + 1]. */
-  count: Float64Array
-  /** ∫ count dt from at[0] to at[i]. */
-  area: Float64Array
+  count: Int32Array
 }
 
-function decodingEdges(spans: readonly DecodeSpan[]): DecodingCurve {
-  const edges = spans
-    .flatMap((span) => [
-      { at: span.from, change: 1 },
-      { at: span.to, change: -1 },
-    ])
-    .sort((a, b) => a.at - b.at || a.change - b.change)
-  const n = edges.length
-  const curve = { at: new Float64Array(n), count: new Float64Array(n), area: new Float64Array(n) }
+function stepCurve(from: readonly number[], to: readonly number[]): StepCurve {
+  const edges = [...from.map((at) => ({ at, change: 1 })), ...to.map((at) => ({ at, change: -1 }))].sort(
+    (a, b) => a.at - b.at || b.change - a.change,
+  )
+  const curve = { at: new Float64Array(edges.length), count: new Int32Array(edges.length) }
   let count = 0
-  for (let i = 0; i < n; i++) {
-    const edge = edges[i] as { at: number; change: number }
-    curve.at[i] = edge.at
-    curve.area[i] =
-      i === 0 ? 0 : (curve.area[i - 1] as number) + count * (edge.at - (curve.at[i - 1] as number))
+  edges.forEach((edge, i) => {
     count += edge.change
+    curve.at[i] = edge.at
     curve.count[i] = count
-  }
+  })
   return curve
 }
 
-/** ∫ count dt from the first change to `t`. */
-function areaUntil(curve: DecodingCurve, t: number): number {
-  // The last change at or before t.
+/** The count at `t` (after the last change at or before it) and when it next changes. */
+function countAt(curve: StepCurve, t: number): { count: number; nextChange: number } {
+  const n = curve.at.length
+  if (n === 0 || t < (curve.at[0] as number))
+    return { count: 0, nextChange: curve.at[0] ?? Number.POSITIVE_INFINITY }
   let low = 0
-  let high = curve.at.length - 1
-  if (high < 0 || t <= (curve.at[0] as number)) return 0
+  let high = n - 1
   while (low < high) {
     const mid = (low + high + 1) >> 1
     if ((curve.at[mid] as number) <= t) low = mid
     else high = mid - 1
   }
-  return (curve.area[low] as number) + (curve.count[low] as number) * (t - (curve.at[low] as number))
-}
-
-/** The time-weighted mean of the requests decoding at once over [from, to]; null for an empty window. */
-function meanDecoding(curve: DecodingCurve, from: number, to: number): number | null {
-  if (!(to > from)) return null
-  return (areaUntil(curve, to) - areaUntil(curve, from)) / (to - from)
+  return { count: curve.count[low] as number, nextChange: curve.at[low + 1] ?? Number.POSITIVE_INFINITY }
 }

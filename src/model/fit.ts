@@ -29,8 +29,8 @@ export interface FitLevel {
 
 export interface FitInput {
   prefill: { points: readonly PrefillPoint[]; source: 'timings' | 'ttft' }
-  /** A point per streamed request: its median token gap against the batch it decoded in (decode-evidence.ts). */
-  decode: readonly DecodePoint[]
+  /** The decode step at each batch size, over all gaps and over those beside no prefill (evidence.ts). */
+  decode: { overlap: readonly DecodePoint[]; stall: readonly DecodePoint[] }
   levels: readonly FitLevel[]
   /** Closed loop (concurrency) or open (request_rate): only a closed loop's levels are reproduced. */
   mode: 'concurrency' | 'request_rate'
@@ -90,13 +90,13 @@ export function fitCapacity(input: FitInput): CapacityModel {
   const levels = input.levels.filter(usable)
   const slots = fitSlots(input, levels)
   const prefill = fitPrefill(input.prefill.points, input.prefill.source, input.workload.input_tokens, notes)
-  // Fitted on every streamed request where they streamed (their decode windows are the same whether
-  // prefills stall decoding or not); else per level, where the batch a token is decoded in depends on
-  // it: fitted both ways.
-  const onRequests = fitDecodeOnRequests(input.decode)
+  // Fitted both ways, as whether prefills stall decoding decides which gaps are decode steps alone:
+  // on the streamed requests' gaps at each batch size, else on each level's median gap.
   const decodeNotes: [string[], string[]] = [[], []]
   const decode = ([0, 1] as const).map(
-    (blocks) => onRequests ?? fitDecode(levels, slots.value, prefill, blocks, decodeNotes[blocks]),
+    (blocks) =>
+      fitDecodeOnRequests(blocks === 1 ? input.decode.stall : input.decode.overlap) ??
+      fitDecode(levels, slots.value, prefill, blocks, decodeNotes[blocks]),
   ) as [DecodeParameters, DecodeParameters]
   const kv = kvCapacity(input.server, slots.value)
   const parameters = (blocks: 0 | 1, basis: string, fitted: boolean): CapacityParameters => ({
@@ -260,19 +260,23 @@ type DecodeParameters = Pick<CapacityParameters, 'decode_base_ms' | 'decode_ms_p
 const MIN_BATCH_RANGE = 1
 
 /**
- * The decode step against the batch, one point per streamed request (decode-evidence.ts); null when the
- * requests did not stream their tokens or all decoded in batches of about one size.
+ * The decode step against the batch: the median token gap at each batch size the streamed requests
+ * decoded in (decode-evidence.ts); null when the requests did not stream their tokens or decoded at
+ * one batch size only.
  */
 function fitDecodeOnRequests(points: readonly DecodePoint[]): DecodeParameters | null {
-  if (points.length < 3) return null
+  if (points.length < 2) return null
   const batches = points.map((point) => point.batch)
   if (Math.max(...batches) - Math.min(...batches) < MIN_BATCH_RANGE) return null
+  // Weighted by the gaps behind each median: a batch size seen seldom is a noisier point.
   const fit = fitLine(
     batches,
     points.map((point) => point.stepMs),
+    points.map((point) => point.gaps),
   )
   if (fit === null) return null
-  const basis = `median token gap of ${points.length} requests against the mean batch decoding beside each`
+  const gaps = points.reduce((sum, point) => sum + point.gaps, 0)
+  const basis = `median token gap at each of ${points.length} batch sizes (${gaps} gaps, each against the requests decoding as it began)`
   return {
     decode_base_ms: fromLine(fit, 'intercept', basis),
     decode_ms_per_seq: fromLine(fit, 'slope', basis),

@@ -14,24 +14,36 @@ export interface LineFit {
   points: number
 }
 
-/** Null when there are fewer than two points or every x is the same (no slope to see). */
-export function fitLine(xs: readonly number[], ys: readonly number[]): LineFit | null {
+/**
+ * Null when there are fewer than two points or every x is the same (no slope to see). `weights` (each
+ * point's relative precision, e.g. how many samples its y is the median of) make it weighted least
+ * squares; the intervals then rest on the weighted residuals.
+ */
+export function fitLine(
+  xs: readonly number[],
+  ys: readonly number[],
+  weights?: readonly number[],
+): LineFit | null {
   const n = Math.min(xs.length, ys.length)
   if (n < 2) return null
+  const w = (i: number) => (weights === undefined ? 1 : (weights[i] as number))
+  let sw = 0
   let sx = 0
   let sy = 0
   for (let i = 0; i < n; i++) {
-    sx += xs[i] as number
-    sy += ys[i] as number
+    sw += w(i)
+    sx += w(i) * (xs[i] as number)
+    sy += w(i) * (ys[i] as number)
   }
-  const mx = sx / n
-  const my = sy / n
+  if (!(sw > 0)) return null
+  const mx = sx / sw
+  const my = sy / sw
   let sxx = 0
   let sxy = 0
   for (let i = 0; i < n; i++) {
     const dx = (xs[i] as number) - mx
-    sxx += dx * dx
-    sxy += dx * ((ys[i] as number) - my)
+    sxx += w(i) * dx * dx
+    sxy += w(i) * dx * ((ys[i] as number) - my)
   }
   if (!(sxx > 0)) return null
   const slope = sxy / sxx
@@ -42,11 +54,12 @@ export function fitLine(xs: readonly number[], ys: readonly number[]): LineFit |
     return { intercept, slope, intercept_interval: open, slope_interval: open, points: n }
   }
   let rss = 0
-  for (let i = 0; i < n; i++) rss += ((ys[i] as number) - intercept - slope * (xs[i] as number)) ** 2
+  for (let i = 0; i < n; i++) rss += w(i) * ((ys[i] as number) - intercept - slope * (xs[i] as number)) ** 2
+  // The residual variance of a point of weight 1: the weights say only how precise points are relative to each other.
   const s2 = rss / df
   const t = studentT(df, CONFIDENCE)
   const slopeHalf = t * Math.sqrt(s2 / sxx)
-  const interceptHalf = t * Math.sqrt(s2 * (1 / n + (mx * mx) / sxx))
+  const interceptHalf = t * Math.sqrt(s2 * (1 / sw + (mx * mx) / sxx))
   return {
     intercept,
     slope,

@@ -19,7 +19,7 @@ export function runModel(
   if (levels.length === 0 || !protocolOf(meta.target?.protocol).generatesTokens) return undefined
   return fitCapacity({
     prefill: seen?.prefill ?? { points: [], source: 'ttft' },
-    decode: seen?.decode ?? [],
+    decode: seen?.decode ?? { overlap: [], stall: [] },
     levels,
     mode: meta.load.mode ?? 'concurrency',
     server: meta.server ?? null,

@@ -5,8 +5,8 @@ import { test } from 'node:test'
 import type { SimParams } from '../../src/model/engine.js'
 import type { BenchResult } from '../../src/result/bench-result.js'
 import { SIM_MODEL } from '../../src/sim/server.js'
-import { TIMING_FIGURES, tempDir, testConfig } from '../helpers/run-config.js'
-import { runToResult } from '../helpers/run-result.js'
+import { capacityGradient } from '../helpers/capacity-gradient.js'
+import { tempDir } from '../helpers/run-config.js'
 import { startSimulatorProcess } from '../helpers/sim-process.js'
 
 /**
@@ -43,21 +43,8 @@ const FITTED = [
   'decode_ms_per_seq',
 ] as const
 
-/** A short gradient past the slots, calibration probes on (prefill at several prompt lengths). */
-async function gradient(url: string, out: string): Promise<BenchResult> {
-  const config = testConfig(url, SIM_MODEL, {
-    levels: [1, 2, 4, 8],
-    requests: 12,
-    input_tokens: 128,
-    output_tokens: 32,
-    warmup: 1,
-    calibrate: true,
-    out_dir: out,
-    ...TIMING_FIGURES,
-  })
-  // Level 8 lasts about 1.5 s: scrape often enough to see its queue.
-  config.server_metrics.interval_s = 0.2
-  return runToResult(config, out)
+function gradient(url: string, out: string): Promise<BenchResult> {
+  return capacityGradient(url, out, { input_tokens: 128, output_tokens: 32 })
 }
 
 /** The gradient against a simulator of `params` in its own process (or `args`: sim --from), closed after. */
@@ -107,12 +94,8 @@ const gpuLike = () => {
   return gpuRun
 }
 
-// Not yet held: on a busy machine the GPU-like fit has missed (prefill_base 6% high from the
-// simulator's late timers; prefills judged stalling, so decode_ms_per_seq 10% low), though it passed
-// when the machine was quieter. Kept as todo, its figures in the diagnostics, until the fit holds.
 test('the fit recovers a GPU-like simulator’s parameters within 5%, prefills overlapping decoding', {
   timeout: 90_000,
-  todo: 'the GPU-like fit misses 5% on a busy machine (see above)',
 }, async (t) => {
   assertRecovered((await gpuLike()).result, GPU_LIKE, (line) => t.diagnostic(line))
 })

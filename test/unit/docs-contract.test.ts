@@ -17,6 +17,8 @@ import { COMMANDS_HELP } from '../../src/cli/commands/help.js'
 import { INIT_SPEC } from '../../src/cli/commands/init.js'
 import { K8S_MANIFEST_SPEC } from '../../src/cli/commands/k8s-manifest.js'
 import { MERGE_SPEC } from '../../src/cli/commands/merge.js'
+import { MODEL_SPEC } from '../../src/cli/commands/model.js'
+import { PREDICT_SPEC } from '../../src/cli/commands/predict.js'
 import { REPORT_SPEC } from '../../src/cli/commands/report.js'
 import { RUN_SPEC } from '../../src/cli/commands/run.js'
 import { SIM_SPEC } from '../../src/cli/commands/sim.js'
@@ -37,6 +39,8 @@ const SPECS: CommandSpec[] = [
   REPORT_SPEC,
   COMPARE_SPEC,
   MERGE_SPEC,
+  MODEL_SPEC,
+  PREDICT_SPEC,
   K8S_MANIFEST_SPEC,
   CHECK_SPEC,
   MODELS_SPEC,

@@ -1,0 +1,164 @@
+// test-lane: long
+// (test/run.sh starts the long files first, so the shared lane does not end on one of them)
+import assert from 'node:assert/strict'
+import { cpSync, existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import type { CapacityModel } from '../../src/model/capacity-model.js'
+import type { Prediction } from '../../src/model/predict.js'
+import { capacityGradient } from '../helpers/capacity-gradient.js'
+import { runCli } from '../helpers/cli.js'
+import { tempDir } from '../helpers/run-config.js'
+import { startSimulatorProcess } from '../helpers/sim-process.js'
+
+/** A real llama.cpp run (3 slots, its own timings) kept with the rendered folders (see their README). */
+const RENDERED = fileURLToPath(new URL('../fixtures/rendered/', import.meta.url))
+
+function copyOf(name: string): string {
+  const copy = join(tempDir(), name)
+  cpSync(join(RENDERED, name), copy, { recursive: true })
+  return copy
+}
+
+test('model DIR: every parameter of a llama.cpp run with its interval and basis, measured or assumed', async () => {
+  const dir = copyOf('llama')
+  const shown = await runCli(['model', dir])
+  assert.equal(shown.code, 0, shown.stderr)
+  assert.match(shown.stdout, /slots\s+3\s+measured\s+the server’s own description/)
+  assert.match(shown.stdout, /prefill per prompt token \(ms\)\s+[\d.]+ \([\d.]+–[\d.]+\)\s+measured/)
+  assert.match(shown.stdout, /Reproducing the run/)
+  const json = await runCli(['model', dir, '--json'])
+  const model = JSON.parse(json.stdout) as CapacityModel
+  assert.equal(model.parameters.slots.value, 3)
+  for (const parameter of Object.values(model.parameters))
+    if (parameter !== null && parameter.low !== null && parameter.high !== null)
+      assert.ok(
+        parameter.low <= parameter.value && parameter.value <= parameter.high,
+        JSON.stringify(parameter),
+      )
+})
+
+test('predict DIR: longer prompts predict fewer requests per second, every point inside its interval', async () => {
+  const dir = copyOf('llama')
+  const predictAt = async (inputTokens: number) => {
+    const out = await runCli([
+      'predict',
+      dir,
+      '--input-tokens',
+      String(inputTokens),
+      '--output-tokens',
+      '32',
+      '--levels',
+      '1,2,4,8',
+      '--json',
+    ])
+    assert.equal(out.code, 0, out.stderr)
+    return JSON.parse(out.stdout) as Prediction
+  }
+  const [short, long] = [await predictAt(64), await predictAt(512)]
+  for (const prediction of [short, long])
+    for (const level of prediction.levels)
+      for (const figure of [
+        level.output_tokens_per_s,
+        level.requests_per_s,
+        level.ttft_ms.p50,
+        level.e2e_ms.p50,
+      ])
+        assert.ok(
+          figure !== undefined && figure.low <= figure.value && figure.value <= figure.high,
+          JSON.stringify(level),
+        )
+  short.levels.forEach((level, i) => {
+    const other = long.levels[i]
+    assert.ok(
+      other !== undefined && other.requests_per_s.value < level.requests_per_s.value,
+      `c=${level.level}`,
+    )
+    assert.ok(other.ttft_ms.p50 !== undefined && level.ttft_ms.p50 !== undefined)
+    assert.ok(
+      other.ttft_ms.p50.value > level.ttft_ms.p50.value,
+      `c=${level.level}: a longer prompt takes longer to prefill`,
+    )
+  })
+  const text = await runCli([
+    'predict',
+    dir,
+    '--input-tokens',
+    '512',
+    '--output-tokens',
+    '32',
+    '--slo',
+    'ttft_p95_ms=2000',
+    '--rate',
+    '10',
+  ])
+  assert.equal(text.code, 0, text.stderr)
+  assert.match(text.stdout, /knee predicted at \d+|no knee predicted/)
+  assert.match(text.stdout, /SLO capacity predicted at \d+|no level predicted to meet the SLOs/)
+  assert.match(text.stdout, /\d+ replica\(s\) for 10 requests\/s/)
+})
+
+test('model and predict refuse what they cannot do, with exit 2 and the reason', async () => {
+  const llama = copyOf('llama')
+  const cases: [string[], RegExp][] = [
+    [['model', copyOf('emb')], /has no capacity model/],
+    [['predict', llama, '--levels', '0,2'], /--levels must be a list of integers >= 1/],
+    [['predict', llama, '--input-tokens', 'many'], /--input-tokens must be an integer >= 1/],
+    [['predict', llama, '--slo', 'ttfr_p50_ms=100'], /predicts ttft, tpot and e2e, not ttfr/],
+    [['predict', llama, '--rate=-1'], /--rate must be requests per second > 0/],
+    [['predict'], /give one result folder/],
+  ]
+  for (const [args, message] of cases) {
+    const out = await runCli(args)
+    assert.equal(out.code, 2, `${args.join(' ')}: ${out.stdout}${out.stderr}`)
+    assert.match(out.stderr, message)
+  }
+})
+
+test('predict --confirm runs the predicted workload on the same server and records predicted against measured', {
+  timeout: 180_000,
+}, async (t) => {
+  const sim = await startSimulatorProcess(
+    { slots: 4, prefill_base_ms: 20, prefill_ms_per_token: 0.2, decode_ms_per_seq: 2 },
+    { args: ['--timings'] },
+  )
+  try {
+    const out = tempDir('llmbench-predict-')
+    await capacityGradient(sim.url, out, { input_tokens: 64, output_tokens: 48 })
+    const confirmDir = join(out, 'held-out')
+    const confirmed = await runCli([
+      'predict',
+      out,
+      '--input-tokens',
+      '512',
+      '--output-tokens',
+      '24',
+      '--confirm',
+      '--requests',
+      '12',
+      '--out',
+      confirmDir,
+    ])
+    assert.equal(confirmed.code, 0, confirmed.stderr)
+    assert.match(confirmed.stdout, /Confirmed \(output tokens\/s/)
+    const file = join(confirmDir, 'prediction.json')
+    assert.ok(existsSync(file), 'prediction.json is written beside the confirmation run')
+    const saved = JSON.parse(readFileSync(file, 'utf8')) as {
+      prediction: Prediction
+      confirmation: { level: number; error: number; measured_tokens_per_s: number }[]
+    }
+    assert.ok(
+      saved.confirmation.length >= 1 && saved.confirmation.length <= 2,
+      JSON.stringify(saved.confirmation),
+    )
+    t.diagnostic(
+      saved.confirmation.map((c) => `c=${c.level} error ${(c.error * 100).toFixed(1)}%`).join(', '),
+    )
+    // The model of a simulator is the simulator's own: a held-out workload comes within 20%.
+    for (const level of saved.confirmation)
+      assert.ok(Math.abs(level.error) <= 0.2, JSON.stringify(saved.confirmation))
+  } finally {
+    await sim.close()
+  }
+})
