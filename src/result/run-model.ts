@@ -16,12 +16,18 @@ export function runModel(
   knee: number | null,
   seen: ModelEvidenceSeen | null,
 ): CapacityModel | undefined {
-  if (levels.length === 0 || !protocolOf(meta.target?.protocol).generatesTokens) return undefined
+  // A meta cut down to a few fields (older files, tests) has no workload to fit on.
+  if (
+    levels.length === 0 ||
+    meta.workload === undefined ||
+    !protocolOf(meta.target?.protocol).generatesTokens
+  )
+    return undefined
   return fitCapacity({
     prefill: seen?.prefill ?? { points: [], source: 'ttft' },
     decode: seen?.decode ?? { overlap: [], stall: [] },
     levels,
-    mode: meta.load.mode ?? 'concurrency',
+    mode: meta.load?.mode ?? 'concurrency',
     server: meta.server ?? null,
     knee,
     workload: { input_tokens: meta.workload.input_tokens, output_tokens: meta.workload.output_tokens },
@@ -30,5 +36,7 @@ export function runModel(
 
 /** The level at which one request runs alone: 1 in a closed loop that ran it, none otherwise. */
 export function soloLevel(meta: RunMeta): number | null {
-  return (meta.load.mode ?? 'concurrency') === 'concurrency' && meta.load.levels.includes(1) ? 1 : null
+  return (meta.load?.mode ?? 'concurrency') === 'concurrency' && (meta.load?.levels ?? []).includes(1)
+    ? 1
+    : null
 }

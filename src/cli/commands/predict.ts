@@ -1,5 +1,6 @@
 import { join } from 'node:path'
 import { parseSloKey, type Slo } from '../../metrics/slo.js'
+import type { CapacityModel } from '../../model/capacity-model.js'
 import { type Prediction, predict } from '../../model/predict.js'
 import { renderPrediction } from '../../report/model-text.js'
 import type { BenchResult } from '../../result/bench-result.js'
@@ -88,7 +89,9 @@ export async function predictCommand(argv: string[], io: Io): Promise<number> {
   if (positionals.length !== 1)
     throw new CliError('llmbench predict: give one result folder (or its bench_result.json)', EXIT.usage)
   const dir = positionals[0] as string
-  const { result, model } = folderModel('predict', dir)
+  const fitted = folderModel('predict', dir)
+  const { result } = fitted
+  const model = withSlots(fitted.model, countFlag(flags, 'slots'))
   const meta = result.meta
   const request = {
     input_tokens: countFlag(flags, 'input-tokens') ?? Math.round(model.fitted_on.input_tokens),
@@ -146,6 +149,19 @@ export async function predictCommand(argv: string[], io: Io): Promise<number> {
   )
   io.err(`Wrote ${join(out, 'prediction.json')} (predicted, measured and the error)\n`)
   return EXIT.ok
+}
+
+/** The model with another slot count, said to be set, not measured: a what-if of the server's configuration. */
+function withSlots(model: CapacityModel, slots: number | undefined): CapacityModel {
+  if (slots === undefined) return model
+  const basis = `set by --slots (fitted: ${model.parameters.slots.value}, ${model.parameters.slots.basis})`
+  return {
+    ...model,
+    parameters: {
+      ...model.parameters,
+      slots: { value: slots, low: slots, high: slots, measured: false, basis },
+    },
+  }
 }
 
 /** One confirmed level: what the model said, what the server did, the error. */
