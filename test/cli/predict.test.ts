@@ -81,6 +81,21 @@ test('predict DIR: longer prompts predict fewer requests per second, every point
       `c=${level.level}: a longer prompt takes longer to prefill`,
     )
   })
+  // --slots: a what-if of the server's configuration. One slot queues the second stream behind the first.
+  const oneSlot = await runCli(['predict', dir, '--slots', '1', '--levels', '1,2', '--json'])
+  assert.equal(oneSlot.code, 0, oneSlot.stderr)
+  const queued = JSON.parse(oneSlot.stdout) as Prediction
+  const [alone, behind] = queued.levels
+  assert.ok(alone?.ttft_ms.p50 !== undefined && behind?.ttft_ms.p50 !== undefined)
+  assert.ok(behind.ttft_ms.p50.value > 1.5 * alone.ttft_ms.p50.value, JSON.stringify(queued.levels))
+  assert.ok(
+    behind.output_tokens_per_s.value < 1.1 * alone.output_tokens_per_s.value,
+    'one slot: no gain from a second stream',
+  )
+  assert.ok(
+    queued.warnings.some((warning) => warning.includes('set by --slots')),
+    JSON.stringify(queued.warnings),
+  )
   const text = await runCli([
     'predict',
     dir,

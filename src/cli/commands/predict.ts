@@ -48,6 +48,13 @@ export const PREDICT_SPEC: CommandSpec = {
       value: 'N',
       help: 'requests per second to serve: how many replicas that takes',
     },
+    {
+      name: 'slots',
+      type: 'string',
+      value: 'N',
+      help: 'what if the server ran N requests at once (its slots, max_num_seqs)',
+      default: 'the fitted',
+    },
     { name: 'confirm', type: 'boolean', help: 'run the predicted workload at one or two levels and compare' },
     {
       name: 'confirm-levels',
