@@ -2,7 +2,7 @@ import { isMeaningful } from '../analysis/scaling-step.js'
 import { type Distribution, percentileKey, round } from '../metrics/distribution.js'
 import type { Slo } from '../metrics/slo.js'
 import { type CapacityModel, engineParams, type ModelCorner } from './capacity-model.js'
-import { type LevelPrediction, simulateClosedLoop } from './engine.js'
+import { type LevelPrediction, simulateClosedLoop, simulatedRequests } from './engine.js'
 
 /** What to predict: a workload, the levels to predict it at, the SLOs to hold it to, a rate to size replicas for. */
 export interface PredictRequest {
@@ -55,7 +55,6 @@ export interface Prediction {
   warnings: string[]
 }
 
-const SIMULATED_REQUESTS = { min: 100, perStream: 6, max: 400 }
 const CORNERS: readonly ModelCorner[] = ['point', 'slow', 'fast']
 
 /**
@@ -76,10 +75,7 @@ export function predict(model: CapacityModel, request: PredictRequest): Predicti
             params,
             {
               concurrency: level,
-              requests: Math.min(
-                SIMULATED_REQUESTS.max,
-                Math.max(SIMULATED_REQUESTS.min, SIMULATED_REQUESTS.perStream * level),
-              ),
+              requests: simulatedRequests(level),
               inputTokens: request.input_tokens,
               outputTokens: request.output_tokens,
             },
