@@ -260,7 +260,7 @@ type DecodeParameters = Pick<CapacityParameters, 'decode_base_ms' | 'decode_ms_p
 const MIN_BATCH_RANGE = 1
 
 /**
- * The decode step against the batch: the median token gap at each batch size the streamed requests
+ * The decode step against the batch: the middle half's mean token gap at each batch size the streamed requests
  * decoded in (decode-evidence.ts); null when the requests did not stream their tokens or decoded at
  * one batch size only.
  */
@@ -268,7 +268,7 @@ function fitDecodeOnRequests(points: readonly DecodePoint[]): DecodeParameters |
   if (points.length < 2) return null
   const batches = points.map((point) => point.batch)
   if (Math.max(...batches) - Math.min(...batches) < MIN_BATCH_RANGE) return null
-  // Weighted by the gaps behind each median: a batch size seen seldom is a noisier point.
+  // Weighted by the gaps behind each point: a batch size seen seldom is a noisier point.
   const fit = fitLine(
     batches,
     points.map((point) => point.stepMs),
@@ -276,7 +276,7 @@ function fitDecodeOnRequests(points: readonly DecodePoint[]): DecodeParameters |
   )
   if (fit === null) return null
   const gaps = points.reduce((sum, point) => sum + point.gaps, 0)
-  const basis = `median token gap at each of ${points.length} batch sizes (${gaps} gaps, each against the requests decoding as it began)`
+  const basis = `mean of the middle half of the token gaps at each of ${points.length} batch sizes (${gaps} gaps, each against the requests decoding as it began)`
   return {
     decode_base_ms: fromLine(fit, 'intercept', basis),
     decode_ms_per_seq: fromLine(fit, 'slope', basis),
