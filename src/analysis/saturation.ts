@@ -147,7 +147,11 @@ function serverKnee(held: readonly ScalingFigures[], slots: number | null): Serv
   const fullAt = held.findIndex((level) => ranFull(level, capacity, slots !== null))
   if (fullAt < 0) return null
   const full = held[fullAt] as ScalingFigures
-  const value = fullAt === 0 ? full.value : (held[fullAt - 1] as ScalingFigures).value
+  // A level no scrape read says nothing of the server's slots: the knee is the highest level below
+  // the full one that the gauges saw not full (the one just below when none was read).
+  const below = held.slice(0, fullAt)
+  const seen = below.filter((level) => level.server?.running != null).at(-1) ?? below.at(-1)
+  const value = seen === undefined ? full.value : seen.value
   return { value, full, capacity, declared: slots !== null }
 }
 

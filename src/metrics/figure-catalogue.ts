@@ -794,7 +794,9 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
         definition:
           "The server's own figures over a level, from its Prometheus /metrics scraped during the run (server-metrics.jsonl), " +
           "mapped from the engine's names (vLLM, SGLang, TGI, llama.cpp, TensorRT-LLM/Dynamo, DCGM) to one vocabulary. " +
-          'Gauges (running, waiting, kv_cache_usage 0..1, gpu_*): mean and max over the scrapes inside the measured window. ' +
+          'Gauges (running, waiting, kv_cache_usage 0..1, gpu_*): mean and max over the scrapes inside the steady window ' +
+          '(every stream in flight) when each URL answered there, else over those inside the measured window (gauges_over: ' +
+          'steady or measured); the first wave arriving and the last requests draining say little of the level. ' +
           'Counters (prompt_tokens, generation_tokens, preemptions, gpu_energy_joules): increase over the measured window ' +
           'only (warm-up and cool-down outside it left out): exact between the first and last scrapes inside it, each ' +
           'edge counted at the rate inside (capped at what the scrapes around the edge saw), or read at the edges by ' +

@@ -49,6 +49,12 @@ export interface ServerLevelFigures {
   gaps: number
   /** Seconds between the two scrapes the histograms' increases are taken between (counters: the window, see windowIncrease). */
   span_s: number | null
+  /**
+   * The scrapes the gauges are read over: those inside the level's steady window (every stream in
+   * flight) when each URL answered there, else every scrape inside the measured window. Absent in
+   * older results (the measured window).
+   */
+  gauges_over?: 'steady' | 'measured'
   running: GaugeFigures | null
   waiting: GaugeFigures | null
   /** 0..1. */
@@ -120,6 +126,7 @@ export function serverLevelFigures(
   window: LevelWindow,
   percentiles: readonly number[],
   clientTtftP50Ms: number | null,
+  steady: LevelWindow | null = null,
 ): ServerLevelFigures | null {
   const byUrl = new Map<string, ScrapeOk[]>()
   let gaps = 0
@@ -133,13 +140,13 @@ export function serverLevelFigures(
     list.push(scrape)
     byUrl.set(scrape.url, list)
   }
-  const perUrl = [...byUrl.values()]
-    .map((list) =>
-      urlFigures(
-        list.sort((a, b) => a.at - b.at),
-        window,
-      ),
-    )
+  const lists = [...byUrl.values()].map((list) => list.sort((a, b) => a.at - b.at))
+  const gaugeWindow =
+    steady !== null && lists.every((list) => !answeredIn(list, window) || answeredIn(list, steady))
+      ? steady
+      : window
+  const perUrl = lists
+    .map((list) => urlFigures(list, window, gaugeWindow))
     .filter((figures) => figures !== null)
   if (perUrl.length === 0) return null
   const gauge = (term: GaugeTerm): GaugeFigures | null => combineGauges(perUrl, term)
@@ -154,6 +161,7 @@ export function serverLevelFigures(
     scrapes: inside,
     gaps,
     span_s: maxOf(perUrl.map((url) => url.span_s)),
+    gauges_over: gaugeWindow === window ? 'measured' : 'steady',
     running: gauge('running'),
     waiting: gauge('waiting'),
     kv_cache_usage: gauge('kv_cache_usage'),
@@ -195,8 +203,20 @@ interface UrlFigures {
   span_s: number | null
 }
 
-/** One URL's scrapes (sorted by time) reduced over the window; null when none is in or around it. */
-function urlFigures(scrapes: readonly ScrapeOk[], window: LevelWindow): UrlFigures | null {
+/** Whether one of these scrapes answered inside the window. */
+function answeredIn(scrapes: readonly ScrapeOk[], window: LevelWindow): boolean {
+  return scrapes.some((s) => s.at >= window.start && s.at <= window.end)
+}
+
+/**
+ * One URL's scrapes (sorted by time) reduced over the window, its gauges over `gaugeWindow` (the
+ * window itself or its steady part); null when none is in or around the window.
+ */
+function urlFigures(
+  scrapes: readonly ScrapeOk[],
+  window: LevelWindow,
+  gaugeWindow: LevelWindow,
+): UrlFigures | null {
   const inside = scrapes.filter((s) => s.at >= window.start && s.at <= window.end)
   // The server read its counters somewhere between the scrape's send and its answer: the one before
   // must have been answered before the start, the one after sent after the end.
@@ -209,8 +229,11 @@ function urlFigures(scrapes: readonly ScrapeOk[], window: LevelWindow): UrlFigur
   ]
   if (series.length === 0) return null
   const gauges: UrlFigures['gauges'] = {}
+  // A level's first wave is still arriving and its last requests drain one by one: a gauge read
+  // there says little of the level, and on a short level one such scrape can be half of them.
+  const gaugeScrapes = inside.filter((s) => s.at >= gaugeWindow.start && s.at <= gaugeWindow.end)
   for (const term of GAUGE_TERMS) {
-    const values = inside.map((s) => s.values.gauges[term]).filter((v) => v !== undefined && v !== null)
+    const values = gaugeScrapes.map((s) => s.values.gauges[term]).filter((v) => v !== undefined && v !== null)
     if (values.length === 0) continue
     gauges[term] = { mean: values.reduce((a, b) => a + b, 0) / values.length, max: Math.max(...values) }
   }
@@ -323,6 +346,8 @@ interface LevelLike {
   duration_s: number
   /** Requests whose reasoning the server hid: their TTFT is not the server's first token (metrics/reasoning-figures.ts). */
   reasoning?: { reasoning_hidden: number }
+  /** Seconds from the level's first send (its window's start) while it held its streams. */
+  steady_window?: { start_s: number; end_s: number } | null
 }
 
 /**
@@ -339,7 +364,14 @@ export function withServerFigures<T extends LevelLike>(
   if (!scrapes.some((scrape) => scrape.kind === 'scrape')) return summary
   // Hidden reasoning puts the thinking inside the client's TTFT, not the server's: no comparison then.
   const clientTtft = (summary.reasoning?.reasoning_hidden ?? 0) > 0 ? null : (summary.ttft_ms.p50 ?? null)
-  const server = window === null ? null : serverLevelFigures(scrapes, window, percentiles, clientTtft)
+  const steady =
+    window === null || summary.steady_window == null
+      ? null
+      : {
+          start: window.start + summary.steady_window.start_s * 1000,
+          end: window.start + summary.steady_window.end_s * 1000,
+        }
+  const server = window === null ? null : serverLevelFigures(scrapes, window, percentiles, clientTtft, steady)
   if (server !== null)
     server.joules_per_output_token = joulesPerOutputToken(server, summary.output_tokens, summary.duration_s)
   return { ...summary, server }

@@ -270,3 +270,21 @@ test('a CPU engine sharing one core among its slots: throughput flattens early, 
   // In request-rate mode the gauges do not move the knee (a rate is not a count of streams).
   assert.equal(findSaturation(levels, 'p95', true)?.value, findSaturation(bare, 'p95', true)?.value)
 })
+
+test('a level no scrape read says nothing of the slots: the gauges place the knee at the highest level they saw not full', () => {
+  // A 4-slot server with a flat throughput from 4 (the --refine test's shape): level 6's one scrape missed.
+  const gauged = (value: number, tokensPerS: number, running: number | null, waiting: number) => ({
+    ...level(value, tokensPerS, 40 + 10 * Math.max(0, value - 4)),
+    achieved_concurrency: { mean: value * 0.95, max: value, streams: value },
+    server: (running === null
+      ? null
+      : { running: { mean: running, max: running }, waiting: { mean: waiting, max: waiting } }) as never,
+  })
+  const levels = [gauged(1, 100, 1, 0), gauged(4, 400, 4, 0), gauged(6, 404, null, 0), gauged(7, 402, 4, 3)]
+  const saturation = findSaturation(levels)
+  assert.equal(saturation?.value, 4, saturation?.reason)
+  assert.deepEqual(saturation?.bracket, [4, 7])
+  // Read and not full, level 6 is where the gauges put it (the curve alone would say 4).
+  const read = levels.map((l) => (l.value === 6 ? gauged(6, 404, 4, 0.2) : l))
+  assert.equal(findSaturation(read)?.value, 6)
+})

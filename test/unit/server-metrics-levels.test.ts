@@ -205,3 +205,26 @@ test('counters over the measured window only: a warm-up burst before it and a co
   // No scrape after the window (the run's last one lost): the last scrape stands for its end.
   assert.equal(serverLevelFigures(scrapes.slice(0, 5), window, [50], null)?.generation_tokens, 350)
 })
+
+test("gauges over the level's steady window when every URL answered there: the first wave and the drain left out", () => {
+  // A 4-slot server at 6 streams: arriving (2 running), steady (4 running, 2 waiting), draining (2 running).
+  const scrapes: ServerScrape[] = [
+    ok(1100, { gauges: { running: 2, waiting: 0 } }),
+    ok(1600, { gauges: { running: 4, waiting: 2 } }),
+    ok(2100, { gauges: { running: 4, waiting: 2 } }),
+    ok(2900, { gauges: { running: 2, waiting: 0 } }),
+  ]
+  const window = { start: 1000, end: 3000 }
+  const steady = serverLevelFigures(scrapes, window, [50], null, { start: 1300, end: 2600 })
+  assert.equal(steady?.gauges_over, 'steady')
+  assert.deepEqual(steady?.running, { mean: 4, max: 4 })
+  assert.deepEqual(steady?.waiting, { mean: 2, max: 2 })
+  assert.equal(steady?.scrapes, 4, 'scrapes still counts the whole window')
+  const whole = serverLevelFigures(scrapes, window, [50], null)
+  assert.equal(whole?.gauges_over, 'measured')
+  assert.deepEqual(whole?.running, { mean: 3, max: 4 })
+  // No scrape inside the steady part (a short level): the whole window, said so.
+  const missed = serverLevelFigures(scrapes, window, [50], null, { start: 1700, end: 2000 })
+  assert.equal(missed?.gauges_over, 'measured')
+  assert.deepEqual(missed?.waiting, { mean: 1, max: 2 })
+})
