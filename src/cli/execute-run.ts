@@ -74,6 +74,12 @@ export async function executeRun(
       `--repeat ${config.load.repeat} cannot be combined with ${shard !== null ? '--shard (or JOB_COMPLETION_INDEX)' : '--start-at'}: run the repeats in one process, or compare separate sharded runs`,
       EXIT.usage,
     )
+  // A shard runs its share of levels it is told; a search chooses its next level from what it measured.
+  if (config.run.search && (shard !== null || schedule !== undefined))
+    throw new CliError(
+      `--search cannot be combined with ${shard !== null ? '--shard (or JOB_COMPLETION_INDEX)' : '--start-at'}: a search chooses each level from the ones before, which a shard or a schedule fixes in advance`,
+      EXIT.usage,
+    )
   const run = readyRun({
     config,
     endpoint,

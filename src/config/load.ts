@@ -118,6 +118,8 @@ export const DEFAULTS: RunConfig = deepFreeze({
     workers: 'auto',
     fail_on_slo: false,
     refine: false,
+    search: false,
+    search_tolerance: null,
     history_dir: null,
     max_cost: null,
     export_parquet: false,
@@ -556,6 +558,28 @@ const FINAL_CHECKS: FinalCheck[] = [
     message:
       "expected repeat or sessions, not both: a session's turns span the level, and a repeat would replay its conversations under the same ids",
     sources: [...rawKeysOf('repeat'), ...rawKeysOf('sessions')],
+  },
+  // --search chooses its levels from the ones it ran: nothing else may add or repeat levels.
+  {
+    path: 'search',
+    fails: (c) => c.run.search && (c.run.refine || c.load.repeat > 1 || c.workload.trace !== null),
+    message:
+      'expected search without refine, repeat or a trace: --search places its own levels between the lowest and highest level given',
+    sources: [...rawKeysOf('search'), ...rawKeysOf('refine'), ...rawKeysOf('repeat'), ...rawKeysOf('trace')],
+  },
+  {
+    path: 'search',
+    fails: (c) =>
+      c.run.search && new Set(c.load.mode === 'request_rate' ? c.load.rates : c.load.levels).size < 2,
+    message:
+      'expected two levels or more with search (e.g. --levels 1,64): the lowest and highest bound the range it searches',
+    sources: [...rawKeysOf('search'), ...rawKeysOf('levels'), ...rawKeysOf('rates')],
+  },
+  {
+    path: 'search_tolerance',
+    fails: (c) => c.run.search_tolerance !== null && !c.run.search,
+    message: "expected --search with --search-tolerance: the tolerance is the search's",
+    sources: [...rawKeysOf('search_tolerance'), ...rawKeysOf('search')],
   },
   {
     path: 'repeat',

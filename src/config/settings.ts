@@ -962,6 +962,27 @@ export const SETTINGS = {
       group: 'load',
     },
   },
+  search: {
+    at: ['run', 'search'],
+    schema: bool,
+    flag: {
+      name: 'search',
+      kind: 'switch',
+      help: 'search between the lowest and highest level for the highest meeting the SLOs (else the knee)',
+      group: 'load',
+    },
+  },
+  search_tolerance: {
+    at: ['run', 'search_tolerance'],
+    schema: () => positiveNumber('a positive width, in streams or requests per second'),
+    flag: {
+      name: 'search-tolerance',
+      kind: 'number',
+      value: 'N',
+      help: 'with --search: stop when the bracket is this narrow (default 1 stream, or a twentieth of the top rate)',
+      group: 'load',
+    },
+  },
   history: {
     at: ['run', 'history_dir'],
     schema: folderPath,

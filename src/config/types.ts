@@ -162,6 +162,13 @@ export interface RunConfig {
     fail_on_slo: boolean
     /** Bisect around the knee with extra levels before the report. */
     refine: boolean
+    /**
+     * Search for the highest level meeting the SLOs (the knee without SLOs) between the lowest and
+     * highest level, instead of running every level (analysis/search.ts).
+     */
+    search: boolean
+    /** The search stops when its bracket is this narrow, in the level's unit; null = one stream, or a twentieth of the top rate. */
+    search_tolerance: number | null
     /** Folder whose history.jsonl gets this run's summary appended; null = none. */
     history_dir: string | null
     /** Refuse to start (exit 2) when the estimated cost is above this; null = no limit. */

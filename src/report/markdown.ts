@@ -24,7 +24,7 @@ const inert = (text: string): string => text.replaceAll('<', '&lt;')
 export function renderMarkdown(result: BenchResult): string {
   const { meta } = result
   const columns = levelColumns(result, 'markdown')
-  const { headline, detail, repeats } = answerLines(result)
+  const { headline, detail, repeats, search } = answerLines(result)
   const lines = [
     `# llmbench: ${inert(meta.target.model)}`,
     '',
@@ -34,6 +34,7 @@ export function renderMarkdown(result: BenchResult): string {
     ...(headline === null ? [] : [`**${headline}**`, '']),
     ...(detail === null ? [] : [detail, '']),
     ...(repeats === null ? [] : [repeats, '']),
+    ...(search === null ? [] : [search, '']),
     `**Saturation:** ${result.saturation_summary}`,
     ...whyLines(result),
     '',

@@ -84,11 +84,12 @@ export function renderVerdict(result: BenchResult, options: { calibrationSaid?: 
   const why = kneeCauseLine(result)
   const drift = driftLine(result)
   // The answer first, worded as report.html's headline.
-  const { headline, detail, repeats } = answerLines(result)
+  const { headline, detail, repeats, search } = answerLines(result)
   const lines = [
     ...(headline === null ? [] : [headline]),
     ...(detail === null ? [] : [`  ${detail}`]),
     ...(repeats === null ? [] : [`  ${repeats}`]),
+    ...(search === null ? [] : [`  ${search}`]),
     `Saturation: ${result.saturation_summary}`,
     ...(why === null ? [] : [`  ${why}`]),
     ...(drift === null ? [] : [drift]),

@@ -16,7 +16,7 @@ export interface Answer {
 
 type Judged = Pick<
   BenchResult,
-  'meta' | 'saturation' | 'saturation_summary' | 'capacity' | 'capacity_summary' | 'repeats'
+  'meta' | 'saturation' | 'saturation_summary' | 'capacity' | 'capacity_summary' | 'repeats' | 'search'
 >
 
 /** From a result's own fields, so a result of an older version answers the same way. */
@@ -55,6 +55,8 @@ export function answerLines(result: Judged): {
   headline: string | null
   detail: string | null
   repeats: string | null
+  /** --search: what it found, its bracket and its levels. */
+  search: string | null
 } {
   const answer = answerOf(result)
   const repeats = result.repeats
@@ -62,5 +64,6 @@ export function answerLines(result: Judged): {
     headline: answer.from === null && result.capacity_summary === null ? null : answer.text,
     detail: result.capacity === null ? null : result.capacity_summary,
     repeats: repeats === undefined ? null : `Across ${repeats.count} runs: ${repeats.knee_summary}`,
+    search: result.search === undefined ? null : `Search: ${result.search.summary}`,
   }
 }

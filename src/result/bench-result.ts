@@ -1,6 +1,7 @@
 import type { Drift } from '../analysis/drift.js'
 import type { Repeats } from '../analysis/repeats.js'
 import type { Saturation } from '../analysis/saturation.js'
+import type { SearchOutcome } from '../analysis/search.js'
 import type { Capacity } from '../metrics/slo.js'
 import type { LevelSummary } from '../metrics/summarize.js'
 import type { CapacityModel } from '../model/capacity-model.js'
@@ -24,6 +25,8 @@ export interface BenchResult {
   capacity_summary: string | null
   /** The answer in one place: the SLO capacity when SLOs were set, else the knee (answer.ts); absent in older results. */
   answer?: Answer
+  /** --search: the answer it found, its bracket and how many levels it took; absent otherwise. */
+  search?: SearchOutcome
   /** What to change about the run itself: a coarse ladder, outputs too short, ... */
   advice: string[]
   /** Tokens and cost: measured levels, everything sent, and the estimate made before the run. */

@@ -6,6 +6,7 @@ import { summarizeRepeats } from '../analysis/repeats.js'
 import { misconfiguredAdvice, misconfiguredSummary } from '../analysis/run-gate.js'
 import { findSaturation, gainWithInterval, kneeUndecided, type Saturation } from '../analysis/saturation.js'
 import { type ScalingStep, stepsFromBelow } from '../analysis/scaling-step.js'
+import { searchOutcome } from '../analysis/search.js'
 import { kneeContextOf, serverViewOf } from '../analysis/server-view.js'
 import { adviceFor, levelVerdict } from '../analysis/verdict.js'
 import { requestTimeoutMs } from '../client/request-timeout.js'
@@ -199,6 +200,9 @@ export function finishResult(
     ),
     cost: runCost(levels, meta),
     ...(drift === null ? {} : { drift }),
+    ...(meta.load?.search === undefined
+      ? {}
+      : { search: searchOutcome(meta.load.search, meta.load.mode, levels, judgement.saturation) }),
     ...modelField(runModel(levels, meta, saturation?.value ?? null, evidence.model ?? null)),
     ...(runs.length < 2
       ? {}

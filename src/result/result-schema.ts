@@ -254,6 +254,11 @@ function build(v1: boolean): z.ZodType {
       }).nullable(),
     ),
     drift: figures().optional(),
+    search: anObject({
+      target: oneOf(['slo', 'knee']),
+      value: numberOrNull(),
+      summary: aString(),
+    }).optional(),
     repeats: figures().optional(),
     model: figures().optional(),
   })

@@ -1,3 +1,4 @@
+import type { SearchPlan } from '../analysis/search.js'
 import type { ProxyMeta } from '../client/proxy.js'
 import type { LevelClientStats } from '../metrics/client-health.js'
 import type { LevelPrecision } from '../metrics/precision.js'
@@ -55,6 +56,8 @@ export interface RunMeta {
     repeat?: number
     /** Concurrency mode: how each level's streams start (staggered, or all at once with --no-stagger). */
     stagger?: StaggerMeta
+    /** --search: what it looked for, its range and tolerance; `levels` is then its bracket's ladder. Absent otherwise. */
+    search?: SearchPlan
   }
   /** Prices the cost figures use; null or absent = none given. */
   pricing?: Prices | null

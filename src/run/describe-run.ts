@@ -8,7 +8,7 @@ import { staggerSpreadMs } from '../schedule/stagger.js'
 import { TOOL_VERSION } from '../version.js'
 import { formatLength } from '../workload/lengths.js'
 import { connectionWords } from './connection-policy.js'
-import { levelValues, timedLevelSeconds } from './level-plan.js'
+import { levelValues, searchPlan, timedLevelSeconds } from './level-plan.js'
 import { levelRequestBudget } from './precision-watch.js'
 import type { PreparedWorkload } from './prepare-workload.js'
 
@@ -79,6 +79,8 @@ export function describeRun(
     warmup_requests: load.warmup_requests,
     ...(load.repeat > 1 ? { repeat: load.repeat } : {}),
   }
+  const search = searchPlan(config)
+  if (search !== null) metaLoad.search = search
   // A trace's arrivals are its rows (meta.trace), not a process.
   if (rateMode && workload.trace === null) {
     metaLoad.arrival = load.arrival

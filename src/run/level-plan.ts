@@ -1,3 +1,4 @@
+import { bracketLadder, defaultTolerance, type SearchPlan } from '../analysis/search.js'
 import { requestTimeoutMs } from '../client/request-timeout.js'
 import type { RunConfig } from '../config/types.js'
 import { seededRandom } from '../random.js'
@@ -15,10 +16,28 @@ export interface ShardSlot {
 
 export const WHOLE_RUN: ShardSlot = { index: 0, count: 1 }
 
-/** The level values the run steps through: streams, or requests per second. */
+/** The level values the run steps through: streams, or requests per second (--search: its bracket's ladder). */
 export function levelValues(config: RunConfig): number[] {
   if (config.workload.trace !== null) return config.workload.trace_speeds
+  const plan = searchPlan(config)
+  if (plan !== null) return bracketLadder(plan.range)
+  return configuredLevels(config)
+}
+
+function configuredLevels(config: RunConfig): number[] {
   return config.load.mode === 'request_rate' ? config.load.rates : config.load.levels
+}
+
+/** --search: what it looks for (the SLO capacity when there are SLOs, else the knee), where, and how finely; null without. */
+export function searchPlan(config: RunConfig): SearchPlan | null {
+  if (!config.run.search) return null
+  const levels = configuredLevels(config)
+  const range: [number, number] = [Math.min(...levels), Math.max(...levels)]
+  return {
+    target: Object.keys(config.metrics.slo).length > 0 ? 'slo' : 'knee',
+    range,
+    tolerance: config.run.search_tolerance ?? defaultTolerance(config.load.mode, range),
+  }
 }
 
 /** A timed level's whole length, seconds: warm-up window + measured window + cool-down window. */

@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import { refinementLevel } from '../analysis/advice.js'
 import { type Drift, DriftSamples } from '../analysis/drift.js'
+import { bracketed, MAX_SEARCH_PROBES, nextProbe } from '../analysis/search.js'
 import { proxyMetaOf } from '../client/proxy.js'
 import type { Endpoint } from '../client/target.js'
 import type { RunConfig } from '../config/types.js'
@@ -373,9 +374,22 @@ async function runLoad(gradient: Gradient): Promise<void> {
   })
   try {
     let result: BenchResult | null = null
+    const search = meta.load.search ?? null
     for (const value of levelValues(config)) {
       if (stop.requested) break
       result = (await runLevel(gradient, value)) ?? result
+      if (search !== null && result !== null && bracketed(search, result.levels, result.saturation)) break
+    }
+    // --search: probe inside the bracket until it is within the tolerance.
+    for (let step = 0; search !== null && result !== null && step < MAX_SEARCH_PROBES; step++) {
+      const probe = nextProbe(search, config.load.mode, result.levels, result.saturation)
+      if (probe === null || stop.requested) break
+      const inside =
+        search.target === 'slo'
+          ? 'between the highest level meeting the SLOs and the lowest missing them'
+          : "inside the knee's bracket"
+      log(`search: adding level ${probe.value} (${probe.how} ${inside})`)
+      result = (await runLevel(gradient, probe.value)) ?? result
     }
     // --refine: bisect between the knee and the next level tried, a few times, before the report.
     for (let step = 0; config.run.refine && result !== null && step < MAX_REFINE_STEPS; step++) {

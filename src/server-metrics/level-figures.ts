@@ -141,9 +141,16 @@ export function serverLevelFigures(
     byUrl.set(scrape.url, list)
   }
   const lists = [...byUrl.values()].map((list) => list.sort((a, b) => a.at - b.at))
+  // The steady window lies inside the measured one; cut to it all the same, so a scrape counted there is one inside.
+  const steadyInside =
+    steady === null
+      ? null
+      : { start: Math.max(steady.start, window.start), end: Math.min(steady.end, window.end) }
   const gaugeWindow =
-    steady !== null && lists.every((list) => !answeredIn(list, window) || answeredIn(list, steady))
-      ? steady
+    steadyInside !== null &&
+    steadyInside.start <= steadyInside.end &&
+    lists.every((list) => !answeredIn(list, window) || answeredIn(list, steadyInside))
+      ? steadyInside
       : window
   const perUrl = lists
     .map((list) => urlFigures(list, window, gaugeWindow))

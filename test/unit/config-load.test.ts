@@ -135,6 +135,8 @@ const DOCUMENTED_DEFAULTS: RunConfig = {
     workers: 'auto',
     fail_on_slo: false,
     refine: false,
+    search: false,
+    search_tolerance: null,
     history_dir: null,
     max_cost: null,
     export_parquet: false,

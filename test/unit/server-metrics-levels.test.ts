@@ -228,3 +228,18 @@ test("gauges over the level's steady window when every URL answered there: the f
   assert.equal(missed?.gauges_over, 'measured')
   assert.deepEqual(missed?.waiting, { mean: 1, max: 2 })
 })
+
+test('a steady window rounded past the measured one: the scrape the level ends with is not read as its only steady gauge', () => {
+  // The steady window's end is the last response's end, rounded to the millisecond: it can lie a
+  // fraction past the window, where the scrape taken as the level ends may fall.
+  const scrapes: ServerScrape[] = [
+    ok(2000, { gauges: { running: 4, waiting: 2 } }),
+    ok(3000.3, { gauges: { running: 0, waiting: 0 } }),
+  ]
+  const figures = serverLevelFigures(scrapes, { start: 1000, end: 3000 }, [50], null, {
+    start: 2500,
+    end: 3000.4,
+  })
+  assert.equal(figures?.gauges_over, 'measured')
+  assert.deepEqual(figures?.running, { mean: 4, max: 4 })
+})

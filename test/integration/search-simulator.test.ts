@@ -1,0 +1,82 @@
+import assert from 'node:assert/strict'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { type RunOutcome, runGradient } from '../../src/run/run-gradient.js'
+import { StopSignal } from '../../src/run/stop-signal.js'
+import { SIM_MODEL } from '../../src/sim/server.js'
+import { runCli, simRunArgs } from '../helpers/cli.js'
+import { TIMING_FIGURES, tempDir, testConfig } from '../helpers/run-config.js'
+import { startSimulatorProcess as startSimulator } from '../helpers/sim-process.js'
+
+/**
+ * A 4-slot simulator: a request takes 30 ms to its first token and 16 tokens of 10 ms, whatever the
+ * batch, so up to 4 streams none waits (TTFT ~30 ms) and from 5 one waits a whole request (~190 ms).
+ * A TTFT p95 objective of 120 ms is met up to 4 streams and missed from 5: the search over 1–16 must
+ * say 4, bracketed by 5, in at most half of the 16 levels an exhaustive ladder would run.
+ */
+test('--search finds the SLO capacity of a 4-slot simulator in at most half the levels of every level from 1 to 16', {
+  timeout: 120_000,
+}, async () => {
+  const sim = await startSimulator({
+    slots: 4,
+    prefill_base_ms: 30,
+    prefill_ms_per_token: 0,
+    decode_base_ms: 10,
+    decode_ms_per_seq: 0,
+  })
+  const out = tempDir()
+  try {
+    const config = testConfig(sim.url, SIM_MODEL, {
+      levels: [1, 16],
+      requests: 24,
+      output_tokens: 16,
+      out_dir: out,
+      ...TIMING_FIGURES,
+    })
+    config.run.search = true
+    config.metrics.slo = { ttft_p95_ms: 120 }
+    const lines: string[] = []
+    const outcome: RunOutcome = await runGradient({
+      config,
+      apiKey: null,
+      outDir: out,
+      log: (line) => lines.push(line),
+      stop: new StopSignal(),
+    })
+    assert.equal(outcome.kind, 'done')
+    if (outcome.kind !== 'done') return
+    const { result } = outcome
+    const run = result.meta.levels_run.map((level) => level.value)
+    const search = result.search
+    assert.ok(search !== undefined)
+    assert.equal(search.target, 'slo')
+    assert.equal(search.value, 4, `${search.summary}; levels ${run.join(', ')}`)
+    assert.deepEqual(search.bracket, [4, 5])
+    assert.equal(search.converged, true)
+    assert.equal(search.levels, run.length)
+    assert.ok(run.length <= 8, `${run.length} levels: ${run.join(', ')}`)
+    assert.deepEqual(run.slice(0, 4), [1, 2, 4, 8], 'the ladder doubles and stops at the first miss')
+    assert.ok(lines.some((line) => /^search: adding level \d+ \((interpolated|bisected) between/.test(line)))
+    assert.equal(result.capacity?.value, 4)
+  } finally {
+    await sim.close()
+  }
+})
+
+test('--search refuses what would place levels of its own or fix them in advance (exit 2, naming the keys), and a range of one level', {
+  timeout: 60_000,
+}, async () => {
+  const out = join(tempDir(), 'never')
+  const cases: [Record<string, string | number | true>, RegExp][] = [
+    [{ search: true, refine: true, levels: '1,8' }, /search without refine, repeat or a trace/],
+    [{ search: true, repeat: 2, levels: '1,8' }, /search without refine, repeat or a trace/],
+    [{ search: true, levels: '4' }, /two levels or more with search/],
+    [{ 'search-tolerance': 2, levels: '1,8' }, /--search with --search-tolerance/],
+    [{ search: true, levels: '1,8', shard: '0/2' }, /--search cannot be combined with --shard/],
+  ]
+  for (const [flags, message] of cases) {
+    const refused = await runCli(simRunArgs('http://127.0.0.1:9/v1', out, flags))
+    assert.equal(refused.code, 2, `${JSON.stringify(flags)}: ${refused.stderr}`)
+    assert.match(refused.stderr, message)
+  }
+})
