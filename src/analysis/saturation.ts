@@ -65,7 +65,7 @@ export function findSaturation(
   // The first level whose success rate fell still shows whether throughput grew up to it; none beyond.
   const held = fall > 0 ? sorted.slice(0, fall + 1) : sorted
   const curve = throughputKnee(held, ttftKey, rateMode)
-  const server = rateMode ? null : serverKnee(held, slots)
+  const server = rateMode ? null : serverKnee(held, slots, curve)
   if (server !== null) return { mode, ...combine(server, curve, held, ttftKey, rateMode) }
   if (curve !== null) return { mode, ...curve, reason: curve.reason + computeBound(held, curve.value) }
   if (fall > 0) {
@@ -139,7 +139,11 @@ interface ServerKnee {
  * streams in flight beyond those running, or its waiting gauge). Null without a running gauge or
  * when no level was full.
  */
-function serverKnee(held: readonly ScalingFigures[], slots: number | null): ServerKnee | null {
+function serverKnee(
+  held: readonly ScalingFigures[],
+  slots: number | null,
+  curve: Knee | null,
+): ServerKnee | null {
   const ran = held.map((level) => level.server?.running?.max).filter((max) => max != null)
   if (ran.length === 0) return null
   const capacity = slots ?? Math.max(...(ran as number[]))
@@ -147,11 +151,14 @@ function serverKnee(held: readonly ScalingFigures[], slots: number | null): Serv
   const fullAt = held.findIndex((level) => ranFull(level, capacity, slots !== null))
   if (fullAt < 0) return null
   const full = held[fullAt] as ScalingFigures
-  // A level no scrape read says nothing of the server's slots: the knee is the highest level below
-  // the full one that the gauges saw not full (the one just below when none was read).
+  // The level just below the first full one, unless the gauges did not read it: a short level can
+  // fall between two scrapes, and then says nothing of the slots. When the throughput curve puts the
+  // knee between the highest level the gauges read not full and that one, the curve's knee stands.
   const below = held.slice(0, fullAt)
-  const seen = below.filter((level) => level.server?.running != null).at(-1) ?? below.at(-1)
-  const value = seen === undefined ? full.value : seen.value
+  const seen = below.filter((level) => level.server?.running != null).at(-1)
+  let value = fullAt === 0 ? full.value : (held[fullAt - 1] as ScalingFigures).value
+  if (curve !== null && seen !== undefined && curve.value >= seen.value && curve.value < value)
+    value = curve.value
   return { value, full, capacity, declared: slots !== null }
 }
 

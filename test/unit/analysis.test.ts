@@ -271,7 +271,7 @@ test('a CPU engine sharing one core among its slots: throughput flattens early, 
   assert.equal(findSaturation(levels, 'p95', true)?.value, findSaturation(bare, 'p95', true)?.value)
 })
 
-test('a level no scrape read says nothing of the slots: the gauges place the knee at the highest level they saw not full', () => {
+test('a level no scrape read says nothing of the slots: a curve knee at the highest level the gauges saw not full stands', () => {
   // A 4-slot server with a flat throughput from 4 (the --refine test's shape): level 6's one scrape missed.
   const gauged = (value: number, tokensPerS: number, running: number | null, waiting: number) => ({
     ...level(value, tokensPerS, 40 + 10 * Math.max(0, value - 4)),
@@ -287,4 +287,28 @@ test('a level no scrape read says nothing of the slots: the gauges place the kne
   // Read and not full, level 6 is where the gauges put it (the curve alone would say 4).
   const read = levels.map((l) => (l.value === 6 ? gauged(6, 404, 4, 0.2) : l))
   assert.equal(findSaturation(read)?.value, 6)
+})
+
+test('gauges that read no level between one not full and one full leave the knee to the throughput curve when it places it there', () => {
+  // A --repeat run's short level 4 fell between two scrapes: the gauges say "not full at 1, full at 8".
+  const gauged = (
+    value: number,
+    tokensPerS: number,
+    ttft: number,
+    running: number | null,
+    waiting: number,
+  ) => ({
+    ...level(value, tokensPerS, ttft),
+    achieved_concurrency: { mean: value * 0.95, max: value, streams: value },
+    server: (running === null
+      ? { running: null, waiting: null }
+      : { running: { mean: running, max: running }, waiting: { mean: waiting, max: waiting } }) as never,
+  })
+  const levels = [gauged(1, 100, 40, 1, 0), gauged(4, 400, 45, null, 0), gauged(8, 404, 400, 4, 4)]
+  const saturation = findSaturation(levels)
+  assert.equal(saturation?.value, 4, saturation?.reason)
+  assert.match(saturation?.reason ?? '', /the server's gauges agree/)
+  // Where the curve places no knee there, the level just below the full one (throughput grew up to it).
+  const growing = [gauged(1, 100, 40, 1, 0), gauged(4, 400, 45, null, 0), gauged(8, 800, 400, 4, 4)]
+  assert.equal(findSaturation(growing)?.value, 4)
 })
