@@ -118,6 +118,7 @@ export const DEFAULTS: RunConfig = deepFreeze({
     workers: 'auto',
     fail_on_slo: false,
     refine: false,
+    reset_cache: 'off',
     history_dir: null,
     max_cost: null,
     export_parquet: false,

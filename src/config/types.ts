@@ -2,6 +2,7 @@ import type { Protocol } from '../protocols/names.js'
 import type { ArrivalProcess } from '../schedule/arrivals.js'
 import type { LengthSpec } from '../workload/lengths.js'
 import type { AuthMode } from './auth-mode.js'
+import type { CacheResetMode } from './cache-reset-mode.js'
 
 /**
  * The normalized run configuration: what every layer (defaults, settings.json, config.toml, flags)
@@ -162,6 +163,11 @@ export interface RunConfig {
     fail_on_slo: boolean
     /** Bisect around the knee with extra levels before the report. */
     refine: boolean
+    /**
+     * Reset the server's prefix/KV cache with the engine's own call before each measured level, or
+     * once before the first; 'off' = never (src/run/cache-reset.ts).
+     */
+    reset_cache: CacheResetMode
     /** Folder whose history.jsonl gets this run's summary appended; null = none. */
     history_dir: string | null
     /** Refuse to start (exit 2) when the estimated cost is above this; null = no limit. */

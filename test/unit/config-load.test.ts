@@ -135,6 +135,7 @@ const DOCUMENTED_DEFAULTS: RunConfig = {
     workers: 'auto',
     fail_on_slo: false,
     refine: false,
+    reset_cache: 'off',
     history_dir: null,
     max_cost: null,
     export_parquet: false,
