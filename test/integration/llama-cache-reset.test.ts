@@ -1,5 +1,5 @@
 // test-lane: alone
-// (test/run.sh: llama.cpp computes on this machine's CPU; nothing runs beside it)
+// (test/run.sh: a real engine computing on this CPU would slow the shared lane's timing tests; nothing runs beside it)
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { existsSync, mkdirSync } from 'node:fs'
