@@ -4,7 +4,7 @@ import { test } from 'node:test'
 import { startSimulator } from '../../src/sim/server.js'
 import { readResult, withSimRun } from '../helpers/sim-run.js'
 
-const FLAGS = {
+const FLAGS: Record<string, string | number | true> = {
   levels: '1,2',
   requests: 4,
   warmup: 0,
