@@ -101,7 +101,7 @@ export interface RunMeta {
   }[]
   /** performance.timeOrigin of the run's process: record times + this = wall-clock ms (for merging shards). */
   time_origin_ms?: number
-  /** What the server said about itself before the run (slots, context); null = nothing answered or no preflight; absent in older results. */
+  /** What the server said about itself before the run (slots, context); null = nothing answered, or no preflight and no --reset-cache; absent in older results. */
   server?: ServerSelf | null
   /** --reset-cache: the engine's call that emptied its prefix cache, and each reset; absent = no resets. */
   cache_reset?: CacheResetMeta

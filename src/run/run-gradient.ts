@@ -161,13 +161,20 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
     )
     const threads = pool
     live?.watchInFlight(() => threads.inFlight)
-    const meta = describeRun(config, workerCount, setUp.prepared, setUp.estimate, options.shard, connections)
+    const meta = describeRun(
+      config,
+      workerCount,
+      setUp.prepared,
+      setUp.estimate,
+      options.shard,
+      connections,
+      setUp.cacheReset?.meta ?? null,
+    )
     meta.run_id = sink.runId
     const proxy = proxyMetaOf(endpoint.url, endpoint.proxy)
     if (proxy !== null) meta.client.proxy = proxy
     if (sources.trace !== null) meta.trace = sources.trace.meta
     meta.server = setUp.server
-    if (setUp.cacheReset !== null) meta.cache_reset = setUp.cacheReset.meta
     if (meta.load.stagger !== undefined && meta.load.levels.some((streams) => streams > 1))
       options.log(meta.load.stagger.note)
     meta.totals = sink.totals
