@@ -143,7 +143,7 @@ export async function executeRun(
       io.err(`interrupted during the ${outcome.phase}: no level was run; no result folder was written\n`)
       return EXIT.interrupted
     }
-    if (outcome.kind === 'over-budget') {
+    if (outcome.kind === 'over-budget' || outcome.kind === 'cache-reset-refused') {
       io.err(`llmbench: not started: ${outcome.reason}\n`)
       return EXIT.usage
     }

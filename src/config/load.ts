@@ -120,6 +120,7 @@ export const DEFAULTS: RunConfig = deepFreeze({
     refine: false,
     search: false,
     search_tolerance: null,
+    reset_cache: 'off',
     history_dir: null,
     max_cost: null,
     export_parquet: false,

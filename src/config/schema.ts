@@ -18,6 +18,7 @@ import { formatPath, type PathStyle, valueAt } from '../schema-issue.js'
 import { LENGTH_SYNTAX, parseLength } from '../workload/lengths.js'
 import { z } from '../zod.js'
 import { AUTH_MODES } from './auth-mode.js'
+import { CACHE_RESET_MODES } from './cache-reset-mode.js'
 import type { ConfigIssue } from './errors.js'
 import { headerNameProblem, headerValueSendable, splitHeaderLine } from './headers.js'
 import { maskUrlSecrets } from './url.js'
@@ -261,6 +262,11 @@ export function plainFileName() {
     .string(e)
     .regex(/^[^/\\]+$/, e)
     .refine((name) => name !== '.' && name !== '..', e)
+}
+
+/** --reset-cache and reset_cache: when the server's prefix cache is reset (src/run/cache-reset.ts). */
+export function cacheResetMode() {
+  return z.enum(CACHE_RESET_MODES, expect(CACHE_RESET_MODES.map((mode) => `"${mode}"`).join(', ')))
 }
 
 /** config.toml's spelling of the mode. */

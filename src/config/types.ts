@@ -2,6 +2,7 @@ import type { Protocol } from '../protocols/names.js'
 import type { ArrivalProcess } from '../schedule/arrivals.js'
 import type { LengthSpec } from '../workload/lengths.js'
 import type { AuthMode } from './auth-mode.js'
+import type { CacheResetMode } from './cache-reset-mode.js'
 
 /**
  * The normalized run configuration: what every layer (defaults, settings.json, config.toml, flags)
@@ -169,6 +170,11 @@ export interface RunConfig {
     search: boolean
     /** The search stops when its bracket is this narrow, in the level's unit; null = one stream, or a twentieth of the top rate. */
     search_tolerance: number | null
+    /**
+     * Reset the server's prefix/KV cache with the engine's own call before each measured level, or
+     * once before the first; 'off' = never (src/run/cache-reset.ts).
+     */
+    reset_cache: CacheResetMode
     /** Folder whose history.jsonl gets this run's summary appended; null = none. */
     history_dir: string | null
     /** Refuse to start (exit 2) when the estimated cost is above this; null = no limit. */

@@ -121,6 +121,7 @@ function build(v1: boolean): z.ZodType {
     ),
     time_origin_ms: aNumber().optional(),
     server: figures().nullable().optional(),
+    cache_reset: figures().optional(),
     merged: figures().optional(),
     shard: anObject({ index: aCount(), count: aCount() }).optional(),
     trace: figures().optional(),

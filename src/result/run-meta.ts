@@ -104,8 +104,10 @@ export interface RunMeta {
   }[]
   /** performance.timeOrigin of the run's process: record times + this = wall-clock ms (for merging shards). */
   time_origin_ms?: number
-  /** What the server said about itself before the run (slots, context); null = nothing answered or no preflight; absent in older results. */
+  /** What the server said about itself before the run (slots, context); null = nothing answered, or no preflight and no --reset-cache; absent in older results. */
   server?: ServerSelf | null
+  /** --reset-cache: the engine's call that emptied its prefix cache, and each reset; absent = no resets. */
+  cache_reset?: CacheResetMeta
   /** Set on the result of `llmbench merge`: the shards and how well their levels overlapped. */
   merged?: MergeInfo
   /** Set when this result is one shard of a run spread over several processes or machines. */
@@ -206,4 +208,22 @@ export interface StaggerMeta {
   from: 'probes' | 'default' | 'off'
   /** The run description's sentence. */
   note: string
+}
+
+/** --reset-cache (run/cache-reset.ts): what was called, and when. */
+export interface CacheResetMeta {
+  mode: 'before-level' | 'before-run'
+  /** The engine the server said it is, whose call was used. */
+  engine: 'llama.cpp' | 'vllm' | 'sglang'
+  /** The call in words: "POST /slots/{id}?action=erase", "POST /flush_cache", "POST /reset_prefix_cache". */
+  call: string
+  /** Requests one reset sends: llama.cpp's slots, else 1. */
+  calls_per_reset: number
+  /** The run description's sentence: "cache reset before each level via ...". */
+  note: string
+  /**
+   * Each reset: what it came before ("c=4", "c=4 run 2", "control", "the first level"), when it was sent, how
+   * long all its calls took; `error` when it failed (the level then ran on a cache not reset).
+   */
+  resets: { before: string; at: string; ms: number; error?: string }[]
 }

@@ -3,7 +3,14 @@ import { performance } from 'node:perf_hooks'
 import { displayUrl } from '../client/redact.js'
 import type { RunConfig } from '../config/types.js'
 import { protocolOf } from '../protocols/wire-protocol.js'
-import type { ConnectionPolicy, CostEstimate, RunMeta, ShardInfo, StaggerMeta } from '../result/run-meta.js'
+import type {
+  CacheResetMeta,
+  ConnectionPolicy,
+  CostEstimate,
+  RunMeta,
+  ShardInfo,
+  StaggerMeta,
+} from '../result/run-meta.js'
 import { staggerSpreadMs } from '../schedule/stagger.js'
 import { TOOL_VERSION } from '../version.js'
 import { formatLength } from '../workload/lengths.js'
@@ -62,7 +69,11 @@ export function describeStagger(
   }
 }
 
-/** The run's meta before its first level: what was asked, how the load is sent, on which machine. */
+/**
+ * The run's meta before its first level: what was asked, how the load is sent, on which machine, and
+ * with --reset-cache the call that empties the server's cache ("cache reset before each level via
+ * POST /slots/{id}?action=erase", run/cache-reset.ts), whose resets the load then appends.
+ */
 export function describeRun(
   config: RunConfig,
   workers: number,
@@ -70,6 +81,7 @@ export function describeRun(
   estimate: CostEstimate | null,
   shard: ShardInfo | undefined,
   connections: ConnectionPolicy,
+  cacheReset: CacheResetMeta | null = null,
 ): RunMeta {
   const { load, workload } = config
   const rateMode = load.mode === 'request_rate'
@@ -155,5 +167,6 @@ export function describeRun(
     levels_run: [],
   }
   if (shard !== undefined) meta.shard = shard
+  if (cacheReset !== null) meta.cache_reset = cacheReset
   return meta
 }

@@ -27,6 +27,7 @@ import { writeJsonAtomic } from '../result/write-json.js'
 import { type LevelWindow, withServerFigures } from '../server-metrics/level-figures.js'
 import type { ServerMetricsScraper } from '../server-metrics/scraper.js'
 import { WorkerPool } from '../worker/pool.js'
+import { CacheResetter } from './cache-resetter.js'
 import { noticeFromLoad, policyAfterProbes } from './connection-policy.js'
 import { contextWarning } from './context-warning.js'
 import { architecture, describeRun } from './describe-run.js'
@@ -104,6 +105,8 @@ export type RunOutcome =
   | { kind: 'interrupted-before-load'; phase: 'preflight' | 'calibration' | 'set-up'; recordsPath: string }
   /** --max-cost: the estimate is above the limit (or cannot be made); nothing of the load was sent. */
   | { kind: 'over-budget'; estimate: CostEstimate | null; limit: number; reason: string }
+  /** --reset-cache: the server has no cache-reset call llmbench knows, or it failed; nothing of the load was sent. */
+  | { kind: 'cache-reset-refused'; reason: string }
 
 /** `auto`: one worker thread per core (the main thread only writes records), at most one per stream. */
 export function resolveWorkers(
@@ -159,7 +162,15 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
     )
     const threads = pool
     live?.watchInFlight(() => threads.inFlight)
-    const meta = describeRun(config, workerCount, setUp.prepared, setUp.estimate, options.shard, connections)
+    const meta = describeRun(
+      config,
+      workerCount,
+      setUp.prepared,
+      setUp.estimate,
+      options.shard,
+      connections,
+      setUp.cacheReset?.meta ?? null,
+    )
     meta.run_id = sink.runId
     const proxy = proxyMetaOf(endpoint.url, endpoint.proxy)
     if (proxy !== null) meta.client.proxy = proxy
@@ -206,6 +217,7 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
       modelEvidence: modelEvidenceOf(meta, setUp.prepared.probeRecords),
       levelsStarted: 0,
       traceOffsets: sources.trace?.offsets_ms ?? null,
+      cacheReset: setUp.cacheReset,
       measure: {
         pool,
         sink,
@@ -242,7 +254,13 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
 type LevelFigures = Omit<LevelSummary, 'verdict' | 'advice'>
 
 type SetUp =
-  | { kind: 'ready'; estimate: CostEstimate | null; prepared: PreparedWorkload; server: ServerSelf | null }
+  | {
+      kind: 'ready'
+      estimate: CostEstimate | null
+      prepared: PreparedWorkload
+      server: ServerSelf | null
+      cacheReset: CacheResetter | null
+    }
   | Exclude<RunOutcome, { kind: 'done' }>
 
 /**
@@ -322,7 +340,23 @@ async function setUpRun(
     server.context_warning = warning
     log(`warning: ${warning}`)
   }
-  return { kind: 'ready', estimate, prepared, server }
+  // Last of the set-up, so a refusal comes before the load and after every probe that fills the cache.
+  let cacheReset: CacheResetter | null = null
+  const resetMode = config.run.reset_cache
+  if (resetMode !== 'off') {
+    // Without the preflight the server has not said what it is yet: the call depends on it.
+    if (server === null && !config.run.preflight) {
+      server = await readServerSelf(endpoint, { interrupt: stop.setupInterrupt })
+      if (server !== null) log(describeServerSelf(server))
+    }
+    if (stop.requested) return { kind: 'interrupted-before-load', phase: 'set-up', recordsPath }
+    const checked = await CacheResetter.check(resetMode, endpoint, server, stop.setupInterrupt)
+    if (stop.requested) return { kind: 'interrupted-before-load', phase: 'set-up', recordsPath }
+    if ('refusal' in checked) return { kind: 'cache-reset-refused', reason: checked.refusal }
+    cacheReset = checked
+    log(cacheReset.meta.note)
+  }
+  return { kind: 'ready', estimate, prepared, server, cacheReset }
 }
 
 /** A run under load: what every level needs, and what the levels so far produced. */
@@ -352,6 +386,8 @@ interface Gradient {
   levelsStarted: number
   /** --trace: the replayed rows' offsets at speed 1; null = arrivals from the arrival process. */
   traceOffsets: Float64Array | null
+  /** --reset-cache: the checked call, made before each level or once before the first; null = off. */
+  cacheReset: CacheResetter | null
   measure: MeasureContext
   /** The run's elapsed time and the estimate of the rest, for the live line. */
   clock: RunClock
@@ -375,6 +411,8 @@ async function runLoad(gradient: Gradient): Promise<void> {
   try {
     let result: BenchResult | null = null
     const search = meta.load.search ?? null
+    if (gradient.cacheReset?.mode === 'before-run' && !stop.requested)
+      await gradient.cacheReset.reset('the first level', log)
     for (const value of levelValues(config)) {
       if (stop.requested) break
       result = (await runLevel(gradient, value)) ?? result
@@ -438,6 +476,7 @@ async function runControl(gradient: Gradient): Promise<void> {
   log(
     `control: level ${first.value} again, ${requests} requests (at most ${seconds.toFixed(0)} s), to see whether the environment drifted`,
   )
+  if (gradient.cacheReset?.mode === 'before-level') await gradient.cacheReset.reset('control', log)
   measure.sink.setLevel(first.value)
   await measureLevel(
     measure,
@@ -481,6 +520,12 @@ async function runLevel(gradient: Gradient, value: number): Promise<BenchResult 
   let precision: PrecisionWatch | undefined
   for (let repeat = 0; repeat < repeats && (repeat === 0 || !stop.requested); repeat++) {
     const own = repeats > 1 ? new LevelSummarizer(value, summaryOptions(meta)) : null
+    // Before the level's warm-up: no level inherits the cache the one before it left.
+    if (gradient.cacheReset?.mode === 'before-level')
+      await gradient.cacheReset.reset(
+        `${levelName(meta, value)}${own === null ? '' : ` run ${repeat + 1}`}`,
+        log,
+      )
     measure.sink.repeat = own === null ? null : repeat
     measure.sink.setLevel(value)
     gradient.clock.beginLevel(value, own === null ? null : { index: repeat, of: repeats })

@@ -50,7 +50,7 @@ export async function readServerSelf(
 }
 
 /** The server's root: the base URL without its /v1 (llama.cpp and SGLang serve these paths beside /v1). */
-function serverRoot(endpoint: Endpoint): string {
+export function serverRoot(endpoint: Endpoint): string {
   return endpoint.modelsUrl.replace(/\/v1\/models$/, '')
 }
 

@@ -30,6 +30,11 @@ export class PrefixCache {
     this.capacityBlocks = Math.max(1, Math.floor(capacityTokens / BLOCK_TOKENS))
   }
 
+  /** Empties the cache (vLLM's POST /reset_prefix_cache): the next request of any prompt computes all of it. */
+  clear(): void {
+    this.blocks.clear()
+  }
+
   /**
    * The prompt's tokens served from the cache; the prompt's blocks, and those of the chat reply
    * `reply` (the text to be generated) after it, are cached for later requests.

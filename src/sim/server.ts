@@ -224,7 +224,9 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
     model,
     modelsBody: JSON.stringify({
       object: 'list',
-      data: [{ id: model, object: 'model', owned_by: 'llmbench' }],
+      // With a prefix cache it plays vLLM's (owned_by "vllm", POST /reset_prefix_cache), so a run's
+      // --reset-cache finds vLLM's call here.
+      data: [{ id: model, object: 'model', owned_by: prefix_cache ? 'vllm' : 'llmbench' }],
     }),
     requestCount: 0,
     faults: new FaultPicker(faults, params.seed),
@@ -320,6 +322,14 @@ async function route(ctx: SimContext, req: IncomingMessage, res: ServerResponse)
     const body = ctx.metrics.render(ctx.engine.stats())
     res.writeHead(200, { 'content-type': EXPOSITION_CONTENT_TYPE, 'content-length': Buffer.byteLength(body) })
     res.end(body)
+    return
+  }
+  // vLLM's (dev mode) cache reset, at the root: the cache is emptied, the answer is an empty 200.
+  if (req.method === 'POST' && path === '/reset_prefix_cache' && ctx.prefixCache !== null) {
+    req.resume()
+    ctx.prefixCache.clear()
+    res.writeHead(200, { 'content-length': 0 })
+    res.end()
     return
   }
   const kind: Kind | null =

@@ -137,6 +137,7 @@ const DOCUMENTED_DEFAULTS: RunConfig = {
     refine: false,
     search: false,
     search_tolerance: null,
+    reset_cache: 'off',
     history_dir: null,
     max_cost: null,
     export_parquet: false,
@@ -970,4 +971,19 @@ test('workload mistakes: bad lengths, unknown profile, dataset lengths without a
   const noPrices = issuesOf([], { ...TARGET, max_cost: 5 })
   assert.equal(noPrices[0]?.path, 'max_cost')
   assert.match(noPrices[0]?.message ?? '', /expected prices to estimate the cost with/)
+})
+
+test('reset_cache: settings.json bench.reset_cache, config.toml load.reset_cache and --reset-cache; a wrong value names the key and the values', () => {
+  assert.equal(load([], TARGET).run.reset_cache, 'off', 'off by default')
+  const json = tempFile('reset.json', JSON.stringify({ bench: { reset_cache: 'before-run' } }))
+  assert.equal(load([json], TARGET).run.reset_cache, 'before-run')
+  const toml = tempFile('reset.toml', '[load]\nreset_cache = "before-level"\n')
+  assert.equal(load([toml], TARGET).run.reset_cache, 'before-level')
+  assert.equal(load([toml], { ...TARGET, reset_cache: 'off' }).run.reset_cache, 'off', 'the flag wins')
+  const wrong = tempFile('reset-wrong.toml', '[load]\nreset_cache = "always"\n')
+  const issue = issueAt(issuesOf([wrong], TARGET), 'load.reset_cache')
+  assert.match(issue.message, /"off", "before-level", "before-run"/)
+  const flag = issuesOf([], { ...TARGET, reset_cache: 'between' })
+  assert.equal(flag.length, 1)
+  assert.match(JSON.stringify(flag[0]), /reset-cache/)
 })
