@@ -9,8 +9,9 @@ import type { Saturation } from './saturation.js'
  * (or a knee is placed). Then, between the highest level that met them and the lowest that did not,
  * a probe where the measured curve crosses the objectives (monotone cubic interpolation of each
  * level's worst objective ratio, as vLLM's `serve_sla` solves on a PCHIP), kept in the middle half of
- * the bracket so it shrinks by a quarter at least, until the bracket is within the tolerance. The
- * knee is bisected: a plateau gives interpolation nothing to solve on.
+ * the bracket so it shrinks by a quarter at least, while the bracket is wider than four tolerances;
+ * then bisection, until the bracket is within the tolerance. The knee is bisected: a plateau gives
+ * interpolation nothing to solve on.
  */
 
 export type SearchTarget = 'slo' | 'knee'
@@ -45,6 +46,9 @@ export interface SearchLevel {
   slo: LevelSlo | null
   interrupted?: boolean
 }
+
+/** Brackets wider than this many tolerances are probed where the curve crosses; narrower ones bisected. */
+const INTERPOLATE_ABOVE = 4
 
 /** Probes after the bracket at most: a bracket shrinks by a quarter at least each, 8 close 10x. */
 export const MAX_SEARCH_PROBES = 8
@@ -122,7 +126,11 @@ export function nextProbe(
     return fresh ? placed : null
   }
   const width = high - low
-  const root = plan.target === 'slo' ? sloCrossing(levels, low, high, plan.tolerance) : null
+  // In a narrow bracket bisection is as quick and does not bet on a smooth curve: a server's latency
+  // jumps at its slots, where a cubic through the levels around it puts the crossing too high
+  // (llama.cpp, 4 slots, bracket 4–8: the curve said 7, then 6, then 5, where 6 then 5 would do).
+  const interpolate = plan.target === 'slo' && width > INTERPOLATE_ABOVE * plan.tolerance
+  const root = interpolate ? sloCrossing(levels, low, high, plan.tolerance) : null
   if (root !== null) {
     const kept = Math.min(high - width / 4, Math.max(low + width / 4, root))
     const value = fit(kept)

@@ -64,8 +64,8 @@ test('the bracket ladder doubles from the lowest level to the highest; the toler
 })
 
 test('an SLO search: bracketed at the first level that misses, then probes inside until the bracket is one stream', () => {
-  // TTFT grows geometrically past 6 streams: 1..6 meet 500 ms, 7 and up miss it.
-  const ttftAt = (c: number): number => (c <= 6 ? 100 + 40 * c : 400 * 1.6 ** (c - 6))
+  // TTFT grows geometrically past 20 streams: 1..20 meet 500 ms, 21 and up miss it.
+  const ttftAt = (c: number): number => (c <= 20 ? 100 + 15 * c : 400 * 1.3 ** (c - 20))
   const run: SearchLevel[] = []
   for (const value of bracketLadder(SLO_PLAN.range)) {
     run.push(level(value, ttftAt(value)))
@@ -73,24 +73,28 @@ test('an SLO search: bracketed at the first level that misses, then probes insid
   }
   assert.deepEqual(
     run.map((l) => l.value),
-    [1, 2, 4, 8],
+    [1, 2, 4, 8, 16, 32],
     'the ladder stops at the first miss',
   )
   const hows: string[] = []
   for (let step = 0; step < 8; step++) {
     const probe = nextProbe(SLO_PLAN, 'concurrency', run, null)
     if (probe === null) break
-    assert.ok(probe.value > 4 && probe.value < 8, `probe ${probe.value} inside the bracket`)
+    assert.ok(probe.value > 16 && probe.value < 32, `probe ${probe.value} inside the bracket`)
     hows.push(probe.how)
     run.push(level(probe.value, ttftAt(probe.value)))
   }
   const outcome = searchOutcome(SLO_PLAN, 'concurrency', run, null)
-  assert.equal(outcome.value, 6)
-  assert.deepEqual(outcome.bracket, [6, 7])
+  assert.equal(outcome.value, 20)
+  assert.deepEqual(outcome.bracket, [20, 21])
   assert.equal(outcome.converged, true)
-  assert.ok(run.length <= 7, `${run.length} levels, against 32 for every level`)
-  assert.ok(hows.includes('interpolated'), hows.join())
-  assert.match(outcome.summary, /^6 streams meet every SLO and 7 do not \(within 1 stream\); \d levels run$/)
+  assert.ok(run.length <= 11, `${run.length} levels, against 32 for every level`)
+  assert.equal(hows[0], 'interpolated', 'a bracket of 16 streams is probed where the curve crosses')
+  assert.equal(hows.at(-1), 'bisected', 'one of a few streams is bisected')
+  assert.match(
+    outcome.summary,
+    /^20 streams meet every SLO and 21 do not \(within 1 stream\); \d+ levels run$/,
+  )
 })
 
 test('an SLO search at the ends: every level meets them, or the lowest already misses them', () => {
