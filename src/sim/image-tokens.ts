@@ -26,10 +26,13 @@ export function imageTokens(messages: unknown, patchPx: number): number | string
     const content = (message as { content?: unknown } | null)?.content
     if (!Array.isArray(content)) continue
     for (const part of content) {
-      const bytes = imageBytes(part)
-      if (bytes === undefined) continue
-      if (typeof bytes === 'string') return bytes
-      const size = imageSize(bytes)
+      const base64 = imageBase64(part)
+      if (base64 === undefined) continue
+      if (base64.startsWith('!')) return base64.slice(1)
+      // Only the header is read: decode the start, and the whole only if its header lies further in.
+      const size =
+        imageSize(Buffer.from(base64.slice(0, HEADER_BASE64_CHARS), 'base64')) ??
+        imageSize(Buffer.from(base64, 'base64'))
       if (size === undefined) return 'an image part is neither a PNG nor a JPEG'
       tokens += imageTokensOfSize(size.width, size.height, patchPx)
     }
@@ -37,28 +40,34 @@ export function imageTokens(messages: unknown, patchPx: number): number | string
   return tokens
 }
 
-/** An image part's bytes; undefined for a part that is no image; a string that says why it can't be read. */
-function imageBytes(part: unknown): Buffer | string | undefined {
+/** 64 KiB of bytes: past any PNG's IHDR and most JPEGs' frame header (EXIF may push it further). */
+const HEADER_BASE64_CHARS = 87_384 // 21,846 whole base64 quanta: 65,538 bytes
+
+/**
+ * An image part's base64; undefined for a part that is no image; '!' and a sentence when it
+ * cannot be read.
+ */
+function imageBase64(part: unknown): string | undefined {
   if (part === null || typeof part !== 'object') return undefined
   const p = part as Record<string, unknown>
   if (p.type === 'image_url') {
     const url = (p.image_url as { url?: unknown } | undefined)?.url
-    return dataUriBytes(url)
+    return dataUriBase64(url)
   }
-  if (p.type === 'input_image') return dataUriBytes(p.image_url)
+  if (p.type === 'input_image') return dataUriBase64(p.image_url)
   if (p.type === 'image') {
     const source = p.source as { type?: unknown; data?: unknown } | undefined
     if (source?.type !== 'base64' || typeof source.data !== 'string') {
-      return 'the simulator reads only base64 image sources'
+      return '!the simulator reads only base64 image sources'
     }
-    return Buffer.from(source.data, 'base64')
+    return source.data
   }
   return undefined
 }
 
-function dataUriBytes(url: unknown): Buffer | string {
-  if (typeof url !== 'string') return 'an image part has no URL'
+function dataUriBase64(url: unknown): string {
+  if (typeof url !== 'string') return '!an image part has no URL'
   const match = /^data:[^;,]*;base64,/.exec(url)
-  if (match === null) return 'the simulator fetches no image URLs: send images as base64 data URIs'
-  return Buffer.from(url.slice(match[0].length), 'base64')
+  if (match === null) return '!the simulator fetches no image URLs: send images as base64 data URIs'
+  return url.slice(match[0].length)
 }
