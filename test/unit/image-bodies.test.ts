@@ -7,6 +7,7 @@ import {
   messagesBody,
   responsesBody,
 } from '../../src/protocols/protocol-bodies.js'
+import { buildBody } from '../../src/workload/request-body.js'
 
 const png = promptImage('image/png', new Uint8Array([1, 2, 3]))
 const base = { model: 'm', prompt: 'describe', maxTokens: 8, stream: true, ignoreEos: false }
@@ -70,4 +71,14 @@ test('without images every body is as before: plain string contents', () => {
   assert.equal(responsesBody(base).input, 'describe')
   assert.deepEqual(messagesBody({ ...base, images: [] }).messages, [{ role: 'user', content: 'describe' }])
   assert.equal(completionsBody(base).prompt, 'describe')
+})
+
+test('buildBody puts images in image protocols and refuses them for completions and embeddings', () => {
+  const options = { model: 'm', endpoint: '/v1/chat/completions', stream: false }
+  const chat = JSON.parse(buildBody(options, 'describe', 4, [png]).toString())
+  assert.equal(chat.messages[0].content[1].image_url.url, png.url)
+  for (const endpoint of ['/v1/completions', '/v1/embeddings']) {
+    assert.throws(() => buildBody({ ...options, endpoint }, 'describe', 4, [png]), /has no image parts/)
+    assert.doesNotThrow(() => buildBody({ ...options, endpoint }, 'describe', 4))
+  }
 })
