@@ -4,7 +4,8 @@
  * server's defaults stay in force.
  */
 
-import { type Prompt, promptText } from './prompt.js'
+import { type ChatMessage, type Prompt, promptText } from './prompt.js'
+import { chatImagePart, messagesImagePart, type PromptImage, responsesImagePart } from './prompt-images.js'
 
 type Body = Record<string, unknown>
 
@@ -19,13 +20,37 @@ export interface BodyRequest {
    * `min_tokens`: vLLM, SGLang, TGI), so outputs reach the length the run is about.
    */
   ignoreEos: boolean
+  /** Images sent with the prompt, in the last user turn after its text; none when absent. */
+  images?: readonly PromptImage[]
+}
+
+type ImagePart = (image: PromptImage) => Record<string, unknown>
+
+/**
+ * The prompt as messages, the last user turn's content made a list of parts (its text, then the
+ * images in the protocol's own part shape) when there are images; plain strings otherwise.
+ */
+function messagesWithImages(
+  prompt: Prompt,
+  images: readonly PromptImage[] | undefined,
+  textType: string,
+  imagePart: ImagePart,
+): readonly (ChatMessage | { role: string; content: unknown })[] {
+  const messages: readonly ChatMessage[] =
+    typeof prompt === 'string' ? [{ role: 'user', content: prompt }] : prompt
+  if (images === undefined || images.length === 0) return messages
+  const last = messages.findLastIndex((message) => message.role === 'user')
+  return messages.map((message, index) =>
+    index === last
+      ? { role: message.role, content: [{ type: textType, text: message.content }, ...images.map(imagePart)] }
+      : message,
+  )
 }
 
 /** Chat completions: the prompt as `messages`. */
 export function chatBody(request: BodyRequest): Body {
-  const { prompt } = request
   return openAiBody(request, {
-    messages: typeof prompt === 'string' ? [{ role: 'user', content: prompt }] : prompt,
+    messages: messagesWithImages(request.prompt, request.images, 'text', chatImagePart),
   })
 }
 
@@ -49,21 +74,27 @@ function openAiBody(request: BodyRequest, prompt: Body): Body {
 }
 
 /** OpenAI Responses API: `input` (text, or the conversation as role/content items), `max_output_tokens`. */
-export function responsesBody({ model, prompt, maxTokens, stream }: BodyRequest): Body {
+export function responsesBody({ model, prompt, maxTokens, stream, images }: BodyRequest): Body {
+  const input =
+    images === undefined || images.length === 0
+      ? prompt
+      : messagesWithImages(prompt, images, 'input_text', responsesImagePart)
   // Usage always comes on response.completed: there is no stream_options to ask for it.
-  return { model, input: prompt, max_output_tokens: maxTokens, stream }
+  return { model, input, max_output_tokens: maxTokens, stream }
 }
 
 /**
  * Anthropic Messages: `messages` of user and assistant turns, `max_tokens` (required by the API),
  * and the system prompt lifted out of the messages into the top-level `system` the API wants.
  */
-export function messagesBody({ model, prompt, maxTokens, stream }: BodyRequest): Body {
-  const messages = typeof prompt === 'string' ? [{ role: 'user', content: prompt }] : prompt
+export function messagesBody({ model, prompt, maxTokens, stream, images }: BodyRequest): Body {
+  const messages: readonly ChatMessage[] =
+    typeof prompt === 'string' ? [{ role: 'user', content: prompt }] : prompt
   const system = messages.filter((message) => message.role === 'system').map((message) => message.content)
   const body: Body = { model, max_tokens: maxTokens }
   if (system.length > 0) body.system = system.join('\n\n')
-  body.messages = messages.filter((message) => message.role !== 'system')
+  const turns = messages.filter((message) => message.role !== 'system')
+  body.messages = messagesWithImages(turns, images, 'text', messagesImagePart)
   body.stream = stream
   return body
 }

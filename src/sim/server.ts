@@ -36,6 +36,7 @@ import {
   FaultPicker,
   type FaultRate,
 } from './faults.js'
+import { DEFAULT_IMAGE_PATCH_PX, imageTokens } from './image-tokens.js'
 import { llamaCppTimings } from './llamacpp-timings.js'
 import { EXPOSITION_CONTENT_TYPE } from './metrics-exposition.js'
 import { PrefixCache } from './prefix-cache.js'
@@ -85,6 +86,11 @@ export interface SimulatorOptions extends Partial<SimParams> {
   prompt_counting?: 'estimate' | 'exact'
   /** Tokens a chat template adds around every chat prompt (role markers, special tokens). Default 0. */
   template_tokens?: number
+  /**
+   * Side in pixels of one image token's patch: an image costs ceil(h / p) · ceil(w / p) prompt
+   * tokens, prefilled like text. Default 28, Qwen2-VL's merged patch (14-px ViT patches, 2 × 2 merged).
+   */
+  image_patch_px?: number
   /**
    * Share of requests that meet end-of-sequence before max_tokens (seeded): they stop at a random
    * point with finish_reason "stop", unless the request sends ignore_eos or min_tokens. Default 0.
@@ -192,6 +198,7 @@ interface SimContext {
 interface PromptCounting {
   exact: boolean
   templateTokens: number
+  imagePatchPx: number
 }
 
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<RunningSimulator> {
@@ -202,6 +209,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
     faults = [],
     prompt_counting = 'estimate',
     template_tokens = 0,
+    image_patch_px = DEFAULT_IMAGE_PATCH_PX,
     early_stop = 0,
     quirks = {},
     context_size = Number.POSITIVE_INFINITY,
@@ -213,6 +221,8 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
   } = opts
   if (!(Number.isInteger(template_tokens) && template_tokens >= 0))
     throw new RangeError(`template_tokens must be a non-negative integer, got ${template_tokens}`)
+  if (!(Number.isInteger(image_patch_px) && image_patch_px >= 1))
+    throw new RangeError(`image_patch_px must be a positive integer, got ${image_patch_px}`)
   if (!(early_stop >= 0 && early_stop <= 1))
     throw new RangeError(`early_stop must be in [0, 1], got ${early_stop}`)
   const params = resolveSimParams(overrides)
@@ -230,7 +240,11 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
     }),
     requestCount: 0,
     faults: new FaultPicker(faults, params.seed),
-    counting: { exact: prompt_counting === 'exact', templateTokens: template_tokens },
+    counting: {
+      exact: prompt_counting === 'exact',
+      templateTokens: template_tokens,
+      imagePatchPx: image_patch_px,
+    },
     earlyStop: early_stop,
     contextSize: context_size,
     heldUntil: 0,
@@ -459,7 +473,9 @@ function parseGeneration(
     : chatLike
       ? chatInputTokens(input)
       : promptInputTokens(input)
-  const promptTokens = counted === null ? null : counted + (chatLike ? counting.templateTokens : 0)
+  const images = chatLike ? imageTokens(input, counting.imagePatchPx) : 0
+  if (typeof images === 'string') return badRequest(images)
+  const promptTokens = counted === null ? null : counted + images + (chatLike ? counting.templateTokens : 0)
   if (promptTokens === null) {
     return badRequest(
       kind === 'completion'
@@ -504,6 +520,10 @@ function exactInputTokens(input: unknown): number | null {
   for (const m of input) {
     if (typeof m === 'string') tokens += tokenizer.count(m)
     else if (isObject(m) && typeof m.content === 'string') tokens += tokenizer.count(m.content)
+    else if (isObject(m) && Array.isArray(m.content)) {
+      for (const p of m.content)
+        if (isObject(p) && typeof p.text === 'string') tokens += tokenizer.count(p.text)
+    }
   }
   return tokens
 }

@@ -1,5 +1,6 @@
 import { type Protocol, protocolOfEndpoint } from '../protocols/names.js'
 import type { Prompt } from '../protocols/prompt.js'
+import type { PromptImage } from '../protocols/prompt-images.js'
 import { protocolOf } from '../protocols/wire-protocol.js'
 
 /** Builds the JSON request body, serialized once per prompt and reused as bytes. */
@@ -17,9 +18,25 @@ export interface BodyOptions {
   ignoreEos?: boolean
 }
 
-export function buildBody(options: BodyOptions, prompt: Prompt, maxTokens: number): Buffer {
+/** The protocols whose bodies have image parts. */
+const IMAGE_PROTOCOLS: ReadonlySet<Protocol> = new Set<Protocol>(['chat', 'responses', 'messages'])
+
+/**
+ * `images`, encoded once when the workload is planned, go in the last user turn after its text; a
+ * protocol without image parts (completions, embeddings) is refused rather than sent the text alone.
+ */
+export function buildBody(
+  options: BodyOptions,
+  prompt: Prompt,
+  maxTokens: number,
+  images: readonly PromptImage[] = [],
+): Buffer {
   const { model, stream } = options
-  const protocol = protocolOf(options.protocol ?? protocolOfEndpoint(options.endpoint))
-  const body = protocol.body({ model, prompt, maxTokens, stream, ignoreEos: options.ignoreEos === true })
+  const name = options.protocol ?? protocolOfEndpoint(options.endpoint)
+  if (images.length > 0 && !IMAGE_PROTOCOLS.has(name)) {
+    throw new Error(`the ${name} protocol has no image parts: send images to chat, responses or messages`)
+  }
+  const ignoreEos = options.ignoreEos === true
+  const body = protocolOf(name).body({ model, prompt, maxTokens, stream, ignoreEos, images })
   return Buffer.from(JSON.stringify(body))
 }

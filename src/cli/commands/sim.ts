@@ -108,6 +108,13 @@ export const SIM_SPEC: CommandSpec = {
       default: '0',
     },
     {
+      name: 'image-patch-px',
+      type: 'string',
+      value: 'PX',
+      help: 'side of one image token: an image costs ceil(h/PX)*ceil(w/PX) prompt tokens (28: Qwen2-VL)',
+      default: '28',
+    },
+    {
       name: 'close-after-response',
       type: 'boolean',
       help: "close the connection 1 ms after each streamed response, despite Keep-Alive headers (llama.cpp's habit)",
@@ -151,10 +158,10 @@ function simQuirks(flags: ParsedFlags): SimQuirks {
   return { close_after_response: flags['close-after-response'] === true, tokens_per_event: perEvent }
 }
 
-/** The simulator's workload-shaping flags: prompt counting, template overhead, early stops. */
+/** The simulator's workload-shaping flags: prompt counting, template overhead, image tokens, early stops. */
 function simWorkloadOptions(
   flags: ParsedFlags,
-): Pick<SimulatorOptions, 'prompt_counting' | 'template_tokens' | 'early_stop'> {
+): Pick<SimulatorOptions, 'prompt_counting' | 'template_tokens' | 'image_patch_px' | 'early_stop'> {
   const counting = stringFlag(flags, 'prompt-counting') ?? 'estimate'
   if (counting !== 'estimate' && counting !== 'exact')
     throw new CliError(`--prompt-counting: expected estimate or exact, got ${counting}`, EXIT.usage)
@@ -164,13 +171,24 @@ function simWorkloadOptions(
       `--template-tokens: expected a non-negative integer, got ${stringFlag(flags, 'template-tokens')}`,
       EXIT.usage,
     )
+  const patch = numberFlag(flags, 'image-patch-px') ?? 28
+  if (!(Number.isInteger(patch) && patch >= 1))
+    throw new CliError(
+      `--image-patch-px: expected an integer >= 1, got ${stringFlag(flags, 'image-patch-px')}`,
+      EXIT.usage,
+    )
   const earlyStop = numberFlag(flags, 'early-stop') ?? 0
   if (!(earlyStop >= 0 && earlyStop <= 1))
     throw new CliError(
       `--early-stop: expected a share from 0 to 1, got ${stringFlag(flags, 'early-stop')}`,
       EXIT.usage,
     )
-  return { prompt_counting: counting, template_tokens: template, early_stop: earlyStop }
+  return {
+    prompt_counting: counting,
+    template_tokens: template,
+    image_patch_px: patch,
+    early_stop: earlyStop,
+  }
 }
 
 /**
