@@ -89,6 +89,7 @@ export const DEFAULTS: RunConfig = deepFreeze({
     profile: null,
     tokenizer: 'o200k',
     shared_prefix: 0,
+    images: null,
     sessions: false,
     turns: 4,
     think_time_s: 0,
@@ -521,6 +522,23 @@ const FINAL_CHECKS: FinalCheck[] = [
       c.workload.shared_prefix >= shortestInput(c.workload.input),
     message: 'expected a shared prefix shorter than the shortest prompt (input_tokens)',
     sources: [...rawKeysOf('shared_prefix'), ...DATASET_LENGTH_SOURCES],
+  },
+  {
+    path: 'images',
+    fails: (c) =>
+      c.workload.images !== null &&
+      (!['chat', 'responses', 'messages'].includes(c.target.protocol) ||
+        c.workload.sessions ||
+        c.workload.trace !== null),
+    message:
+      'expected images with the chat, responses or messages protocol, without sessions or a trace: only those protocols carry image parts, and a session or trace brings its own prompts',
+    sources: [
+      ...rawKeysOf('images'),
+      ...rawKeysOf('protocol'),
+      ...rawKeysOf('endpoint'),
+      ...rawKeysOf('sessions'),
+      ...rawKeysOf('trace'),
+    ],
   },
   {
     path: 'sessions',

@@ -16,6 +16,7 @@ import { parseSloKey } from '../metrics/slo.js'
 import { PROTOCOLS } from '../protocols/names.js'
 import { formatPath, type PathStyle, valueAt } from '../schema-issue.js'
 import { LENGTH_SYNTAX, parseLength } from '../workload/lengths.js'
+import { IMAGES_SYNTAX, parseImageSpec } from '../workload/prompt-image-set.js'
 import { z } from '../zod.js'
 import { AUTH_MODES } from './auth-mode.js'
 import { CACHE_RESET_MODES } from './cache-reset-mode.js'
@@ -87,6 +88,12 @@ export function precisionTable() {
 export function inputLength() {
   const e = expect(LENGTH_SYNTAX)
   return z.union([nonNegativeInt(), z.string(e).refine((text) => parseLength(text) !== null, e)], e)
+}
+
+/** "2x448x448": images per prompt and their size (workload/prompt-image-set.ts). */
+export function imageSpec() {
+  const e = expect(IMAGES_SYNTAX)
+  return z.string(e).refine((text) => parseImageSpec(text) !== null, e)
 }
 
 /** Like inputLength, but at least 1: max_tokens = 0 is refused by servers, and no output measures nothing. */

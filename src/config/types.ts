@@ -104,6 +104,8 @@ export interface RunConfig {
     tokenizer: string
     /** Tokens every prompt shares at its start (to test a prefix cache on purpose); 0 = none. */
     shared_prefix: number
+    /** Synthetic PNG images with every prompt, "COUNTxWIDTHxHEIGHT" (workload/prompt-image-set.ts); null = none. */
+    images: string | null
     /** Multi-turn sessions (closed loop): from the dataset's conversations, or synthetic. */
     sessions: boolean
     /** User turns per synthetic session. */

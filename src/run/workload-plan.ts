@@ -4,6 +4,7 @@ import { seededRandom } from '../random.js'
 import type { Dataset } from '../workload/dataset.js'
 import type { ExactPromptSource } from '../workload/exact-prompts.js'
 import { drawLength } from '../workload/lengths.js'
+import { parseImageSpec, promptImageSet } from '../workload/prompt-image-set.js'
 import { type BodyOptions, buildBody } from '../workload/request-body.js'
 import type { SessionSpec } from '../workload/sessions.js'
 import type { Tokenizer } from '../workload/tokenizers.js'
@@ -55,10 +56,13 @@ export function planWorkload(config: RunConfig, sources: PlanSources): WorkloadP
   // Length draws get their own stream so changing a length does not change the prompts' words.
   const random = seededRandom(workload.seed * 7919 + 17)
   const prompts: PlannedPrompt[] = []
+  const spec = workload.images === null ? null : parseImageSpec(workload.images)
+  const count = sources.dataset?.entries.length ?? sources.distinct
+  const images = spec === null ? null : promptImageSet(spec, count, workload.seed)
   const make = (prompt: Prompt, input: number, fromDataset: number): void => {
     const output = Math.max(1, drawLength(workload.output, random, fromDataset))
     prompts.push({
-      body: buildBody(sources.body, prompt, output),
+      body: buildBody(sources.body, prompt, output, images?.of(prompts.length) ?? []),
       input_tokens: input,
       output_tokens: output,
     })
@@ -75,6 +79,10 @@ export function planWorkload(config: RunConfig, sources: PlanSources): WorkloadP
       make(sources.prompts.prompt(id, sources.localLength(input)), input, workload.output_tokens)
     }
   }
+  const withImages =
+    spec === null || images === null
+      ? ''
+      : `; ${spec.count} synthetic ${spec.width}x${spec.height} PNG image${spec.count === 1 ? '' : 's'} per prompt (${images.distinct} distinct set${images.distinct === 1 ? '' : 's'}; input tokens requested are the text's, the server counts the images' beside)`
   const mean = (key: 'input_tokens' | 'output_tokens'): number =>
     Math.round(prompts.reduce((sum, p) => sum + p[key], 0) / Math.max(1, prompts.length))
   return {
@@ -83,8 +91,9 @@ export function planWorkload(config: RunConfig, sources: PlanSources): WorkloadP
     input_mean: mean('input_tokens'),
     output_mean: mean('output_tokens'),
     source:
-      dataset === null
+      (dataset === null
         ? `synthetic (seeded word prompts, seed ${workload.seed}${workload.shared_prefix > 0 ? `, ${workload.shared_prefix}-token shared prefix` : ''})`
-        : `${dataset.path} (${dataset.format}, ${dataset.entries.length} prompts${dataset.skipped > 0 ? `, ${dataset.skipped} skipped` : ''})`,
+        : `${dataset.path} (${dataset.format}, ${dataset.entries.length} prompts${dataset.skipped > 0 ? `, ${dataset.skipped} skipped` : ''})`) +
+      withImages,
   }
 }

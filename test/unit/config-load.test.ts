@@ -106,6 +106,7 @@ const DOCUMENTED_DEFAULTS: RunConfig = {
     profile: null,
     tokenizer: 'o200k',
     shared_prefix: 0,
+    images: null,
     sessions: false,
     turns: 4,
     think_time_s: 0,
