@@ -45,6 +45,8 @@ export interface SearchLevel {
   value: number
   slo: LevelSlo | null
   interrupted?: boolean
+  /** The level's verdict, once judged (healthy, saturated, ...). */
+  verdict?: string
 }
 
 /** Brackets wider than this many tolerances are probed where the curve crosses; narrower ones bisected. */
@@ -96,13 +98,21 @@ function bracketOf(
   return plan.target === 'slo' ? sloBracket(levels) : kneeBracket(levels, saturation)
 }
 
-/** Whether the ladder can stop climbing: a level above the answer has been run. */
+/**
+ * Whether the ladder can stop climbing: a level above the answer has been run. For the knee, the
+ * highest level must also be past it by its own verdict: a knee placed on the first two levels of a
+ * slowly scaling engine (llama.cpp on one thread: +20% from 1 to 2) moves once a level fills its
+ * slots, which only a level beyond them shows.
+ */
 export function bracketed(
   plan: SearchPlan,
   levels: readonly SearchLevel[],
   saturation: Saturation | null,
 ): boolean {
-  return bracketOf(plan, levels, saturation)[1] !== null
+  if (bracketOf(plan, levels, saturation)[1] === null) return false
+  if (plan.target === 'slo') return true
+  const top = [...levels].sort((a, b) => b.value - a.value)[0]
+  return top !== undefined && top.verdict !== undefined && top.verdict !== 'healthy'
 }
 
 /**

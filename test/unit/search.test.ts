@@ -127,7 +127,11 @@ test('the probe stays in the middle half of the bracket, so a wild interpolation
 
 test('a knee search bisects the knee bracket and stops at the tolerance', () => {
   const plan: SearchPlan = { target: 'knee', range: [1, 32], tolerance: 1 }
-  const levels = [1, 2, 4, 8, 16].map((value) => ({ value, slo: null }))
+  const levels = [1, 2, 4, 8, 16].map((value) => ({
+    value,
+    slo: null,
+    verdict: value > 8 ? 'saturated' : 'healthy',
+  }))
   const knee = (value: number, bracket: [number, number]): Saturation => ({
     value,
     mode: 'concurrency',
@@ -136,6 +140,8 @@ test('a knee search bisects the knee bracket and stops at the tolerance', () => 
   })
   assert.equal(bracketed(plan, levels.slice(0, 3), null), false)
   assert.equal(bracketed(plan, levels, knee(8, [8, 16])), true)
+  // A knee placed while the highest level is still healthy: keep climbing (it may move).
+  assert.equal(bracketed(plan, levels.slice(0, 2), knee(1, [1, 2])), false)
   assert.deepEqual(nextProbe(plan, 'concurrency', levels, knee(8, [8, 16])), { value: 12, how: 'bisected' })
   assert.equal(nextProbe(plan, 'concurrency', levels, knee(8, [8, 9])), null)
   const outcome = searchOutcome(plan, 'concurrency', levels, knee(8, [8, 9]))
