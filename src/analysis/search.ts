@@ -45,9 +45,12 @@ export interface SearchLevel {
   value: number
   slo: LevelSlo | null
   interrupted?: boolean
-  /** The level's verdict, once judged (healthy, saturated, ...). */
-  verdict?: string
+  /** The level's TTFT percentiles, ms (p95, else the mean, tells a queue). */
+  ttft_ms?: Record<string, number | null>
 }
+
+/** TTFT this many times the knee's at the highest level: requests queue there, it is past the knee. */
+const QUEUED_TTFT_RATIO = 3
 
 /** Brackets wider than this many tolerances are probed where the curve crosses; narrower ones bisected. */
 const INTERPOLATE_ABOVE = 4
@@ -100,9 +103,10 @@ function bracketOf(
 
 /**
  * Whether the ladder can stop climbing: a level above the answer has been run. For the knee, the
- * highest level must also be past it by its own verdict: a knee placed on the first two levels of a
- * slowly scaling engine (llama.cpp on one thread: +20% from 1 to 2) moves once a level fills its
- * slots, which only a level beyond them shows.
+ * highest level must also be past it by evidence that does not depend on where the knee is: the
+ * server's gauges saw a level full, or the highest level's TTFT is QUEUED_TTFT_RATIO times the
+ * knee's. A knee placed on the first two levels of a slowly scaling engine (llama.cpp on one thread:
+ * +20% and TTFT x1.2 from 1 to 2) moves once a level fills its slots, which only a level beyond them shows.
  */
 export function bracketed(
   plan: SearchPlan,
@@ -111,8 +115,12 @@ export function bracketed(
 ): boolean {
   if (bracketOf(plan, levels, saturation)[1] === null) return false
   if (plan.target === 'slo') return true
-  const top = [...levels].sort((a, b) => b.value - a.value)[0]
-  return top !== undefined && top.verdict !== undefined && top.verdict !== 'healthy'
+  if (saturation?.full_from !== undefined) return true
+  const ttft = (level: SearchLevel | undefined): number | null =>
+    level?.ttft_ms?.p95 ?? level?.ttft_ms?.mean ?? null
+  const top = ttft([...levels].sort((a, b) => b.value - a.value)[0])
+  const knee = ttft(levels.find((level) => level.value === saturation?.value))
+  return top !== null && knee !== null && knee > 0 && top >= QUEUED_TTFT_RATIO * knee
 }
 
 /**

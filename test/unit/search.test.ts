@@ -130,7 +130,7 @@ test('a knee search bisects the knee bracket and stops at the tolerance', () => 
   const levels = [1, 2, 4, 8, 16].map((value) => ({
     value,
     slo: null,
-    verdict: value > 8 ? 'saturated' : 'healthy',
+    ttft_ms: { p95: value > 8 ? 400 : 40 + value },
   }))
   const knee = (value: number, bracket: [number, number]): Saturation => ({
     value,
@@ -140,8 +140,10 @@ test('a knee search bisects the knee bracket and stops at the tolerance', () => 
   })
   assert.equal(bracketed(plan, levels.slice(0, 3), null), false)
   assert.equal(bracketed(plan, levels, knee(8, [8, 16])), true)
-  // A knee placed while the highest level is still healthy: keep climbing (it may move).
+  // A knee placed while the highest level shows no queue: keep climbing (it may move) ...
   assert.equal(bracketed(plan, levels.slice(0, 2), knee(1, [1, 2])), false)
+  // ... unless the server's gauges saw a level full.
+  assert.equal(bracketed(plan, levels.slice(0, 2), { ...knee(1, [1, 2]), full_from: 2 }), true)
   assert.deepEqual(nextProbe(plan, 'concurrency', levels, knee(8, [8, 16])), { value: 12, how: 'bisected' })
   assert.equal(nextProbe(plan, 'concurrency', levels, knee(8, [8, 9])), null)
   const outcome = searchOutcome(plan, 'concurrency', levels, knee(8, [8, 9]))
