@@ -9,10 +9,11 @@ import { readRecords } from '../../src/records/jsonl-reader.js'
 import type { RequestRecord } from '../../src/records/types.js'
 import type { BenchResult } from '../../src/result/bench-result.js'
 import { RECORDS_FILE } from '../../src/result/folder-layout.js'
-import { type RunOutcome, runGradient } from '../../src/run/run-gradient.js'
-import { StopSignal } from '../../src/run/stop-signal.js'
+import type { RunOutcome } from '../../src/run/run-gradient.js'
+
 import { SIM_MODEL, startSimulator } from '../../src/sim/server.js'
 import { tempDir, testConfig } from '../helpers/run-config.js'
+import { runQuietly } from '../helpers/run-result.js'
 
 /**
  * --reset-cache against the simulator's prefix cache, which serves vLLM's POST /reset_prefix_cache:
@@ -33,16 +34,6 @@ function config(url: string, mode: CacheResetMode): RunConfig {
   c.load.control = false
   c.run.reset_cache = mode
   return c
-}
-
-async function run(c: RunConfig): Promise<RunOutcome> {
-  return runGradient({
-    config: c,
-    apiKey: null,
-    outDir: c.run.out_dir as string,
-    log: () => {},
-    stop: new StopSignal(),
-  })
 }
 
 /** Per level after the first: the cached tokens of its first measured request (by send time). */
@@ -69,7 +60,7 @@ test('before-level empties the prefix cache before each level: its first request
     const results: { result: BenchResult; records: RequestRecord[] }[] = []
     for (const mode of ['before-level', 'off'] as const) {
       const c = config(sim.url, mode)
-      const outcome = await run(c)
+      const outcome = await runQuietly(c)
       assert.equal(outcome.kind, 'done', JSON.stringify(outcome).slice(0, 300))
       const { result } = outcome as Extract<RunOutcome, { kind: 'done' }>
       results.push({ result, records: readRecords(join(c.run.out_dir as string, RECORDS_FILE)).records })
@@ -105,7 +96,7 @@ test('before-run resets once, after the probes; a server with no known call is r
   const withCache = await startSimulator({ slots: 4, prefix_cache: true, decode_base_ms: 2 })
   const without = await startSimulator({ slots: 4, decode_base_ms: 2 })
   try {
-    const once = await run(config(withCache.url, 'before-run'))
+    const once = await runQuietly(config(withCache.url, 'before-run'))
     assert.equal(once.kind, 'done')
     const meta = (once as Extract<RunOutcome, { kind: 'done' }>).result.meta.cache_reset
     assert.deepEqual(
@@ -114,7 +105,7 @@ test('before-run resets once, after the probes; a server with no known call is r
     )
 
     const c = config(without.url, 'before-level')
-    const refused = await run(c)
+    const refused = await runQuietly(c)
     assert.equal(refused.kind, 'cache-reset-refused')
     assert.match(
       (refused as Extract<RunOutcome, { kind: 'cache-reset-refused' }>).reason,

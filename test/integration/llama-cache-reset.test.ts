@@ -12,10 +12,11 @@ import { readRecords } from '../../src/records/jsonl-reader.js'
 import type { RequestRecord } from '../../src/records/types.js'
 import type { BenchResult } from '../../src/result/bench-result.js'
 import { RECORDS_FILE } from '../../src/result/folder-layout.js'
-import { type RunOutcome, runGradient } from '../../src/run/run-gradient.js'
-import { StopSignal } from '../../src/run/stop-signal.js'
+import type { RunOutcome } from '../../src/run/run-gradient.js'
+
 import { freePort } from '../helpers/free-port.js'
 import { tempDir, testConfig } from '../helpers/run-config.js'
+import { runQuietly } from '../helpers/run-result.js'
 
 /**
  * --reset-cache against a real llama.cpp (the team's kit beside this repository): its slot erase
@@ -58,16 +59,6 @@ function config(port: number, mode: CacheResetMode): RunConfig {
   return c
 }
 
-async function run(c: RunConfig): Promise<RunOutcome> {
-  return runGradient({
-    config: c,
-    apiKey: null,
-    outDir: c.run.out_dir as string,
-    log: () => {},
-    stop: new StopSignal(),
-  })
-}
-
 /** The second level's first measured request, by send time. */
 function secondLevelFirst(c: RunConfig): RequestRecord {
   const { records } = readRecords(join(c.run.out_dir as string, RECORDS_FILE))
@@ -88,7 +79,7 @@ test('llama.cpp: before-level erases every slot, so the next level computes its 
   const pid = await startLlamaServer(port, ['--slot-save-path', slotDir])
   try {
     const reset = config(port, 'before-level')
-    const outcome = await run(reset)
+    const outcome = await runQuietly(reset)
     assert.equal(outcome.kind, 'done', JSON.stringify(outcome).slice(0, 300))
     const meta = (outcome as Extract<RunOutcome, { kind: 'done' }>).result.meta as BenchResult['meta']
     assert.equal(meta.cache_reset?.call, 'POST /slots/{id}?action=erase')
@@ -102,7 +93,7 @@ test('llama.cpp: before-level erases every slot, so the next level computes its 
     )
     const computed = secondLevelFirst(reset)
     const kept = config(port, 'off')
-    assert.equal((await run(kept)).kind, 'done')
+    assert.equal((await runQuietly(kept)).kind, 'done')
     const cached = secondLevelFirst(kept)
     t.diagnostic(
       `c=2's first request: with the reset prompt_n ${computed.server_timings?.prompt_n} of ${computed.input_tokens} prompt tokens; ` +
@@ -130,7 +121,7 @@ test('llama.cpp without --slot-save-path refuses slot actions: the run is refuse
   const pid = await startLlamaServer(port, [])
   try {
     const c = config(port, 'before-run')
-    const outcome = await run(c)
+    const outcome = await runQuietly(c)
     assert.equal(outcome.kind, 'cache-reset-refused')
     const { reason } = outcome as Extract<RunOutcome, { kind: 'cache-reset-refused' }>
     assert.match(

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { runGradient } from '../../src/run/run-gradient.js'
-import { StopSignal } from '../../src/run/stop-signal.js'
 import { imageTokensOfSize } from '../../src/sim/image-tokens.js'
 import { SIM_MODEL } from '../../src/sim/server.js'
 import { tempDir, testConfig } from '../helpers/run-config.js'
+import { runToResult } from '../helpers/run-result.js'
 import { startSimulatorProcess as startSimulator } from '../helpers/sim-process.js'
 
 /**
@@ -26,18 +25,10 @@ test('--images: every request carries its images, and the server counts their to
       const out = tempDir()
       const config = testConfig(sim.url, SIM_MODEL, { levels: [1, 2], requests: 6, out_dir: out })
       config.workload.images = images
-      const outcome = await runGradient({
-        config,
-        apiKey: null,
-        outDir: out,
-        log: () => {},
-        stop: new StopSignal(),
-      })
-      assert.equal(outcome.kind, 'done')
-      if (outcome.kind !== 'done') return []
+      const result = await runToResult(config, out)
       if (images !== null)
-        assert.match(outcome.result.meta.workload.dataset ?? '', /2 synthetic 224x280 PNG images per prompt/)
-      return outcome.result.levels.map((level) => {
+        assert.match(result.meta.workload.dataset ?? '', /2 synthetic 224x280 PNG images per prompt/)
+      return result.levels.map((level) => {
         assert.equal(level.success_rate, 1)
         return (level.input as { server_mean: number }).server_mean
       })
