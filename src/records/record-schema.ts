@@ -73,6 +73,10 @@ function build(): z.ZodType {
       session: aString().optional(),
       turn: aCount().optional(),
       shard: aCount().optional(),
+      target: anObject(
+        { endpoint: aCount(), model: aCount() },
+        'an object of endpoint and model indexes',
+      ).optional(),
       repeat: aCount().optional(),
       run: aString().optional(),
       attempt: aCount(),

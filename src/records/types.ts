@@ -18,6 +18,12 @@ export interface RequestError {
   message: string
 }
 
+/** The (endpoint, model) pair a request was sent to: indexes in the order the run was given them. */
+export interface RequestTarget {
+  endpoint: number
+  model: number
+}
+
 export type TokenSource = 'usage' | 'tokenizer'
 
 /**
@@ -128,6 +134,11 @@ export interface RequestRecord {
   turn?: number
   /** Sharded runs: the shard that sent it (records of a merged run keep it). */
   shard?: number
+  /**
+   * Runs with several endpoints or models (schedule/target-split.ts): which the request went to, as
+   * indexes into the result's `endpoints` and the models given. Absent with one endpoint and one model.
+   */
+  target?: RequestTarget
   /** --repeat runs: which run of its level it belongs to, from 0 (absent when each level ran once, and on the control). */
   repeat?: number
   /** The id of the run that wrote it (RunMeta.run_id): a file holding two runs is caught. Absent before ids existed. */
