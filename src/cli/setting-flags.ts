@@ -19,7 +19,7 @@ export function settingFlags(group: FlagDecl['group']): FlagSpec[] {
     return {
       name: flag.name,
       type: flag.kind === 'switch' || flag.kind === 'negated' ? 'boolean' : 'string',
-      ...(flag.kind === 'strings' ? { multiple: true } : {}),
+      ...(flag.kind === 'strings' || flag.rest !== undefined ? { multiple: true } : {}),
       ...(flag.value === undefined ? {} : { value: flag.value }),
       help: flag.help,
       ...(shown === undefined ? {} : { default: shown }),
@@ -31,6 +31,14 @@ export function settingFlags(group: FlagDecl['group']): FlagSpec[] {
 export function configFlags(flags: ParsedFlags): ConfigFlags {
   const result: Record<string, unknown> = {}
   for (const [id, { flag }] of FLAGGED) {
+    const repeated = flags[flag.name]
+    if (flag.rest !== undefined && Array.isArray(repeated)) {
+      // --base-url A --base-url B: the first is the setting's, the others its list's.
+      const [first, ...rest] = repeated as string[]
+      if (first !== undefined) result[id] = first
+      if (rest.length > 0) result[flag.rest] = rest
+      continue
+    }
     const value = flagValue(flags, flag)
     if (value !== undefined) result[id] = value
   }

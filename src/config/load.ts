@@ -45,6 +45,10 @@ export const DEFAULTS: RunConfig = deepFreeze({
     endpoint: '/v1/chat/completions',
     protocol: 'chat',
     model: '',
+    more_base_urls: [],
+    endpoint_weights: [],
+    more_models: [],
+    model_weights: [],
     api_key_env: 'OPENAI_API_KEY',
     api_key_file: null,
     auth: 'auto',
@@ -439,6 +443,42 @@ const FINAL_CHECKS: FinalCheck[] = [
     fails: (c) => c.target.model.trim() === '',
     message: `expected a model id (set ${whereToSet('model')}), got nothing`,
     sources: rawKeysOf('model'),
+  },
+  {
+    path: 'endpoint_weights',
+    fails: (c) =>
+      c.target.endpoint_weights.length > 0 &&
+      c.target.endpoint_weights.length !== 1 + c.target.more_base_urls.length,
+    message:
+      'expected one weight per endpoint (base_url first, then more_base_urls; --base-url repeated), or none for equal shares',
+    sources: [...rawKeysOf('endpoint_weights'), ...rawKeysOf('more_base_urls'), ...rawKeysOf('base_url')],
+    settings: ['endpoint_weights', 'more_base_urls'],
+  },
+  {
+    path: 'model_weights',
+    fails: (c) =>
+      c.target.model_weights.length > 0 && c.target.model_weights.length !== 1 + c.target.more_models.length,
+    message:
+      'expected one weight per model (model first, then more_models; --model repeated), or none for equal shares',
+    sources: [...rawKeysOf('model_weights'), ...rawKeysOf('more_models'), ...rawKeysOf('model')],
+    settings: ['model_weights', 'more_models'],
+  },
+  {
+    path: 'more_base_urls',
+    fails: (c) =>
+      c.target.more_base_urls.length + c.target.more_models.length > 0 &&
+      (c.workload.sessions || c.workload.trace !== null || c.run.reset_cache !== 'off'),
+    message:
+      'expected one endpoint and one model with sessions, a trace or reset_cache: a conversation, a trace row or a cache reset is for one server',
+    sources: [
+      ...rawKeysOf('more_base_urls'),
+      ...rawKeysOf('more_models'),
+      ...rawKeysOf('base_url'),
+      ...rawKeysOf('model'),
+      ...rawKeysOf('sessions'),
+      ...rawKeysOf('trace'),
+      ...rawKeysOf('reset_cache'),
+    ],
   },
   // Each layer already rejects these; checked again because the run relies on them absolutely.
   {

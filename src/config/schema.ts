@@ -178,6 +178,28 @@ export function baseUrl() {
   return z.string(e).refine(isHttpUrl, e)
 }
 
+/** More endpoints beside base_url (several endpoints in one run): http(s) URLs, possibly none. */
+export function moreBaseUrls() {
+  const e = expect(
+    'a list of http(s) URLs without user:password@ (every endpoint is sent the run\'s key and headers), such as ["http://host-b:8000/v1"]',
+  )
+  const plain = (s: string): boolean =>
+    isHttpUrl(s) && new URL(s).username === '' && new URL(s).password === ''
+  return z.array(z.string(e).refine(plain, e), e)
+}
+
+/** More models beside model: ids as the servers list them, possibly none. */
+export function moreModels() {
+  const e = expect('a list of model ids, such as ["my-lora-adapter"]')
+  return z.array(z.string(e).regex(/\S/, e), e)
+}
+
+/** Traffic weights, one per endpoint or model in order; [] = equal shares. */
+export function splitWeights() {
+  const e = expect('a list of positive whole numbers, one per endpoint or model in order, such as [3, 1]')
+  return z.array(positiveInt(), e).max(1000, e)
+}
+
 /** Metrics URLs to scrape: "auto" (the target's /metrics) or http(s) URLs; at least one. */
 export function metricsUrls() {
   const e = expect(

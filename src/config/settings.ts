@@ -32,6 +32,8 @@ import {
   loadMode,
   metricsUrls,
   modelId,
+  moreBaseUrls,
+  moreModels,
   nonEmptyText,
   nonNegativeInt,
   nonNegativeSeconds,
@@ -48,6 +50,7 @@ import {
   rates,
   settingsMode,
   sloTable,
+  splitWeights,
   successRatePercent,
   traceSpeeds,
   workers,
@@ -111,6 +114,11 @@ export interface FlagDecl {
   shownDefault?: string
   /** The flag's own schema, when its spelling differs from the files' (--mode rate). */
   schema?: () => z.ZodType
+  /**
+   * A string flag that may be repeated: the first value is this setting's, the others go to the
+   * named list setting (--base-url A --base-url B → base_url A, more_base_urls [B]).
+   */
+  rest?: 'more_base_urls' | 'more_models'
 }
 
 /** A key in one file: its dotted path, and the schema when the file spells the value its own way. */
@@ -134,6 +142,8 @@ export interface Setting {
   /** config.toml keys, the first one present winning (a newer table before the older one). */
   toml?: string | SourceKey | (string | SourceKey)[]
   flag?: FlagDecl
+  /** Filled from flags by the repeats of this flag (its first value is another setting's): "base-url". */
+  repeatOf?: string
 }
 
 const trimmedUrl = (url: string): string => trimTrailingSlashes(url)
@@ -158,8 +168,33 @@ export const SETTINGS = {
       name: 'base-url',
       kind: 'string',
       value: 'URL',
-      help: 'server base URL, with or without /v1',
+      help: 'server base URL, with or without /v1; repeat for several endpoints, each given its share of the load',
       group: 'target',
+      rest: 'more_base_urls',
+    },
+  },
+  more_base_urls: {
+    doc: 'more endpoints beside base_url, sent the same requests (path, key, headers); a level is split between them by endpoint_weights',
+    at: ['target', 'more_base_urls'],
+    repeatOf: 'base-url',
+    schema: moreBaseUrls,
+    convert: (urls: string[]) => urls.map(trimmedUrl),
+    json: 'llm.more_base_urls',
+    toml: 'target.more_base_urls',
+  },
+  endpoint_weights: {
+    doc: "one weight per endpoint (base_url first, then more_base_urls): each endpoint's share of every level; [] = equal",
+    at: ['target', 'endpoint_weights'],
+    schema: splitWeights,
+    json: 'llm.endpoint_weights',
+    toml: 'target.endpoint_weights',
+    flag: {
+      name: 'endpoint-weights',
+      kind: 'list',
+      value: '3,1',
+      help: 'with several --base-url: their shares of every level, in order',
+      group: 'target',
+      shownDefault: 'equal',
     },
   },
   endpoint: {
@@ -193,7 +228,37 @@ export const SETTINGS = {
     schema: modelId,
     json: 'llm.model',
     toml: 'target.model',
-    flag: { name: 'model', kind: 'string', value: 'ID', help: 'model id', group: 'target' },
+    flag: {
+      name: 'model',
+      kind: 'string',
+      value: 'ID',
+      help: 'model id; repeat for several models (or LoRA adapters), each given its share of the load',
+      group: 'target',
+      rest: 'more_models',
+    },
+  },
+  more_models: {
+    doc: 'more model ids (or LoRA adapters) beside model: every endpoint is sent each, in shares by model_weights',
+    at: ['target', 'more_models'],
+    repeatOf: 'model',
+    schema: moreModels,
+    json: 'llm.more_models',
+    toml: 'target.more_models',
+  },
+  model_weights: {
+    doc: "one weight per model (model first, then more_models): each model's share of every level; [] = equal",
+    at: ['target', 'model_weights'],
+    schema: splitWeights,
+    json: 'llm.model_weights',
+    toml: 'target.model_weights',
+    flag: {
+      name: 'model-weights',
+      kind: 'list',
+      value: '3,1',
+      help: 'with several --model: their shares of every level, in order',
+      group: 'target',
+      shownDefault: 'equal',
+    },
   },
   api_key_env: {
     doc: 'NAME of the environment variable holding the API key; never the key itself',

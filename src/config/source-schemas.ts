@@ -48,7 +48,8 @@ const ENTRIES = Object.entries(SETTINGS) as [SettingId, Setting][]
 /** The keys a source gives a setting, in precedence order (flags: the setting's id). */
 export function sourceKeys(setting: Setting, id: string, source: Source): SourceKey[] {
   if (source === 'flags') {
-    if (setting.flag === undefined) return []
+    // A list the repeats of another setting's flag fill (--base-url A --base-url B → more_base_urls).
+    if (setting.flag === undefined) return setting.repeatOf === undefined ? [] : [{ path: id }]
     return [{ path: id, ...(setting.flag.schema === undefined ? {} : { schema: setting.flag.schema }) }]
   }
   const keys = source === 'json' ? setting.json : setting.toml
@@ -135,6 +136,7 @@ export function whereToSet(id: SettingId): string {
     ...sourceKeys(setting, id, 'json').map((key) => key.path),
     ...sourceKeys(setting, id, 'toml').map((key) => key.path),
     ...(setting.flag === undefined ? [] : [`--${setting.flag.name}`]),
+    ...(setting.repeatOf === undefined ? [] : [`--${setting.repeatOf} repeated`]),
   ]
   return places.length <= 1 ? places.join('') : `${places.slice(0, -1).join(', ')} or ${places.at(-1)}`
 }

@@ -20,6 +20,17 @@ export interface RunConfig {
      */
     protocol: Protocol
     model: string
+    /**
+     * Several endpoints in one run: URLs beside base_url, each sent the same requests (the same path,
+     * key and headers). Empty = base_url alone. A level's streams (or arrivals) are split between them.
+     */
+    more_base_urls: string[]
+    /** One weight per endpoint (base_url first, then more_base_urls); [] = equal shares. */
+    endpoint_weights: number[]
+    /** Several models (or LoRA adapters) in one run: ids beside model; each endpoint is sent every model. */
+    more_models: string[]
+    /** One weight per model (model first, then more_models); [] = equal shares. */
+    model_weights: number[]
     /** Name of the environment variable holding the API key; the key itself never enters the config. */
     api_key_env: string
     /**

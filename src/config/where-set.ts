@@ -35,8 +35,10 @@ export function whereSetIn(layers: readonly SourceLayer[]): WhereSet {
 
 /** The flag of a setting ("--base-url"), or its id when it has none: where a hint names it by default. */
 export function flagOf(id: SettingId): string {
-  const flag = (SETTINGS[id] as Setting).flag
-  return flag === undefined ? id : `--${flag.name}`
+  const setting = SETTINGS[id] as Setting
+  if (setting.flag === undefined)
+    return setting.repeatOf === undefined ? id : `--${setting.repeatOf} (repeated)`
+  return `--${setting.flag.name}`
 }
 
 const BY_FLAG = new Map(

@@ -7,6 +7,7 @@ import type { LevelSummary } from '../metrics/summarize.js'
 import type { CapacityModel } from '../model/capacity-model.js'
 import type { Answer } from './answer.js'
 import type { RunMeta } from './run-meta.js'
+import type { TargetResult } from './target-results.js'
 
 /** /2: a level's value is `value` with `mode` beside it (/1 called it `concurrency`, also when it was a rate). */
 export const RESULT_SCHEMA = 'llmbench.result/2'
@@ -25,6 +26,8 @@ export interface BenchResult {
   capacity_summary: string | null
   /** The answer in one place: the SLO capacity when SLOs were set, else the knee (answer.ts); absent in older results. */
   answer?: Answer
+  /** Several endpoints or models: each target's curve and knee on its own load; absent with one of each. */
+  targets?: TargetResult[]
   /** --search: the answer it found, its bracket and how many levels it took; absent otherwise. */
   search?: SearchOutcome
   /** What to change about the run itself: a coarse ladder, outputs too short, ... */

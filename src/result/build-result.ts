@@ -22,6 +22,7 @@ import {
   type SummaryOptions,
   type Verdict,
 } from '../metrics/summarize.js'
+import { type LevelFigures as TargetFigures, TargetLevels } from '../metrics/target-levels.js'
 import { priceTokens, tokenTotals } from '../metrics/workload-figures.js'
 import type { CapacityModel } from '../model/capacity-model.js'
 import { ModelEvidence, type ModelEvidenceSeen } from '../model/evidence.js'
@@ -36,6 +37,7 @@ import { levelName } from './level-name.js'
 import type { RunMeta } from './run-meta.js'
 import { runModel, soloLevel } from './run-model.js'
 import { type ServerSelf, slotsBesideKnee } from './server-self.js'
+import { targetResults } from './target-results.js'
 
 /** The whole summary as a pure function of the records, the server's scrapes and meta: `report` reuses it unchanged. */
 export function buildResult(
@@ -60,6 +62,7 @@ export function buildResult(
   // The control (phase `control`) is the first level measured again: compared with it, never mixed in.
   const drift = new DriftSamples(levels[0]?.value ?? 0)
   const evidence = new ModelEvidence(soloLevel(meta))
+  const targets = meta.split === undefined ? null : new TargetLevels(meta.split, options)
   // --repeat: each run of a level summarized on its own as well (records carry `repeat`).
   const repeats = meta.load.repeat ?? 1
   const runSummarizers = Array.from(
@@ -69,6 +72,7 @@ export function buildResult(
   for (const record of records) {
     if (record.phase === 'measure') {
       summarizers.get(record.level)?.add(record)
+      targets?.add(record)
       if (record.repeat !== undefined) runSummarizers[record.repeat]?.get(record.level)?.add(record)
     }
     drift.add(record)
@@ -91,7 +95,18 @@ export function buildResult(
       ),
     ),
     { ...meta, partial: meta.partial || cut.length > 0, totals },
-    { drift: drift.result(), model: evidence.seen() },
+    {
+      drift: drift.result(),
+      model: evidence.seen(),
+      ...(targets === null
+        ? {}
+        : {
+            targets: levels.map(({ value, client }) => ({
+              level: value,
+              figures: targets.level(value, client),
+            })),
+          }),
+    },
     runs.filter((run) => run.length > 0),
   )
 }
@@ -125,7 +140,12 @@ export function finishResult(
   figures: readonly LevelFigures[],
   meta: RunMeta,
   /** The control against the first level; what the records showed of the server's prefill and decode (model/evidence.ts). */
-  evidence: { drift?: Drift | null; model?: ModelEvidenceSeen | null } = {},
+  evidence: {
+    drift?: Drift | null
+    model?: ModelEvidenceSeen | null
+    /** Several endpoints or models: each target's figures at each level (metrics/target-levels.ts). */
+    targets?: readonly { level: number; figures: readonly (TargetFigures | null)[] }[]
+  } = {},
   /** --repeat: each run's own level summaries (runs[r] = run r's levels); `figures` are then their pooled entries. */
   runs: readonly (readonly LevelFigures[])[] = [],
 ): BenchResult {
@@ -135,7 +155,9 @@ export function finishResult(
   const rateMode = meta.load?.mode === 'request_rate'
   // An interrupted level is shown, never judged: the knee is placed on the levels that ran out.
   const judged = summaries.filter((summary) => summary.interrupted !== true)
-  const found = findSaturation(judged, ttftKey, rateMode, meta.server?.slots ?? null)
+  // The slots the server declared are the first endpoint's: with several, the gauges add up past them.
+  const slots = (meta.split?.endpoints.length ?? 1) > 1 ? null : (meta.server?.slots ?? null)
+  const found = findSaturation(judged, ttftKey, rateMode, slots)
   const saturation =
     found === null
       ? null
@@ -200,6 +222,9 @@ export function finishResult(
     ),
     cost: runCost(levels, meta),
     ...(drift === null ? {} : { drift }),
+    ...(meta.split === undefined || evidence.targets === undefined
+      ? {}
+      : { targets: targetResults(meta.split, evidence.targets, ttftKey, rateMode) }),
     ...(meta.load?.search === undefined
       ? {}
       : { search: searchOutcome(meta.load.search, meta.load.mode, levels, judgement.saturation) }),

@@ -3,6 +3,7 @@ import type { ProxyMeta } from '../client/proxy.js'
 import type { LevelClientStats } from '../metrics/client-health.js'
 import type { LevelPrecision } from '../metrics/precision.js'
 import type { LoadMode } from '../metrics/summarize.js'
+import type { RunSplitMeta } from '../metrics/target-levels.js'
 import type { Prices } from '../metrics/workload-figures.js'
 import type { Protocol } from '../protocols/names.js'
 import type { TraceMeta } from '../workload/trace-replay.js'
@@ -19,6 +20,8 @@ export interface RunMeta {
   partial: boolean
   /** `protocol` is absent in results written before protocols (they were chat or completions). */
   target: { base_url: string; endpoint: string; model: string; protocol?: Protocol }
+  /** Several endpoints or models (more_base_urls, more_models): each with its weight; absent with one of each. */
+  split?: RunSplitMeta
   workload: {
     /** Mean requested lengths (the plan's, over its prompts). */
     input_tokens: number

@@ -9,6 +9,7 @@ import type { RunConfig } from '../config/types.js'
 import { precisionLine } from '../metrics/precision.js'
 import { poolRepeats } from '../metrics/repeat-pool.js'
 import { LevelSummarizer, type LevelSummary } from '../metrics/summarize.js'
+import { type LevelFigures as TargetFigures, TargetLevels } from '../metrics/target-levels.js'
 import { ModelEvidence } from '../model/evidence.js'
 import { asDiskFull, isNoSpace } from '../records/disk-full.js'
 import type { RequestRecord } from '../records/types.js'
@@ -54,6 +55,7 @@ import {
 import { RecordSink } from './record-sink.js'
 import { resolveEndpoint } from './resolve-endpoint.js'
 import { RunClock } from './run-clock.js'
+import { modelBodies, runSplitOf } from './run-split.js'
 import { sampleSizeAdvice } from './sample-advice.js'
 import { startServerMetrics } from './server-metrics.js'
 import { readServerSelf } from './server-self-read.js'
@@ -153,12 +155,25 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
       config.load.mode,
     )
     const connections = policyAfterProbes(endpoint, options.log)
+    const keepAlive = endpoint.keepAlive && connections.server_closes_after_response === null
+    const bodies = setUp.prepared.plan.prompts.map((prompt) => prompt.body)
+    const split = runSplitOf(config, { ...endpoint, keepAlive })
     pool = await WorkerPool.start(
       workerCount,
-      { ...endpoint, keepAlive: endpoint.keepAlive && connections.server_closes_after_response === null },
-      setUp.prepared.plan.prompts.map((prompt) => prompt.body),
+      { ...endpoint, keepAlive },
+      bodies,
       options.shard ?? WHOLE_RUN,
       sessionWork(setUp.prepared.plan, config),
+      split === null
+        ? undefined
+        : {
+            targets: split.targets,
+            modelBodies: modelBodies(
+              bodies,
+              split.models.map((m) => m.id),
+            ),
+            weights: split.weights,
+          },
     )
     const threads = pool
     live?.watchInFlight(() => threads.inFlight)
@@ -176,6 +191,7 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
     if (proxy !== null) meta.client.proxy = proxy
     if (sources.trace !== null) meta.trace = sources.trace.meta
     meta.server = setUp.server
+    if (split !== null) meta.split = { endpoints: split.endpoints, models: split.models }
     if (meta.load.stagger !== undefined && meta.load.levels.some((streams) => streams > 1))
       options.log(meta.load.stagger.note)
     meta.totals = sink.totals
@@ -216,6 +232,10 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
       drift: new DriftSamples(levelValues(config)[0] ?? 0),
       modelEvidence: modelEvidenceOf(meta, setUp.prepared.probeRecords),
       levelsStarted: 0,
+      targets:
+        meta.split === undefined
+          ? null
+          : { levels: new TargetLevels(meta.split, summaryOptions(meta)), figures: [] },
       traceOffsets: sources.trace?.offsets_ms ?? null,
       cacheReset: setUp.cacheReset,
       measure: {
@@ -384,6 +404,8 @@ interface Gradient {
   modelEvidence: ModelEvidence
   /** Levels whose start time has come (for --start-at's schedule). */
   levelsStarted: number
+  /** Several endpoints or models: each target's records summarized, and its figures per level so far. */
+  targets: { levels: TargetLevels; figures: { level: number; figures: (TargetFigures | null)[] }[] } | null
   /** --trace: the replayed rows' offsets at speed 1; null = arrivals from the arrival process. */
   traceOffsets: Float64Array | null
   /** --reset-cache: the checked call, made before each level or once before the first; null = off. */
@@ -537,14 +559,13 @@ async function runLevel(gradient: Gradient, value: number): Promise<BenchResult 
     const measured = await measureLevel(
       measure,
       level,
-      own === null
-        ? pooled
-        : {
-            add(record) {
-              pooled.add(record)
-              own.add(record)
-            },
-          },
+      {
+        add(record) {
+          pooled.add(record)
+          own?.add(record)
+          gradient.targets?.levels.add(record)
+        },
+      },
       'measure',
       precision,
     )
@@ -566,6 +587,7 @@ async function runLevel(gradient: Gradient, value: number): Promise<BenchResult 
   const window = pooled.window()
   gradient.windows.push(window)
   gradient.summaries.push(withServerFigures(pooled.result(client), window, scrapes(), meta.percentiles))
+  gradient.targets?.figures.push({ level: value, figures: gradient.targets.levels.level(value, client) })
   // --precision's account goes into meta, where finishResult (and `report`) attach it to the level.
   const reached = precision?.finish(stop.requested)
   if (reached !== undefined) log(precisionLine(`level ${value}`, reached))
@@ -597,8 +619,7 @@ function modelEvidenceOf(meta: RunMeta, probes: readonly RequestRecord[]): Model
  */
 function resultOf(gradient: Gradient, drift: Drift | null = null): BenchResult {
   const { runs, meta } = gradient
-  if (runs.length === 0)
-    return finishResult(gradient.summaries, meta, { drift, model: gradient.modelEvidence.seen() })
+  if (runs.length === 0) return finishResult(gradient.summaries, meta, evidenceOf(gradient, drift))
   const levels = gradient.summaries.map((summary) =>
     poolRepeats(
       runs.filter((run) => run.summary.value === summary.value).map((run) => run.summary),
@@ -608,7 +629,16 @@ function resultOf(gradient: Gradient, drift: Drift | null = null): BenchResult {
   const byRun = Array.from({ length: meta.load.repeat ?? 1 }, (_, repeat) =>
     runs.filter((run) => run.repeat === repeat).map((run) => run.summary),
   ).filter((levels) => levels.length > 0)
-  return finishResult(levels, meta, { drift, model: gradient.modelEvidence.seen() }, byRun)
+  return finishResult(levels, meta, evidenceOf(gradient, drift), byRun)
+}
+
+/** What finishResult is given beside the levels: the drift control, the model's evidence, the targets' figures. */
+function evidenceOf(gradient: Gradient, drift: Drift | null): Parameters<typeof finishResult>[2] {
+  return {
+    drift,
+    model: gradient.modelEvidence.seen(),
+    ...(gradient.targets === null ? {} : { targets: gradient.targets.figures }),
+  }
 }
 
 /** The final result (partial when stopped) and the report drawn from it. */

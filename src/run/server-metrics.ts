@@ -16,7 +16,9 @@ export async function startServerMetrics(
   runId: string,
   log: (line: string) => void,
 ): Promise<ServerMetricsScraper | null> {
-  const targets = scrapeTargets(config.server_metrics, endpoint)
+  // Several endpoints: "auto" scrapes each one's /metrics (joinUrl keeps a base URL's query out of it).
+  const moreOrigins = config.target.more_base_urls.map((url) => new URL(url).origin)
+  const targets = scrapeTargets(config.server_metrics, endpoint, moreOrigins)
   if (targets.length === 0) return null
   const { ServerMetricsScraper } = await import('../server-metrics/scraper.js')
   const scraper = new ServerMetricsScraper(targets, {

@@ -13,24 +13,28 @@ export interface ServerMetricsSettings {
 export const SCRAPE_TIMEOUT_MS = 5_000
 
 /**
- * The URLs to scrape, each once. A URL on the target's origin gets the target's headers (some
+ * The URLs to scrape, each once. A URL on a target's origin gets the target's headers (some
  * gateways want the Authorization there too); any other gets none but its own user:password.
  */
 export function scrapeTargets(
   settings: ServerMetricsSettings,
   endpoint: Pick<Endpoint, 'origin' | 'headers'>,
+  /** Several endpoints: the others' origins, whose /metrics "auto" scrapes as well (their gauges add up). */
+  moreOrigins: readonly string[] = [],
 ): ScrapeTarget[] {
   if (!settings.enabled) return []
+  const origins = [endpoint.origin, ...moreOrigins].map((origin) => new URL(origin).origin)
   const targets = new Map<string, ScrapeTarget>()
   for (const url of settings.urls) {
     const auto = url === 'auto'
-    const parsed = new URL(auto ? `${endpoint.origin}/metrics` : url)
-    const sameOrigin = parsed.origin === new URL(endpoint.origin).origin
-    const headers = sameOrigin ? withoutBody(endpoint) : basicAuth(parsed)
-    parsed.username = ''
-    parsed.password = ''
-    const key = parsed.toString()
-    if (!targets.has(key)) targets.set(key, { url: key, headers, auto })
+    for (const wanted of auto ? origins.map((origin) => `${origin}/metrics`) : [url]) {
+      const parsed = new URL(wanted)
+      const headers = origins.includes(parsed.origin) ? withoutBody(endpoint) : basicAuth(parsed)
+      parsed.username = ''
+      parsed.password = ''
+      const key = parsed.toString()
+      if (!targets.has(key)) targets.set(key, { url: key, headers, auto })
+    }
   }
   return [...targets.values()]
 }

@@ -4,7 +4,8 @@ import type { LoopStats } from '../metrics/client-health.js'
 import type { RequestRecord } from '../records/types.js'
 import type { Round, RoundOutcome } from '../schedule/level-runner.js'
 import { connectionsOf, type LevelShare, shareOf } from '../schedule/level-share.js'
-import type { FromWorker, SessionWork, TargetSpec, ToWorker } from './protocol.js'
+import { type TargetWeights, targetShares } from '../schedule/target-share.js'
+import type { FromWorker, SessionWork, SplitTarget, TargetSpec, ToWorker } from './protocol.js'
 
 interface RoundDone {
   loop: LoopStats
@@ -49,7 +50,11 @@ export class WorkerPool {
   private keepAlive = true
   private waiting = new Map<number, { resolve: (done: RoundDone) => void; reject: (error: Error) => void }>()
 
-  private constructor(private readonly workers: Worker[]) {
+  private constructor(
+    private readonly workers: Worker[],
+    /** Several targets: how a level is split between them; null = one endpoint, one model. */
+    private readonly split: TargetWeights | null,
+  ) {
     workers.forEach((worker, index) => {
       worker.on('message', (message: FromWorker) => this.receive(index, message))
       worker.on('error', (error) => this.fail(index, error))
@@ -63,6 +68,8 @@ export class WorkerPool {
     bodies: Buffer[],
     shard: { index: number; count: number } = { index: 0, count: 1 },
     sessions?: SessionWork,
+    /** Several endpoints or models: the targets, each model's bodies, and how levels are split. */
+    split?: { targets: SplitTarget[]; modelBodies: Buffer[][]; weights: TargetWeights },
   ): Promise<WorkerPool> {
     const workers = Array.from({ length: count }, spawnWorker)
     const ready = workers.map(
@@ -80,10 +87,11 @@ export class WorkerPool {
     workers.forEach((worker, index) => {
       const init: ToWorker = { type: 'init', worker: index, workers: count, shard, target, bodies }
       if (sessions !== undefined) init.sessions = sessions
+      if (split !== undefined) init.split = { targets: split.targets, modelBodies: split.modelBodies }
       worker.postMessage(init)
     })
     await Promise.all(ready)
-    return new WorkerPool(workers)
+    return new WorkerPool(workers, split?.weights ?? null)
   }
 
   get size(): number {
@@ -103,9 +111,12 @@ export class WorkerPool {
     const count = this.workers.length
     // Each thread runs its share of this process's share. Threads left without a connection (fewer
     // streams than threads) sit the level out; remainders go first, so they are the last threads.
-    const shares = Array.from({ length: count }, (_, i) => shareOf(level, i, count)).filter(
-      (share) => connectionsOf(share) > 0,
-    )
+    // Several targets: each target's share of the level is dealt over the threads on its own.
+    const byTarget = this.split === null ? [level] : targetShares(level, this.split)
+    const shares = Array.from({ length: count }, (_, i) =>
+      // Target t's parts start at thread t, so a level of one stream per target spreads over the threads.
+      byTarget.map((share, t) => shareOf(share, (i - t + count * byTarget.length) % count, count)),
+    ).filter((parts) => parts.some((share) => connectionsOf(share) > 0))
     if (level.warmup > 0) await this.round(shares, { phase: 'warmup' })
     // The start is set after warm-up, on the clock every thread shares (one timeOrigin per process).
     onMeasureStart()
@@ -151,7 +162,7 @@ export class WorkerPool {
     return sum
   }
 
-  private round(shares: readonly LevelShare[], round: Round): Promise<RoundDone[]> {
+  private round(shares: readonly LevelShare[][], round: Round): Promise<RoundDone[]> {
     this.roundId++
     return Promise.all(
       shares.map((share, i) => {
@@ -159,7 +170,7 @@ export class WorkerPool {
         const message: ToWorker = {
           type: 'round',
           round,
-          share,
+          shares: share,
           keepAlive: this.keepAlive,
           roundId: this.roundId,
         }

@@ -11,6 +11,16 @@ import type { SessionSpec } from '../workload/sessions.js'
  */
 export type TargetSpec = Endpoint
 
+/**
+ * Several endpoints or models in one run: each (endpoint, model) pair the load is split between,
+ * with its own endpoint (its URL, and its model in `body.model`) and its indexes, which its records carry.
+ */
+export interface SplitTarget {
+  endpoint: TargetSpec
+  endpoint_index: number
+  model_index: number
+}
+
 export type ToWorker =
   | {
       type: 'init'
@@ -20,14 +30,19 @@ export type ToWorker =
       shard: { index: number; count: number }
       target: TargetSpec
       bodies: Uint8Array[]
+      /**
+       * Several endpoints or models: the targets (the first is `target`), and each model's bodies
+       * (`bodies` are model 0's). Absent in a run of one endpoint and one model.
+       */
+      split?: { targets: SplitTarget[]; modelBodies: Uint8Array[][] }
       /** --sessions: the conversations whose turns this thread builds and sends (bodies is then empty). */
       sessions?: SessionWork
     }
   | {
       type: 'round'
       round: Round
-      /** This thread's share of the level. */
-      share: LevelShare
+      /** This thread's share of the level: one per target (an empty one sits the level out). */
+      shares: LevelShare[]
       /** False once any thread saw the server close after responses: no thread reuses connections then. */
       keepAlive: boolean
       /** Names the round, so an `enough` that arrives after it ended cannot stop the next one. */

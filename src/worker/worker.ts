@@ -5,11 +5,11 @@ import { sendRequest } from '../client/stream-client.js'
 import { bodyOptionsOf, closeTarget, openTarget, type Target } from '../client/target.js'
 import { REAL_TIME } from '../clock.js'
 import { LoopMonitor } from '../metrics/client-health.js'
-import type { RequestRecord } from '../records/types.js'
+import type { RequestRecord, RequestTarget } from '../records/types.js'
 import { type Round, type RoundOutcome, runRound } from '../schedule/level-runner.js'
 import { connectionsOf, type LevelShare } from '../schedule/level-share.js'
 import type { SessionSource } from '../schedule/session-loop.js'
-import type { FromWorker, TargetSpec, ToWorker } from './protocol.js'
+import type { FromWorker, SplitTarget, TargetSpec, ToWorker } from './protocol.js'
 import { threadSessions } from './session-source.js'
 
 /**
@@ -28,6 +28,8 @@ let workerCount = 1
 let shardSlot = { index: 0, count: 1 }
 let target: TargetSpec | null = null
 let bodies: Buffer[] = []
+/** Several endpoints or models: the targets and each model's bodies; null with one of each. */
+let split: { targets: SplitTarget[]; modelBodies: Buffer[][] } | null = null
 let sessions: SessionSource | undefined
 let seq = 0
 let promptRound = 0
@@ -43,6 +45,11 @@ let postedInFlight = 0
 /** This thread's keep-alive policy: once the server is seen closing after responses, for good. */
 let watch = new ConnectionWatch(true)
 const monitor = new LoopMonitor('worker')
+
+/** A body as it arrived from the main thread (a Uint8Array over the transferred bytes), without a copy. */
+function asBuffer(body: Uint8Array): Buffer {
+  return Buffer.from(body.buffer, body.byteOffset, body.byteLength)
+}
 
 function post(message: FromWorker): void {
   ;(port as NonNullable<typeof port>).postMessage(message)
@@ -62,59 +69,103 @@ function nextPromptId(): number {
   return shardSlot.index + shardSlot.count * (workerIndex + workerCount * promptRound++)
 }
 
-/** The level's connection pool: opened by its warm-up round and reused by the measured round, so
- * warm-up really does open the connections the measurement then uses. */
-let levelPool: { level: number; target: Target } | null = null
+/**
+ * The level's connection pools, one per target (null for a target this thread sends nothing to):
+ * opened by its warm-up round and reused by the measured round, so warm-up really does open the
+ * connections the measurement then uses.
+ */
+let levelPools: { level: number; pools: (Target | null)[] } | null = null
 
-async function runShare(share: LevelShare, round: Round, keepAlive: boolean): Promise<void> {
+async function closePools(pools: readonly (Target | null)[]): Promise<void> {
+  await Promise.all(pools.map((pool) => (pool === null ? undefined : closeTarget(pool))))
+}
+
+/** Target t's endpoint: the run's own in a run of one target. */
+function specOf(t: number): TargetSpec {
+  return split === null ? (target as TargetSpec) : (split.targets[t] as SplitTarget).endpoint
+}
+
+/** Target t's bodies, and what its records carry to say where they went (nothing with one target). */
+function routeOf(t: number): { bodies: Buffer[]; stamp: RequestTarget | null } {
+  if (split === null) return { bodies, stamp: null }
+  const chosen = split.targets[t] as SplitTarget
+  return {
+    bodies: split.modelBodies[chosen.model_index] as Buffer[],
+    stamp: { endpoint: chosen.endpoint_index, model: chosen.model_index },
+  }
+}
+
+async function runShares(shares: readonly LevelShare[], round: Round, keepAlive: boolean): Promise<void> {
   const { phase } = round
-  if (levelPool !== null && levelPool.level !== share.level) {
-    await closeTarget(levelPool.target)
-    levelPool = null
+  const level = (shares[0] as LevelShare).level
+  if (levelPools !== null && levelPools.level !== level) {
+    await closePools(levelPools.pools)
+    levelPools = null
   }
-  levelPool ??= {
-    level: share.level,
-    target: {
-      ...openTarget(target as TargetSpec, Math.max(1, connectionsOf(share)), watch),
-      interrupt: interrupt.signal,
-    },
+  levelPools ??= {
+    level,
+    pools: shares.map((share, t) =>
+      connectionsOf(share) > 0
+        ? { ...openTarget(specOf(t), connectionsOf(share), watch), interrupt: interrupt.signal }
+        : null,
+    ),
   }
-  const connection = levelPool.target
+  const { pools } = levelPools
   if (!keepAlive) watch.keepAlive = false
   watch.take() // counts start with the round
   const flusher = setInterval(flush, BATCH_INTERVAL_MS)
   if (phase === 'measure') monitor.start()
-  let outcome: RoundOutcome = { arrivals: null }
+  let outcomes: RoundOutcome[] = []
   try {
-    outcome = await runRound(share, round, {
-      worker: workerIndex,
-      nextSeq: () => seq++,
-      nextPromptId,
-      bodyFor: (promptId) => bodies[promptId % bodies.length] as Buffer,
-      send: (request) => {
-        inFlight++
-        return sendRequest(connection, request)
-      },
-      onRecord: (record) => {
-        inFlight--
-        batch.push(record)
-      },
-      stopRequested: () => stopRequested || enough,
-      clock: REAL_TIME,
-      ...(sessions === undefined ? {} : { sessions }),
-    })
+    outcomes = await Promise.all(
+      shares.map((share, t) => {
+        const connection = pools[t] ?? null
+        if (connection === null) return { arrivals: null }
+        const route = routeOf(t)
+        return runRound(share, round, {
+          worker: workerIndex,
+          nextSeq: () => seq++,
+          nextPromptId,
+          bodyFor: (promptId) => route.bodies[promptId % route.bodies.length] as Buffer,
+          send: (request) => {
+            inFlight++
+            return sendRequest(connection, request)
+          },
+          onRecord: (record) => {
+            inFlight--
+            if (route.stamp !== null) record.target = route.stamp
+            batch.push(record)
+          },
+          stopRequested: () => stopRequested || enough,
+          clock: REAL_TIME,
+          ...(sessions === undefined ? {} : { sessions }),
+        })
+      }),
+    )
   } finally {
     clearInterval(flusher)
     flush()
     if (phase === 'measure') {
-      levelPool = null
-      await closeTarget(connection)
+      levelPools = null
+      await closePools(pools)
     }
   }
   const loop =
     phase === 'measure' ? monitor.stop() : { thread: '', utilization: 0, delay_p99_ms: 0, delay_max_ms: 0 }
+  const outcome: RoundOutcome = { arrivals: sumArrivals(outcomes) }
   outcome.connections = watch.take()
   post({ type: 'level-done', loop: { ...loop, thread: `worker-${workerIndex}` }, outcome })
+}
+
+/** The open loop's arrivals over a thread's targets; null for a closed loop. */
+function sumArrivals(outcomes: readonly RoundOutcome[]): RoundOutcome['arrivals'] {
+  const open = outcomes.flatMap(({ arrivals }) => (arrivals === null ? [] : [arrivals]))
+  if (open.length === 0) return null
+  return {
+    planned: open.reduce((total, a) => total + a.planned, 0),
+    sent: open.reduce((total, a) => total + a.sent, 0),
+    dropped: open.reduce((total, a) => total + a.dropped, 0),
+  }
 }
 
 port.on('message', (message: ToWorker) => {
@@ -125,7 +176,14 @@ port.on('message', (message: ToWorker) => {
       shardSlot = message.shard
       target = message.target
       watch = new ConnectionWatch(message.target.keepAlive)
-      bodies = message.bodies.map((body) => Buffer.from(body.buffer, body.byteOffset, body.byteLength))
+      bodies = message.bodies.map(asBuffer)
+      split =
+        message.split === undefined
+          ? null
+          : {
+              targets: message.split.targets,
+              modelBodies: message.split.modelBodies.map((list) => list.map(asBuffer)),
+            }
       // Session ids follow the same dealing as prompt ids: distinct across workers and shards.
       if (message.sessions !== undefined)
         sessions = threadSessions(message.sessions, bodyOptionsOf(message.target), () => nextPromptId())
@@ -142,7 +200,7 @@ port.on('message', (message: ToWorker) => {
     case 'round':
       roundId = message.roundId
       enough = false
-      runShare(message.share, message.round, message.keepAlive).catch((error: unknown) =>
+      runShares(message.shares, message.round, message.keepAlive).catch((error: unknown) =>
         post({ type: 'failed', message: error instanceof Error ? error.message : String(error) }),
       )
       break

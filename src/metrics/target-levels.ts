@@ -1,0 +1,85 @@
+import type { RequestRecord } from '../records/types.js'
+import { splitProportionally } from '../schedule/split.js'
+import type { LevelClientStats } from './client-health.js'
+import { LevelSummarizer, type LevelSummary, type SummaryOptions } from './summarize.js'
+
+/**
+ * Several endpoints or models in one run: each target's own figures per level, from its records
+ * alone, by the same summarizer as the whole level's (./summarize.ts).
+ *
+ * A target is an (endpoint, model) pair, numbered endpoint × models + model (schedule/target-split.ts).
+ * Its level is its own share of the run's level: the streams the split gave it (concurrency mode,
+ * schedule/target-share.ts) or its share of the rate, so its knee is placed on its own load.
+ */
+
+export interface RunSplitMeta {
+  /** The endpoints in the order given (base_url first), as shown: no credentials. */
+  endpoints: { url: string; weight: number }[]
+  /** The models in the order given (model first). */
+  models: { id: string; weight: number }[]
+}
+
+export type LevelFigures = Omit<LevelSummary, 'verdict' | 'advice'>
+
+/** One target's figures at one of the run's levels. */
+export interface TargetLevel {
+  /** The run's level. */
+  level: number
+  figures: LevelFigures
+}
+
+/** The targets' weights, in target order: an endpoint's weight times its model's. */
+export function targetWeights(split: RunSplitMeta): number[] {
+  return split.endpoints.flatMap((e) => split.models.map((m) => e.weight * m.weight))
+}
+
+/** Target t's share of a level: its streams (closed loop, as the split dealt them) or its share of the rate. */
+export function targetLoad(split: RunSplitMeta, level: number, target: number, rateMode: boolean): number {
+  const weights = targetWeights(split)
+  if (rateMode) {
+    const total = weights.reduce((a, b) => a + b, 0)
+    return (level * (weights[target] as number)) / total
+  }
+  return splitProportionally(level, weights)[target] as number
+}
+
+export function targetIndexOf(split: RunSplitMeta, record: RequestRecord): number {
+  const { target } = record
+  return target === undefined ? 0 : target.endpoint * split.models.length + target.model
+}
+
+/** Fed the measured records of a run (any order), gives each target's figures for a level. */
+export class TargetLevels {
+  private readonly summarizers = new Map<string, LevelSummarizer>()
+  private readonly rateMode: boolean
+
+  constructor(
+    private readonly split: RunSplitMeta,
+    private readonly options: SummaryOptions,
+  ) {
+    this.rateMode = options.mode === 'request_rate'
+  }
+
+  add(record: RequestRecord): void {
+    if (record.phase !== 'measure') return
+    const target = targetIndexOf(this.split, record)
+    const key = `${target}@${record.level}`
+    let summarizer = this.summarizers.get(key)
+    if (summarizer === undefined) {
+      summarizer = new LevelSummarizer(
+        targetLoad(this.split, record.level, target, this.rateMode),
+        this.options,
+      )
+      this.summarizers.set(key, summarizer)
+    }
+    summarizer.add(record)
+  }
+
+  /** Each target's figures at `level` (null for a target that sent nothing there), in target order. */
+  level(level: number, client: LevelClientStats): (LevelFigures | null)[] {
+    return targetWeights(this.split).map((_, target) => {
+      const summarizer = this.summarizers.get(`${target}@${level}`)
+      return summarizer === undefined || summarizer.window() === null ? null : summarizer.result(client)
+    })
+  }
+}
