@@ -231,12 +231,32 @@ function describePlan({ config, endpoint, outDir }: PreparedRun): string {
       `(+${load.warmup_requests} warm-up per level), ${config.client.stream ? 'streaming' : 'not streaming'} -> ${outDir}`
     )
   return (
-    `llmbench: ${config.target.model} at ${displayUrl(endpoint.url)}: ` +
+    `llmbench: ${config.target.model} at ${displayUrl(endpoint.url)}${splitWords(config)}: ` +
     `${levels}, ${bound} per level (+${load.warmup_requests} warm-up), ` +
     // A protocol that generates nothing (embeddings): only the input length means anything.
     `input ${input}${protocolOf(endpoint.protocol).generatesTokens ? ` / output ${formatLength(workload.output)} tokens` : ` tokens (${endpoint.protocol})`}${workload.profile === null ? '' : ` (profile ${workload.profile})`}, ` +
     `${endpoint.stream ? 'streaming' : 'not streaming'} -> ${outDir}`
   )
+}
+
+/** Several endpoints or models: how many more, and how each level is shared between them. */
+function splitWords({ target }: PreparedRun['config']): string {
+  const endpoints = 1 + target.more_base_urls.length
+  const models = 1 + target.more_models.length
+  if (endpoints * models === 1) return ''
+  const weights = (list: number[], count: number): string =>
+    list.length === 0 ? 'equal shares' : `weights ${list.slice(0, count).join(':')}`
+  const parts = [
+    ...(endpoints > 1
+      ? [`+${endpoints - 1} more endpoint(s), ${weights(target.endpoint_weights, endpoints)}`]
+      : []),
+    ...(models > 1
+      ? [
+          `models ${[target.model, ...target.more_models].join(', ')}, ${weights(target.model_weights, models)}`,
+        ]
+      : []),
+  ]
+  return ` (${parts.join('; ')}; each given its share of every level)`
 }
 
 /** Flags a trace replay has no use for: its rows are the arrivals, the requests and their lengths. */

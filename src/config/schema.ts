@@ -381,7 +381,9 @@ function describeFound(found: unknown, path: readonly PropertyKey[]): string {
   if (path.some((part) => part === 'headers' || part === 'header' || part === 'env_headers'))
     return describeHeader(found, path)
   // A URL that does not parse may still carry user:password@ or a key in its query.
-  if (path.at(-1) === 'base_url' && typeof found === 'string') return describeValue(maskUrlSecrets(found))
+  const urlKey = path.findLast((part) => typeof part === 'string')
+  if ((urlKey === 'base_url' || urlKey === 'more_base_urls') && typeof found === 'string')
+    return describeValue(maskUrlSecrets(found))
   return describeValue(found)
 }
 

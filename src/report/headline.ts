@@ -55,11 +55,12 @@ export function headlineHtml(result: BenchResult): string {
   const knee = result.saturation
   const answer = answerOf(result).text
   // Without a capacity the answer line already is the SLO sentence.
-  const { detail, repeats, search } = answerLines(result)
+  const { detail, repeats, search, targets } = answerLines(result)
   const lines = [
     knee === null ? null : `Knee: ${result.saturation_summary}`,
     repeats,
     search,
+    ...targets,
     detail === null ? null : `Under the SLOs: ${detail}`,
     kneeCauseLine(result),
     driftLine(result),

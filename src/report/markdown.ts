@@ -24,7 +24,7 @@ const inert = (text: string): string => text.replaceAll('<', '&lt;')
 export function renderMarkdown(result: BenchResult): string {
   const { meta } = result
   const columns = levelColumns(result, 'markdown')
-  const { headline, detail, repeats, search } = answerLines(result)
+  const { headline, detail, repeats, search, targets } = answerLines(result)
   const lines = [
     `# llmbench: ${inert(meta.target.model)}`,
     '',
@@ -36,6 +36,9 @@ export function renderMarkdown(result: BenchResult): string {
     ...(repeats === null ? [] : [repeats, '']),
     ...(search === null ? [] : [search, '']),
     `**Saturation:** ${result.saturation_summary}`,
+    ...(targets.length === 0
+      ? []
+      : ['', '**Each target on its own load:**', '', ...targets.map((line) => `- ${inert(line)}`)]),
     ...whyLines(result),
     '',
     `| ${columns.map((column) => column.head).join(' | ')} |`,

@@ -84,7 +84,7 @@ export function renderVerdict(result: BenchResult, options: { calibrationSaid?: 
   const why = kneeCauseLine(result)
   const drift = driftLine(result)
   // The answer first, worded as report.html's headline.
-  const { headline, detail, repeats, search } = answerLines(result)
+  const { headline, detail, repeats, search, targets } = answerLines(result)
   const lines = [
     ...(headline === null ? [] : [headline]),
     ...(detail === null ? [] : [`  ${detail}`]),
@@ -92,6 +92,7 @@ export function renderVerdict(result: BenchResult, options: { calibrationSaid?: 
     ...(search === null ? [] : [`  ${search}`]),
     `Saturation: ${result.saturation_summary}`,
     ...(why === null ? [] : [`  ${why}`]),
+    ...(targets.length === 0 ? [] : ['Each target on its own load:', ...targets.map((line) => `  ${line}`)]),
     ...(drift === null ? [] : [drift]),
   ]
   const name = (value: number): string => levelName(result.meta, value)

@@ -16,7 +16,14 @@ export interface Answer {
 
 type Judged = Pick<
   BenchResult,
-  'meta' | 'saturation' | 'saturation_summary' | 'capacity' | 'capacity_summary' | 'repeats' | 'search'
+  | 'meta'
+  | 'saturation'
+  | 'saturation_summary'
+  | 'capacity'
+  | 'capacity_summary'
+  | 'repeats'
+  | 'search'
+  | 'targets'
 >
 
 /** From a result's own fields, so a result of an older version answers the same way. */
@@ -57,6 +64,8 @@ export function answerLines(result: Judged): {
   repeats: string | null
   /** --search: what it found, its bracket and its levels. */
   search: string | null
+  /** Several endpoints or models: each one's knee (and SLO capacity) on its own load, a line each. */
+  targets: string[]
 } {
   const answer = answerOf(result)
   const repeats = result.repeats
@@ -65,5 +74,19 @@ export function answerLines(result: Judged): {
     detail: result.capacity === null ? null : result.capacity_summary,
     repeats: repeats === undefined ? null : `Across ${repeats.count} runs: ${repeats.knee_summary}`,
     search: result.search === undefined ? null : `Search: ${result.search.summary}`,
+    targets: (result.targets ?? []).map((target) => {
+      const split = result.meta.split
+      const name = [
+        (split?.endpoints.length ?? 1) > 1 ? target.endpoint : null,
+        (split?.models.length ?? 1) > 1 ? target.model : null,
+      ]
+        .filter((part) => part !== null)
+        .join(' · ')
+      const capacity =
+        target.capacity === null ? '' : `; meets the SLOs up to ${round2(target.capacity.value)}`
+      return `${name} (${Math.round(target.share * 100)}% of each level): ${target.saturation_summary}${capacity}`
+    }),
   }
 }
+
+const round2 = (value: number): number => Math.round(value * 100) / 100

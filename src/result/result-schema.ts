@@ -255,6 +255,17 @@ function build(v1: boolean): z.ZodType {
       }).nullable(),
     ),
     drift: figures().optional(),
+    targets: aList(
+      anObject({
+        endpoint: aString(),
+        model: aString(),
+        share: aNumber(),
+        levels: aList(figures(), "a list of the target's levels"),
+        saturation: saturation.nullable(),
+        saturation_summary: aString(),
+      }),
+      'a list of targets',
+    ).optional(),
     search: anObject({
       target: oneOf(['slo', 'knee']),
       value: numberOrNull(),

@@ -4,6 +4,7 @@ import { refinementLevel } from '../analysis/advice.js'
 import { type Drift, DriftSamples } from '../analysis/drift.js'
 import { bracketed, MAX_SEARCH_PROBES, nextProbe } from '../analysis/search.js'
 import { proxyMetaOf } from '../client/proxy.js'
+import { displayUrl } from '../client/redact.js'
 import type { Endpoint } from '../client/target.js'
 import type { RunConfig } from '../config/types.js'
 import { precisionLine } from '../metrics/precision.js'
@@ -305,6 +306,15 @@ async function setUpRun(
     // A failed preflight's diagnosis is the caller's to print, once, with what to do about it.
     if (!preflight.ok) return { kind: 'preflight-failed', preflight }
     log(preflight.summary)
+    // Several endpoints or models: each other target must answer too, before any load is sent.
+    for (const target of runSplitOf(config, endpoint)?.targets.slice(1) ?? []) {
+      const label = `preflight of ${displayUrl(target.endpoint.url)} (${target.endpoint.body.model})`
+      const other = await runPreflight(target.endpoint, { interrupt: stop.setupInterrupt, label })
+      sink.keep(other.record)
+      if (stop.requested) return { kind: 'interrupted-before-load', phase: 'preflight', recordsPath }
+      if (!other.ok) return { kind: 'preflight-failed', preflight: other }
+      log(other.summary)
+    }
     // Once the endpoint answers: a server that failed the preflight is not asked more, and the
     // preflight's own timing (the run's projection) is not shared with these reads.
     server = await readServerSelf(endpoint, { interrupt: stop.setupInterrupt })
