@@ -1,5 +1,7 @@
 import type { RequestRecord } from '../records/types.js'
 import { splitProportionally } from '../schedule/split.js'
+import { withServerFigures } from '../server-metrics/level-figures.js'
+import type { ServerScrape } from '../server-metrics/scrape-file.js'
 import type { LevelClientStats } from './client-health.js'
 import { LevelSummarizer, type LevelSummary, type SummaryOptions } from './summarize.js'
 
@@ -14,7 +16,12 @@ import { LevelSummarizer, type LevelSummary, type SummaryOptions } from './summa
 
 export interface RunSplitMeta {
   /** The endpoints in the order given (base_url first), as shown: no credentials. */
-  endpoints: { url: string; weight: number }[]
+  endpoints: {
+    url: string
+    weight: number
+    /** The slots its server declared before the run (llama.cpp total_slots, ...); null = unknown. Absent in a split not read. */
+    slots?: number | null
+  }[]
   /** The models in the order given (model first). */
   models: { id: string; weight: number }[]
 }
@@ -75,11 +82,29 @@ export class TargetLevels {
     summarizer.add(record)
   }
 
-  /** Each target's figures at `level` (null for a target that sent nothing there), in target order. */
-  level(level: number, client: LevelClientStats): (LevelFigures | null)[] {
+  /**
+   * Each target's figures at `level` (null for a target that sent nothing there), in target order.
+   * With one model, a target is an endpoint, and its server figures are its own server's: the scrapes
+   * of its origin's URLs only, over its own window. With several models on an endpoint, its server's
+   * gauges count every model's requests, so a target gets none.
+   */
+  level(
+    level: number,
+    client: LevelClientStats,
+    scrapes: readonly ServerScrape[] = [],
+    percentiles: readonly number[] = [],
+  ): (LevelFigures | null)[] {
     return targetWeights(this.split).map((_, target) => {
       const summarizer = this.summarizers.get(`${target}@${level}`)
-      return summarizer === undefined || summarizer.window() === null ? null : summarizer.result(client)
+      const window = summarizer?.window() ?? null
+      if (summarizer === undefined || window === null) return null
+      const figures = summarizer.result(client)
+      if (this.split.models.length > 1) return figures
+      const origin = new URL(this.split.endpoints[target]?.url ?? 'http://unknown').origin
+      const own = scrapes.filter(
+        (scrape) => URL.canParse(scrape.url) && new URL(scrape.url).origin === origin,
+      )
+      return withServerFigures(figures, window, own, percentiles)
     })
   }
 }

@@ -103,7 +103,7 @@ export function buildResult(
         : {
             targets: levels.map(({ value, client }) => ({
               level: value,
-              figures: targets.level(value, client),
+              figures: targets.level(value, client, scrapes, meta.percentiles),
             })),
           }),
     },

@@ -6,7 +6,9 @@ import type { LevelFigures, RunSplitMeta } from '../metrics/target-levels.js'
  * Several endpoints or models in one run: each target's own curve and knee (result.targets). A
  * target's levels are its own loads (the streams or rate the split gave it at each of the run's
  * levels), and its knee is looked for on its own throughput curve, by the same rule as the run's.
- * The server's gauges do not place it: the scrape is of the first endpoint's server only.
+ * With one model, a target is an endpoint and its levels carry its own server's figures (the scrapes
+ * of its own origin), so its server's gauges weigh in as they do for the run's knee; with several
+ * models on one server, they count every model's requests, and only the curve places a target's knee.
  */
 
 /** One target's figures at one of the run's levels, cut to what a reader sets beside the run's table. */
@@ -63,7 +65,9 @@ export function targetResults(
     // give the first one stream): its curve takes the first, so no load appears twice on it.
     const curve: LevelFigures[] = []
     for (const { figures } of rows) if (!curve.some((f) => f.value === figures.value)) curve.push(figures)
-    const saturation = findSaturation(curve, ttftKey, rateMode, null)
+    // One model: the target is its endpoint, and its own server's declared slots bound its gauges.
+    const slots = split.models.length === 1 ? (split.endpoints[endpoint_index]?.slots ?? null) : null
+    const saturation = findSaturation(curve, ttftKey, rateMode, slots)
     const hasSlos = curve.some((figures) => figures.slo !== null)
     return {
       endpoint: split.endpoints[endpoint_index]?.url ?? '',

@@ -10,7 +10,11 @@ import type { RunConfig } from '../config/types.js'
 import { precisionLine } from '../metrics/precision.js'
 import { poolRepeats } from '../metrics/repeat-pool.js'
 import { LevelSummarizer, type LevelSummary } from '../metrics/summarize.js'
-import { type LevelFigures as TargetFigures, TargetLevels } from '../metrics/target-levels.js'
+import {
+  type RunSplitMeta,
+  type LevelFigures as TargetFigures,
+  TargetLevels,
+} from '../metrics/target-levels.js'
 import { ModelEvidence } from '../model/evidence.js'
 import { asDiskFull, isNoSpace } from '../records/disk-full.js'
 import type { RequestRecord } from '../records/types.js'
@@ -56,7 +60,7 @@ import {
 import { RecordSink } from './record-sink.js'
 import { resolveEndpoint } from './resolve-endpoint.js'
 import { RunClock } from './run-clock.js'
-import { modelBodies, runSplitOf } from './run-split.js'
+import { modelBodies, type RunSplit, runSplitOf } from './run-split.js'
 import { sampleSizeAdvice } from './sample-advice.js'
 import { startServerMetrics } from './server-metrics.js'
 import { readServerSelf } from './server-self-read.js'
@@ -192,7 +196,7 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
     if (proxy !== null) meta.client.proxy = proxy
     if (sources.trace !== null) meta.trace = sources.trace.meta
     meta.server = setUp.server
-    if (split !== null) meta.split = { endpoints: split.endpoints, models: split.models }
+    if (split !== null) meta.split = await splitMeta(split, setUp.server, config.run.preflight, stop)
     if (meta.load.stagger !== undefined && meta.load.levels.some((streams) => streams > 1))
       options.log(meta.load.stagger.note)
     meta.totals = sink.totals
@@ -597,7 +601,10 @@ async function runLevel(gradient: Gradient, value: number): Promise<BenchResult 
   const window = pooled.window()
   gradient.windows.push(window)
   gradient.summaries.push(withServerFigures(pooled.result(client), window, scrapes(), meta.percentiles))
-  gradient.targets?.figures.push({ level: value, figures: gradient.targets.levels.level(value, client) })
+  gradient.targets?.figures.push({
+    level: value,
+    figures: gradient.targets.levels.level(value, client, scrapes(), meta.percentiles),
+  })
   // --precision's account goes into meta, where finishResult (and `report`) attach it to the level.
   const reached = precision?.finish(stop.requested)
   if (reached !== undefined) log(precisionLine(`level ${value}`, reached))
@@ -614,6 +621,32 @@ async function runLevel(gradient: Gradient, value: number): Promise<BenchResult 
   const summary = result.levels.at(-1)
   if (summary !== undefined) log(progressLine(summary, config.load.mode, meta))
   return result
+}
+
+/**
+ * The run's split as the result shows it, each endpoint with the slots its server declares (the
+ * first one's from the run's own read; the others read here, after their preflights), so each
+ * endpoint's knee can weigh its own server's gauges against its own slots.
+ */
+async function splitMeta(
+  split: RunSplit,
+  first: ServerSelf | null,
+  preflight: boolean,
+  stop: StopSignal,
+): Promise<RunSplitMeta> {
+  const endpoints = split.targets.filter((target) => target.model_index === 0)
+  const selves = await Promise.all(
+    endpoints.map((target, e) =>
+      e === 0 || !preflight ? first : readServerSelf(target.endpoint, { interrupt: stop.setupInterrupt }),
+    ),
+  )
+  return {
+    endpoints: split.endpoints.map((endpoint, e) => ({
+      ...endpoint,
+      slots: selves[e]?.slots ?? null,
+    })),
+    models: split.models,
+  }
 }
 
 /** The capacity model's evidence, started with the calibration probes (kept before the load's records are watched). */
@@ -686,6 +719,12 @@ async function serverFiguresAtTheEnd(gradient: Gradient): Promise<void> {
     ...run,
     summary: withServerFigures(run.summary, run.window, scraper.scrapes, gradient.meta.percentiles),
   }))
+  const { targets } = gradient
+  if (targets !== null)
+    targets.figures = gradient.meta.levels_run.map(({ value, client }) => ({
+      level: value,
+      figures: targets.levels.level(value, client, scraper.scrapes, gradient.meta.percentiles),
+    }))
 }
 
 function budgetRefusal(estimate: CostEstimate | null, limit: number): string | null {
