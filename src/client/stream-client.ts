@@ -1,10 +1,10 @@
 import type { Socket } from 'node:net'
 import { performance } from 'node:perf_hooks'
 import type { Dispatcher } from 'undici'
-import { type ChunkInfo, errorEventMessage } from '../protocols/chunk.js'
+import { type ChunkInfo, errorEventMessage, type ToolCallDelta } from '../protocols/chunk.js'
 import type { ProtocolInterpreter } from '../protocols/protocol-interpreter.js'
 import { protocolOf } from '../protocols/wire-protocol.js'
-import type { ErrorClass, RequestRecord } from '../records/types.js'
+import type { ErrorClass, RequestRecord, ToolCallPart } from '../records/types.js'
 import {
   classifyStatus,
   classifyTransportError,
@@ -156,6 +156,8 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
   private textParts: string[] = []
   /** When reasoning and answer began, and the reasoning text: see reasoning-phase.ts. */
   private readonly reasoning = new ReasoningPhase()
+  /** Tool calls by their index, merged from their deltas (only when the answer makes any). */
+  private toolCalls: ToolCallPart[] = []
 
   constructor(
     private readonly target: Target,
@@ -459,12 +461,24 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
       if (info.usage.prompt_tokens !== null) record.input_tokens = info.usage.prompt_tokens
     }
     if (info.finishReason !== null) record.finish_reason = info.finishReason
+    if (info.toolCalls !== undefined) this.takeToolCalls(info.toolCalls, info.tokenBearing ? at : null)
     // Usage and timings may come in separate chunks: each keeps what the last one that had it said.
     const inBand = info.inBand
     if (inBand !== null) {
       if (inBand.timings !== null) record.server_timings = inBand.timings
       if (inBand.cached_tokens !== null) record.cached_tokens = inBand.cached_tokens
       if (inBand.reasoning_tokens !== null) record.reasoning_tokens = inBand.reasoning_tokens
+    }
+  }
+
+  /** Tool-call deltas merged by index: the name once, the arguments' text in pieces; `at` null for a body not streamed. */
+  private takeToolCalls(deltas: readonly ToolCallDelta[], at: number | null): void {
+    const record = this.record
+    if (at !== null && record.first_tool_call_at == null) record.first_tool_call_at = at
+    for (const delta of deltas) {
+      const call = (this.toolCalls[delta.index] ??= { name: '', arguments: '' })
+      if (call.name === '') call.name = delta.name
+      call.arguments += delta.arguments
     }
   }
 
@@ -536,6 +550,10 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
     const record = this.record
     record.output_text = this.textParts.join('')
     this.textParts = []
+    if (this.toolCalls.length > 0) {
+      record.tool_call_parts = this.toolCalls.filter((call) => call !== undefined)
+      this.toolCalls = []
+    }
     this.reasoning.finish(record)
     if (this.usageCompletion !== null) {
       record.output_tokens = this.usageCompletion

@@ -94,6 +94,9 @@ export const DEFAULTS: RunConfig = deepFreeze({
     tokenizer: 'o200k',
     shared_prefix: 0,
     images: null,
+    response_schema: null,
+    tools: null,
+    tool_choice: 'auto',
     sessions: false,
     turns: 4,
     think_time_s: 0,
@@ -562,6 +565,28 @@ const FINAL_CHECKS: FinalCheck[] = [
       c.workload.shared_prefix >= shortestInput(c.workload.input),
     message: 'expected a shared prefix shorter than the shortest prompt (input_tokens)',
     sources: [...rawKeysOf('shared_prefix'), ...DATASET_LENGTH_SOURCES],
+  },
+  {
+    path: 'response_schema',
+    fails: (c) =>
+      (c.workload.response_schema !== null || c.workload.tools !== null) &&
+      (c.target.protocol !== 'chat' || c.workload.sessions || c.workload.trace !== null),
+    message:
+      'expected response_schema and tools with the chat protocol, without sessions or a trace: response_format and tools are chat completions fields, and a session or trace brings its own requests',
+    sources: [
+      ...rawKeysOf('response_schema'),
+      ...rawKeysOf('tools'),
+      ...rawKeysOf('protocol'),
+      ...rawKeysOf('endpoint'),
+      ...rawKeysOf('sessions'),
+      ...rawKeysOf('trace'),
+    ],
+  },
+  {
+    path: 'tool_choice',
+    fails: (c) => c.workload.tool_choice !== 'auto' && c.workload.tools === null,
+    message: 'expected tools with tool_choice: the choice is among the tools sent',
+    sources: [...rawKeysOf('tool_choice'), ...rawKeysOf('tools')],
   },
   {
     path: 'images',

@@ -117,6 +117,12 @@ export interface RunConfig {
     shared_prefix: number
     /** Synthetic PNG images with every prompt, "COUNTxWIDTHxHEIGHT" (workload/prompt-image-set.ts); null = none. */
     images: string | null
+    /** "builtin" or a JSON Schema file: chat bodies ask for JSON matching it (workload/structured-output.ts); null = none. */
+    response_schema: string | null
+    /** "builtin" or a file of an OpenAI tools array, sent with every chat request; null = none. */
+    tools: string | null
+    /** With tools: auto, required, none or a function's name. */
+    tool_choice: string
     /** Multi-turn sessions (closed loop): from the dataset's conversations, or synthetic. */
     sessions: boolean
     /** User turns per synthetic session. */

@@ -21,6 +21,7 @@ import { networkAccumulator } from './network-figures.js'
 import { openLoopAccumulator } from './open-loop-figures.js'
 import { reasoningAccumulator, reasoningNotes } from './reasoning-figures.js'
 import { sloAccumulator } from './slo.js'
+import { outputValidShare, structuredAccumulator } from './structured-figures.js'
 import { turnAccumulator } from './turn-figures.js'
 import {
   costOf,
@@ -660,6 +661,41 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
     source: {
       accumulator: into('in_band', ({ options }) => inBandAccumulator(options.percentiles)),
     },
+  }),
+  figure({
+    fields: {
+      structured: {
+        unit: 'object',
+        definition:
+          'levels[].structured, with --response-schema or --tools, over the successful requests: schema = answers given ' +
+          'as text checked against the schema (JSON.parse, then the schema): checked, valid, invalid, truncated (invalid ' +
+          'and cut by max_tokens, finish_reason length), valid_share = valid / checked; tools = requests, the answers that ' +
+          'called a tool (checked; call_share = checked / requests), calls, from_text (calls read from the answer text, an ' +
+          'engine\'s unparsed {"tool_call": ...}), valid (every call named an offered function and its arguments validated ' +
+          'against its parameters), invalid, truncated, valid_share, first_call_ms (send to the first tool-call delta, ' +
+          'streamed answers). Absent without either.',
+      },
+    },
+    absentWhenNull: true,
+    source: {
+      accumulator: into('structured', ({ options }) => structuredAccumulator(options.percentiles)),
+    },
+  }),
+  figure({
+    fields: {
+      output_valid_share: {
+        unit: 'fraction',
+        definition:
+          'Of the answers checked (structured.schema and structured.tools together), the share valid; absent when nothing was checked.',
+      },
+    },
+    absentWhenNull: true,
+    source: {
+      derive: ({ figures }) => ({ output_valid_share: outputValidShare(figures.structured) ?? undefined }),
+    },
+    columns: [
+      { name: 'valid', head: 'valid', order: 11, priority: 6, cell: { kind: 'percent' }, whenPresent: true },
+    ],
   }),
   figure({
     fields: {

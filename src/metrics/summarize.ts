@@ -21,6 +21,7 @@ import type { OpenLoopFigures } from './open-loop-figures.js'
 import type { LevelPrecision } from './precision.js'
 import type { ReasoningFigures } from './reasoning-figures.js'
 import type { LevelSlo, Slo } from './slo.js'
+import type { StructuredFigures } from './structured-figures.js'
 import type { TurnFigures } from './turn-figures.js'
 import type { CostFigures, InputFigures, OutputFigures, Prices, ScheduleFigures } from './workload-figures.js'
 
@@ -112,6 +113,10 @@ export interface LevelSummary extends LevelFailures {
   in_band?: InBandFigures
   /** Time to first reasoning and answer token, reasoning and answer tokens; absent when no request reasoned. */
   reasoning?: ReasoningFigures
+  /** --response-schema, --tools: the answers checked and how many were valid (structured-figures.ts); absent otherwise. */
+  structured?: StructuredFigures
+  /** Of the answers checked (schema, tool calls), the share valid; absent when nothing was checked. */
+  output_valid_share?: number
   /** Session runs: figures per turn index (turn-figures.ts); absent otherwise. */
   turns?: TurnFigures[]
   /** TTFT by the share of the prompt served from the server's prefix cache (cache-effect.ts); absent without hits. */

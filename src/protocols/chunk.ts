@@ -35,6 +35,14 @@ export interface ChunkInfo {
   error: string | null
   /** The payload is not JSON (and not [DONE]). */
   malformed: boolean
+  /** Tool-call deltas (chat `tool_calls`): each one's index, name part and arguments part; absent when none. */
+  toolCalls?: ToolCallDelta[]
+}
+
+export interface ToolCallDelta {
+  index: number
+  name: string
+  arguments: string
 }
 
 /** Delta fields that carry the answer. */
@@ -122,15 +130,25 @@ function readChoice(choice: Json, info: ChunkInfo): void {
   }
   const toolCalls = delta.tool_calls
   if (!Array.isArray(toolCalls)) return
-  for (const call of toolCalls) {
+  for (const [position, call] of toolCalls.entries()) {
     const fn = isObject(call) && isObject(call.function) ? call.function : null
     if (fn === null) continue
-    for (const part of [fn.name, fn.arguments]) {
-      if (typeof part === 'string' && part !== '') {
+    // A non-streamed message may carry the arguments as an object rather than its JSON text.
+    const args =
+      typeof fn.arguments === 'string'
+        ? fn.arguments
+        : isObject(fn.arguments)
+          ? JSON.stringify(fn.arguments)
+          : ''
+    const name = typeof fn.name === 'string' ? fn.name : ''
+    for (const part of [name, args]) {
+      if (part !== '') {
         info.text += part
         info.answerBearing = true
       }
     }
+    const index = isObject(call) && typeof call.index === 'number' ? call.index : position
+    ;(info.toolCalls ??= []).push({ index, name, arguments: args })
   }
 }
 

@@ -85,6 +85,11 @@ function build(): z.ZodType {
       resent: anObject({ reason: aString() }).optional(),
       events_after_done: aCount().optional(),
       rejected_usage: anObject({ completion_tokens: aNumber(), reason: aString() }).optional(),
+      schema_check: oneOf(['valid', 'invalid', 'truncated']).optional(),
+      tool_calls: aCount().optional(),
+      tool_call_source: oneOf(['deltas', 'text']).optional(),
+      first_tool_call_at: aNumber().nullable().optional(),
+      tool_check: oneOf(['none', 'valid', 'invalid', 'truncated']).optional(),
     },
     'a JSON object (one request)',
   )

@@ -176,4 +176,27 @@ export interface RequestRecord {
   output_text?: string
   /** Transient, never written: the reasoning part of output_text, for the same count (reasoning-counts.ts). */
   reasoning_text?: string
+  /**
+   * --response-schema: whether the answer validated against the schema: `valid`, `invalid`, or
+   * `truncated` (invalid, and cut by max_tokens: finish_reason length). Absent on failed requests,
+   * answers that called a tool instead, and runs without a schema (workload/output-check.ts).
+   */
+  schema_check?: OutputCheckResult
+  /** --tools: the tool calls in the answer (0 = it answered in text). Absent on failed requests. */
+  tool_calls?: number
+  /** --tools: where the calls were read: the stream's tool-call deltas, or the answer's text (a JSON object `{"tool_call": ...}` an engine left unparsed). */
+  tool_call_source?: 'deltas' | 'text'
+  /** --tools, streamed: when the first tool-call delta arrived (run clock); null when none did. */
+  first_tool_call_at?: number | null
+  /** --tools: `none` (no call), else whether every call named an offered function and its arguments validated. */
+  tool_check?: 'none' | OutputCheckResult
+  /** Transient, never written: each tool call as streamed (its name and its arguments' text), for the check. */
+  tool_call_parts?: ToolCallPart[]
+}
+
+export type OutputCheckResult = 'valid' | 'invalid' | 'truncated'
+
+export interface ToolCallPart {
+  name: string
+  arguments: string
 }

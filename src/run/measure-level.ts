@@ -5,6 +5,7 @@ import { type LevelProgress, ProgressTally } from '../report/progress.js'
 import type { RoundOutcome } from '../schedule/level-runner.js'
 import type { LevelShare } from '../schedule/level-share.js'
 import type { WorkerPool } from '../worker/pool.js'
+import type { OutputCheck } from '../workload/output-check.js'
 import { completeTokenCounts } from '../workload/token-counts.js'
 import { closedByServer } from './connection-policy.js'
 import type { PrecisionWatch } from './precision-watch.js'
@@ -21,6 +22,8 @@ export interface MeasureContext {
   /** The run's prompts, looked up by a record's prompt id for the lengths it asked for. */
   planned: readonly PlannedPrompt[]
   countTokens: (text: string) => number
+  /** --response-schema, --tools: checks each answer before its text is dropped; absent = nothing to check. */
+  check?: OutputCheck
   /** Requests per level or seconds per level, for the live line. */
   requestsPerLevel: number | null
   durationPerLevelS: number | null
@@ -82,6 +85,7 @@ export async function measureLevel(
   const intake = new RecordIntake<RequestRecord>((record) => {
     // Stamped first: the usage check weighs the server's count against the max_tokens sent.
     stampRequested(record, planned)
+    context.check?.check(record)
     completeTokenCounts(record, countTokens)
     if (record.phase === 'measure') record.phase = phase
     sink.keep(record)

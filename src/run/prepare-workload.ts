@@ -6,7 +6,14 @@ import type { Calibration } from '../result/run-meta.js'
 import { type Dataset, DatasetError, loadDataset } from '../workload/dataset.js'
 import { ExactPromptSource } from '../workload/exact-prompts.js'
 import { meanLength } from '../workload/lengths.js'
+import type { BodyOptions } from '../workload/request-body.js'
 import type { SessionSet } from '../workload/sessions.js'
+import {
+  loadStructuredOutput,
+  type StructuredOutput,
+  StructuredOutputError,
+  structuredBodyFields,
+} from '../workload/structured-output.js'
 import { loadTokenizer, type Tokenizer, TokenizerError } from '../workload/tokenizers.js'
 import { TraceError } from '../workload/trace-file.js'
 import type { TraceReplay } from '../workload/trace-replay.js'
@@ -38,6 +45,8 @@ export interface WorkloadSources {
   /** Expected mean lengths per request: the plan's figures for the cost estimate. */
   input_mean: number
   output_mean: number
+  /** --response-schema, --tools: what chat bodies carry beside the prompt; null = neither. */
+  structured: StructuredOutput | null
 }
 
 export interface PreparedWorkload {
@@ -53,7 +62,9 @@ export function loadWorkloadSources(config: RunConfig): WorkloadSources {
   let dataset: Dataset | null = null
   let trace: TraceReplay | null = null
   let sessions: SessionSet | null = null
+  let structured: StructuredOutput | null = null
   try {
+    structured = loadStructuredOutput(workload)
     trace = loadConfiguredTrace(config)
     tokenizer = loadTokenizer(workload.tokenizer)
     if (workload.sessions) sessions = planSessions(config, tokenizer, sessionRequests(config))
@@ -62,7 +73,12 @@ export function loadWorkloadSources(config: RunConfig): WorkloadSources {
         maxEntries: MAX_DATASET_ENTRIES,
       })
   } catch (error) {
-    if (error instanceof TokenizerError || error instanceof DatasetError || error instanceof TraceError)
+    if (
+      error instanceof TokenizerError ||
+      error instanceof DatasetError ||
+      error instanceof TraceError ||
+      error instanceof StructuredOutputError
+    )
       throw new WorkloadError(error.message)
     throw error
   }
@@ -96,7 +112,14 @@ export function loadWorkloadSources(config: RunConfig): WorkloadSources {
     prompts,
     input_mean: Math.round(inputMean),
     output_mean: Math.round(outputMean),
+    structured,
   }
+}
+
+/** The bodies' options: the endpoint's, with the structured output's fields when there are any. */
+function bodyOf(endpoint: Endpoint, structured: StructuredOutput | null): BodyOptions {
+  const body = bodyOptionsOf(endpoint)
+  return structured === null ? body : { ...body, extra: structuredBodyFields(structured) }
 }
 
 /** Requests a session run sends over all its levels (warm-up included), unbounded for timed levels. */
@@ -160,7 +183,7 @@ export async function prepareWorkload(
   if (sources.trace !== null) {
     const plan = planTraceWorkload(
       sources.trace,
-      { ...sources, body: bodyOptionsOf(endpoint) },
+      { ...sources, body: bodyOf(endpoint, sources.structured) },
       traceWarmupPrompts(config.load),
     )
     if (plan.off_length > 0)
@@ -170,7 +193,7 @@ export async function prepareWorkload(
     return { plan, calibration, probeRecords }
   }
   const plan = planWorkload(config, {
-    body: bodyOptionsOf(endpoint),
+    body: bodyOf(endpoint, sources.structured),
     tokenizer: sources.tokenizer,
     prompts: sources.prompts,
     dataset: sources.dataset,

@@ -33,6 +33,8 @@ import { writeJsonAtomic } from '../result/write-json.js'
 import { type LevelWindow, withServerFigures } from '../server-metrics/level-figures.js'
 import type { ServerMetricsScraper } from '../server-metrics/scraper.js'
 import { WorkerPool } from '../worker/pool.js'
+import { OutputCheck } from '../workload/output-check.js'
+import { forEngine } from '../workload/structured-output.js'
 import { CacheResetter } from './cache-resetter.js'
 import { noticeFromLoad, policyAfterProbes } from './connection-policy.js'
 import { contextWarning } from './context-warning.js'
@@ -249,6 +251,7 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
         stop,
         planned: setUp.prepared.plan.prompts,
         countTokens: (text) => sources.tokenizer.count(text),
+        ...(sources.structured === null ? {} : { check: new OutputCheck(sources.structured) }),
         requestsPerLevel: sources.trace?.rows.length ?? config.load.requests_per_level,
         // The whole timed window (warm-up, measured, cool-down): past it, the level drains.
         durationPerLevelS: config.load.duration_per_level_s === null ? null : timedLevelSeconds(config.load),
@@ -357,7 +360,10 @@ async function setUpRun(
   const prepared = await prepareWorkload(
     config,
     endpoint,
-    sources,
+    // The answer's schema in the form the engine reads (llama.cpp builds before 2025-03: json_object).
+    sources.structured === null
+      ? sources
+      : { ...sources, structured: forEngine(sources.structured, server?.engine ?? null) },
     estimate?.requests ?? Number.POSITIVE_INFINITY,
     log,
     stop.setupInterrupt,

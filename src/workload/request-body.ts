@@ -16,6 +16,8 @@ export interface BodyOptions {
    * `min_tokens`: vLLM, SGLang, TGI), so outputs reach the length the run is about.
    */
   ignoreEos?: boolean
+  /** Fields added to every body as they are (--response-schema's response_format, --tools' tools). */
+  extra?: Record<string, unknown>
 }
 
 /** The protocols whose bodies have image parts. */
@@ -38,5 +40,5 @@ export function buildBody(
   }
   const ignoreEos = options.ignoreEos === true
   const body = protocolOf(name).body({ model, prompt, maxTokens, stream, ignoreEos, images })
-  return Buffer.from(JSON.stringify(body))
+  return Buffer.from(JSON.stringify(options.extra === undefined ? body : { ...body, ...options.extra }))
 }

@@ -1,3 +1,4 @@
+// test-lane: long
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { buildResult } from '../../src/result/build-result.js'
