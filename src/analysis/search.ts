@@ -188,7 +188,11 @@ function worstRatio(slo: LevelSlo | null): number | null {
   let worst = 0
   for (const check of slo.checks) {
     if (check.value_ms === null || !(check.value_ms > 0) || !(check.threshold_ms > 0)) return null
-    worst = Math.max(worst, check.value_ms / check.threshold_ms)
+    // How far past its threshold, either way round: a fluidity below its floor is over by floor / value.
+    worst = Math.max(
+      worst,
+      check.at_least ? check.threshold_ms / check.value_ms : check.value_ms / check.threshold_ms,
+    )
   }
   return worst
 }

@@ -27,6 +27,8 @@ export function runSamples(runs: readonly (readonly RequestRecord[])[], value: n
 export function runFigure(samples: LevelSamples, metric: string): number | null {
   if (metric === 'throughput') return levelThroughput(samples)
   if (metric === 'success_rate') return samples.ok.filter(Boolean).length / samples.ok.length
+  if (metric === 'fluidity_p90')
+    return weightedPercentile(samples.fluidity, 10)(new Uint32Array(samples.ok.length).fill(1))
   const match = /^(ttft|tpot|itl|e2e)_p([\d.]+)$/.exec(metric)
   if (match === null) return null
   const family = match[1] as 'ttft' | 'tpot' | 'itl' | 'e2e'

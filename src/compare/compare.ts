@@ -223,6 +223,7 @@ export const DEFAULT_MAX_REGRESSION: Record<string, number> = {
   e2e_p99: 0.1,
   throughput: 0.05,
   success_rate: 0.01,
+  fluidity_p90: 0.05,
   knee: 0,
 }
 
@@ -444,6 +445,28 @@ function successComparison(
 }
 
 /**
+ * Fluidity p90 (the index 90% of requests reach): its change in points, lower being worse, its
+ * interval from the block bootstrap the latencies use.
+ */
+function fluidityComparison(
+  a: LevelSamples,
+  b: LevelSamples,
+  threshold: number | null,
+  rounds: number,
+): MetricComparison {
+  const [base, next] = sides(a, b, (samples) => weightedPercentile(samples.fluidity, 10))
+  const everyOnce = (sample: BlockSample): number | null =>
+    sample.statistic(new Uint32Array(sample.requests).fill(1))
+  const tested = threshold === null ? null : blockBootstrapChange(base, next, absoluteChange, rounds)
+  const interval = tested === null ? null : { low: tested.low, high: tested.high }
+  return comparison('fluidity_p90', 4, everyOnce(base), everyOnce(next), absoluteChange, interval, {
+    threshold,
+    floor: null,
+    worse: -1,
+  })
+}
+
+/**
  * A metric judged again on the spread between the runs (--repeat on both sides): base and new are
  * the means of the runs' figures, the interval Welch's (between-runs.ts). A tail the pooled requests
  * were too few to gate stays ungated; a level with under two runs a side keeps its bootstrap.
@@ -455,7 +478,7 @@ function onRuns(
 ): MetricComparison {
   const figures = (runs: readonly LevelSamples[]): number[] =>
     runs.map((run) => runFigure(run, metric.metric)).filter((x): x is number => x !== null)
-  const share = metric.metric === 'success_rate'
+  const share = metric.metric === 'success_rate' || metric.metric === 'fluidity_p90'
   const change = welchChange(figures(a), figures(b), !share)
   if (change === null) return metric
   const judged = comparison(
@@ -542,8 +565,10 @@ export function compareRuns(
   const driftReason = drift.join('; ')
   let clientBound = false
   for (const value of levels) {
-    const a = levelSamples(base.records, value)
-    const b = levelSamples(next.records, value)
+    // Fluidity under one pace for both runs: the base run's deadlines (each run sets its own from its probes).
+    const deadlines = base.meta.fluidity ?? null
+    const a = levelSamples(base.records, value, deadlines)
+    const b = levelSamples(next.records, value, deadlines)
     const metrics: MetricComparison[] = []
     for (const family of LATENCY_METRICS) {
       for (const percentile of percentiles.get(family) ?? []) {
@@ -573,6 +598,8 @@ export function compareRuns(
       ),
     )
     metrics.push(successComparison(a, b, maxRegression.success_rate ?? null, rounds))
+    if (deadlines !== null && a.fluidity.some((values) => values.length > 0))
+      metrics.push(fluidityComparison(a, b, maxRegression.fluidity_p90 ?? null, rounds))
     if (betweenRuns) {
       const runsA = runSamples(baseRuns, value)
       const runsB = runSamples(nextRuns, value)

@@ -1,5 +1,6 @@
 import { blockLengthFor } from '../analysis/stats.js'
 import { e2eMs, isOk, pushItlMs, tpotMs, ttftMs } from '../metrics/derive.js'
+import { type FluidityDeadlines, requestFluidity } from '../metrics/fluidity.js'
 import type { RequestRecord } from '../records/types.js'
 
 /**
@@ -13,6 +14,12 @@ export interface LevelSamples {
   /** Every ITL gap of the request's stream. */
   itl: number[][]
   e2e: number[][]
+  /**
+   * The fluidity index per request (a failed one 0, one with no token none), under the deadlines
+   * compare was given (the base run's, so both runs are judged against the same pace); empty lists
+   * without deadlines.
+   */
+  fluidity: number[][]
   /** Output tokens per request, 0 for a failed one: what the level throughput is made of. */
   tokens: number[]
   /** Seconds each request took, send to end. */
@@ -24,7 +31,11 @@ export interface LevelSamples {
   blockLength: number
 }
 
-export function levelSamples(records: readonly RequestRecord[], value: number): LevelSamples {
+export function levelSamples(
+  records: readonly RequestRecord[],
+  value: number,
+  deadlines: FluidityDeadlines | null = null,
+): LevelSamples {
   const measured = records
     .filter((record) => record.phase === 'measure' && record.level === value)
     .sort((a, b) => a.sent_at - b.sent_at)
@@ -34,6 +45,7 @@ export function levelSamples(records: readonly RequestRecord[], value: number): 
     tpot: [],
     itl: [],
     e2e: [],
+    fluidity: [],
     tokens: [],
     seconds: [],
     ok: [],
@@ -61,6 +73,7 @@ export function levelSamples(records: readonly RequestRecord[], value: number): 
     samples.ttft.push(ok ? one(ttftMs(record)) : [])
     samples.tpot.push(ok ? one(tpotMs(record)) : [])
     samples.e2e.push(ok ? [e2eMs(record)] : [])
+    samples.fluidity.push(one(deadlines === null ? null : requestFluidity(record, deadlines)))
   }
   samples.windowS = [...windows.values()].reduce((sum, w) => sum + (w.end - w.start) / 1000, 0)
   // The requests in flight on average (Little's law): those that shared the server at once.

@@ -54,18 +54,28 @@ export function workers() {
 
 /** SLO thresholds: { ttft_p95_ms: 800, ... }; keys name a metric and a percentile. */
 export function sloTable() {
-  const key = expect('an SLO key like ttft_p95_ms, tpot_p99_ms or e2e_p50_ms')
-  const value = expect('a positive number of milliseconds')
-  return z.record(
-    z.string(key).refine((text) => typeof parseSloKey(text) !== 'string', key),
-    z.number(value).gt(0, value),
-    {
-      error: (issue) =>
-        issue.code === 'invalid_key'
-          ? 'an SLO key like ttft_p95_ms, tpot_p99_ms or e2e_p50_ms'
-          : 'a table of SLO thresholds, such as { ttft_p95_ms = 800 }',
-    },
-  )
+  const key = expect('an SLO key like ttft_p95_ms, tpot_p99_ms, e2e_p50_ms or fluidity_p90')
+  const value = expect('a positive number of milliseconds (fluidity: an index above 0 and at most 1)')
+  return z
+    .record(
+      z.string(key).refine((text) => typeof parseSloKey(text) !== 'string', key),
+      z.number(value).gt(0, value),
+      {
+        error: (issue) =>
+          issue.code === 'invalid_key'
+            ? 'an SLO key like ttft_p95_ms, tpot_p99_ms, e2e_p50_ms or fluidity_p90'
+            : 'a table of SLO thresholds, such as { ttft_p95_ms = 800 }',
+      },
+    )
+    .superRefine((table, context) => {
+      for (const [name, threshold] of Object.entries(table))
+        if (name.startsWith('fluidity_') && threshold > 1)
+          context.addIssue({
+            code: 'custom',
+            path: [name],
+            message: 'a fluidity index above 0 and at most 1, such as 0.9',
+          })
+    })
 }
 
 /** --precision: figure → relative half-width of its 95% interval, in percent (metrics/precision-key.ts). */

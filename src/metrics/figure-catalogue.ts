@@ -14,6 +14,7 @@ import { embeddingAccumulator } from './embedding-figures.js'
 import { eventAccumulator, eventNotes } from './event-figures.js'
 import { FailureGroups } from './failure-causes.js'
 import { type AnyFigure, accumulator, figure, type LevelContext, type LevelFigures } from './figure.js'
+import { fluidityAccumulator } from './fluidity.js'
 import { inBandAccumulator } from './in-band-figures.js'
 import { inFlightAccumulator } from './in-flight.js'
 import { intervalsAccumulator } from './level-intervals.js'
@@ -323,7 +324,7 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
     applies: { slos: true, otherwise: 'null' },
     source: {
       accumulator: into('slo', ({ options, tally }) =>
-        sloAccumulator(options.slos, options.timeoutMs, () => tally.durationS),
+        sloAccumulator(options.slos, options.timeoutMs, () => tally.durationS, options.fluidity ?? null),
       ),
     },
     columns: [
@@ -660,6 +661,24 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
     absentWhenNull: true,
     source: {
       accumulator: into('in_band', ({ options }) => inBandAccumulator(options.percentiles)),
+    },
+  }),
+  figure({
+    fields: {
+      fluidity: {
+        unit: 'object',
+        definition:
+          "levels[].fluidity, the fluidity index (Etalon, arXiv 2407.07000) over the level's requests: a request's index is " +
+          'the share of its tokens that met their deadlines, the first due meta.fluidity.prefill_ms after the send and each ' +
+          'later one meta.fluidity.decode_ms after the one before; a late token re-bases the schedule at its arrival, so a ' +
+          "stall costs one miss. The deadlines are the run's own, the same at every level (meta.fluidity). A failed request " +
+          'counts 0. requests, mean, p50, p90 (the index 90% of requests reach or exceed: the 10th percentile from below), ' +
+          'all_on_time (share with every token on time). Absent without deadlines (no warm probes: --no-preflight) or a stream.',
+      },
+    },
+    absentWhenNull: true,
+    source: {
+      accumulator: into('fluidity', ({ options }) => fluidityAccumulator(options.fluidity ?? null)),
     },
   }),
   figure({

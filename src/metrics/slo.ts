@@ -2,32 +2,45 @@ import type { RequestRecord } from '../records/types.js'
 import { type Accumulator, accumulate, Samples } from './accumulator.js'
 import { e2eMs, isOk, tpotMs, ttftMs } from './derive.js'
 import { percentileOfSorted, round } from './distribution.js'
+import { type FluidityDeadlines, requestFluidity } from './fluidity.js'
 import { answerTpotMs, ttfoMs, ttfrMs } from './reasoning-figures.js'
 import type { LoadMode } from './summarize.js'
 
-/** One service-level objective: the `percentile` of `metric` must be at most `threshold_ms`. */
+/**
+ * One service-level objective: the `percentile` of `metric` must be at most `threshold_ms`; or, for
+ * fluidity (`fluidity_p90`, unitless, higher is better), the index 90% of requests reach must be at
+ * least the threshold (it is held in `threshold_ms` all the same, as `value_ms` holds the index).
+ */
 export interface Slo {
-  /** As written: ttft_p95_ms */
+  /** As written: ttft_p95_ms, fluidity_p90 */
   key: string
   metric: SloMetric
   percentile: number
   threshold_ms: number
+  /** Higher is better (fluidity): met when the value is at least the threshold. */
+  at_least?: true
 }
 
 /** ttfr, ttfo, answer_tpot: a reasoning model's phases (reasoning-figures.ts). */
 export const SLO_METRICS = ['ttft', 'tpot', 'e2e', 'ttfr', 'ttfo', 'answer_tpot'] as const
-export type SloMetric = (typeof SLO_METRICS)[number]
+export type SloMetric = (typeof SLO_METRICS)[number] | 'fluidity'
 
 const SLO_KEY = new RegExp(`^(${SLO_METRICS.join('|')})_p(\\d+(?:\\.\\d+)?)_ms$`)
+/** fluidity_p90: the fluidity index (fluidity.ts), unitless, so no _ms. */
+const FLUIDITY_KEY = /^fluidity_p(\d+(?:\.\d+)?)$/
 
 /** `ttft_p95_ms` → its parts, or an error message saying what is expected. */
-export function parseSloKey(key: string): { metric: SloMetric; percentile: number } | string {
-  const match = SLO_KEY.exec(key)
-  const percentile = Number(match?.[2])
-  if (match === null || !(percentile > 0 && percentile <= 100)) {
-    return `expected a key like ttft_p95_ms, tpot_p99_ms or e2e_p50_ms (metric ${SLO_METRICS.join(', ')}; percentile in (0, 100]), got ${JSON.stringify(key)}`
+export function parseSloKey(
+  key: string,
+): { metric: SloMetric; percentile: number; at_least?: true } | string {
+  const fluidity = FLUIDITY_KEY.exec(key)
+  const match = fluidity === null ? SLO_KEY.exec(key) : null
+  const percentile = Number(fluidity?.[1] ?? match?.[2])
+  if ((match === null && fluidity === null) || !(percentile > 0 && percentile <= 100)) {
+    return `expected a key like ttft_p95_ms, tpot_p99_ms or e2e_p50_ms (metric ${SLO_METRICS.join(', ')}; percentile in (0, 100]), or fluidity_p90 (the fluidity index 90% of requests reach, at least the value), got ${JSON.stringify(key)}`
   }
-  return { metric: match[1] as SloMetric, percentile }
+  if (fluidity !== null) return { metric: 'fluidity', percentile, at_least: true }
+  return { metric: (match as RegExpExecArray)[1] as SloMetric, percentile }
 }
 
 export function toSlos(thresholds: Record<string, number>): Slo[] {
@@ -40,10 +53,13 @@ export function toSlos(thresholds: Record<string, number>): Slo[] {
 
 export interface SloCheck {
   key: string
+  /** The threshold; for fluidity an index in [0, 1]. */
   threshold_ms: number
   /** The error-adjusted percentile: failed requests count as the worst latency (the timeout). */
   value_ms: number | null
   met: boolean
+  /** Fluidity: met when value_ms (the index) is at least threshold_ms. */
+  at_least?: true
 }
 
 export interface LevelSlo {
@@ -56,7 +72,12 @@ export interface LevelSlo {
   goodput_tokens_per_s: number
 }
 
-function metricOf(record: RequestRecord, metric: SloMetric): number | null {
+function metricOf(
+  record: RequestRecord,
+  metric: SloMetric,
+  deadlines: FluidityDeadlines | null,
+): number | null {
+  if (metric === 'fluidity') return deadlines === null ? null : requestFluidity(record, deadlines)
   if (metric === 'ttft') return ttftMs(record)
   if (metric === 'tpot') return tpotMs(record)
   if (metric === 'ttfr') return ttfrMs(record)
@@ -77,10 +98,11 @@ export function evaluateSlos(
   slos: readonly Slo[],
   timeoutMs: number,
   windowS: number,
+  deadlines: FluidityDeadlines | null = null,
 ): LevelSlo {
   return accumulate(
     records,
-    sloAccumulator(slos, timeoutMs, () => windowS),
+    sloAccumulator(slos, timeoutMs, () => windowS, deadlines),
   )
 }
 
@@ -89,6 +111,8 @@ export function sloAccumulator(
   slos: readonly Slo[],
   timeoutMs: number,
   windowS: () => number,
+  /** The run's fluidity deadlines, for fluidity objectives (null: none can be judged). */
+  deadlines: FluidityDeadlines | null = null,
 ): Accumulator<LevelSlo> {
   let requests = 0
   let good = 0
@@ -101,9 +125,12 @@ export function sloAccumulator(
       let within = ok
       for (let i = 0; i < slos.length; i++) {
         const slo = slos[i] as Slo
-        const value = ok ? metricOf(record, slo.metric) : timeoutMs
+        // A failed request is the worst case: the timeout, or no fluidity at all.
+        const worst = slo.at_least ? 0 : timeoutMs
+        const value = ok ? metricOf(record, slo.metric, deadlines) : worst
         if (value !== null) (values[i] as Samples).push(value)
-        if (ok && value !== null && value > slo.threshold_ms) within = false
+        if (ok && value !== null && (slo.at_least ? value < slo.threshold_ms : value > slo.threshold_ms))
+          within = false
       }
       if (within) {
         good++
@@ -112,12 +139,15 @@ export function sloAccumulator(
     },
     result() {
       const checks = slos.map((slo, i): SloCheck => {
-        const value = percentileOfSorted((values[i] as Samples).sorted(), slo.percentile)
+        // Higher is better: p90 is the value 90% of requests reach, the 10th percentile from below.
+        const sorted = (values[i] as Samples).sorted()
+        const value = percentileOfSorted(sorted, slo.at_least ? 100 - slo.percentile : slo.percentile)
         return {
           key: slo.key,
           threshold_ms: slo.threshold_ms,
-          value_ms: value === null ? null : round(value),
-          met: value !== null && value <= slo.threshold_ms,
+          value_ms: value === null ? null : slo.at_least ? round(value, 4) : round(value),
+          met: value !== null && (slo.at_least ? value >= slo.threshold_ms : value <= slo.threshold_ms),
+          ...(slo.at_least ? { at_least: true as const } : {}),
         }
       })
       const seconds = windowS()
@@ -147,7 +177,7 @@ export function findCapacity(
   if (meeting.length === 0) return null
   const best = meeting.reduce((a, b) => (b.value > a.value ? b : a))
   const figures = (best.slo as LevelSlo).checks
-    .map((c) => `${c.key} ${c.value_ms} ≤ ${c.threshold_ms}`)
+    .map((c) => `${c.key} ${c.value_ms} ${c.at_least ? '≥' : '≤'} ${c.threshold_ms}`)
     .join(', ')
   return { value: best.value, mode: best.mode, reason: `highest level meeting every SLO: ${figures}` }
 }

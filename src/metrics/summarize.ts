@@ -12,6 +12,7 @@ import type { EventFigures } from './event-figures.js'
 import type { LevelFailures } from './failure-causes.js'
 import type { AnyFigure, Applicability, LevelContext, LevelFigures } from './figure.js'
 import { LEVEL_FIGURES } from './figure-catalogue.js'
+import type { FluidityDeadlines, FluidityFigures } from './fluidity.js'
 import type { InBandFigures } from './in-band-figures.js'
 import type { AchievedConcurrency, SteadyWindow } from './in-flight.js'
 import type { LevelIntervals } from './intervals.js'
@@ -113,6 +114,8 @@ export interface LevelSummary extends LevelFailures {
   in_band?: InBandFigures
   /** Time to first reasoning and answer token, reasoning and answer tokens; absent when no request reasoned. */
   reasoning?: ReasoningFigures
+  /** The fluidity index over the level's requests (fluidity.ts); absent without the run's deadlines or a stream. */
+  fluidity?: FluidityFigures
   /** --response-schema, --tools: the answers checked and how many were valid (structured-figures.ts); absent otherwise. */
   structured?: StructuredFigures
   /** Of the answers checked (schema, tool calls), the share valid; absent when nothing was checked. */
@@ -159,6 +162,8 @@ export interface SummaryOptions {
   shard?: { index: number; count: number } | null
   /** The wire protocol; embeddings levels get their own figures and generate nothing by design. */
   protocol?: Protocol | undefined
+  /** The run's fluidity deadlines (fluidity.ts); absent or null = no fluidity figures. */
+  fluidity?: FluidityDeadlines | null
 }
 
 export function summarizeLevel(

@@ -6,12 +6,15 @@ const pct = (value: number | null): string =>
 const num = (value: number | null, digits = 1): string => (value === null ? '–' : value.toFixed(digits))
 const points = (value: number): string => `${value >= 0 ? '+' : ''}${(value * 100).toFixed(1)} pts`
 
+/** Figures that are shares (0..1), compared in points: success rate and fluidity. */
+const isShare = (metric: string): boolean => metric === 'success_rate' || metric === 'fluidity_p90'
+
 /** The unit of a metric's absolute figures. */
 const unitOf = (metric: string): string => (metric === 'throughput' ? 'tok/s' : 'ms')
 
 function changeText(metric: MetricComparison): string {
   if (metric.change === null) return '–'
-  if (metric.metric === 'success_rate') return points(metric.change)
+  if (isShare(metric.metric)) return points(metric.change)
   const absolute = metric.absolute_change
   return absolute === null
     ? pct(metric.change)
@@ -48,7 +51,7 @@ export function metricCells(
   level: LevelComparison,
   comparison: Comparison,
 ): string[] {
-  const share = metric.metric === 'success_rate'
+  const share = isShare(metric.metric)
   const interval =
     metric.interval === null
       ? '–'

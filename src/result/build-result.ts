@@ -129,6 +129,7 @@ export function summaryOptions(meta: RunMeta): SummaryOptions {
     pricing: meta.pricing ?? null,
     shard: meta.shard ?? null,
     protocol: meta.target?.protocol,
+    fluidity: meta.fluidity ?? null,
   }
 }
 
@@ -262,7 +263,7 @@ function runCost(levels: readonly LevelSummary[], meta: RunMeta): RunCost | null
 
 function describeCapacity(capacity: Capacity | null, slo: Record<string, number>): string {
   const objectives = Object.entries(slo)
-    .map(([key, value]) => `${key} ≤ ${value}`)
+    .map(([key, value]) => `${key} ${key.startsWith('fluidity_') ? '≥' : '≤'} ${value}`)
     .join(', ')
   if (capacity === null) return `no level meets the SLOs (${objectives})`
   return `capacity ${capacity.value} under the SLOs (${objectives}): ${capacity.reason}`

@@ -1,6 +1,7 @@
 import type { SearchPlan } from '../analysis/search.js'
 import type { ProxyMeta } from '../client/proxy.js'
 import type { LevelClientStats } from '../metrics/client-health.js'
+import type { FluidityDeadlines } from '../metrics/fluidity.js'
 import type { LevelPrecision } from '../metrics/precision.js'
 import type { LoadMode } from '../metrics/summarize.js'
 import type { RunSplitMeta } from '../metrics/target-levels.js'
@@ -20,6 +21,8 @@ export interface RunMeta {
   partial: boolean
   /** `protocol` is absent in results written before protocols (they were chat or completions). */
   target: { base_url: string; endpoint: string; model: string; protocol?: Protocol }
+  /** The fluidity index's deadlines, from the warm probes (metrics/fluidity.ts); absent without them. */
+  fluidity?: FluidityDeadlines
   /** Several endpoints or models (more_base_urls, more_models): each with its weight; absent with one of each. */
   split?: RunSplitMeta
   workload: {

@@ -7,6 +7,7 @@ import { proxyMetaOf } from '../client/proxy.js'
 import { displayUrl } from '../client/redact.js'
 import type { Endpoint } from '../client/target.js'
 import type { RunConfig } from '../config/types.js'
+import { fluidityDeadlines } from '../metrics/fluidity.js'
 import { precisionLine } from '../metrics/precision.js'
 import { poolRepeats } from '../metrics/repeat-pool.js'
 import { LevelSummarizer, type LevelSummary } from '../metrics/summarize.js'
@@ -198,6 +199,13 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
     if (proxy !== null) meta.client.proxy = proxy
     if (sources.trace !== null) meta.trace = sources.trace.meta
     meta.server = setUp.server
+    const timing = setUp.timing
+    const deadlines = fluidityDeadlines(
+      timing?.at_length?.ttft_ms ?? timing?.ttft_ms?.median ?? null,
+      timing?.tpot_ms?.median ?? null,
+      timing?.at_length !== undefined,
+    )
+    if (deadlines !== null) meta.fluidity = deadlines
     if (split !== null) meta.split = await splitMeta(split, setUp.server, config.run.preflight, stop)
     if (meta.load.stagger !== undefined && meta.load.levels.some((streams) => streams > 1))
       options.log(meta.load.stagger.note)
@@ -288,6 +296,8 @@ type SetUp =
       prepared: PreparedWorkload
       server: ServerSelf | null
       cacheReset: CacheResetter | null
+      /** The warm probes' timing; null without a preflight or when none succeeded. */
+      timing: ProbeTiming | null
     }
   | Exclude<RunOutcome, { kind: 'done' }>
 
@@ -396,7 +406,7 @@ async function setUpRun(
     cacheReset = checked
     log(cacheReset.meta.note)
   }
-  return { kind: 'ready', estimate, prepared, server, cacheReset }
+  return { kind: 'ready', estimate, prepared, server, cacheReset, timing }
 }
 
 /** A run under load: what every level needs, and what the levels so far produced. */
