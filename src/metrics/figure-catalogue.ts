@@ -457,7 +457,7 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
   figure({
     fields: { input: { unit: 'tokens' } },
     source: {
-      accumulator: into('input', () => inputAccumulator()),
+      accumulator: into('input', ({ options }) => inputAccumulator(options.images === true)),
     },
   }),
   figure({

@@ -162,6 +162,8 @@ export interface SummaryOptions {
   shard?: { index: number; count: number } | null
   /** The wire protocol; embeddings levels get their own figures and generate nothing by design. */
   protocol?: Protocol | undefined
+  /** --images: every prompt carried images, so the input figures say the share of the server's count they are. */
+  images?: boolean
   /** The run's fluidity deadlines (fluidity.ts); absent or null = no fluidity figures. */
   fluidity?: FluidityDeadlines | null
 }

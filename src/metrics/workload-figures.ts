@@ -15,6 +15,13 @@ export interface InputFigures {
   requested_mean: number | null
   /** Mean of usage.prompt_tokens, null when the server sent none. */
   server_mean: number | null
+  /**
+   * --images: the input tokens the images account for, per request (the server's count minus the
+   * text's requested length, over requests with both), and their share of the server's count.
+   * Absent without images.
+   */
+  image_tokens_mean?: number | null
+  image_share?: number | null
 }
 
 export interface OutputFigures {
@@ -80,15 +87,37 @@ export function inputFigures(records: readonly RequestRecord[]): InputFigures {
 }
 
 /** The same, fed record by record. */
-export function inputAccumulator(): Accumulator<InputFigures> {
+export function inputAccumulator(images = false): Accumulator<InputFigures> {
   const requested = new Mean()
   const server = new Mean()
+  // Images: text and server counts of the same requests, so their difference is the images' tokens.
+  const pairedText = new Mean()
+  const pairedServer = new Mean()
   return {
     add(r) {
       requested.push(r.requested_input_tokens ?? null)
-      server.push(r.token_source === 'usage' ? r.input_tokens : null)
+      const counted = r.token_source === 'usage' ? r.input_tokens : null
+      server.push(counted)
+      if (images && counted !== null && r.requested_input_tokens !== undefined) {
+        pairedText.push(r.requested_input_tokens)
+        pairedServer.push(counted)
+      }
     },
-    result: () => ({ requested_mean: requested.result(1), server_mean: server.result(1) }),
+    result: () => {
+      const figures: InputFigures = { requested_mean: requested.result(1), server_mean: server.result(1) }
+      if (!images) return figures
+      const text = pairedText.result(1)
+      const all = pairedServer.result(1)
+      const imageTokens = text === null || all === null ? null : Math.round((all - text) * 10) / 10
+      return {
+        ...figures,
+        image_tokens_mean: imageTokens,
+        image_share:
+          imageTokens === null || all === null || all <= 0
+            ? null
+            : Math.round((imageTokens / all) * 1e4) / 1e4,
+      }
+    },
   }
 }
 

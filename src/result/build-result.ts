@@ -130,6 +130,12 @@ export function summaryOptions(meta: RunMeta): SummaryOptions {
     shard: meta.shard ?? null,
     protocol: meta.target?.protocol,
     fluidity: meta.fluidity ?? null,
+    // The text's requested length is the server's own count of it only once calibrated; otherwise the
+    // difference would hold the chat template's tokens too.
+    images:
+      meta.workload?.images !== undefined &&
+      meta.workload.calibration != null &&
+      'slope' in meta.workload.calibration,
   }
 }
 

@@ -43,6 +43,12 @@ export interface RunMeta {
     calibration?: Calibration | { skipped: string } | null
     /** Session runs (--sessions): the turns of synthetic sessions (null: the dataset's) and the think time. */
     sessions?: { turns: number | null; think_time_s: number }
+    /** --images as given ("2x448x448"); absent without images. */
+    images?: string
+    /** --response-schema and --tools as given; absent without. */
+    response_schema?: string
+    tools?: string
+    tool_choice?: string
   }
   load: {
     mode: LoadMode

@@ -138,6 +138,9 @@ export function describeRun(
       ignore_eos: workload.ignore_eos,
       seed: workload.seed,
       calibration: prepared.calibration,
+      ...(workload.images === null ? {} : { images: workload.images }),
+      ...(workload.response_schema === null ? {} : { response_schema: workload.response_schema }),
+      ...(workload.tools === null ? {} : { tools: workload.tools, tool_choice: workload.tool_choice }),
       ...(workload.sessions
         ? {
             sessions: {

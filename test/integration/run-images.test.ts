@@ -23,14 +23,28 @@ test('--images: every request carries its images, and the server counts their to
     // The same prompts with and without images: the server's count differs by the images' tokens.
     const serverInput = async (images: string | null): Promise<number[]> => {
       const out = tempDir()
-      const config = testConfig(sim.url, SIM_MODEL, { levels: [1, 2], requests: 6, out_dir: out })
+      const config = testConfig(sim.url, SIM_MODEL, {
+        levels: [1, 2],
+        requests: 6,
+        out_dir: out,
+        calibrate: true,
+      })
       config.workload.images = images
       const result = await runToResult(config, out)
       if (images !== null)
         assert.match(result.meta.workload.dataset ?? '', /2 synthetic 224x280 PNG images per prompt/)
       return result.levels.map((level) => {
         assert.equal(level.success_rate, 1)
-        return (level.input as { server_mean: number }).server_mean
+        const input = level.input
+        if (images === null) assert.equal(input.image_tokens_mean, undefined, 'no image share without images')
+        else {
+          // The run says the images' share itself: the server's count over the text's, per request.
+          // Within the calibration's own error: a calibrated prompt may miss its length by a token.
+          const imageTokens = input.image_tokens_mean ?? Number.NaN
+          assert.ok(Math.abs(imageTokens - 160) <= 2, `${imageTokens} image tokens per request, 160 sent`)
+          assert.equal(input.image_share, Math.round((imageTokens / (input.server_mean ?? 1)) * 1e4) / 1e4)
+        }
+        return input.server_mean as number
       })
     }
     const plain = await serverInput(null)
