@@ -138,7 +138,11 @@ export function describeRun(
       ignore_eos: workload.ignore_eos,
       seed: workload.seed,
       calibration: prepared.calibration,
-      ...(workload.images === null ? {} : { images: workload.images }),
+      ...(workload.images !== null
+        ? { images: workload.images }
+        : (prepared.plan.rows_with_images ?? 0) > 0
+          ? { images: 'dataset' }
+          : {}),
       ...(workload.response_schema === null ? {} : { response_schema: workload.response_schema }),
       ...(workload.tools === null ? {} : { tools: workload.tools, tool_choice: workload.tool_choice }),
       ...(workload.sessions

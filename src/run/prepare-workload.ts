@@ -82,6 +82,14 @@ export function loadWorkloadSources(config: RunConfig): WorkloadSources {
       throw new WorkloadError(error.message)
     throw error
   }
+  // A row's own images need a protocol with image parts (as --images does: config/load.ts).
+  if (
+    dataset?.entries.some((entry) => entry.images !== undefined) === true &&
+    !['chat', 'responses', 'messages'].includes(config.target.protocol)
+  )
+    throw new WorkloadError(
+      `dataset ${dataset.path}: its rows carry images, which the ${config.target.protocol} protocol cannot send (use chat, responses or messages)`,
+    )
   const prompts = new ExactPromptSource(tokenizer, {
     seed: workload.seed,
     sharedPrefixTokens: workload.shared_prefix,

@@ -1,5 +1,6 @@
 import type { RunConfig } from '../config/types.js'
 import { type Prompt, promptText } from '../protocols/prompt.js'
+import type { PromptImage } from '../protocols/prompt-images.js'
 import { seededRandom } from '../random.js'
 import type { Dataset } from '../workload/dataset.js'
 import type { ExactPromptSource } from '../workload/exact-prompts.js'
@@ -35,6 +36,8 @@ export interface WorkloadPlan {
   warmup_prompts?: { first: number; count: number }
   /** What the prompts are, in words (result metadata). */
   source: string
+  /** Dataset rows that carry images of their own (JSONL `images`); absent when none do. */
+  rows_with_images?: number
   /** The tokenizer the lengths are counted with. */
   tokenizer: string
 }
@@ -59,10 +62,17 @@ export function planWorkload(config: RunConfig, sources: PlanSources): WorkloadP
   const spec = workload.images === null ? null : parseImageSpec(workload.images)
   const count = sources.dataset?.entries.length ?? sources.distinct
   const images = spec === null ? null : promptImageSet(spec, count, workload.seed)
-  const make = (prompt: Prompt, input: number, fromDataset: number): void => {
+  const make = (
+    prompt: Prompt,
+    input: number,
+    fromDataset: number,
+    own: readonly PromptImage[] = [],
+  ): void => {
     const output = Math.max(1, drawLength(workload.output, random, fromDataset))
+    // A dataset row's own images first, then --images' synthetic ones.
+    const synthetic = images?.of(prompts.length) ?? []
     prompts.push({
-      body: buildBody(sources.body, prompt, output, images?.of(prompts.length) ?? []),
+      body: buildBody(sources.body, prompt, output, own.length === 0 ? synthetic : [...own, ...synthetic]),
       input_tokens: input,
       output_tokens: output,
     })
@@ -71,7 +81,7 @@ export function planWorkload(config: RunConfig, sources: PlanSources): WorkloadP
   if (dataset !== null) {
     for (const entry of dataset.entries) {
       const input = sources.tokenizer.count(promptText(entry.messages))
-      make(entry.messages, input, entry.output_tokens ?? config.workload.output_tokens)
+      make(entry.messages, input, entry.output_tokens ?? config.workload.output_tokens, entry.images)
     }
   } else {
     for (let id = 0; id < sources.distinct; id++) {
@@ -79,14 +89,20 @@ export function planWorkload(config: RunConfig, sources: PlanSources): WorkloadP
       make(sources.prompts.prompt(id, sources.localLength(input)), input, workload.output_tokens)
     }
   }
+  const rowsWithImages = dataset?.entries.filter((entry) => entry.images !== undefined).length ?? 0
+  const ownImages =
+    rowsWithImages === 0
+      ? ''
+      : `; ${rowsWithImages} row${rowsWithImages === 1 ? '' : 's'} with images of their own`
   const withImages =
     spec === null || images === null
-      ? ''
+      ? ownImages
       : `; ${spec.count} synthetic ${spec.width}x${spec.height} PNG image${spec.count === 1 ? '' : 's'} per prompt (${images.distinct} distinct set${images.distinct === 1 ? '' : 's'}; input tokens requested are the text's, the server counts the images' beside)`
   const mean = (key: 'input_tokens' | 'output_tokens'): number =>
     Math.round(prompts.reduce((sum, p) => sum + p[key], 0) / Math.max(1, prompts.length))
   return {
     prompts,
+    ...(rowsWithImages === 0 ? {} : { rows_with_images: rowsWithImages }),
     tokenizer: sources.tokenizer.name,
     input_mean: mean('input_tokens'),
     output_mean: mean('output_tokens'),

@@ -3,7 +3,9 @@ import { DATASET_MAX_NESTING, nestingMessage, tooDeep } from '../json-nesting.js
 import { isObject } from '../json-object.js'
 import { printable } from '../printable.js'
 import type { ChatMessage } from '../protocols/prompt.js'
+import type { PromptImage } from '../protocols/prompt-images.js'
 import { NotTextError, readTextFile } from '../text-file.js'
+import { DatasetImages } from './dataset-images.js'
 
 /**
  * Prompt datasets read from a file: JSONL written by the user, or a ShareGPT JSON dump. Real prompts
@@ -20,6 +22,8 @@ export interface DatasetEntry {
    * the length of the reference reply in ShareGPT, counted with `count`), else null.
    */
   output_tokens: number | null
+  /** JSONL `images`: the row's own images, resolved before the run (dataset-images.ts); absent when none. */
+  images?: PromptImage[]
 }
 
 export interface Dataset {
@@ -135,6 +139,7 @@ export function keysOf(record: Record<string, unknown>): string {
 
 function loadJsonl(path: string, text: string, maxEntries: number): Dataset {
   const entries: DatasetEntry[] = []
+  const rowImages = new DatasetImages(path)
   const issues: Issue[] = []
   const lines = text.split('\n')
   for (let i = 0; i < lines.length && entries.length < maxEntries; i++) {
@@ -159,7 +164,12 @@ function loadJsonl(path: string, text: string, maxEntries: number): Dataset {
     }
     const parsed = jsonlEntry(value)
     if (typeof parsed === 'string') issues.push({ line, message: parsed })
-    else entries.push({ source_line: line, ...parsed })
+    else {
+      const { imageRefs, ...entry } = parsed
+      const images = imageRefs === undefined ? undefined : rowImages.resolve(imageRefs, line)
+      if (typeof images === 'string') issues.push({ line, message: images.replace(/^line \d+: /, '') })
+      else entries.push({ source_line: line, ...entry, ...(images === undefined ? {} : { images }) })
+    }
   }
   if (issues.length > 0) throw issuesError(path, issues, (line) => `${path}:${line}`, 'line')
   // Not reached after the blank-file check in loadDataset; kept so callers can rely on entries.length > 0.
@@ -168,7 +178,9 @@ function loadJsonl(path: string, text: string, maxEntries: number): Dataset {
 }
 
 /** One JSONL record as an entry, or what is wrong with it (every problem, joined). */
-function jsonlEntry(value: unknown): Omit<DatasetEntry, 'source_line'> | string {
+function jsonlEntry(
+  value: unknown,
+): (Omit<DatasetEntry, 'source_line' | 'images'> & { imageRefs?: string[] }) | string {
   if (!isObject(value)) return `expected a JSON object with ${JSONL_SHAPE}, got ${describeValue(value)}`
   const problems: string[] = []
   let messages: ChatMessage[] | undefined
@@ -191,8 +203,22 @@ function jsonlEntry(value: unknown): Omit<DatasetEntry, 'source_line'> | string 
   }
   const output = outputTokens(value)
   if (typeof output === 'string') problems.push(output)
+  const images = value.images
+  const imagesOk =
+    images === undefined ||
+    (Array.isArray(images) &&
+      images.length > 0 &&
+      images.every((x) => typeof x === 'string' && x.trim() !== ''))
+  if (!imagesOk)
+    problems.push(
+      `"images": expected a non-empty list of file paths or http(s) URLs, got ${describeValue(images)}`,
+    )
   if (problems.length > 0 || messages === undefined || typeof output === 'string') return problems.join('; ')
-  return { messages, output_tokens: output }
+  return {
+    messages,
+    output_tokens: output,
+    ...(images === undefined ? {} : { imageRefs: images as string[] }),
+  }
 }
 
 function chatMessages(value: unknown): ChatMessage[] | string {
