@@ -94,6 +94,7 @@ export const DEFAULTS: RunConfig = deepFreeze({
     tokenizer: 'o200k',
     shared_prefix: 0,
     images: null,
+    audio: null,
     response_schema: null,
     tools: null,
     tool_choice: 'auto',
@@ -576,6 +577,21 @@ const FINAL_CHECKS: FinalCheck[] = [
     sources: [
       ...rawKeysOf('response_schema'),
       ...rawKeysOf('tools'),
+      ...rawKeysOf('protocol'),
+      ...rawKeysOf('endpoint'),
+      ...rawKeysOf('sessions'),
+      ...rawKeysOf('trace'),
+    ],
+  },
+  {
+    path: 'audio',
+    fails: (c) =>
+      c.workload.audio !== null &&
+      (c.target.protocol !== 'chat' || c.workload.sessions || c.workload.trace !== null),
+    message:
+      'expected audio with the chat protocol, without sessions or a trace: input_audio is a chat completions part, and a session or trace brings its own prompts',
+    sources: [
+      ...rawKeysOf('audio'),
       ...rawKeysOf('protocol'),
       ...rawKeysOf('endpoint'),
       ...rawKeysOf('sessions'),

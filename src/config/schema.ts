@@ -16,6 +16,7 @@ import { parseSloKey } from '../metrics/slo.js'
 import { PROTOCOLS } from '../protocols/names.js'
 import { formatPath, type PathStyle, valueAt } from '../schema-issue.js'
 import { LENGTH_SYNTAX, parseLength } from '../workload/lengths.js'
+import { AUDIO_SYNTAX, parseAudioSpec } from '../workload/prompt-audio-set.js'
 import { IMAGES_SYNTAX, parseImageSpec } from '../workload/prompt-image-set.js'
 import { z } from '../zod.js'
 import { AUTH_MODES } from './auth-mode.js'
@@ -104,6 +105,12 @@ export function inputLength() {
 export function imageSpec() {
   const e = expect(IMAGES_SYNTAX)
   return z.string(e).refine((text) => parseImageSpec(text) !== null, e)
+}
+
+/** "1x5": audio clips per prompt and their seconds (workload/prompt-audio-set.ts). */
+export function audioSpec() {
+  const e = expect(AUDIO_SYNTAX)
+  return z.string(e).refine((text) => parseAudioSpec(text) !== null, e)
 }
 
 /** Like inputLength, but at least 1: max_tokens = 0 is refused by servers, and no output measures nothing. */

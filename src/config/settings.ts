@@ -14,6 +14,7 @@ import type { z } from '../zod.js'
 import { normalizeHeaders, splitHeaderLine } from './headers.js'
 import {
   arrival,
+  audioSpec,
   authMode,
   baseUrl,
   bool,
@@ -640,6 +641,20 @@ export const SETTINGS = {
       kind: 'string',
       value: 'COUNTxWxH',
       help: 'synthetic PNG images with every prompt, e.g. 2x448x448',
+      group: 'load',
+    },
+  },
+  audio: {
+    doc: 'synthetic speech-like WAV clips sent with every chat prompt, "COUNTxSECONDS" (e.g. "1x5"), as input_audio parts',
+    at: ['workload', 'audio'],
+    schema: audioSpec,
+    json: 'bench.audio',
+    toml: 'workload.audio',
+    flag: {
+      name: 'audio',
+      kind: 'string',
+      value: 'COUNTxSECONDS',
+      help: 'synthetic WAV clips with every chat prompt, e.g. 1x5',
       group: 'load',
     },
   },

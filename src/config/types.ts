@@ -117,6 +117,8 @@ export interface RunConfig {
     shared_prefix: number
     /** Synthetic PNG images with every prompt, "COUNTxWIDTHxHEIGHT" (workload/prompt-image-set.ts); null = none. */
     images: string | null
+    /** Synthetic WAV clips with every chat prompt, "COUNTxSECONDS" (workload/prompt-audio-set.ts); null = none. */
+    audio: string | null
     /** "builtin" or a JSON Schema file: chat bodies ask for JSON matching it (workload/structured-output.ts); null = none. */
     response_schema: string | null
     /** "builtin" or a file of an OpenAI tools array, sent with every chat request; null = none. */

@@ -24,6 +24,21 @@ export function promptImageUrl(url: string): PromptImage {
   return { mediaType: '', base64: '', url }
 }
 
+/** An audio clip sent with a prompt (--audio): WAV bytes in base64, built once when the workload is planned. */
+export interface PromptAudio {
+  base64: string
+  format: 'wav'
+}
+
+export function promptAudio(wav: Uint8Array): PromptAudio {
+  return { base64: Buffer.from(wav.buffer, wav.byteOffset, wav.byteLength).toString('base64'), format: 'wav' }
+}
+
+/** OpenAI chat completions: an `input_audio` part. */
+export function chatAudioPart(audio: PromptAudio): Record<string, unknown> {
+  return { type: 'input_audio', input_audio: { data: audio.base64, format: audio.format } }
+}
+
 /** OpenAI chat completions: `image_url` parts. */
 export function chatImagePart(image: PromptImage): Record<string, unknown> {
   return { type: 'image_url', image_url: { url: image.url } }

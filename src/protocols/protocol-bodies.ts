@@ -5,7 +5,14 @@
  */
 
 import { type ChatMessage, type Prompt, promptText } from './prompt.js'
-import { chatImagePart, messagesImagePart, type PromptImage, responsesImagePart } from './prompt-images.js'
+import {
+  chatAudioPart,
+  chatImagePart,
+  messagesImagePart,
+  type PromptAudio,
+  type PromptImage,
+  responsesImagePart,
+} from './prompt-images.js'
 
 type Body = Record<string, unknown>
 
@@ -22,6 +29,8 @@ export interface BodyRequest {
   ignoreEos: boolean
   /** Images sent with the prompt, in the last user turn after its text; none when absent. */
   images?: readonly PromptImage[]
+  /** Audio clips (chat only), after the images; none when absent. */
+  audio?: readonly PromptAudio[]
 }
 
 type ImagePart = (image: PromptImage) => Record<string, unknown>
@@ -35,14 +44,19 @@ function messagesWithImages(
   images: readonly PromptImage[] | undefined,
   textType: string,
   imagePart: ImagePart,
+  /** Parts of other media (chat's input_audio), after the images. */
+  more: readonly Record<string, unknown>[] = [],
 ): readonly (ChatMessage | { role: string; content: unknown })[] {
   const messages: readonly ChatMessage[] =
     typeof prompt === 'string' ? [{ role: 'user', content: prompt }] : prompt
-  if (images === undefined || images.length === 0) return messages
+  if ((images === undefined || images.length === 0) && more.length === 0) return messages
   const last = messages.findLastIndex((message) => message.role === 'user')
   return messages.map((message, index) =>
     index === last
-      ? { role: message.role, content: [{ type: textType, text: message.content }, ...images.map(imagePart)] }
+      ? {
+          role: message.role,
+          content: [{ type: textType, text: message.content }, ...(images ?? []).map(imagePart), ...more],
+        }
       : message,
   )
 }
@@ -50,7 +64,13 @@ function messagesWithImages(
 /** Chat completions: the prompt as `messages`. */
 export function chatBody(request: BodyRequest): Body {
   return openAiBody(request, {
-    messages: messagesWithImages(request.prompt, request.images, 'text', chatImagePart),
+    messages: messagesWithImages(
+      request.prompt,
+      request.images,
+      'text',
+      chatImagePart,
+      (request.audio ?? []).map(chatAudioPart),
+    ),
   })
 }
 

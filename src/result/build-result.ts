@@ -132,8 +132,10 @@ export function summaryOptions(meta: RunMeta): SummaryOptions {
     fluidity: meta.fluidity ?? null,
     // The text's requested length is the server's own count of it only once calibrated; otherwise the
     // difference would hold the chat template's tokens too.
+    // Audio's tokens would be in the difference too: the images' share is said only without audio.
     images:
       meta.workload?.images !== undefined &&
+      meta.workload.audio === undefined &&
       meta.workload.calibration != null &&
       'slope' in meta.workload.calibration,
   }

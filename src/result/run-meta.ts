@@ -45,6 +45,8 @@ export interface RunMeta {
     sessions?: { turns: number | null; think_time_s: number }
     /** --images as given ("2x448x448"); absent without images. */
     images?: string
+    /** --audio as given ("1x5"); absent without. */
+    audio?: string
     /** --response-schema and --tools as given; absent without. */
     response_schema?: string
     tools?: string

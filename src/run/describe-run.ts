@@ -143,6 +143,7 @@ export function describeRun(
         : (prepared.plan.rows_with_images ?? 0) > 0
           ? { images: 'dataset' }
           : {}),
+      ...(workload.audio === null ? {} : { audio: workload.audio }),
       ...(workload.response_schema === null ? {} : { response_schema: workload.response_schema }),
       ...(workload.tools === null ? {} : { tools: workload.tools, tool_choice: workload.tool_choice }),
       ...(workload.sessions

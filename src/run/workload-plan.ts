@@ -5,6 +5,7 @@ import { seededRandom } from '../random.js'
 import type { Dataset } from '../workload/dataset.js'
 import type { ExactPromptSource } from '../workload/exact-prompts.js'
 import { drawLength } from '../workload/lengths.js'
+import { parseAudioSpec, promptAudioSet } from '../workload/prompt-audio-set.js'
 import { parseImageSpec, promptImageSet } from '../workload/prompt-image-set.js'
 import { type BodyOptions, buildBody } from '../workload/request-body.js'
 import type { SessionSpec } from '../workload/sessions.js'
@@ -62,6 +63,8 @@ export function planWorkload(config: RunConfig, sources: PlanSources): WorkloadP
   const spec = workload.images === null ? null : parseImageSpec(workload.images)
   const count = sources.dataset?.entries.length ?? sources.distinct
   const images = spec === null ? null : promptImageSet(spec, count, workload.seed)
+  const audioSpec = workload.audio === null ? null : parseAudioSpec(workload.audio)
+  const audio = audioSpec === null ? null : promptAudioSet(audioSpec, count, workload.seed)
   const make = (
     prompt: Prompt,
     input: number,
@@ -72,7 +75,13 @@ export function planWorkload(config: RunConfig, sources: PlanSources): WorkloadP
     // A dataset row's own images first, then --images' synthetic ones.
     const synthetic = images?.of(prompts.length) ?? []
     prompts.push({
-      body: buildBody(sources.body, prompt, output, own.length === 0 ? synthetic : [...own, ...synthetic]),
+      body: buildBody(
+        sources.body,
+        prompt,
+        output,
+        own.length === 0 ? synthetic : [...own, ...synthetic],
+        audio?.of(prompts.length) ?? [],
+      ),
       input_tokens: input,
       output_tokens: output,
     })
@@ -94,6 +103,10 @@ export function planWorkload(config: RunConfig, sources: PlanSources): WorkloadP
     rowsWithImages === 0
       ? ''
       : `; ${rowsWithImages} row${rowsWithImages === 1 ? '' : 's'} with images of their own`
+  const withAudio =
+    audioSpec === null || audio === null
+      ? ''
+      : `; ${audioSpec.count} synthetic ${audioSpec.seconds} s WAV clip${audioSpec.count === 1 ? '' : 's'} per prompt (${audio.distinct} distinct set${audio.distinct === 1 ? '' : 's'})`
   const withImages =
     spec === null || images === null
       ? ownImages
@@ -110,6 +123,7 @@ export function planWorkload(config: RunConfig, sources: PlanSources): WorkloadP
       (dataset === null
         ? `synthetic (seeded word prompts, seed ${workload.seed}${workload.shared_prefix > 0 ? `, ${workload.shared_prefix}-token shared prefix` : ''})`
         : `${dataset.path} (${dataset.format}, ${dataset.entries.length} prompts${dataset.skipped > 0 ? `, ${dataset.skipped} skipped` : ''})`) +
-      withImages,
+      withImages +
+      withAudio,
   }
 }

@@ -28,6 +28,7 @@ import {
 } from '../model/engine.js'
 import { seededRandom } from '../random.js'
 import { loadTokenizer } from '../workload/tokenizers.js'
+import { audioTokens, DEFAULT_AUDIO_TOKENS_PER_S } from './audio-tokens.js'
 import {
   FAULT_DELAY_MS,
   FAULT_OVERSIZED_BYTES,
@@ -91,6 +92,11 @@ export interface SimulatorOptions extends Partial<SimParams> {
    * tokens, prefilled like text. Default 28, Qwen2-VL's merged patch (14-px ViT patches, 2 × 2 merged).
    */
   image_patch_px?: number
+  /**
+   * Prompt tokens one second of `input_audio` costs, prefilled like text. Default 25: Qwen2-Audio's
+   * Whisper encoder (50 frames a second, pooled by 2).
+   */
+  audio_tokens_per_s?: number
   /**
    * Share of requests that meet end-of-sequence before max_tokens (seeded): they stop at a random
    * point with finish_reason "stop", unless the request sends ignore_eos or min_tokens. Default 0.
@@ -199,6 +205,7 @@ interface PromptCounting {
   exact: boolean
   templateTokens: number
   imagePatchPx: number
+  audioTokensPerS: number
 }
 
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<RunningSimulator> {
@@ -210,6 +217,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
     prompt_counting = 'estimate',
     template_tokens = 0,
     image_patch_px = DEFAULT_IMAGE_PATCH_PX,
+    audio_tokens_per_s = DEFAULT_AUDIO_TOKENS_PER_S,
     early_stop = 0,
     quirks = {},
     context_size = Number.POSITIVE_INFINITY,
@@ -223,6 +231,8 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
     throw new RangeError(`template_tokens must be a non-negative integer, got ${template_tokens}`)
   if (!(Number.isInteger(image_patch_px) && image_patch_px >= 1))
     throw new RangeError(`image_patch_px must be a positive integer, got ${image_patch_px}`)
+  if (!(audio_tokens_per_s > 0))
+    throw new RangeError(`audio_tokens_per_s must be above 0, got ${audio_tokens_per_s}`)
   if (!(early_stop >= 0 && early_stop <= 1))
     throw new RangeError(`early_stop must be in [0, 1], got ${early_stop}`)
   const params = resolveSimParams(overrides)
@@ -244,6 +254,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
       exact: prompt_counting === 'exact',
       templateTokens: template_tokens,
       imagePatchPx: image_patch_px,
+      audioTokensPerS: audio_tokens_per_s,
     },
     earlyStop: early_stop,
     contextSize: context_size,
@@ -475,7 +486,10 @@ function parseGeneration(
       : promptInputTokens(input)
   const images = chatLike ? imageTokens(input, counting.imagePatchPx) : 0
   if (typeof images === 'string') return badRequest(images)
-  const promptTokens = counted === null ? null : counted + images + (chatLike ? counting.templateTokens : 0)
+  const audio = kind === 'chat' ? audioTokens(input, counting.audioTokensPerS) : 0
+  if (typeof audio === 'string') return badRequest(audio)
+  const promptTokens =
+    counted === null ? null : counted + images + audio + (chatLike ? counting.templateTokens : 0)
   if (promptTokens === null) {
     return badRequest(
       kind === 'completion'

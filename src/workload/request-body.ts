@@ -1,6 +1,6 @@
 import { type Protocol, protocolOfEndpoint } from '../protocols/names.js'
 import type { Prompt } from '../protocols/prompt.js'
-import type { PromptImage } from '../protocols/prompt-images.js'
+import type { PromptAudio, PromptImage } from '../protocols/prompt-images.js'
 import { protocolOf } from '../protocols/wire-protocol.js'
 
 /** Builds the JSON request body, serialized once per prompt and reused as bytes. */
@@ -32,6 +32,7 @@ export function buildBody(
   prompt: Prompt,
   maxTokens: number,
   images: readonly PromptImage[] = [],
+  audio: readonly PromptAudio[] = [],
 ): Buffer {
   const { model, stream } = options
   const name = options.protocol ?? protocolOfEndpoint(options.endpoint)
@@ -39,6 +40,9 @@ export function buildBody(
     throw new Error(`the ${name} protocol has no image parts: send images to chat, responses or messages`)
   }
   const ignoreEos = options.ignoreEos === true
-  const body = protocolOf(name).body({ model, prompt, maxTokens, stream, ignoreEos, images })
+  if (audio.length > 0 && name !== 'chat') {
+    throw new Error(`the ${name} protocol has no audio parts: send audio to chat`)
+  }
+  const body = protocolOf(name).body({ model, prompt, maxTokens, stream, ignoreEos, images, audio })
   return Buffer.from(JSON.stringify(options.extra === undefined ? body : { ...body, ...options.extra }))
 }

@@ -111,6 +111,7 @@ const DOCUMENTED_DEFAULTS: RunConfig = {
     tokenizer: 'o200k',
     shared_prefix: 0,
     images: null,
+    audio: null,
     response_schema: null,
     tools: null,
     tool_choice: 'auto',

@@ -115,6 +115,13 @@ export const SIM_SPEC: CommandSpec = {
       default: '28',
     },
     {
+      name: 'audio-tokens-per-s',
+      type: 'string',
+      value: 'N',
+      help: 'prompt tokens one second of input_audio costs (25: Qwen2-Audio)',
+      default: '25',
+    },
+    {
       name: 'close-after-response',
       type: 'boolean',
       help: "close the connection 1 ms after each streamed response, despite Keep-Alive headers (llama.cpp's habit)",
@@ -161,7 +168,10 @@ function simQuirks(flags: ParsedFlags): SimQuirks {
 /** The simulator's workload-shaping flags: prompt counting, template overhead, image tokens, early stops. */
 function simWorkloadOptions(
   flags: ParsedFlags,
-): Pick<SimulatorOptions, 'prompt_counting' | 'template_tokens' | 'image_patch_px' | 'early_stop'> {
+): Pick<
+  SimulatorOptions,
+  'prompt_counting' | 'template_tokens' | 'image_patch_px' | 'audio_tokens_per_s' | 'early_stop'
+> {
   const counting = stringFlag(flags, 'prompt-counting') ?? 'estimate'
   if (counting !== 'estimate' && counting !== 'exact')
     throw new CliError(`--prompt-counting: expected estimate or exact, got ${counting}`, EXIT.usage)
@@ -177,6 +187,12 @@ function simWorkloadOptions(
       `--image-patch-px: expected an integer >= 1, got ${stringFlag(flags, 'image-patch-px')}`,
       EXIT.usage,
     )
+  const audio = numberFlag(flags, 'audio-tokens-per-s') ?? 25
+  if (!(audio > 0))
+    throw new CliError(
+      `--audio-tokens-per-s: expected a number above 0, got ${stringFlag(flags, 'audio-tokens-per-s')}`,
+      EXIT.usage,
+    )
   const earlyStop = numberFlag(flags, 'early-stop') ?? 0
   if (!(earlyStop >= 0 && earlyStop <= 1))
     throw new CliError(
@@ -187,6 +203,7 @@ function simWorkloadOptions(
     prompt_counting: counting,
     template_tokens: template,
     image_patch_px: patch,
+    audio_tokens_per_s: audio,
     early_stop: earlyStop,
   }
 }
