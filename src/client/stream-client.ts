@@ -476,7 +476,11 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
     const record = this.record
     if (at !== null && record.first_tool_call_at == null) record.first_tool_call_at = at
     for (const delta of deltas) {
-      const call = (this.toolCalls[delta.index] ??= { name: '', arguments: '' })
+      let call = this.toolCalls[delta.index]
+      if (call === undefined) {
+        call = { name: '', arguments: '' }
+        this.toolCalls[delta.index] = call
+      }
       if (call.name === '') call.name = delta.name
       call.arguments += delta.arguments
     }

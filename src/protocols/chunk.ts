@@ -148,7 +148,8 @@ function readChoice(choice: Json, info: ChunkInfo): void {
       }
     }
     const index = isObject(call) && typeof call.index === 'number' ? call.index : position
-    ;(info.toolCalls ??= []).push({ index, name, arguments: args })
+    if (info.toolCalls === undefined) info.toolCalls = []
+    info.toolCalls.push({ index, name, arguments: args })
   }
 }
 
