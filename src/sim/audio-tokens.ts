@@ -1,4 +1,5 @@
 import { wavSeconds } from '../workload/synthetic-wav.js'
+import { contentParts } from './image-tokens.js'
 
 /**
  * What the simulator charges for chat `input_audio` parts: ceil(seconds × tokens per second) each,
@@ -9,23 +10,18 @@ export const DEFAULT_AUDIO_TOKENS_PER_S = 25
 
 /** The prompt tokens the messages' audio parts cost; a clip it cannot read is an error message. */
 export function audioTokens(messages: unknown, tokensPerS: number): number | string {
-  if (!Array.isArray(messages)) return 0
   let tokens = 0
-  for (const message of messages) {
-    const content = (message as { content?: unknown } | null)?.content
-    if (!Array.isArray(content)) continue
-    for (const part of content) {
-      const p = part as { type?: unknown; input_audio?: { data?: unknown; format?: unknown } } | null
-      if (p?.type !== 'input_audio') continue
-      const data = p.input_audio?.data
-      if (typeof data !== 'string' || p.input_audio?.format !== 'wav')
-        return 'the simulator reads only input_audio parts of base64 WAV (format "wav")'
-      // The header is at the start: 64 base64 characters hold its 48 bytes.
-      const seconds =
-        wavSeconds(Buffer.from(data.slice(0, 64), 'base64')) ?? wavSeconds(Buffer.from(data, 'base64'))
-      if (seconds === null) return 'an input_audio part is not a WAV file'
-      tokens += Math.ceil(seconds * tokensPerS)
-    }
+  for (const part of contentParts(messages)) {
+    const p = part as { type?: unknown; input_audio?: { data?: unknown; format?: unknown } } | null
+    if (p?.type !== 'input_audio') continue
+    const data = p.input_audio?.data
+    if (typeof data !== 'string' || p.input_audio?.format !== 'wav')
+      return 'the simulator reads only input_audio parts of base64 WAV (format "wav")'
+    // The header is at the start: 64 base64 characters hold its 48 bytes.
+    const seconds =
+      wavSeconds(Buffer.from(data.slice(0, 64), 'base64')) ?? wavSeconds(Buffer.from(data, 'base64'))
+    if (seconds === null) return 'an input_audio part is not a WAV file'
+    tokens += Math.ceil(seconds * tokensPerS)
   }
   return tokens
 }

@@ -20,24 +20,28 @@ export function imageTokensOfSize(width: number, height: number, patchPx: number
  * An image it cannot size (a URL it will not fetch, bytes no header names) is an error message.
  */
 export function imageTokens(messages: unknown, patchPx: number): number | string {
-  if (!Array.isArray(messages)) return 0
   let tokens = 0
-  for (const message of messages) {
-    const content = (message as { content?: unknown } | null)?.content
-    if (!Array.isArray(content)) continue
-    for (const part of content) {
-      const base64 = imageBase64(part)
-      if (base64 === undefined) continue
-      if (base64.startsWith('!')) return base64.slice(1)
-      // Only the header is read: decode the start, and the whole only if its header lies further in.
-      const size =
-        imageSize(Buffer.from(base64.slice(0, HEADER_BASE64_CHARS), 'base64')) ??
-        imageSize(Buffer.from(base64, 'base64'))
-      if (size === undefined) return 'an image part is neither a PNG nor a JPEG'
-      tokens += imageTokensOfSize(size.width, size.height, patchPx)
-    }
+  for (const part of contentParts(messages)) {
+    const base64 = imageBase64(part)
+    if (base64 === undefined) continue
+    if (base64.startsWith('!')) return base64.slice(1)
+    // Only the header is read: decode the start, and the whole only if its header lies further in.
+    const size =
+      imageSize(Buffer.from(base64.slice(0, HEADER_BASE64_CHARS), 'base64')) ??
+      imageSize(Buffer.from(base64, 'base64'))
+    if (size === undefined) return 'an image part is neither a PNG nor a JPEG'
+    tokens += imageTokensOfSize(size.width, size.height, patchPx)
   }
   return tokens
+}
+
+/** Every content part of every message whose content is a list of parts (text, images, audio). */
+export function* contentParts(messages: unknown): Generator<unknown> {
+  if (!Array.isArray(messages)) return
+  for (const message of messages) {
+    const content = (message as { content?: unknown } | null)?.content
+    if (Array.isArray(content)) yield* content
+  }
 }
 
 /** 64 KiB of bytes: past any PNG's IHDR and most JPEGs' frame header (EXIF may push it further). */
