@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
+import { outputValidShare, structuredAccumulator } from '../../src/metrics/structured-figures.js'
 import type { RequestRecord } from '../../src/records/types.js'
 import { callsInText, OutputCheck } from '../../src/workload/output-check.js'
 import { buildBody } from '../../src/workload/request-body.js'
@@ -136,4 +137,38 @@ test('a schema or tools are refused with another protocol, and tool_choice witho
     configErrorMessage([], { ...base, tool_choice: 'required' }),
     /expected tools with tool_choice/,
   )
+})
+
+test("a level's counts: schema and tool checks of its successful requests, and the time to the first tool call", () => {
+  const accumulator = structuredAccumulator([50, 95])
+  const call = (check: 'valid' | 'invalid' | 'truncated' | 'none', firstCallAfter: number | null) =>
+    makeRecord({
+      sent_at: 1000,
+      tool_check: check,
+      tool_calls: check === 'none' ? 0 : 1,
+      tool_call_source: 'deltas',
+      first_tool_call_at: firstCallAfter === null ? null : 1000 + firstCallAfter,
+    })
+  for (const record of [call('valid', 40), call('valid', 60), call('truncated', 50), call('none', null)])
+    accumulator.add(record)
+  const failed = call('valid', 10)
+  failed.error = { class: 'timeout', message: 'timed out' }
+  accumulator.add(failed)
+  const figures = accumulator.result()
+  assert.equal(figures?.schema, null)
+  const tools = figures?.tools
+  assert.deepEqual(
+    tools && [
+      tools.requests,
+      tools.checked,
+      tools.valid,
+      tools.truncated,
+      tools.call_share,
+      tools.valid_share,
+    ],
+    [4, 3, 2, 1, 0.75, 0.6667],
+  )
+  assert.equal(tools?.first_call_ms.p50, 50)
+  assert.equal(outputValidShare(figures), 0.6667)
+  assert.equal(structuredAccumulator([50]).result(), null, 'nothing checked: no figure')
 })
