@@ -1,11 +1,13 @@
 import { seededRandom } from '../random.js'
 
 /**
- * Several endpoints and models in one run (issue 29): which (endpoint, model) pair request n goes to.
+ * Several endpoints and models in one run (issue 29): the targets, and which one arrival n goes to.
  *
- * A target is one pair; its weight is the endpoint's weight times the model's, so `--base-url A
- * --base-url B --model x --model y` sends a quarter of the requests to each pair, and an endpoint's
- * share is its weight over the endpoints' total whatever the models' split is.
+ * A target is one (endpoint, model) pair; its weight is the endpoint's weight times the model's, so
+ * `--base-url A --base-url B --model x --model y` gives each pair a quarter of the load, and an
+ * endpoint's share is its weight over the endpoints' total whatever the models' split is. A closed
+ * loop splits each level's streams by these weights (target-share.ts); an open loop deals its
+ * arrivals by the cycle below.
  *
  * The assignment is a smooth weighted round-robin (nginx's): over any Σw consecutive requests each
  * target gets exactly its weight's worth, interleaved (weights 2:1 give A B A A B A, not A A B), so a
