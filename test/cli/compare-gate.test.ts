@@ -64,11 +64,13 @@ test('compare on the simulator: A/A passes both ways, fewer slots fail with the 
   )
 
   // A/A, in both orderings: two runs of one deterministic server are not a regression.
+  const aa: Comparison[] = []
   for (const [a, b] of [
     [first, second],
     [second, first],
   ] as const) {
     const comparison = assertNoRegression(await compare(a, b))
+    aa.push(comparison)
     // The median is gated beside the tails, and the knee is a gate item.
     const gated = comparison.levels[0]?.metrics
       .filter((metric) => metric.threshold !== null)
@@ -137,7 +139,25 @@ test('compare on the simulator: A/A passes both ways, fewer slots fail with the 
     JSON.stringify({ ...JSON.parse(readFileSync(nudgedFile, 'utf8')), drift: sized(10, 10.3) }),
   )
   const small = await compare(first, nudged)
-  assert.equal(small.code, 0, small.stdout)
+  const smallComparison = JSON.parse(small.stdout) as Comparison
+  assert.deepEqual(smallComparison.regressions, [], small.stdout)
+  // The pair's own differences are the same with the drift as without. A busy host can push one of
+  // them past its threshold (CI saw an A/A throughput at c=1 18% apart), which the A/A comparison puts
+  // down to the runs' noise; beside a drifted run the same difference is left open instead. Nothing
+  // else may be: the small drift itself turns no agreeing figure inconclusive.
+  const putDownToNoise = new Set(
+    (aa[0] as Comparison).levels.flatMap((level) =>
+      level.metrics
+        .filter((metric) => metric.within_noise === true)
+        .map((metric) => `${level.value} ${metric.metric}`),
+    ),
+  )
+  for (const entry of smallComparison.inconclusive)
+    assert.ok(
+      putDownToNoise.has(`${entry.value} ${entry.metric}`),
+      `${entry.value} ${entry.metric}: ${small.stdout}`,
+    )
+  assert.equal(small.code, smallComparison.inconclusive.length === 0 ? 0 : 5, small.stdout)
 
   // A client-bound level: its load was not what was asked, so even an A/A is inconclusive there.
   const bound = join(dir, 'bound')
