@@ -103,7 +103,22 @@ export function renderHelp(spec: CommandSpec, width: number = helpWidth()): stri
     return [head.trimEnd(), ...lines.map((line) => indent + line)].join('\n')
   })
   const summary = wrapWords(spec.summary, Math.max(width, NARROWEST)).join('\n')
-  return `${summary}\n\nUsage: ${spec.usage}\n\nFlags:\n${rows.join('\n')}\n`
+  const usage = wrapKeepingIndent(`Usage: ${spec.usage}`, Math.max(width, NARROWEST))
+  return `${summary}\n\n${usage}\n\nFlags:\n${rows.join('\n')}\n`
+}
+
+/** Each line of a written text wrapped to `width`, its continuation indented like the line itself. */
+function wrapKeepingIndent(text: string, width: number): string {
+  return text
+    .split('\n')
+    .map((line) => {
+      if (line.length <= width) return line
+      const indent = /^\s*/.exec(line)?.[0] ?? ''
+      return wrapWords(line, width - indent.length)
+        .map((part) => indent + part)
+        .join('\n')
+    })
+    .join('\n')
 }
 
 /** Words into lines of at most `width` characters (a longer word has a line of its own). */
@@ -111,13 +126,23 @@ export function wrapWords(text: string, width: number): string[] {
   const lines: string[] = []
   let line = ''
   for (const word of text.split(/\s+/).filter((part) => part !== '')) {
-    if (line !== '' && line.length + 1 + word.length > width) {
-      lines.push(line)
-      line = word
-    } else line = line === '' ? word : `${line} ${word}`
+    for (const [i, piece] of splitAtCommas(word, width).entries()) {
+      // The pieces of one comma list join without a space: `a=1,b=2` stays one list when read.
+      const gap = i === 0 ? ' ' : ''
+      if (line !== '' && line.length + gap.length + piece.length > width) {
+        lines.push(line)
+        line = piece
+      } else line = line === '' ? piece : `${line}${gap}${piece}`
+    }
   }
   if (line !== '') lines.push(line)
   return lines
+}
+
+/** A word longer than the line cut after its commas (a default such as `ttft_p50=10%,...`); else whole. */
+function splitAtCommas(word: string, width: number): string[] {
+  if (word.length <= width || !word.includes(',')) return [word]
+  return word.split(/(?<=,)/)
 }
 
 /**

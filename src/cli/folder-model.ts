@@ -1,4 +1,5 @@
 import type { CapacityModel } from '../model/capacity-model.js'
+import { modelProblems, unmeasuredBasis } from '../model/model-check.js'
 import type { BenchResult } from '../result/bench-result.js'
 import { buildResult } from '../result/build-result.js'
 import { loadRun } from '../result/load-run.js'
@@ -22,6 +23,19 @@ export function folderModel(command: string, path: string): { result: BenchResul
     throw new CliError(
       `llmbench ${command}: ${run.dir} has no capacity model: it needs a run that generated tokens at one level at least ` +
         '(an embeddings run, or one cut before its first level, has none)',
+      EXIT.usage,
+    )
+  const problems = modelProblems(result.model)
+  if (problems.length > 0)
+    throw new CliError(
+      `llmbench ${command}: ${run.dir}: its capacity model cannot be used:\n  ${problems.join('\n  ')}`,
+      EXIT.usage,
+    )
+  const unmeasured = unmeasuredBasis(result.model)
+  if (unmeasured !== null)
+    throw new CliError(
+      `llmbench ${command}: ${run.dir}: no capacity model to show or predict from: ${unmeasured}; ` +
+        'run a gradient whose requests succeed first',
       EXIT.usage,
     )
   return { result, model: result.model }

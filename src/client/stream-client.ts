@@ -33,6 +33,9 @@ import { type SseEvent, SseParser } from './sse.js'
 import type { ReadStamped, StreamDispatcher } from './stream-dispatcher.js'
 import type { Target } from './target.js'
 
+/** More distinct tool calls than this in one answer is a malformed stream, not a workload. */
+const MAX_TOOL_CALLS = 256
+
 /** One request to send: identity plus its pre-serialized body. */
 export interface RequestPlan {
   seq: number
@@ -156,8 +159,12 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
   private textParts: string[] = []
   /** When reasoning and answer began, and the reasoning text: see reasoning-phase.ts. */
   private readonly reasoning = new ReasoningPhase()
-  /** Tool calls by their index, merged from their deltas (only when the answer makes any). */
-  private toolCalls: ToolCallPart[] = []
+  /**
+   * Tool calls by their index, merged from their deltas (only when the answer makes any). A map,
+   * not an array: the index is the server's word, and `index: 1000000000` made a sparse array
+   * that took minutes to walk (issue 36).
+   */
+  private toolCalls = new Map<number, ToolCallPart>()
 
   constructor(
     private readonly target: Target,
@@ -476,10 +483,17 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
     const record = this.record
     if (at !== null && record.first_tool_call_at == null) record.first_tool_call_at = at
     for (const delta of deltas) {
-      let call = this.toolCalls[delta.index]
+      let call = this.toolCalls.get(delta.index)
       if (call === undefined) {
+        if (this.toolCalls.size >= MAX_TOOL_CALLS) {
+          this.streamError ??= {
+            class: 'stream',
+            message: `the answer made more than ${MAX_TOOL_CALLS} tool calls`,
+          }
+          continue
+        }
         call = { name: '', arguments: '' }
-        this.toolCalls[delta.index] = call
+        this.toolCalls.set(delta.index, call)
       }
       if (call.name === '') call.name = delta.name
       call.arguments += delta.arguments
@@ -554,9 +568,11 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
     const record = this.record
     record.output_text = this.textParts.join('')
     this.textParts = []
-    if (this.toolCalls.length > 0) {
-      record.tool_call_parts = this.toolCalls.filter((call) => call !== undefined)
-      this.toolCalls = []
+    if (this.toolCalls.size > 0) {
+      record.tool_call_parts = [...this.toolCalls.entries()]
+        .sort((a, b) => a[0] - b[0])
+        .map(([, call]) => call)
+      this.toolCalls = new Map()
     }
     this.reasoning.finish(record)
     if (this.usageCompletion !== null) {

@@ -32,9 +32,18 @@ import { maskUrlSecrets } from './url.js'
 /** The zod `error` option: the phrase that follows "expected" in the message. */
 export const expect = (phrase: string) => ({ error: phrase })
 
-export function positiveInt() {
+/**
+ * Every count a user gives is bounded: `--repeat 1e9` was accepted and planned "about 212292 h"
+ * (issue 36). The default bound is far above any run that ends; a setting with a tighter sane
+ * range passes its own.
+ */
+export function positiveInt(max = 10_000_000) {
   const e = expect('a positive integer')
-  return z.number(e).int(e).min(1, e)
+  return z
+    .number(e)
+    .int(e)
+    .min(1, e)
+    .max(max, expect(`a positive integer, at most ${max}`))
 }
 
 export function nonNegativeInt() {
@@ -42,9 +51,18 @@ export function nonNegativeInt() {
   return z.number(e).int(e).min(0, e)
 }
 
+/**
+ * A week: every duration becomes a timer, and a timer past 2^31 ms (24.8 days) fires at once, so
+ * `--timeout 1e308` timed every request out "within Infinity s" (issue 36).
+ */
+export const MAX_SECONDS = 604_800
+
 export function positiveSeconds() {
   const e = expect('a positive number of seconds')
-  return z.number(e).gt(0, e)
+  return z
+    .number(e)
+    .gt(0, e)
+    .max(MAX_SECONDS, expect(`a positive number of seconds, at most ${MAX_SECONDS} (a week)`))
 }
 
 /** Worker threads: a positive integer or "auto". */
@@ -156,7 +174,10 @@ export function successRatePercent() {
 
 export function nonNegativeSeconds() {
   const e = expect('a number of seconds, 0 or more')
-  return z.number(e).min(0, e)
+  return z
+    .number(e)
+    .min(0, e)
+    .max(MAX_SECONDS, expect(`a number of seconds, at most ${MAX_SECONDS} (a week)`))
 }
 
 export function nonEmptyText(what: string) {

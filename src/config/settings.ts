@@ -155,6 +155,9 @@ const requestRate = (mode: string): RunConfig['load']['mode'] =>
  * The table. Its order is the order of --help and of the known keys listed when a key is mistyped.
  * Keyed by the name the flag takes in ConfigFlags (the flag without dashes, positive for --no-x).
  */
+/** Runs of one gradient: past this the spread between runs is known and only the wait grows. */
+const MAX_REPEAT = 100
+
 export const SETTINGS = {
   // --- target
   base_url: {
@@ -535,7 +538,7 @@ export const SETTINGS = {
   repeat: {
     doc: 'run the whole gradient N times, interleaved by level (each level N times back to back), for the spread between runs and the knee of each',
     at: ['load', 'repeat'],
-    schema: positiveInt,
+    schema: () => positiveInt(MAX_REPEAT),
     json: 'bench.repeat',
     toml: 'load.repeat',
     flag: {

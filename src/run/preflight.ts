@@ -82,6 +82,37 @@ export async function runPreflight(
 }
 
 /**
+ * The run's features (--tools, --response-schema, --images, --audio) asked of the server once before
+ * the load, in a body the run will send: a server that refuses one answers every request of the run
+ * the same way, and llama.cpp's "Cannot use tools with stream" (HTTP 500) was judged "client-bound"
+ * and "overloaded" (issue 36). The base preflight has answered by then, so a refusal here is the
+ * feature's, quoted in the server's words.
+ */
+export async function runFeaturePreflight(
+  endpoint: Endpoint,
+  body: Buffer,
+  features: readonly string[],
+  interrupt?: AbortSignal,
+): Promise<PreflightResult> {
+  const record = await sendOnce(endpoint, body, 'preflight', undefined, interrupt)
+  const named = features.join(' and ')
+  if (record.error === null)
+    return { ok: true, record, diagnosis: null, summary: `preflight of ${named} ok: HTTP ${record.status}` }
+  const diagnosis = {
+    problem: `the server refused a request with ${named}: ${record.error.message}`,
+    hint:
+      `every request of the run would fail the same way: drop ${named}, or use a server (or a server setting) ` +
+      'that supports it',
+  }
+  return {
+    ok: false,
+    record,
+    diagnosis,
+    summary: `preflight failed: ${diagnosis.problem}\n  ${diagnosis.hint}`,
+  }
+}
+
+/**
  * One request outside the load (preflight, calibration), on its own connection, counted on this
  * thread. After a good response it waits a moment for the server to close the connection: a
  * server that does (llama.cpp) is known before the load starts, whose threads then never reuse one.

@@ -45,7 +45,7 @@ import { levelValues, planLevel, timedLevelSeconds, WHOLE_RUN } from './level-pl
 import { type LiveMetrics, startLiveMetrics } from './live-metrics.js'
 import { type MeasureContext, type MeasuredLevel, measureLevel } from './measure-level.js'
 import { PrecisionWatch } from './precision-watch.js'
-import { type PreflightResult, runPreflight } from './preflight.js'
+import { type PreflightResult, runFeaturePreflight, runPreflight } from './preflight.js'
 import {
   loadWorkloadSources,
   type PreparedWorkload,
@@ -385,6 +385,15 @@ async function setUpRun(
       phase: prepared.probeRecords.length > 0 ? 'calibration' : config.run.preflight ? 'preflight' : 'set-up',
       recordsPath,
     }
+  const features = featuresOf(config)
+  const featureBody = prepared.plan.prompts[0]?.body
+  if (config.run.preflight && features.length > 0 && featureBody !== undefined) {
+    const feature = await runFeaturePreflight(endpoint, featureBody, features, stop.setupInterrupt)
+    sink.keep(feature.record)
+    if (stop.requested) return { kind: 'interrupted-before-load', phase: 'preflight', recordsPath }
+    if (!feature.ok) return { kind: 'preflight-failed', preflight: feature }
+    log(feature.summary)
+  }
   const warning = contextWarning(server, prepared.plan.prompts)
   if (server !== null && warning !== null) {
     server.context_warning = warning
@@ -776,4 +785,15 @@ function progressLine(level: LevelFigures, mode: RunConfig['load']['mode'], meta
       : `E2E p50 ${level.e2e_ms.p50?.toFixed(0) ?? '-'} ms, ${level.embeddings.inputs_per_s} inputs/s`) +
     ` in ${level.duration_s.toFixed(1)} s${connections}${bound}${behind}`
   )
+}
+
+/** The flags of the run that ask a server for more than text: each one the server may refuse. */
+function featuresOf(config: RunConfig): string[] {
+  const { workload } = config
+  return [
+    ...(workload.tools === null ? [] : ['--tools']),
+    ...(workload.response_schema === null ? [] : ['--response-schema']),
+    ...(workload.images === null ? [] : ['--images']),
+    ...(workload.audio === null ? [] : ['--audio']),
+  ]
 }

@@ -1,6 +1,7 @@
 import type { CapacityModel, FittedParameter } from '../model/capacity-model.js'
 import { engineParams } from '../model/capacity-model.js'
 import { resolveSimParams, type SimParams } from '../model/engine.js'
+import { modelProblems, unmeasuredBasis } from '../model/model-check.js'
 import { buildResult } from '../result/build-result.js'
 import { RECORDS_FILE, RESULT_FILE } from '../result/folder-layout.js'
 import { loadRun } from '../result/load-run.js'
@@ -48,6 +49,11 @@ export function loadTwin(path: string): SimTwin {
         : 'no capacity model could be fitted from its records (no level ran, or the endpoint generates no tokens)'
     throw new TwinError(`${run.dir}: ${why}`)
   }
+  const problems = modelProblems(model)
+  if (problems.length > 0)
+    throw new TwinError(`${run.dir}: its capacity model cannot be served:\n  ${problems.join('\n  ')}`)
+  const unmeasured = unmeasuredBasis(model)
+  if (unmeasured !== null) throw new TwinError(`${run.dir}: no capacity model to serve: ${unmeasured}`)
   const timedRecords = (run.records ?? []).some((record) => record.server_timings?.prompt_ms != null)
   const timedBasis = [model.parameters.prefill_base_ms, model.parameters.prefill_ms_per_token].some((p) =>
     p.basis.includes('prompt_ms'),

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { isObject } from '../json-object.js'
 import { z } from '../zod.js'
+import { unboundedPattern } from './bounded-pattern.js'
 
 /**
  * Structured output and tool calling (issue 29): what chat bodies carry beside the prompt
@@ -177,6 +178,12 @@ export function structuredBodyFields(output: StructuredOutput): Record<string, u
 
 /** A validator of values against a JSON Schema (zod's reading of it); a schema it cannot read is refused. */
 export function compileSchema(schema: JsonSchema, where: string): z.ZodType {
+  const unbounded = unboundedPattern(schema)
+  if (unbounded !== null)
+    throw new StructuredOutputError(
+      `${where}: ${unbounded.path} ${JSON.stringify(unbounded.pattern)} cannot be matched in bounded time ` +
+        "(backreferences and lookarounds are refused: a server's answer could hold the run for hours); expected a pattern without them",
+    )
   try {
     return z.fromJSONSchema(withRequiredDeclared(schema) as Parameters<typeof z.fromJSONSchema>[0])
   } catch (error) {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { existsSync } from 'node:fs'
 import { createServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { test } from 'node:test'
@@ -77,6 +78,95 @@ for (const { name, fail, line, hint } of CASES) {
       assert.doesNotMatch(run.stderr, /see the message above/)
       assert.ok(!run.stderr.includes(KEY) && !run.stdout.includes(KEY))
       assert.ok(server.requests() >= 1)
+    } finally {
+      await server.close()
+    }
+  })
+}
+
+/**
+ * Issue 36 item 4: a server that answers plain chat but refuses a feature of the run (llama.cpp's
+ * "Cannot use tools with stream", its "Unsupported content part type" for images). The run is
+ * refused before the load with the server's own words, not measured as "client-bound" or "overloaded".
+ */
+async function refusingServer(refusal: (body: Record<string, unknown>) => string | null) {
+  const server = createServer((req, res) => {
+    const parts: Buffer[] = []
+    req.on('data', (part: Buffer) => parts.push(part))
+    req.on('end', () => {
+      if (req.method !== 'POST') {
+        res.writeHead(404).end()
+        return
+      }
+      const body = JSON.parse(Buffer.concat(parts).toString('utf8')) as Record<string, unknown>
+      const refused = refusal(body)
+      if (refused !== null) {
+        res.writeHead(500, { 'content-type': 'application/json' })
+        res.end(JSON.stringify({ error: { code: 500, message: refused, type: 'server_error' } }))
+        return
+      }
+      res.writeHead(200, { 'content-type': 'text/event-stream' })
+      for (const word of ['Hi', ' there', '!'])
+        res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: word } }] })}\n\n`)
+      res.end(
+        `data: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], usage: { prompt_tokens: 5, completion_tokens: 3 } })}\n\ndata: [DONE]\n\n`,
+      )
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    close: async () => {
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
+    },
+  }
+}
+
+const FEATURE_CASES = [
+  {
+    flags: ['--tools', 'builtin'],
+    refusal: (body: Record<string, unknown>) => ('tools' in body ? 'Cannot use tools with stream' : null),
+    words: /the server refused a request with --tools: .*Cannot use tools with stream/,
+  },
+  {
+    flags: ['--images', '1x32x32'],
+    refusal: (body: Record<string, unknown>) =>
+      JSON.stringify(body.messages).includes('image_url')
+        ? 'Unsupported content part type: "image_url"'
+        : null,
+    words: /the server refused a request with --images: .*Unsupported content part type/,
+  },
+]
+
+for (const { flags, refusal, words } of FEATURE_CASES) {
+  test(`a server refusing ${flags[0]} is told before the load, in its own words (exit 3)`, {
+    timeout: 60_000,
+  }, async () => {
+    const server = await refusingServer(refusal)
+    const out = `${tempDir()}/result`
+    try {
+      const run = await runCli([
+        'run',
+        '--base-url',
+        server.url,
+        '--model',
+        'm',
+        '--levels',
+        '1',
+        '--requests',
+        '4',
+        '--output-tokens',
+        '16',
+        '--out',
+        out,
+        ...flags,
+      ])
+      assert.equal(run.code, 3, run.stderr)
+      assert.match(run.stderr, words)
+      assert.match(run.stderr, new RegExp(`drop ${flags[0]}`))
+      assert.ok(!existsSync(`${out}/bench_result.json`), 'no level was run')
     } finally {
       await server.close()
     }

@@ -40,11 +40,11 @@ const PLAN: RequestPlan = {
   body: Buffer.from('{}'),
 }
 
-function fetchCalls() {
+function fetchCalls(url = server.url, dispatcher = pool) {
   return sendRequest(
     {
-      dispatcher: pool,
-      origin: new URL(server.url).origin,
+      dispatcher,
+      origin: new URL(url).origin,
       path: '/v1/chat/completions',
       headers: { 'content-type': 'application/json' },
       stream: true,
@@ -107,4 +107,68 @@ test('a call to a function not offered, or arguments its schema refuses, is inva
   const strict = { ...WEATHER, parameters: { ...WEATHER.parameters, required: ['city', 'postcode'] } }
   new OutputCheck({ schema: null, tools: [strict, STOCK], toolChoice: 'auto' }).check(refused)
   assert.equal(refused.tool_check, 'invalid')
+})
+
+/** A stream of tool-call deltas written by hand: each entry one chunk's `tool_calls`. */
+function toolCallStream(deltas: unknown[][]): Buffer {
+  const chunks = deltas.map(
+    (calls) => `data: ${JSON.stringify({ choices: [{ index: 0, delta: { tool_calls: calls } }] })}\n\n`,
+  )
+  const end = `data: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] })}\n\ndata: [DONE]\n\n`
+  return Buffer.from(chunks.join('') + end)
+}
+
+test('a tool-call index of 1e9 is merged as any other (issue 36: a sparse array walked for minutes); calls come in index order', async () => {
+  const hostile = await startReplayServer(() => ({
+    body: toolCallStream([
+      [{ index: 1_000_000_000, function: { name: 'get_stock_price', arguments: '{"ticker":' } }],
+      [
+        {
+          index: 0,
+          function: { name: 'GetWeatherArgs', arguments: '{"city":"Oslo","country":"NO","units":"c"}' },
+        },
+      ],
+      [{ index: 1_000_000_000, function: { arguments: '"AAPL","exchange":"NASDAQ"}' } }],
+    ]),
+  }))
+  const hostilePool = new Pool(new URL(hostile.url).origin, { connections: 1 })
+  try {
+    const record = await fetchCalls(hostile.url, hostilePool)
+    assert.equal(record.error, null)
+    assert.deepEqual(
+      record.tool_call_parts?.map((call) => call.name),
+      ['GetWeatherArgs', 'get_stock_price'],
+    )
+    new OutputCheck({ schema: null, tools: [WEATHER, STOCK], toolChoice: 'auto' }).check(record)
+    assert.equal(record.tool_check, 'valid')
+  } finally {
+    await hostilePool.destroy()
+    await hostile.close()
+  }
+})
+
+test('a schema pattern that backtracks exponentially is checked in bounded time; one that cannot be bounded is refused', () => {
+  const schema = {
+    type: 'object',
+    properties: { a: { type: 'string', pattern: '^(a+)+$' } },
+    required: ['a'],
+  }
+  const check = new OutputCheck({ schema: { name: 'catastrophic', schema }, tools: null, toolChoice: 'auto' })
+  // 2^40 paths for a backtracking matcher: minutes at the least without the bound.
+  const record = { error: null, finish_reason: 'stop', output_text: `{"a":"${'a'.repeat(40)}!"}` }
+  check.check(record as never)
+  assert.equal((record as { schema_check?: string }).schema_check, 'invalid')
+  const good = { error: null, finish_reason: 'stop', output_text: `{"a":"${'a'.repeat(40)}"}` }
+  check.check(good as never)
+  assert.equal((good as { schema_check?: string }).schema_check, 'valid')
+  const backreference = { ...schema, properties: { a: { type: 'string', pattern: '^(a+)+\\1$' } } }
+  assert.throws(
+    () =>
+      new OutputCheck({
+        schema: { name: 'backreference', schema: backreference },
+        tools: null,
+        toolChoice: 'auto',
+      }),
+    /properties\.a\.pattern "\^\(a\+\)\+\\\\1\$" cannot be matched in bounded time/,
+  )
 })

@@ -146,16 +146,28 @@ export async function predictCommand(argv: string[], io: Io): Promise<number> {
   const { runCommand } = await import('./run.js')
   // The run's own table is not this command's answer: its progress and errors still reach stderr.
   const code = await runCommand(runArgs, { out: () => {}, err: io.err })
-  if (code !== EXIT.ok && code !== EXIT.gateFailed) return code
-  const confirmed = confirmation(prediction, loadRun(out, 'skip').result)
-  writeJsonAtomic(join(out, 'prediction.json'), { prediction, confirmation: confirmed })
-  io.out(
-    flags.json === true
-      ? `${JSON.stringify({ prediction, confirmation: confirmed }, null, 2)}\n`
-      : renderConfirmation(confirmed),
+  // An interrupted confirmation keeps what it measured: the levels that finished are confirmed, and
+  // the file says the run was cut, so a prediction is never lost with the signal.
+  const interrupted = code === EXIT.interrupted
+  if (code !== EXIT.ok && code !== EXIT.gateFailed && !interrupted) return code
+  const confirmed = confirmation(prediction, measuredResult(out, interrupted))
+  const saved = { prediction, confirmation: confirmed, ...(interrupted ? { interrupted: true } : {}) }
+  writeJsonAtomic(join(out, 'prediction.json'), saved)
+  io.out(flags.json === true ? `${JSON.stringify(saved, null, 2)}\n` : renderConfirmation(confirmed))
+  io.err(
+    `Wrote ${join(out, 'prediction.json')} (predicted, measured and the error${interrupted ? '; interrupted: the levels that finished' : ''})\n`,
   )
-  io.err(`Wrote ${join(out, 'prediction.json')} (predicted, measured and the error)\n`)
-  return EXIT.ok
+  return interrupted ? code : EXIT.ok
+}
+
+/** The confirming run's result; an interrupted run that wrote none confirmed nothing. */
+function measuredResult(out: string, interrupted: boolean): BenchResult | null {
+  try {
+    return loadRun(out, 'skip').result
+  } catch (error) {
+    if (interrupted) return null
+    throw error
+  }
 }
 
 /** The model with another slot count, said to be set, not measured: a what-if of the server's configuration. */
@@ -184,8 +196,8 @@ export interface ConfirmedLevel {
   measured_ttft_p50_ms: number | null
 }
 
-function confirmation(prediction: Prediction, measured: BenchResult): ConfirmedLevel[] {
-  return measured.levels.flatMap((level) => {
+function confirmation(prediction: Prediction, measured: BenchResult | null): ConfirmedLevel[] {
+  return (measured?.levels ?? []).flatMap((level) => {
     const predicted = prediction.levels.find((p) => p.level === level.value)
     const rate = level.steady_window !== null ? level.output_tokens_per_s_steady : level.output_tokens_per_s
     if (predicted === undefined || !(rate > 0)) return []

@@ -80,6 +80,14 @@ export async function reportCommand(argv: string[], io: Io): Promise<number> {
   } catch (error) {
     throw new CliError(error instanceof Error ? error.message : String(error), EXIT.usage)
   }
+  // An empty requests.jsonl (emptied by hand, or a copy cut short) holds nothing to rebuild from:
+  // rebuilding would overwrite the saved result with a run of zero requests called healthy.
+  if (run.records !== null && run.records.length === 0 && (run.badLines?.records ?? null) === null)
+    throw new CliError(
+      `llmbench report: ${join(run.dir, RECORDS_FILE)} holds no records: nothing to rebuild from; ` +
+        `${basename(run.resultFile)} is kept as it was (to see it, move the empty file aside)`,
+      EXIT.usage,
+    )
   // With records, every figure is recomputed by the same pure functions as `run`; without, the
   // saved summary is shown as it is.
   const result =
