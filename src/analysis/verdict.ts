@@ -76,7 +76,7 @@ export function adviceFor(
     return `${figures}healthy here, but ${context.overloadedAbove} is overloaded: the capacity lies between them`
   return (
     figures +
-    adviceText(verdict, level.value, saturation, context.undecided).replace(
+    adviceText(verdict, level.value, saturation, context.undecided, step).replace(
       'keep adding concurrency',
       `keep adding ${context.adds ?? 'concurrency'}`,
     )
@@ -96,19 +96,47 @@ function overloadedText(
   return `${parts.join(', ')}: back off to the previous level`
 }
 
+/**
+ * The advice after the step's figures, worded from the same evidence as the verdict: a sentence
+ * that says "little throughput" beside "+48%", or "still grows" beside "−23%", contradicts the
+ * number it follows (issue 36). The step decides which words fit: `gains` (beyond noise), `flat`
+ * (not even its high end pays), `unclear` (between).
+ */
 function adviceText(
   verdict: Verdict,
   value: number,
   saturation: Saturation | null,
   undecided: ScalingStep | null,
+  step: ScalingStep | null,
 ): string {
+  if (verdict === 'saturated') return saturatedText(saturation, step)
   if (verdict !== 'healthy') return ADVICE[verdict]
   if (saturation === null) {
     if (undecided !== null && value === undecided.to)
       return `no clear knee: throughput ${gainWithInterval(undecided)} from ${undecided.from} cannot tell growth from a plateau; more requests per level would`
+    if (step !== null && step.throughput !== 'gains')
+      return step.gain < 0
+        ? 'no knee placed, though throughput fell from the level below within its noise: more requests per level would tell'
+        : 'no knee placed, though this step gained little beyond noise: more requests per level would tell'
     return ADVICE.healthy
   }
   if (saturation.value === value) return 'saturation point: record this level as capacity'
-  if (value < saturation.value) return `below the knee at ${saturation.value}: throughput still grows`
+  if (value < saturation.value) {
+    if (step === null || step.throughput === 'gains')
+      return `below the knee at ${saturation.value}: throughput still grows`
+    return `below the knee at ${saturation.value}, which the levels above it place: this step alone did not gain beyond noise`
+  }
   return `above the knee at ${saturation.value} but throughput rose beyond noise from the level below while the server ran every stream: re-run to confirm`
+}
+
+/** Past the knee: what the step into this level shows, in words that agree with its figures. */
+function saturatedText(saturation: Saturation | null, step: ScalingStep | null): string {
+  const knee = saturation === null ? 'the knee' : `the knee at ${saturation.value}`
+  if (step === null || step.throughput === 'flat') return ADVICE.saturated
+  if (step.throughput === 'gains')
+    return (
+      `past ${knee}: throughput still rose, but the server ran full` +
+      `${saturation?.full_from === undefined ? '' : ` from ${saturation.full_from}`} and the added streams wait; the knee level is the capacity`
+    )
+  return `past ${knee}: the gain from ${step.from} (${gainWithInterval(step)}) is not beyond noise while latency pays for the added streams; the knee level is the capacity`
 }

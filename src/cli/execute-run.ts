@@ -14,7 +14,7 @@ import { renderTable, renderVerdict } from '../report/terminal.js'
 import { levelName } from '../result/level-name.js'
 import { fdLimitWarning } from '../run/fd-limit.js'
 import { LiveMetricsError } from '../run/live-metrics.js'
-import { defaultPrecisionLoad, levelRequestBudget } from '../run/precision-watch.js'
+import { defaultPrecisionLoad, describeDefaultSizing, levelRequestBudget } from '../run/precision-watch.js'
 import { WorkloadError } from '../run/prepare-workload.js'
 import { endpointFromEnv } from '../run/resolve-endpoint.js'
 import { FolderInUseError, FolderUnwritableError } from '../run/result-folder.js'
@@ -58,7 +58,11 @@ export async function executeRun(
   }
   const shard = resolveShard(flags, process.env)
   // Levels nobody sized run until the knee's own figures are precise (DEFAULT_PRECISION).
-  if (levelsSizedByDefault(config)) config.load = defaultPrecisionLoad(config, shard !== null)
+  if (levelsSizedByDefault(config)) {
+    config.load = defaultPrecisionLoad(config, shard !== null)
+    const sizing = describeDefaultSizing(config.load)
+    if (sizing !== null) log(sizing)
+  }
   if (shard !== null && config.load.precision !== null)
     throw new CliError(
       '--precision with --shard: each shard would stop its share on its own figures, and the merged level would be precise by accident. Run --precision in one process (its worker threads spread the load), or shard fixed-size levels',

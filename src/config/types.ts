@@ -91,6 +91,12 @@ export interface RunConfig {
     max_requests_per_level: number | null
     /** With precision: the longest a level may send, seconds; null = no limit but the request ceiling. */
     max_duration_per_level_s: number | null
+    /**
+     * With precision: stop a level as soon as its figures cannot reach their targets within its
+     * ceilings (projected from the half-widths so far), rather than run to the ceiling. Set for
+     * levels no source sized (the default precision); absent = run to the ceiling.
+     */
+    stop_out_of_reach?: boolean
     warmup_requests: number
     /** Concurrency gradients: measure the first level again, briefly, after the last (analysis/drift.ts). */
     control: boolean

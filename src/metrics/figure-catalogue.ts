@@ -897,8 +897,8 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
           'With --precision: the level sent past requests_per_level (its floor) until each named figure was that precise, or ' +
           'a ceiling came. floor, max_requests, max_duration_s (null = none); figures: per named figure its key (ttft_p95, tput), ' +
           'target_pct, value (ms or tokens/s), reached_pct (the half-width of its 95% interval in percent of the figure; null ' +
-          'while the samples cannot bound it) and met; met (all of them); stopped_by: precise, max_requests, max_duration or ' +
-          'interrupted; requests (measured requests sent). Percentiles are judged on the same interval as intervals (order-statistic, ' +
+          'while the samples cannot bound it) and met; met (all of them); stopped_by: precise, max_requests, max_duration, ' +
+          'out_of_reach (the spread so far said no ceiling would be enough; levels sized by default only) or interrupted; requests (measured requests sent). Percentiles are judged on the same interval as intervals (order-statistic, ' +
           'widened by the effective sample size), tput on the t interval over time slices up to the last end less the longest request. ' +
           'Absent without --precision.',
       },

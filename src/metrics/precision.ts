@@ -37,8 +37,11 @@ export interface LevelPrecision {
   figures: FigurePrecision[]
   /** Every named figure reached its target. */
   met: boolean
-  /** precise: stopped once met; max_requests/max_duration: a ceiling came first; interrupted: Ctrl-C. */
-  stopped_by: 'precise' | 'max_requests' | 'max_duration' | 'interrupted'
+  /**
+   * precise: stopped once met; max_requests/max_duration: a ceiling came first; out_of_reach: the
+   * spread so far said no ceiling would be enough (default sizing only); interrupted: Ctrl-C.
+   */
+  stopped_by: 'precise' | 'max_requests' | 'max_duration' | 'out_of_reach' | 'interrupted'
   /** Measured requests the level sent. */
   requests: number
 }
@@ -150,6 +153,16 @@ export function precisionLine(levelName: string, precision: LevelPrecision): str
         : `${levelName}: ran ${precision.requests} requests until precise: ${figures}`
     case 'interrupted':
       return `${levelName}: interrupted after ${precision.requests} requests: ${figures}`
+    case 'out_of_reach': {
+      const short = precision.figures.filter((figure) => !figure.met)
+      const figures = short.map(
+        (figure) => `${figure.key} ±${figure.reached_pct?.toFixed(1)}% (target ±${figure.target_pct}%)`,
+      )
+      return (
+        `${levelName}: stopped at ${precision.requests} requests, precision out of reach: ${figures.join(' and ')} ` +
+        'would not reach the target within the level’s ceilings at this spread (a noisy environment): moved on'
+      )
+    }
     default: {
       const ceiling =
         precision.stopped_by === 'max_duration'

@@ -38,6 +38,14 @@ export function answerOf(result: Judged): Answer {
   if (result.capacity_summary !== null)
     return { value: null, from: null, text: `Capacity: ${result.capacity_summary}` }
   if (knee === null) return { value: null, from: null, text: `No knee found: ${result.saturation_summary}` }
+  const across = kneeAcrossRuns(result.repeats, knee.value)
+  if (across !== null)
+    return {
+      value: across.value,
+      from: 'knee',
+      confidence: 'uncertain',
+      text: `Capacity: ${levelInWords(meta, across.value)} (${across.words})`,
+    }
   const uncertain = knee.confidence === 'uncertain'
   const bracket = knee.bracket ?? null
   const hedge = !uncertain
@@ -50,6 +58,28 @@ export function answerOf(result: Judged): Answer {
     from: 'knee',
     ...(knee.confidence === undefined ? {} : { confidence: knee.confidence }),
     text: `Capacity: ${levelInWords(meta, knee.value)} (the knee${hedge})`,
+  }
+}
+
+/**
+ * --repeat whose runs placed the knee apart, or elsewhere than their pooled levels: the headline
+ * said "knee 8" when the runs said 6, 6 and 8 (issue 36). The answer is then the knee most runs
+ * placed (a tie to the lower level, as the distribution orders them), hedged with the spread; null
+ * when every run agrees with the pooled knee.
+ */
+function kneeAcrossRuns(repeats: Judged['repeats'], pooled: number): { value: number; words: string } | null {
+  if (repeats === undefined) return null
+  const placed = repeats.knee_distribution.filter((entry) => entry.value !== null)
+  const most = placed[0]
+  if (most === undefined || most.value === null) return null
+  if (repeats.knee_distribution.length === 1 && most.value === pooled) return null
+  const values = placed.map((entry) => entry.value as number)
+  const low = Math.min(...values, pooled)
+  const high = Math.max(...values, pooled)
+  const pooledWords = most.value === pooled ? '' : `; the runs pooled place it at ${pooled}`
+  return {
+    value: most.value,
+    words: `the knee in ${most.runs} of ${repeats.count} runs, uncertain: between ${low} and ${high}${pooledWords}`,
   }
 }
 

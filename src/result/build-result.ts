@@ -2,6 +2,7 @@ import { runAdvice } from '../analysis/advice.js'
 import { type Drift, DriftSamples } from '../analysis/drift.js'
 import { explainKnee } from '../analysis/knee-cause.js'
 import { openLoopAdvice } from '../analysis/open-loop.js'
+import { contradictedShortfalls, kneeKeptUp } from '../analysis/rate-knee.js'
 import { summarizeRepeats } from '../analysis/repeats.js'
 import { misconfiguredAdvice, misconfiguredSummary } from '../analysis/run-gate.js'
 import { findSaturation, gainWithInterval, kneeUndecided, type Saturation } from '../analysis/saturation.js'
@@ -166,7 +167,11 @@ export function finishResult(
   const judged = summaries.filter((summary) => summary.interrupted !== true)
   // The slots the server declared are the first endpoint's: with several, the gauges add up past them.
   const slots = (meta.split?.endpoints.length ?? 1) > 1 ? null : (meta.server?.slots ?? null)
-  const found = findSaturation(judged, ttftKey, rateMode, slots)
+  // Request-rate mode: a shortfall a higher rate contradicts is not judged; a knee the server could
+  // not keep up with moves below it (analysis/rate-knee.ts).
+  const contradicted = rateMode ? contradictedShortfalls(judged) : new Set<number>()
+  const placed = findSaturation(judged, ttftKey, rateMode, slots)
+  const found = rateMode ? kneeKeptUp(placed, judged, contradicted) : placed
   const saturation =
     found === null
       ? null
@@ -182,7 +187,11 @@ export function finishResult(
   const undecided = saturation === null ? kneeUndecided(judged, ttftKey, rateMode) : null
   const steps = stepsFromBelow(judged, ttftKey, rateMode)
   const verdicts = summaries.map((summary) =>
-    levelVerdict(summary, saturation, steps.get(summary.value) ?? null),
+    levelVerdict(
+      contradicted.has(summary.value) ? { ...summary, open_loop: null } : summary,
+      saturation,
+      steps.get(summary.value) ?? null,
+    ),
   )
   // The lowest overloaded level: a healthy level below it must not advise adding load past it.
   const overloaded = Math.min(
@@ -193,7 +202,7 @@ export function finishResult(
     const verdict = verdicts[i] as Verdict
     const advice =
       misconfiguredAdvice({ ...summary, verdict }) ??
-      openLoopAdvice({ ...summary, verdict }) ??
+      (contradicted.has(summary.value) ? null : openLoopAdvice({ ...summary, verdict })) ??
       adviceFor(verdict, summary, saturation, step, {
         ttftKey,
         undecided,
@@ -208,7 +217,14 @@ export function finishResult(
     saturation: misconfigured === null ? saturation : null,
     saturation_summary:
       misconfigured ??
-      describeSaturation(saturation, levels, rateMode, meta.server ?? null, undecided) +
+      // Several endpoints: the first server's slots are not the run's (each target's line has its own).
+      describeSaturation(
+        saturation,
+        levels,
+        rateMode,
+        (meta.split?.endpoints.length ?? 1) > 1 ? null : (meta.server ?? null),
+        undecided,
+      ) +
         (drift?.moved && saturation === null
           ? '; the environment drifted during the run (see Drift): re-run before relying on it'
           : ''),

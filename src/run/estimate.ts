@@ -17,6 +17,13 @@ export interface RequestSeconds {
   prefill_s?: number
 }
 
+/**
+ * What a run spends besides its levels, seconds: the drift control (a short repeat of the first
+ * level), and the end of the run (the result, the model's fit and its charts). The plan's time range
+ * left them out and never held the real time (issue 36).
+ */
+const END_OF_RUN_S = { point: 2, high: 8 } as const
+
 export interface EstimateInputs {
   /** Mean requested lengths of the planned prompts. */
   input_mean: number
@@ -33,6 +40,8 @@ export interface EstimateInputs {
   trace_rows?: number | null
   /** --trace: the rows' span at speed 1, seconds (for the duration). */
   trace_span_s?: number | null
+  /** The slots the server declared (its self-description); null or absent = unknown. */
+  slots?: number | null
 }
 
 /** What a level's length is projected from: one request's seconds, its prefill part, the trace replayed. */
@@ -42,6 +51,14 @@ export interface RequestCost {
   prefill_s?: number
   /** --trace: the rows replayed per level and their span at speed 1; null = no trace. */
   trace?: { rows: number; span_s: number } | null
+  /** The slots the server declared; null or absent = unknown. */
+  slots?: number | null
+  /**
+   * Which end of the plan's range: `fast`, no queueing and a --precision level precise at its floor;
+   * `slow`, one request at a time (a busy CPU nearly serves so) and a --precision level run to its
+   * ceiling; `point` (absent), the declared slots and midway between the two for --precision levels.
+   */
+  end?: 'fast' | 'point' | 'slow'
 }
 
 export function estimateRun(config: RunConfig, inputs: EstimateInputs): CostEstimate | null {
@@ -75,10 +92,12 @@ export function estimateRun(config: RunConfig, inputs: EstimateInputs): CostEsti
     inputs.trace_rows == null || inputs.trace_span_s == null
       ? null
       : { rows: inputs.trace_rows, span_s: inputs.trace_span_s }
-  const duration = (s: number) =>
-    runSeconds(config, { request_s: s, prefill_s: seconds.prefill_s ?? 0, trace })
-  estimate.duration_s = duration(seconds.median)
-  estimate.duration_s_range = [duration(seconds.low), duration(seconds.high)]
+  const slots = inputs.slots ?? null
+  const duration = (s: number, end: 'fast' | 'point' | 'slow') =>
+    runSeconds(config, { request_s: s, prefill_s: seconds.prefill_s ?? 0, trace, slots, end }) +
+    END_OF_RUN_S[end === 'slow' ? 'high' : 'point']
+  estimate.duration_s = duration(seconds.median, 'point')
+  estimate.duration_s_range = [duration(seconds.low, 'fast'), duration(seconds.high, 'slow')]
   estimate.request_seconds = seconds
   return estimate
 }
@@ -139,24 +158,52 @@ export function levelSeconds(config: RunConfig, value: number, cost: RequestCost
   const { load } = config
   const requestSeconds = cost.request_s
   const prefill = Math.min(Math.max(0, cost.prefill_s ?? 0), requestSeconds)
+  const end = cost.end ?? 'point'
+  const parallel = (streams: number): number =>
+    end === 'slow' ? 1 : end === 'fast' ? streams : Math.max(1, Math.min(streams, cost.slots ?? streams))
   const closed = (n: number, streams: number): number =>
-    n * prefill + Math.ceil(n / streams) * (requestSeconds - prefill)
+    n * prefill + Math.ceil(n / parallel(streams)) * (requestSeconds - prefill)
+  // The requests in flight when a timed level stops issuing: they finish before the next level.
+  const drain = (streams: number): number => closed(Math.min(streams, load.max_in_flight ?? streams), streams)
   const open = (n: number, spanS: number): number => Math.max(spanS, n * prefill) + requestSeconds
   if (config.workload.trace !== null)
     return cost.trace == null ? requestSeconds : open(cost.trace.rows, cost.trace.span_s / value)
   const rateMode = load.mode === 'request_rate'
   const counted = (n: number): number => (rateMode ? open(n, n / value) : closed(n, value))
   const warmup = load.warmup_requests === 0 ? 0 : counted(load.warmup_requests)
-  if (load.requests_per_level === null) return warmup + timedLevelSeconds(load) + requestSeconds
+  if (load.requests_per_level === null) return warmup + timedLevelSeconds(load) + drain(value)
   // --precision: as long as the ceiling (max_duration, or max_requests), the most the level can take.
+  const floor = counted(load.requests_per_level)
+  if (load.precision === null) return warmup + floor
+  // --precision: at least the floor, at most the ceiling (max_requests, or max_duration and the drain).
   const budget = counted(levelRequestBudget(load) ?? load.requests_per_level)
-  return warmup + Math.min(budget, load.max_duration_per_level_s ?? budget)
+  const ceiling = Math.min(
+    budget,
+    load.max_duration_per_level_s === null ? budget : load.max_duration_per_level_s + drain(value),
+  )
+  return warmup + (end === 'fast' ? floor : end === 'slow' ? ceiling : (floor + ceiling) / 2)
 }
 
 /** The whole run's seconds: every level, back to back. */
 export function runSeconds(config: RunConfig, cost: RequestCost): number {
-  const once = levelValues(config).reduce((sum, value) => sum + levelSeconds(config, value, cost), 0)
-  return once * config.load.repeat
+  const values = levelValues(config)
+  const once = values.reduce((sum, value) => sum + levelSeconds(config, value, cost), 0)
+  return once * config.load.repeat + controlSeconds(config, values, cost)
+}
+
+/**
+ * The drift control: the first level again after the last, a third of its requests (timed: at most
+ * as long as the first level took, and at least CONTROL_MIN_SECONDS); only where run-gradient.ts
+ * runs one (a closed-loop gradient of two levels or more).
+ */
+function controlSeconds(config: RunConfig, values: readonly number[], cost: RequestCost): number {
+  const first = values[0]
+  const closedLoop =
+    config.load.mode === 'concurrency' && config.workload.trace === null && !config.workload.sessions
+  if (!config.load.control || !closedLoop || values.length < 2 || first === undefined) return 0
+  const level = levelSeconds(config, first, cost)
+  // The slow end may run to its cap (the first level's time); the others a third of the level.
+  return cost.end === 'slow' ? Math.max(5, level) : Math.max(1, level / 3)
 }
 
 export function describeEstimate(estimate: CostEstimate): string {
@@ -172,7 +219,7 @@ export function describeEstimate(estimate: CostEstimate): string {
     estimate.duration_s == null
       ? ''
       : `\nplan: about ${formatDuration(estimate.duration_s)}${range(estimate.duration_s_range, formatDuration)} for the whole run, ` +
-        'from the warm probes without queueing (a server that queues makes counted levels longer)'
+        'from the warm probes, with the drift control and the report (the range: no queueing at the server to one request at a time)'
   return (
     `plan: ${requests}, ~${estimate.input_tokens} input and ≤${estimate.output_tokens} output tokens` +
     `${cost} (${estimate.basis})${duration}`

@@ -29,6 +29,8 @@ export class PrecisionWatch {
   private readonly ceiling: number
   private readonly maxDurationS: number | null
   private readonly checkEvery: number
+  private readonly stopOutOfReach: boolean
+  private startedAt: number | null = null
   private checkedAt = 0
   private stoppedBy: LevelPrecision['stopped_by'] | null = null
   private timer: NodeJS.Timeout | null = null
@@ -44,10 +46,12 @@ export class PrecisionWatch {
     this.ceiling = levelRequestBudget(load) ?? this.floor
     this.maxDurationS = load.max_duration_per_level_s
     this.checkEvery = Math.max(1, Math.ceil(concurrency / 2))
+    this.stopOutOfReach = load.stop_out_of_reach === true
   }
 
   /** The measured round began: the duration ceiling counts from here. */
   start(): void {
+    this.startedAt = performance.now()
     if (this.maxDurationS === null) return
     this.timer = setTimeout(() => this.stop('max_duration'), this.maxDurationS * 1000)
     this.timer.unref()
@@ -62,6 +66,24 @@ export class PrecisionWatch {
     this.checkedAt = requests
     this.last = this.tracker.assess()
     if (this.last.every((figure) => figure.met)) this.stop('precise')
+    else if (this.stopOutOfReach && this.outOfReach(requests)) this.stop('out_of_reach')
+  }
+
+  /**
+   * Whether a figure cannot reach its target within the ceilings: a half-width shrinks as one over
+   * the square root of the requests, so ±h% at n requests needs about n·(h/target)² for ±target.
+   * Judged from twice the floor on (a half-width from fewer swings too much to give up on), and only
+   * on figures that can be bounded at all.
+   */
+  private outOfReach(requests: number): boolean {
+    if (requests < 2 * this.floor) return false
+    const elapsedS = this.startedAt === null ? null : (performance.now() - this.startedAt) / 1000
+    return this.last.some((figure) => {
+      if (figure.met || figure.reached_pct === null) return false
+      const factor = (figure.reached_pct / figure.target_pct) ** 2
+      if (requests * factor > this.ceiling) return true
+      return this.maxDurationS !== null && elapsedS !== null && elapsedS * factor > this.maxDurationS
+    })
   }
 
   /** The precision reached so far, for the live line: "ttft_p95 ±6.2% (target 5%)". */
@@ -87,7 +109,7 @@ export class PrecisionWatch {
     }
   }
 
-  private stop(reason: 'precise' | 'max_duration'): void {
+  private stop(reason: 'precise' | 'max_duration' | 'out_of_reach'): void {
     if (this.stoppedBy !== null) return
     this.stoppedBy = reason
     this.enough()
@@ -108,6 +130,20 @@ export const DEFAULT_PRECISION_FLOOR = 20
  * The load of a run whose levels no source sized: by precision where it can work (a whole
  * concurrency gradient: not request-rate mode, a trace, sessions, a shard or --repeat), else as it was.
  */
+/**
+ * What the default sizing spends on measured load, seconds, shared by the levels (each between
+ * DEFAULT_LEVEL_SECONDS' ends): a newcomer's ladder of six levels got a 33-minute plan on a busy
+ * host chasing ±5% it could not reach (issue 36); a couple of minutes is what they expect.
+ */
+export const DEFAULT_MEASURE_BUDGET_S = 120
+export const DEFAULT_LEVEL_SECONDS = { min: 10, max: 60 } as const
+
+/** The time cap of each default-sized level of a gradient of `levels` levels. */
+export function defaultLevelSeconds(levels: number): number {
+  const share = Math.round(DEFAULT_MEASURE_BUDGET_S / Math.max(1, levels))
+  return Math.min(DEFAULT_LEVEL_SECONDS.max, Math.max(DEFAULT_LEVEL_SECONDS.min, share))
+}
+
 export function defaultPrecisionLoad(config: RunConfig, sharded: boolean): RunConfig['load'] {
   const { load, workload } = config
   // Repeats are compared run against run: they keep one size.
@@ -120,5 +156,24 @@ export function defaultPrecisionLoad(config: RunConfig, sharded: boolean): RunCo
   )
     return load
   if (load.precision !== null || load.duration_per_level_s !== null) return load
-  return { ...load, precision: { ...DEFAULT_PRECISION }, requests_per_level: DEFAULT_PRECISION_FLOOR }
+  return {
+    ...load,
+    precision: { ...DEFAULT_PRECISION },
+    requests_per_level: DEFAULT_PRECISION_FLOOR,
+    max_duration_per_level_s: defaultLevelSeconds(load.levels.length),
+    stop_out_of_reach: true,
+  }
+}
+
+/** What the default sizing will spend, said before the run with how to change it; null when it did not apply. */
+export function describeDefaultSizing(load: RunConfig['load']): string | null {
+  if (load.stop_out_of_reach !== true || load.precision === null) return null
+  const targets = Object.entries(load.precision)
+    .map(([key, pct]) => `${key} ±${pct}%`)
+    .join(', ')
+  return (
+    `sizing: no --requests, --duration or --precision given: each level runs until ${targets}, ` +
+    `${load.requests_per_level}–${levelRequestBudget(load)} requests and at most ${load.max_duration_per_level_s} s ` +
+    '(sooner when its spread puts the target out of reach); --requests N gives fixed levels, --max-duration S another cap'
+  )
 }

@@ -360,6 +360,7 @@ async function setUpRun(
     share: 1 / (options.shard?.count ?? 1),
     trace_rows: sources.trace?.rows.length ?? null,
     trace_span_s: traceSpanSeconds(sources.trace?.offsets_ms ?? null),
+    slots: server?.slots ?? null,
   })
   if (estimate !== null) log(describeEstimate(estimate))
   const limit = config.run.max_cost

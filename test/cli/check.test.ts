@@ -12,8 +12,11 @@ test('check and models against the simulator: tokens as they arrive, figures, an
   try {
     const ok = await runCli(['check', '--base-url', sim.url, '--model', SIM_MODEL, '--output-tokens', '6'])
     assert.equal(ok.code, 0, ok.stderr)
-    assert.equal(ok.stdout.trim().split(/\s+/).length, 6, `six words printed: ${ok.stdout}`)
-    assert.match(ok.stderr, /check ok: HTTP 200, TTFT \d+ ms, TPOT [\d.]+ ms, 6 output tokens \(usage/)
+    const [tokens, verdict] = ok.stdout.split('\n')
+    assert.equal(tokens?.trim().split(/\s+/).length, 6, `six words printed: ${ok.stdout}`)
+    // The verdict follows the tokens on stdout: `check > file` keeps both (issue 36).
+    assert.match(verdict ?? '', /^check ok: HTTP 200, TTFT \d+ ms, TPOT [\d.]+ ms, 6 output tokens \(usage/)
+    assert.match(ok.stdout, /\ntiming: TTFT/)
 
     const models = await runCli(['models', '--base-url', sim.url])
     assert.equal(models.code, 0, models.stderr)

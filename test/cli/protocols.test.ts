@@ -146,7 +146,7 @@ test('check --protocol messages and responses: the probe carries the protocol bo
         '5',
       ])
       assert.equal(check.code, 0, check.stderr)
-      assert.match(check.stderr, /check ok: HTTP 200, TTFT \d+ ms/)
+      assert.match(check.stdout, /check ok: HTTP 200, TTFT \d+ ms/)
       if (text !== null) assert.match(check.stdout, new RegExp(text))
       const body = server.requests[0] as Record<string, unknown>
       if (protocol === 'messages') {

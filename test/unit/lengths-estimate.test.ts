@@ -171,12 +171,27 @@ test('estimate from the warm probes: a range of requests and cost for timed leve
   assert.deepEqual(e?.requests_range, [5 * 3 + 8, 5 * 10 + 8])
   assert.equal(e?.cost_range?.length, 2)
   assert.ok((e?.cost_range?.[0] ?? 0) < (e?.cost ?? 0) && (e?.cost ?? 0) < (e?.cost_range?.[1] ?? 0))
-  // Level 1: 4 warm-up rounds × 2 s + 10 s + 2 s drain = 20; level 4: 1 round × 2 + 10 + 2 = 14.
-  assert.equal(e?.duration_s, 34)
-  assert.deepEqual(e?.duration_s_range, [4 + 10 + 1 + 1 + 10 + 1, 16 + 10 + 4 + 4 + 10 + 4])
+  // Level 1: 4 warm-up rounds × 2 s + 10 s + 2 s drain = 20; level 4: 1 round × 2 + 10 + 2 = 14;
+  // the drift control a third of level 1; the end of the run 2 s.
+  assert.equal(e?.duration_s, 34 + 20 / 3 + 2)
+  // Fast end: 1 s requests, no queueing. Slow end: 4 s requests one at a time (level 4's warm-up
+  // and drain are 4 requests in a row), the control as long as level 1, the end of the run 8 s.
+  assert.deepEqual(e?.duration_s_range, [
+    4 + 10 + 1 + (1 + 10 + 1) + 15 / 3 + 2,
+    16 + 10 + 4 + (16 + 10 + 16) + 30 + 8,
+  ])
   const text = describeEstimate(e as NonNullable<typeof e>)
   assert.match(text, /plan: 33 \(23–58\) requests/)
-  assert.match(text, /plan: about 34 s \(27 s–48 s\) for the whole run/)
+  assert.match(text, /plan: about 43 s \(34 s–1 min 50 s\) for the whole run/)
+  // Declared slots: a level past them queues at the point estimate.
+  const slotted = estimateRun(timed, {
+    input_mean: 100,
+    output_mean: 50,
+    request_seconds: seconds,
+    share: 1,
+    slots: 2,
+  })
+  assert.equal(slotted?.duration_s, 20 + (4 + 10 + 4) + 20 / 3 + 2)
   // Counted levels: rounds of the streams.
   const counted = config((c) => {
     c.load.levels = [1, 8]
@@ -185,7 +200,25 @@ test('estimate from the warm probes: a range of requests and cost for timed leve
   })
   const c = estimateRun(counted, { input_mean: 1, output_mean: 1, request_seconds: 1.5, share: 1 })
   assert.equal(c?.requests_range, undefined, 'a counted level’s requests do not depend on their time')
-  assert.equal(c?.duration_s, 16 * 1.5 + 2 * 1.5)
+  assert.equal(c?.duration_s, 16 * 1.5 + 2 * 1.5 + (16 * 1.5) / 3 + 2)
+  // --precision: the point midway between the floor (fast) and the ceiling (slow), capped in time.
+  const precise = config((c) => {
+    c.load.levels = [1, 8]
+    c.load.requests_per_level = 20
+    c.load.precision = { tput: 5 }
+    c.load.max_duration_per_level_s = 20
+    c.load.warmup_requests = 0
+    c.load.control = false
+  })
+  const p = estimateRun(precise, {
+    input_mean: 1,
+    output_mean: 1,
+    request_seconds: { median: 1, low: 1, high: 1 },
+    share: 1,
+  })
+  // Fast: 20 + 3 rounds; slow: each level to its cap and the drain of its streams one by one.
+  assert.deepEqual(p?.duration_s_range, [20 + 3 + 2, 20 + 1 + (20 + 8) + 8])
+  assert.equal(p?.duration_s, (20 + 21) / 2 + (3 + 20 + 1) / 2 + 2)
   assert.equal(formatDuration(460), '7 min 40 s')
   assert.equal(formatDuration(3900), '1 h 05 min')
 })

@@ -15,8 +15,11 @@ import type { RequestRecord } from '../../src/records/types.js'
 import {
   DEFAULT_PRECISION,
   DEFAULT_PRECISION_FLOOR,
+  defaultLevelSeconds,
   defaultPrecisionLoad,
+  describeDefaultSizing,
   levelRequestBudget,
+  PrecisionWatch,
 } from '../../src/run/precision-watch.js'
 import { makeRecord } from '../helpers/records.js'
 
@@ -118,4 +121,48 @@ test('levels nobody sized run by the default precision; sized ones, rate mode, s
   assert.equal(defaultPrecisionLoad(fromFlags({ mode: 'rate' }), false).precision, null)
   assert.equal(defaultPrecisionLoad(fromFlags({ sessions: true }), false).precision, null)
   assert.equal(defaultPrecisionLoad(fromFlags({ repeat: 3 }), false).precision, null)
+  // A time cap shared by the levels, said up front (issue 36: a newcomer's 33-minute plan).
+  assert.equal(load.max_duration_per_level_s, defaultLevelSeconds(load.levels.length))
+  assert.equal(defaultLevelSeconds(6), 20)
+  assert.equal(defaultLevelSeconds(1), 60)
+  assert.equal(defaultLevelSeconds(40), 10)
+  assert.equal(load.stop_out_of_reach, true)
+  assert.match(
+    describeDefaultSizing(load) ?? '',
+    /until tput ±5%, ttft_p50 ±10%, 20–200 requests and at most \d+ s/,
+  )
+  assert.equal(describeDefaultSizing(fromFlags({ precision: { tput: 3 } }).load), null)
+})
+
+test('a default-sized level whose spread puts its target out of reach stops early and says so; an asked one runs on', () => {
+  const noisy = (stop: boolean) => {
+    const load = {
+      ...loadRunConfig({ configFiles: [], flags: { base_url: 'http://h/v1', model: 'm' } }).load,
+      precision: { ttft_p50: 5 },
+      requests_per_level: 20,
+      max_requests_per_level: 200,
+      max_duration_per_level_s: null,
+      ...(stop ? { stop_out_of_reach: true } : {}),
+    }
+    let stopped = false
+    const watch = new PrecisionWatch(load, 1, () => {
+      stopped = true
+    })
+    watch.start()
+    let seed = 11
+    let sent = 0
+    while (!stopped && sent < 200) {
+      seed = (seed * 1103515245 + 12345) % 2147483648
+      watch.add(record(sent++, 50 + (seed % 400), 600))
+    }
+    return watch.finish(false)
+  }
+  const given = noisy(true)
+  assert.equal(given.stopped_by, 'out_of_reach', JSON.stringify(given))
+  assert.ok(given.requests >= 40 && given.requests < 100, `${given.requests} requests`)
+  assert.match(
+    precisionLine('c=1', given),
+    /stopped at \d+ requests, precision out of reach: ttft_p50 ±[\d.]+% \(target ±5%\)/,
+  )
+  assert.equal(noisy(false).requests, 200, 'an asked precision runs to its ceiling')
 })

@@ -4,6 +4,7 @@ import { betweenRuns, describeKnees } from '../../src/analysis/repeats.js'
 import { runsOf, welchChange } from '../../src/compare/between-runs.js'
 import { levelSamples, levelThroughput } from '../../src/compare/level-samples.js'
 import { meanInterval } from '../../src/metrics/repeat-pool.js'
+import { answerOf } from '../../src/result/answer.js'
 import { makeRecord } from '../helpers/records.js'
 
 test('between runs: mean, sample SD and the t interval of the mean (t 4.303 at 2 degrees of freedom)', () => {
@@ -72,4 +73,36 @@ test("compare's samples of a repeated level: the runs' windows summed, not the s
     [[0], [1]],
   )
   assert.deepEqual(runsOf([makeRecord({ level: 1 })]), [], 'records without runs are no repeats')
+})
+
+test('--repeat whose runs placed the knee at 6, 6 and 8 headlines 6, hedged with the spread, not the pooled 8 (issue 36)', () => {
+  const meta = { load: { mode: 'concurrency', levels: [4, 6, 8, 12] } } as never
+  const repeats = {
+    count: 3,
+    knee_distribution: [
+      { value: 6, runs: 2 },
+      { value: 8, runs: 1 },
+    ],
+  } as never
+  const judged = {
+    meta,
+    saturation: { value: 8, mode: 'concurrency', reason: 'x', confidence: 'clear' },
+    saturation_summary: 'knee at 8',
+    capacity: null,
+    capacity_summary: null,
+    repeats,
+  } as never
+  const answer = answerOf(judged)
+  assert.equal(answer.value, 6)
+  assert.equal(answer.confidence, 'uncertain')
+  assert.match(
+    answer.text,
+    /^Capacity: 6 concurrent streams \(the knee in 2 of 3 runs, uncertain: between 6 and 8; the runs pooled place it at 8\)$/,
+  )
+  // Every run at the pooled knee: the plain headline.
+  const agreed = {
+    ...(judged as object),
+    repeats: { count: 3, knee_distribution: [{ value: 8, runs: 3 }] },
+  } as never
+  assert.equal(answerOf(agreed).text, 'Capacity: 8 concurrent streams (the knee)')
 })

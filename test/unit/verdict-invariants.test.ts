@@ -166,6 +166,18 @@ test('over 2,000 generated gradients, no verdict or summary contradicts the figu
       assert.equal(step?.throughput, 'gains', where)
       assert.ok(!ranFull(level, capacity, input.slots !== null), where)
     })
+    // The words after a step's figures agree with them (issue 36: "throughput +48% from 6 … more
+    // streams add little throughput", "throughput −23% from 1 … still grows").
+    sorted.forEach((level, i) => {
+      if (i === 0) return
+      const step = scalingStep(sorted[i - 1] as LevelSummary, level, 'p95')
+      if (step === null) return
+      if (/add little throughput/.test(level.advice))
+        assert.notEqual(step.throughput, 'gains', `"little throughput" beside a gain: ${where}`)
+      if (/still grows/.test(level.advice))
+        assert.equal(step.throughput, 'gains', `"still grows" beside no gain: ${where}`)
+      if (/still rose/.test(level.advice)) assert.ok(step.gain > 0, `"still rose" beside a fall: ${where}`)
+    })
     // Overloaded advice quotes the level's own success rate and claims no trend.
     for (const level of judged) {
       if (level.verdict !== 'overloaded') continue

@@ -107,11 +107,16 @@ export async function checkCommand(argv: string[], io: Io): Promise<number> {
   })
   live.end()
   io.out('\n')
-  io.err(`${preflightSummaryNamed(result.summary, hintsFor(config))}\n`)
-  if (!result.ok) return EXIT.preflight
+  // The answer goes where the tokens go (`check > file` keeps both); a failure is an error, on stderr.
+  const summary = `${preflightSummaryNamed(result.summary, hintsFor(config))}\n`
+  if (!result.ok) {
+    io.err(summary)
+    return EXIT.preflight
+  }
+  io.out(summary)
   // One cold request's TTFT and TPOT swing several-fold: a few warm probes say what to expect.
   const { timing } = await timeProbes(endpoint)
-  if (timing !== null) io.err(`${describeTiming(timing)}\n`)
+  if (timing !== null) io.out(`${describeTiming(timing)}\n`)
   return EXIT.ok
 }
 
