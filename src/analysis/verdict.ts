@@ -1,7 +1,7 @@
 import type { LevelSummary, Verdict } from '../metrics/summarize.js'
 import { openLoopOverloaded } from './open-loop.js'
 import { gainWithInterval, type Saturation } from './saturation.js'
-import { describeStep, type ScalingFigures, type ScalingStep } from './scaling-step.js'
+import { describeStep, NOISE_GAIN, type ScalingFigures, type ScalingStep } from './scaling-step.js'
 
 /**
  * A level whose success rate is below this, or that saw a timeout, is overloaded. Failures that are
@@ -132,11 +132,17 @@ function adviceText(
 /** Past the knee: what the step into this level shows, in words that agree with its figures. */
 function saturatedText(saturation: Saturation | null, step: ScalingStep | null): string {
   const knee = saturation === null ? 'the knee' : `the knee at ${saturation.value}`
-  if (step === null || step.throughput === 'flat') return ADVICE.saturated
+  // "little throughput" fits a flat step, and an unclear one whose point gain is within noise.
+  if (
+    step === null ||
+    step.throughput === 'flat' ||
+    (step.throughput === 'unclear' && step.gain < NOISE_GAIN)
+  )
+    return ADVICE.saturated
   if (step.throughput === 'gains')
     return (
       `past ${knee}: throughput still rose, but the server ran full` +
       `${saturation?.full_from === undefined ? '' : ` from ${saturation.full_from}`} and the added streams wait; the knee level is the capacity`
     )
-  return `past ${knee}: the gain from ${step.from} (${gainWithInterval(step)}) is not beyond noise while latency pays for the added streams; the knee level is the capacity`
+  return `past ${knee}: the change from ${step.from} (${gainWithInterval(step)}) cannot be told from a plateau, while the added streams cost latency; the knee level is the capacity`
 }

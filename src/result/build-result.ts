@@ -211,6 +211,14 @@ export function finishResult(
       })
     return { ...summary, verdict, advice }
   })
+  const targets =
+    meta.split === undefined || evidence.targets === undefined
+      ? undefined
+      : targetResults(meta.split, evidence.targets, ttftKey, rateMode)
+  // The run's levels pool every target: the run's words name a target that failed.
+  const failedTargets = (targets ?? []).flatMap((target) =>
+    target.failed === undefined ? [] : [`${target.endpoint} (${target.model}) ${target.failed}`],
+  )
   const hasSlos = Object.keys(meta.slo ?? {}).length > 0
   const misconfigured = misconfiguredSummary(levels, (value) => levelName(meta, value))
   const judgement = {
@@ -227,7 +235,10 @@ export function finishResult(
       ) +
         (drift?.moved && saturation === null
           ? '; the environment drifted during the run (see Drift): re-run before relying on it'
-          : ''),
+          : '') +
+        (failedTargets.length === 0
+          ? ''
+          : `; ${failedTargets.length === 1 ? 'a target' : `${failedTargets.length} targets`} failed, and the levels' figures include its failures: ${failedTargets.join('; ')}`),
     capacity: hasSlos ? findCapacity(levels) : null,
     capacity_summary: hasSlos ? describeCapacity(findCapacity(levels), meta.slo) : null,
   }
@@ -247,9 +258,7 @@ export function finishResult(
     ),
     cost: runCost(levels, meta),
     ...(drift === null ? {} : { drift }),
-    ...(meta.split === undefined || evidence.targets === undefined
-      ? {}
-      : { targets: targetResults(meta.split, evidence.targets, ttftKey, rateMode) }),
+    ...(targets === undefined ? {} : { targets }),
     ...(meta.load?.search === undefined
       ? {}
       : { search: searchOutcome(meta.load.search, meta.load.mode, levels, judgement.saturation) }),

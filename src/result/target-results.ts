@@ -43,6 +43,8 @@ export interface TargetResult {
   saturation_summary: string
   /** With SLOs: the highest own load meeting them. */
   capacity: Capacity | null
+  /** Most of its requests failed: why, in words ("misconfigured: …", "failed: …"); absent when it answered. */
+  failed?: string
 }
 
 /** Each target's curve and knee from its figures at every level (figures[level][target], null where it sent nothing). */
@@ -67,7 +69,9 @@ export function targetResults(
     for (const { figures } of rows) if (!curve.some((f) => f.value === figures.value)) curve.push(figures)
     // One model: the target is its endpoint, and its own server's declared slots bound its gauges.
     const slots = split.models.length === 1 ? (split.endpoints[endpoint_index]?.slots ?? null) : null
-    const saturation = findSaturation(curve, ttftKey, rateMode, slots)
+    // A dead target (hanging, refusing the key, answering 500) is failed, never "not saturated".
+    const failed = targetFailure(curve)
+    const saturation = failed === null ? findSaturation(curve, ttftKey, rateMode, slots) : null
     const hasSlos = curve.some((figures) => figures.slo !== null)
     return {
       endpoint: split.endpoints[endpoint_index]?.url ?? '',
@@ -77,10 +81,34 @@ export function targetResults(
       share: weight / total,
       levels: rows.map(({ level, figures }) => rowOf(level, figures)),
       saturation,
-      saturation_summary: summaryOf(saturation, curve, ttftKey, rateMode),
-      capacity: hasSlos ? findCapacity(curve) : null,
+      saturation_summary: failed ?? summaryOf(saturation, curve, ttftKey, rateMode),
+      capacity: hasSlos && failed === null ? findCapacity(curve) : null,
+      ...(failed === null ? {} : { failed }),
     }
   })
+}
+
+/** Below this share of successes over all its levels, a target is judged failed, not measured. */
+const FAILED_BELOW = 0.5
+
+/**
+ * Why a target's requests failed when most of them did: a failure not caused by load (a refused
+ * key, a wrong model) is a misconfiguration; others (timeouts of a hanging server, 5xx) a failure,
+ * with the most frequent message and its count. Null when it mostly answered.
+ */
+function targetFailure(curve: readonly LevelFigures[]): string | null {
+  const requests = curve.reduce((sum, level) => sum + level.requests, 0)
+  const ok = curve.reduce((sum, level) => sum + level.ok, 0)
+  if (requests === 0 || ok >= FAILED_BELOW * requests) return null
+  const tally = `${ok} of ${requests} requests succeeded`
+  const misconfigured = curve.find((level) => level.misconfiguration != null)?.misconfiguration
+  if (misconfigured != null) return `misconfigured: ${tally}; ${misconfigured.message}`
+  const messages = new Map<string, number>()
+  for (const level of curve)
+    for (const { message, count } of level.error_messages ?? [])
+      messages.set(message, (messages.get(message) ?? 0) + count)
+  const [top] = [...messages.entries()].sort((a, b) => b[1] - a[1])
+  return `failed: ${tally}${top === undefined ? '' : `; ${top[1]}× ${top[0]}`}`
 }
 
 function rowOf(level: number, figures: LevelFigures): TargetLevelRow {

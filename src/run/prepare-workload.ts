@@ -6,6 +6,7 @@ import type { Calibration } from '../result/run-meta.js'
 import { type Dataset, DatasetError, loadDataset } from '../workload/dataset.js'
 import { ExactPromptSource } from '../workload/exact-prompts.js'
 import { meanLength } from '../workload/lengths.js'
+import { mediaBudget } from '../workload/media-budget.js'
 import type { BodyOptions } from '../workload/request-body.js'
 import type { SessionSet } from '../workload/sessions.js'
 import {
@@ -200,13 +201,21 @@ export async function prepareWorkload(
       )
     return { plan, calibration, probeRecords }
   }
+  let media: ReturnType<typeof mediaBudget>
+  try {
+    media = mediaBudget(config.workload, Math.max(1, Math.min(DISTINCT_PROMPTS, plannedRequests)))
+  } catch (error) {
+    if (error instanceof RangeError) throw new WorkloadError(error.message)
+    throw error
+  }
+  if (media.note !== null) log(media.note)
   const plan = planWorkload(config, {
     body: bodyOf(endpoint, sources.structured),
     tokenizer: sources.tokenizer,
     prompts: sources.prompts,
     dataset: sources.dataset,
     localLength: (tokens) => localLength(fitted, tokens),
-    distinct: Math.max(1, Math.min(DISTINCT_PROMPTS, plannedRequests)),
+    distinct: media.distinct,
   })
   return { plan, calibration, probeRecords }
 }

@@ -156,10 +156,10 @@ test('check --protocol messages and responses: the probe carries the protocol bo
           messages: [{ role: 'user', content: 'Say hello.' }],
           stream: true,
         })
-        assert.match(check.stderr, /6 output tokens \(usage, 11 prompt tokens\)/)
+        assert.match(check.stdout, /6 output tokens \(usage, 11 prompt tokens\)/)
       } else {
         assert.deepEqual(body, { model: 'm', input: 'Say hello.', max_output_tokens: 5, stream: true })
-        assert.match(check.stderr, /582 output tokens \(usage, 9463 prompt tokens\)/)
+        assert.match(check.stdout, /582 output tokens \(usage, 9463 prompt tokens\)/)
       }
     } finally {
       await server.close()
