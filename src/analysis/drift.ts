@@ -34,6 +34,12 @@ export interface DriftFigures {
   server_prefill_ms_per_token: MedianWithInterval | null
   /** Output tokens ÷ E2E seconds of one request: a stream's throughput (the level's, divided by its streams). */
   request_tokens_per_s: MedianWithInterval | null
+  /**
+   * The median E2E of every request of the side, failed ones too, ms: what is left to compare when
+   * too few succeeded (a server 100× slower finished two control requests, and the control said
+   * "too few to compare": issue 36). Absent in older results.
+   */
+  e2e_ms_all_p50?: number | null
 }
 
 export interface MedianWithInterval {
@@ -44,7 +50,7 @@ export interface MedianWithInterval {
   count: number
 }
 
-type FigureKey = Exclude<keyof DriftFigures, 'requests' | 'failed'>
+type FigureKey = Exclude<keyof DriftFigures, 'requests' | 'failed' | 'e2e_ms_all_p50'>
 
 /** One successful request, as the comparison reads it; a null figure is one the request has not. */
 type DriftSample = Record<FigureKey, number | null>
@@ -89,6 +95,16 @@ const FIGURES: readonly {
 const RELATIVE_FLOOR = 0.1
 /** Fewer requests with a figure than this, and the figure is not compared. */
 const MIN_COUNT = 3
+/** With too few successes to compare, a median request this many times longer (or shorter) is a moved environment. */
+const SLOWDOWN_WITHOUT_FIGURES = 3
+
+function medianOf(values: readonly number[]): number {
+  const sorted = Float64Array.from(values).sort()
+  const n = sorted.length
+  return n % 2 === 1
+    ? (sorted[(n - 1) / 2] as number)
+    : ((sorted[n / 2 - 1] as number) + (sorted[n / 2] as number)) / 2
+}
 
 function sampleOf(record: RequestRecord): DriftSample {
   const timings = record.server_timings ?? null
@@ -108,10 +124,12 @@ function sampleOf(record: RequestRecord): DriftSample {
 class Side {
   requests = 0
   failed = 0
+  private readonly e2e: number[] = []
   private readonly values = new Map<FigureKey, number[]>(FIGURES.map(({ key }) => [key, []]))
 
   add(record: RequestRecord): void {
     this.requests++
+    this.e2e.push(record.end_at - record.sent_at)
     if (!isOk(record)) {
       this.failed++
       return
@@ -145,6 +163,7 @@ class Side {
       server_decode_ms_per_token: median('server_decode_ms_per_token'),
       server_prefill_ms_per_token: median('server_prefill_ms_per_token'),
       request_tokens_per_s: median('request_tokens_per_s'),
+      e2e_ms_all_p50: this.e2e.length === 0 ? null : round(medianOf(this.e2e)),
     }
   }
 }
@@ -194,6 +213,17 @@ export function compareControl(level: number, first: DriftFigures, control: Drif
     } else held.push(text)
   }
   const at = `c=${level}`
+  // Too few succeeded to compare figure by figure: the requests' own durations still tell a server
+  // that became many times slower (or one that now fails slowly) from one that did not.
+  const before = first.e2e_ms_all_p50 ?? null
+  const after = control.e2e_ms_all_p50 ?? null
+  if (held.length === 0 && moves.length === 0 && before !== null && after !== null && before > 0) {
+    const ratio = after / before
+    if (ratio >= SLOWDOWN_WITHOUT_FIGURES || ratio <= 1 / SLOWDOWN_WITHOUT_FIGURES)
+      moves.push(
+        `too few requests succeeded to compare figure by figure, but the median request took ${round(after)} ms against ${round(before)} ms (${ratio >= 1 ? `${ratio.toFixed(1)}× slower` : `${(1 / ratio).toFixed(1)}× faster`})`,
+      )
+  }
   if (moves.length > 0)
     return {
       level,

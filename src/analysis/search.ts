@@ -38,6 +38,12 @@ export interface SearchOutcome {
   /** Levels the search ran (the ladder's and the probes'). */
   levels: number
   summary: string
+  /**
+   * Why the answer may not hold: the server changed during the search (the drift control, which
+   * repeats the first level after the last, moved), so levels measured early and late disagree.
+   * Absent when nothing says so.
+   */
+  uncertain?: string
 }
 
 /** What a probe needs of a level. */

@@ -1,7 +1,7 @@
 import type { Comparison } from '../compare/compare.js'
 import type { BenchResult } from '../result/bench-result.js'
 import type { Chart } from './charts.js'
-import { COMPARISON_COLUMNS, comparisonSummaryLines, metricCells } from './compare-render.js'
+import { COMPARISON_COLUMNS, comparisonSummaryLines, metricCells, outcomeMark } from './compare-render.js'
 import { escapeHtml } from './escape-html.js'
 import { HEADLINE_STYLE, headlineHtml } from './headline.js'
 import { levelAxisTitle } from './workload-notes.js'
@@ -16,6 +16,8 @@ const STYLE = `
 body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 1200px; color: #222; }
 h1 { font-size: 1.5rem; } h2 { font-size: 1.15rem; margin-top: 2rem; } .meta { color: #555; }
 .answer-line { font-size: 1.6rem; font-weight: 600; margin: .4rem 0; }
+.outcome { display: inline-block; font-size: 2.2rem; font-weight: 800; padding: .2rem 1rem; border-radius: .4rem; color: #fff; margin: .2rem 0; }
+.outcome-pass { background: #2a7a3a; } .outcome-fail { background: #b03030; } .outcome-inconclusive { background: #a06a00; }
 .runs { display: grid; grid-template-columns: 1fr 1fr; gap: 1rem; } .runs h2 { margin: .5rem 0 0; }
 .charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(560px, 1fr)); gap: 1rem; }
 figure { margin: 0; } figure svg { max-width: 100%; height: auto; }
@@ -73,6 +75,7 @@ export function renderCompareHtml(
 <html lang="en"><head><meta charset="utf-8"><title>llmbench compare: ${escapeHtml(base.dir)} vs ${escapeHtml(next.dir)}</title><style>${STYLE}${HEADLINE_STYLE}</style></head>
 <body>
 <h1>llmbench compare</h1>
+<p class="outcome outcome-${outcomeMark(comparison).toLowerCase()}" data-outcome="${outcomeMark(comparison)}">${outcomeMark(comparison)}</p>
 <p class="answer-line">Capacity: base ${escapeHtml(capacityPhrase(base.result))} → new ${escapeHtml(capacityPhrase(next.result))}</p>
 <div class="summary">${comparisonSummaryLines(comparison)
     .filter((line) => line !== '')

@@ -72,11 +72,31 @@ export function metricCells(
   ]
 }
 
-/** What comes before the table, in Markdown: set-up mismatches, the outcome, the knee, the inconclusive parts. */
+/** The outcome a person sees first (issue 36): the exit code's meaning in one word. */
+export function outcomeMark(comparison: Comparison): 'PASS' | 'FAIL' | 'INCONCLUSIVE' {
+  if (comparison.outcome === 'regression') return 'FAIL'
+  return comparison.outcome === 'inconclusive' ? 'INCONCLUSIVE' : 'PASS'
+}
+
+/** "PASS: 4 levels, 36 gated figures compared": the mark and how much it covers, before any detail. */
+function markLine(comparison: Comparison): string {
+  const gated = comparison.levels.reduce(
+    (sum, level) => sum + level.metrics.filter((metric) => metric.threshold !== null).length,
+    0,
+  )
+  const what = {
+    PASS: 'no regression',
+    FAIL: `${comparison.regressions.length} regression(s), exit 1`,
+    INCONCLUSIVE: 'cannot tell, exit 5',
+  }[outcomeMark(comparison)]
+  return `**${outcomeMark(comparison)}**: ${what} (${comparison.levels.length} levels, ${gated} gated figures compared)`
+}
+
+/** What comes before the table, in Markdown: the mark, set-up mismatches, the outcome, the knee, the inconclusive parts. */
 export function comparisonSummaryLines(comparison: Comparison): string[] {
   const rateMode = comparison.mode === 'request_rate'
   const name = (value: number): string => (rateMode ? `rate ${value}/s` : `c=${value}`)
-  const lines: string[] = []
+  const lines: string[] = [markLine(comparison), '']
   if (comparison.mismatches.length > 0) {
     lines.push('**The runs differ in set-up:**', ...comparison.mismatches.map((m) => `- ${m}`), '')
   }

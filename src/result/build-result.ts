@@ -7,7 +7,7 @@ import { summarizeRepeats } from '../analysis/repeats.js'
 import { misconfiguredAdvice, misconfiguredSummary } from '../analysis/run-gate.js'
 import { findSaturation, gainWithInterval, kneeUndecided, type Saturation } from '../analysis/saturation.js'
 import { type ScalingStep, stepsFromBelow } from '../analysis/scaling-step.js'
-import { searchOutcome } from '../analysis/search.js'
+import { type SearchOutcome, searchOutcome } from '../analysis/search.js'
 import { kneeContextOf, serverViewOf } from '../analysis/server-view.js'
 import { adviceFor, levelVerdict } from '../analysis/verdict.js'
 import { requestTimeoutMs } from '../client/request-timeout.js'
@@ -113,6 +113,20 @@ export function buildResult(
 }
 
 type LevelFigures = Omit<LevelSummary, 'verdict' | 'advice'>
+
+/**
+ * A search across a server that changed: a degrading server still gave a converged "4 meet, 5 do
+ * not" (issue 36). The bracket's levels were measured minutes apart; when the control says the
+ * environment moved between them, the answer is said to be uncertain.
+ */
+function withDrift(outcome: SearchOutcome, drift: Drift | null): SearchOutcome {
+  if (drift?.moved !== true) return outcome
+  return {
+    ...outcome,
+    uncertain: drift.reason,
+    summary: `${outcome.summary}; uncertain: the server changed during the search (see Drift), re-run it before relying on the answer`,
+  }
+}
 
 /** `model` is left out, not null, where there is none (as `drift` is). */
 function modelField(model: CapacityModel | undefined): { model?: CapacityModel } {
@@ -261,7 +275,12 @@ export function finishResult(
     ...(targets === undefined ? {} : { targets }),
     ...(meta.load?.search === undefined
       ? {}
-      : { search: searchOutcome(meta.load.search, meta.load.mode, levels, judgement.saturation) }),
+      : {
+          search: withDrift(
+            searchOutcome(meta.load.search, meta.load.mode, levels, judgement.saturation),
+            drift,
+          ),
+        }),
     ...modelField(runModel(levels, meta, saturation?.value ?? null, evidence.model ?? null)),
     ...(runs.length < 2
       ? {}

@@ -80,16 +80,23 @@ export async function calibrate(
     const server = await probe(localLength(calibration, target), 1_000_003)
     if (server !== null) calibration.check = { requested: target, server }
   }
-  const overhead = calibration.offset >= 0 ? `+${calibration.offset}` : String(calibration.offset)
   // Slope 1: the same tokenizer, and the offset is the chat template. Otherwise the tokenizers differ.
+  // Said so a person can follow it (issue 36: "server counts our tokens +28.93 …" was not).
+  const overhead = Math.abs(calibration.offset).toFixed(1)
+  const extra =
+    calibration.offset >= 0.05
+      ? `, plus ${overhead} tokens of its own in every prompt (its chat template)`
+      : calibration.offset <= -0.05
+        ? `, less ${overhead}`
+        : ''
   const line =
     Math.abs(calibration.slope - 1) < 0.01
-      ? `server counts our tokens ${overhead} (chat template overhead)`
-      : `server counts ${calibration.slope} × our tokens ${overhead} (its tokenizer differs from ${tokenizer})`
+      ? `the server counts a prompt as we do${extra}`
+      : `the server's tokenizer counts ${calibration.slope.toFixed(2)} tokens for each of ours (${tokenizer})${extra}`
   calibration.summary =
-    `calibration: ${line}; ` +
+    `calibration: ${line}; prompts are sized so the server counts the length asked` +
     (calibration.check === null
-      ? 'prompts sized to match'
-      : `a prompt sized for ${target} tokens was counted as ${calibration.check.server}`)
+      ? ''
+      : ` (checked: a prompt meant to be ${target} tokens, the server counted ${calibration.check.server})`)
   return { ok: true, calibration, records }
 }

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os'
 import { bodyOptionsOf, type Endpoint } from '../client/target.js'
 import type { RunConfig } from '../config/types.js'
 import { promptText } from '../protocols/prompt.js'
@@ -22,6 +23,7 @@ import { calibrate, localLength } from './calibrate.js'
 import { levelRequestBudget } from './precision-watch.js'
 import { planSessions, sessionMeans } from './session-plan.js'
 import { loadConfiguredTrace, planTraceWorkload, traceWarmupPrompts } from './trace-plan.js'
+import { resolveWorkers } from './worker-count.js'
 import { planWorkload, type WorkloadPlan } from './workload-plan.js'
 
 /** Distinct synthetic prompts at most; request i uses prompt i mod this. */
@@ -125,6 +127,22 @@ export function loadWorkloadSources(config: RunConfig): WorkloadSources {
   }
 }
 
+/**
+ * Prompts kept for the drift control alone: as many as it may send (run-gradient.ts) times the load
+ * threads (thread w of W takes ids w, w + W, ...: a single busy thread reaches one id in W), so no
+ * control prompt is sent twice.
+ */
+function controlReserve(config: RunConfig): number {
+  const { load, workload } = config
+  const first = load.levels[0]
+  if (!load.control || load.mode !== 'concurrency' || load.levels.length < 2 || first === undefined) return 0
+  if (workload.dataset !== null || workload.trace !== null || workload.sessions) return 0
+  const budget = levelRequestBudget(load) ?? 24
+  const requests = Math.max(8, first, Math.ceil(budget / 3))
+  const threads = resolveWorkers(config.run.workers, load.levels, availableParallelism(), load.mode)
+  return Math.min(512, requests * threads)
+}
+
 /** The bodies' options: the endpoint's, with the structured output's fields when there are any. */
 function bodyOf(endpoint: Endpoint, structured: StructuredOutput | null): BodyOptions {
   const body = bodyOptionsOf(endpoint)
@@ -216,6 +234,7 @@ export async function prepareWorkload(
     dataset: sources.dataset,
     localLength: (tokens) => localLength(fitted, tokens),
     distinct: media.distinct,
+    controlReserve: controlReserve(config),
   })
   return { plan, calibration, probeRecords }
 }

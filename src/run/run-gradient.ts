@@ -72,6 +72,9 @@ import { type StartSchedule, waitForLevelStart } from './start-schedule.js'
 import type { StopSignal } from './stop-signal.js'
 
 export { DISTINCT_PROMPTS } from './prepare-workload.js'
+export { resolveWorkers } from './worker-count.js'
+
+import { resolveWorkers } from './worker-count.js'
 
 /** After a first Ctrl-C, in-flight requests get this long to finish before they are cut. */
 export const INTERRUPT_GRACE_MS = 5_000
@@ -117,18 +120,6 @@ export type RunOutcome =
   | { kind: 'over-budget'; estimate: CostEstimate | null; limit: number; reason: string }
   /** --reset-cache: the server has no cache-reset call llmbench knows, or it failed; nothing of the load was sent. */
   | { kind: 'cache-reset-refused'; reason: string }
-
-/** `auto`: one worker thread per core (the main thread only writes records), at most one per stream. */
-export function resolveWorkers(
-  workers: number | 'auto',
-  levels: readonly number[],
-  cores = availableParallelism(),
-  mode: RunConfig['load']['mode'] = 'concurrency',
-): number {
-  // An open loop's in-flight count is not known in advance: every worker may be needed.
-  const widest = mode === 'request_rate' ? Number.POSITIVE_INFINITY : Math.max(1, ...levels)
-  return Math.min(workers === 'auto' ? Math.max(1, cores) : workers, widest)
-}
 
 /**
  * The gradient end to end, as phases over one RecordSink: the set-up (preflight, plan and cost,
@@ -253,6 +244,10 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
           : { levels: new TargetLevels(meta.split, summaryOptions(meta)), figures: [] },
       traceOffsets: sources.trace?.offsets_ms ?? null,
       cacheReset: setUp.cacheReset,
+      prompts:
+        setUp.prepared.plan.level_prompts === undefined || setUp.prepared.plan.control_prompts === undefined
+          ? null
+          : { levels: setUp.prepared.plan.level_prompts, control: setUp.prepared.plan.control_prompts },
       measure: {
         pool,
         sink,
@@ -453,6 +448,8 @@ interface Gradient {
   measure: MeasureContext
   /** The run's elapsed time and the estimate of the rest, for the live line. */
   clock: RunClock
+  /** The levels' prompts and the drift control's own (workload-plan.ts); null = none reserved. */
+  prompts: { levels: { first: number; count: number }; control: { first: number; count: number } } | null
 }
 
 /**
@@ -545,6 +542,8 @@ async function runControl(gradient: Gradient): Promise<void> {
     {
       ...level,
       warmup: 0,
+      // Prompts no level sent: the server's prefix cache is as cold for them as for the first level's.
+      ...(gradient.prompts === null ? {} : { prompts: gradient.prompts.control }),
       // Timed, so a server that slowed down cannot hold the run: nothing is sent after `seconds`.
       window: { warmup_s: 0, duration_s: seconds, cooldown_s: 0 },
       load: { ...level.load, requests },
@@ -566,7 +565,9 @@ async function runLevel(gradient: Gradient, value: number): Promise<BenchResult 
   const { options, meta, measure } = gradient
   const { config, stop, log } = options
   const stagger = meta.load.stagger?.spread_ms ?? 0
-  const level = planLevel(config, value, options.shard ?? WHOLE_RUN, gradient.traceOffsets, stagger)
+  const planned = planLevel(config, value, options.shard ?? WHOLE_RUN, gradient.traceOffsets, stagger)
+  const level =
+    planned === null || gradient.prompts === null ? planned : { ...planned, prompts: gradient.prompts.levels }
   if (options.schedule !== undefined)
     await waitForLevelStart(options.schedule, gradient.levelsStarted, stop, log)
   gradient.levelsStarted++

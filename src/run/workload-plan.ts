@@ -35,6 +35,12 @@ export interface WorkloadPlan {
    * prefix with a measured prompt); absent = warm-up requests take the next prompts like any other.
    */
   warmup_prompts?: { first: number; count: number }
+  /**
+   * Synthetic prompts with a drift control: the levels' prompts [first, first + count) and the
+   * control's own after them, never sent before it (see LevelShare.prompts); absent = none reserved.
+   */
+  level_prompts?: { first: number; count: number }
+  control_prompts?: { first: number; count: number }
   /** What the prompts are, in words (result metadata). */
   source: string
   /** Dataset rows that carry images of their own (JSONL `images`); absent when none do. */
@@ -53,6 +59,8 @@ export interface PlanSources {
   localLength: (tokens: number) => number
   /** Distinct synthetic prompts. */
   distinct: number
+  /** Synthetic prompts beyond `distinct` kept for the drift control alone; absent or 0 = none. */
+  controlReserve?: number
 }
 
 export function planWorkload(config: RunConfig, sources: PlanSources): WorkloadPlan {
@@ -93,7 +101,8 @@ export function planWorkload(config: RunConfig, sources: PlanSources): WorkloadP
       make(entry.messages, input, entry.output_tokens ?? config.workload.output_tokens, entry.images)
     }
   } else {
-    for (let id = 0; id < sources.distinct; id++) {
+    const reserve = sources.controlReserve ?? 0
+    for (let id = 0; id < sources.distinct + reserve; id++) {
       const input = drawLength(workload.input, random, workload.input_tokens)
       make(sources.prompts.prompt(id, sources.localLength(input)), input, workload.output_tokens)
     }
@@ -113,8 +122,15 @@ export function planWorkload(config: RunConfig, sources: PlanSources): WorkloadP
       : `; ${spec.count} synthetic ${spec.width}x${spec.height} PNG image${spec.count === 1 ? '' : 's'} per prompt (${images.distinct} distinct set${images.distinct === 1 ? '' : 's'}; input tokens requested are the text's, the server counts the images' beside)`
   const mean = (key: 'input_tokens' | 'output_tokens'): number =>
     Math.round(prompts.reduce((sum, p) => sum + p[key], 0) / Math.max(1, prompts.length))
+  const reserved = dataset === null ? (sources.controlReserve ?? 0) : 0
   return {
     prompts,
+    ...(reserved > 0
+      ? {
+          level_prompts: { first: 0, count: sources.distinct },
+          control_prompts: { first: sources.distinct, count: reserved },
+        }
+      : {}),
     ...(rowsWithImages === 0 ? {} : { rows_with_images: rowsWithImages }),
     tokenizer: sources.tokenizer.name,
     input_mean: mean('input_tokens'),

@@ -59,6 +59,15 @@ const WHOLE_ROUND: Window = { from: Number.NEGATIVE_INFINITY, until: Number.POSI
 /** Longest an idle open loop sleeps before looking at the stop flag again. */
 const STOP_POLL_MS = 250
 
+/** The context with its prompt ids cycled through [first, first + count); as it is without a range. */
+function withinPrompts(
+  context: RoundContext,
+  range: { first: number; count: number } | undefined,
+): RoundContext {
+  if (range === undefined || range.count <= 0) return context
+  return { ...context, nextPromptId: () => range.first + (context.nextPromptId() % range.count) }
+}
+
 export async function runRound(
   share: LevelShare,
   round: Round,
@@ -66,18 +75,15 @@ export async function runRound(
 ): Promise<RoundOutcome> {
   if (round.phase === 'warmup') {
     const load = { concurrency: warmupConcurrency(share), requests: share.warmup }
-    const own = share.warmupPrompts
-    const warmupContext =
-      own === undefined || own.count <= 0
-        ? context
-        : { ...context, nextPromptId: () => own.first + (context.nextPromptId() % own.count) }
+    const warmupContext = withinPrompts(context, share.warmupPrompts ?? share.prompts)
     await runClosedLoop(share, WARMUP_ROUND, load, Number.POSITIVE_INFINITY, warmupContext)
     return { arrivals: null }
   }
   const window = measuredWindow(share.window, round.startAt)
   if (share.load.kind === 'open') return runOpenLoop(share, window, share.load, round.startAt, context)
   const starts = share.load.startOffsets?.map((offset) => round.startAt + offset)
-  await runClosedLoop(share, window, share.load, roundEnd(share.window, round.startAt), context, starts)
+  const measured = withinPrompts(context, share.prompts)
+  await runClosedLoop(share, window, share.load, roundEnd(share.window, round.startAt), measured, starts)
   return { arrivals: null }
 }
 

@@ -17,6 +17,13 @@ export interface LevelShare {
    * so that no measured row finds its prompt cached by the warm-up.
    */
   warmupPrompts?: { first: number; count: number }
+  /**
+   * The prompts both rounds cycle through: [first, first + count) (the warm-up's own, when it has
+   * them, win). Absent = any of the plan's. The levels keep to the plan's range and the drift
+   * control to a range of its own, so the control meets no prompt a level left in the server's
+   * prefix cache: it sees the cache state the level it repeats saw (issue 36).
+   */
+  prompts?: { first: number; count: number }
   /** Retries of a failed request (off by default); every attempt is its own record. */
   retry: number
   /** Timed levels: seconds before and after the measured window whose requests are excluded. */
@@ -88,6 +95,7 @@ export function shareOf(share: LevelShare, index: number, count: number): LevelS
     level: share.level,
     warmup: part(share.warmup),
     ...(share.warmupPrompts === undefined ? {} : { warmupPrompts: share.warmupPrompts }),
+    ...(share.prompts === undefined ? {} : { prompts: share.prompts }),
     retry: share.retry,
     window: share.window,
     load:

@@ -305,6 +305,12 @@ test("compare --html: both runs' capacity, knees and patterns, shared charts and
       if (message.type() === 'error') errors.push(message.text())
     })
     await tab.goto(pathToFileURL(page).href)
+    // The mark a person sees first says what the exit code says (issue 36).
+    const mark = { 0: 'PASS', 1: 'FAIL', 5: 'INCONCLUSIVE' }[compare.code as 0 | 1 | 5]
+    assert.equal((await tab.textContent('.outcome'))?.trim(), mark)
+    const markBox = await tab.locator('.outcome').boundingBox()
+    const answerBox = await tab.locator('.answer-line').boundingBox()
+    assert.ok(markBox !== null && answerBox !== null && markBox.y < answerBox.y, 'the mark comes first')
     assert.equal(
       (await tab.textContent('.answer-line'))?.trim(),
       `Capacity: base ${phrase(results[0] as BenchResult)} → new ${phrase(results[1] as BenchResult)}`,

@@ -21,6 +21,7 @@ const SIM: SimulatorOptions = {
   decode_base_ms: 15,
   decode_ms_per_seq: 0,
   timings: true,
+  prefix_cache: true,
 }
 const FLAGS = {
   levels: '1,2,4',
@@ -57,6 +58,22 @@ test('a gradient on a steady server: the first level measured again at the end m
     // The control's records are on disk as such and are not in the first level's figures.
     assert.equal(phases(out).get('control@1'), 8)
     assert.equal(result.levels.find((level) => level.value === 1)?.requests, 12)
+    // The control sends prompts no level sent (issue 36: it re-sent prompts the server had cached,
+    // TTFT 18 ms against 252): the prefix cache is as cold for them as for the first level's.
+    const records = readRecords(join(out, 'requests.jsonl')).records
+    const control = records.filter((record) => record.phase === 'control')
+    const levelIds = new Set(
+      records.filter((r) => r.phase === 'measure' || r.phase === 'warmup').map((r) => r.prompt_id),
+    )
+    assert.deepEqual(
+      control.filter((record) => levelIds.has(record.prompt_id)),
+      [],
+    )
+    assert.equal(new Set(control.map((record) => record.prompt_id)).size, control.length, 'none sent twice')
+    assert.deepEqual(
+      control.map((record) => record.cached_tokens ?? 0),
+      control.map(() => 0),
+    )
     assert.match(run.stdout, /Control: c=1 measured again at the end matches its first measurement/)
     // `report` rebuilds the same comparison from the records.
     const report = await runCli(['report', out])

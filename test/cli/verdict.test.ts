@@ -90,6 +90,7 @@ test('SLOs, --fail-on-slo, summary.md, history, report and compare through the C
   const same = await runCli(['compare', base, base])
   assert.equal(same.code, 0, same.stdout)
   assert.match(same.stdout, /No regression/)
+  assert.match(same.stdout.split('\n')[0] ?? '', /^\*\*PASS\*\*: no regression/)
 })
 
 test('compare refuses runs that differ in set-up (exit 2) unless told to', { timeout: 60_000 }, async () => {

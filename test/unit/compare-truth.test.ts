@@ -165,6 +165,10 @@ test('compare: a level where either client was not trustworthy is inconclusive a
   const text = renderComparison(lenient)
   assert.equal(lenient.outcome, 'inconclusive')
   assert.match(text, /\*\*Inconclusive:\*\*.*\(exit 5\)/)
+  assert.match(
+    text.split('\n')[0] ?? '',
+    /^\*\*INCONCLUSIVE\*\*: cannot tell, exit 5 \(1 levels, \d+ gated figures compared\)$/,
+  )
   assert.match(text, /\*\*Client not trustworthy\*\*.*--strict-client/)
   assert.match(text, /- c=2: new run: client-bound .*would have flagged e2e_p95 \+\d+\.\d%/)
   assert.match(text, /\| 2 \| e2e_p95 \|.*\| inconclusive \|/)

@@ -117,3 +117,24 @@ test('no control records: no drift; failed control requests count but give no fi
   assert.equal(failed.moved, false)
   assert.match(failed.reason, /too few successful requests to compare \(0 in the control, 12/)
 })
+
+test('a control whose only two requests took 100x as long: moved, though too few succeeded to compare figures (issue 36)', () => {
+  const result = drift(
+    (i) => request('measure', 60, 15, 15, i),
+    (i) => request('control', 6000, 1500, 1500, i),
+    12,
+    2,
+  )
+  assert.ok(result !== null)
+  assert.equal(result.moved, true, result.reason)
+  assert.match(
+    result.reason,
+    /too few requests succeeded to compare figure by figure, but the median request took [\d.]+ ms against [\d.]+ ms \(\d+\.\d× slower\)/,
+  )
+  // Failed quickly, as fast as the first level answered: nothing says the server slowed.
+  const failedFast = drift(
+    (i) => request('measure', 60, 15, 15, i),
+    (i) => ({ ...request('control', 60, 15, 15, i), error: { class: 'http_5xx', message: 'busy' } }),
+  )
+  assert.equal(failedFast?.moved, false)
+})

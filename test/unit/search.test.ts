@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
 import { test } from 'node:test'
 import { crossing, pchip } from '../../src/analysis/pchip.js'
 import type { Saturation } from '../../src/analysis/saturation.js'
@@ -11,6 +12,8 @@ import {
   type SearchPlan,
   searchOutcome,
 } from '../../src/analysis/search.js'
+import type { BenchResult } from '../../src/result/bench-result.js'
+import { finishResult } from '../../src/result/build-result.js'
 
 test('pchip: through every point, monotone where the data is, no overshoot between two points', () => {
   const xs = [1, 2, 4, 8, 16]
@@ -150,4 +153,25 @@ test('a knee search bisects the knee bracket and stops at the tolerance', () => 
   assert.equal(outcome.value, 8)
   assert.equal(outcome.converged, true)
   assert.match(outcome.summary, /^knee at 8 streams, between 8 and 9 \(within 1 stream\); 5 levels run$/)
+})
+
+test('a search across a server that changed says its answer is uncertain (issue 36: a degrading server gave a converged answer)', () => {
+  const template = JSON.parse(
+    readFileSync(new URL('../fixtures/rendered/conc/expected/bench_result.json', import.meta.url), 'utf8'),
+  ) as BenchResult
+  const meta = {
+    ...template.meta,
+    load: {
+      ...template.meta.load,
+      search: { target: 'knee' as const, range: [1, 8] as [number, number], tolerance: 1 },
+    },
+  }
+  const steady = finishResult(template.levels, meta)
+  assert.equal(steady.search?.uncertain, undefined)
+  const reason = 'the environment drifted: c=1 measured again at the end differs from its first measurement'
+  const drift = { level: 1, first: {}, control: {}, moved: true, reason } as never
+  const moved = finishResult(template.levels, meta, { drift })
+  assert.equal(moved.search?.uncertain, reason)
+  assert.match(moved.search?.summary ?? '', /; uncertain: the server changed during the search \(see Drift\)/)
+  assert.equal(moved.search?.value, steady.search?.value, 'the answer stands, said to be uncertain')
 })
