@@ -41,6 +41,8 @@ interface MessageGroup {
   /** The first message of the group, verbatim. */
   message: string
   count: number
+  /** HTTP 5xx answers (or a 5xx error in the stream): load by default, unless every request got the same one. */
+  serverError: boolean
   numbersVary: boolean
   nonLoad: boolean
   /** The first non-load failure's cause, worked out when the group starts (the record is not kept). */
@@ -89,6 +91,7 @@ export class FailureGroups {
       this.groups.set(shape, {
         message,
         count: 1,
+        serverError: record.error.class === 'http_5xx',
         numbersVary: false,
         nonLoad: isNonLoad,
         cause: isNonLoad
@@ -118,6 +121,8 @@ export class FailureGroups {
       top === undefined || found === null ? null : { requests: nonLoad, message: top.message, ...found }
     if (non_load_failures !== null && 2 * nonLoad >= requests)
       return { error_messages, non_load_failures, misconfiguration: non_load_failures }
+    const refusal = sameRefusal(ranked, requests, ok)
+    if (refusal !== null) return { error_messages, non_load_failures: refusal, misconfiguration: refusal }
     if (generates && ok > 0 && outputTokens === 0) {
       return {
         error_messages,
@@ -131,6 +136,31 @@ export class FailureGroups {
       }
     }
     return { error_messages, non_load_failures, misconfiguration: null }
+  }
+}
+
+/** Words a server under load answers with: such a 5xx is load, however often it repeats. */
+const OVERLOAD_WORDS =
+  /overload|capacity|busy|unavailable|rate.?limit|too many|queue|timed? ?out|try again|out of memory|oom|bad gateway|gateway time/i
+
+/** Fewer requests than this, and one message repeated proves nothing. */
+const MIN_SAME_REFUSALS = 3
+
+/**
+ * A 5xx is load by default, but not when the server gave every request of the level the same words,
+ * none of them a server's words for overload, and answered none: llama.cpp's "HTTP 500: Cannot use
+ * tools with stream" to every --tools request was judged "overloaded" and "client-bound" (issue 36).
+ * A server that refuses the request itself says so at any load.
+ */
+function sameRefusal(ranked: readonly MessageGroup[], requests: number, ok: number): LevelFailures['misconfiguration'] {
+  const [top] = ranked
+  if (top === undefined || ranked.length !== 1 || ok > 0 || requests < MIN_SAME_REFUSALS) return null
+  if (!top.serverError || top.numbersVary || top.count !== requests || OVERLOAD_WORDS.test(top.message)) return null
+  return {
+    requests: top.count,
+    message: top.message,
+    cause: 'the server refused every request the same way, not for load',
+    hint: 'the server rejects something in the request itself (a feature such as --tools or --images, the model, a parameter): read its message, fix the set-up and re-run',
   }
 }
 

@@ -367,3 +367,24 @@ test('a connection refused after the server answered is load (it went away); bef
   assert.equal(never.levels[0]?.misconfiguration?.cause, 'unreachable host')
   assert.match(runFailures(never.levels, 90, String)[0] ?? '', /misconfigured: unreachable host/)
 })
+
+test('every request refused with the same 500 that is no overload: misconfigured (issue 36: llama.cpp and --tools)', () => {
+  const tools = 'HTTP 500: {"code":500,"message":"Cannot use tools with stream","type":"server_error"}'
+  const refused = Array.from({ length: 6 }, (_, i) => http(500, tools, 1, i))
+  const { misconfiguration } = levelFailures(refused, 0, 0)
+  assert.equal(misconfiguration?.requests, 6)
+  assert.equal(misconfiguration?.message, tools)
+  assert.match(misconfiguration?.hint ?? '', /a feature such as --tools/)
+  // Load stays load: a 503 overloaded, answers mixed with successes, messages that differ, too few requests.
+  const overloaded = Array.from({ length: 6 }, (_, i) =>
+    http(503, 'HTTP 503: server overloaded, try again', 1, i),
+  )
+  assert.equal(levelFailures(overloaded, 0, 0).misconfiguration, null)
+  assert.equal(levelFailures(refused, 3, 24).misconfiguration, null)
+  const varied = refused.map((record, i) => ({
+    ...record,
+    error: { class: 'http_5xx' as const, message: `HTTP 500: worker ${i} died` },
+  }))
+  assert.equal(levelFailures(varied, 0, 0).misconfiguration, null)
+  assert.equal(levelFailures(refused.slice(0, 2), 0, 0).misconfiguration, null)
+})
