@@ -22,7 +22,7 @@ export interface RequestSeconds {
  * level), and the end of the run (the result, the model's fit and its charts). The plan's time range
  * left them out and never held the real time (issue 36).
  */
-const END_OF_RUN_S = { point: 2, high: 8 } as const
+const END_OF_RUN_S = { fast: 0, point: 2, slow: 8 } as const
 
 export interface EstimateInputs {
   /** Mean requested lengths of the planned prompts. */
@@ -93,9 +93,16 @@ export function estimateRun(config: RunConfig, inputs: EstimateInputs): CostEsti
       ? null
       : { rows: inputs.trace_rows, span_s: inputs.trace_span_s }
   const slots = inputs.slots ?? null
+  // The fast end lets prefills overlap as well (a GPU batches them; the probes' prefill rate is
+  // also for a prompt the calibration may still shorten).
   const duration = (s: number, end: 'fast' | 'point' | 'slow') =>
-    runSeconds(config, { request_s: s, prefill_s: seconds.prefill_s ?? 0, trace, slots, end }) +
-    END_OF_RUN_S[end === 'slow' ? 'high' : 'point']
+    runSeconds(config, {
+      request_s: s,
+      prefill_s: end === 'fast' ? 0 : (seconds.prefill_s ?? 0),
+      trace,
+      slots,
+      end,
+    }) + END_OF_RUN_S[end]
   estimate.duration_s = duration(seconds.median, 'point')
   estimate.duration_s_range = [duration(seconds.low, 'fast'), duration(seconds.high, 'slow')]
   estimate.request_seconds = seconds
@@ -169,7 +176,12 @@ export function levelSeconds(config: RunConfig, value: number, cost: RequestCost
   if (config.workload.trace !== null)
     return cost.trace == null ? requestSeconds : open(cost.trace.rows, cost.trace.span_s / value)
   const rateMode = load.mode === 'request_rate'
-  const counted = (n: number): number => (rateMode ? open(n, n / value) : closed(n, value))
+  // n random arrivals span n / rate on average, give or take about √n / rate: the range's ends
+  // take two of those (a fixed schedule has no spread).
+  const spread = load.arrival === 'constant' ? 0 : 2
+  const span = (n: number): number =>
+    Math.max(0, n + (end === 'fast' ? -spread : end === 'slow' ? spread : 0) * Math.sqrt(n)) / value
+  const counted = (n: number): number => (rateMode ? open(n, span(n)) : closed(n, value))
   const warmup = load.warmup_requests === 0 ? 0 : counted(load.warmup_requests)
   if (load.requests_per_level === null) return warmup + timedLevelSeconds(load) + drain(value)
   // --precision: as long as the ceiling (max_duration, or max_requests), the most the level can take.

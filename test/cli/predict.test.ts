@@ -1,16 +1,17 @@
 // test-lane: long
 // (test/run.sh starts the long files first, so the shared lane does not end on one of them)
 import assert from 'node:assert/strict'
-import { cpSync, existsSync, readFileSync } from 'node:fs'
+import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import type { CapacityModel } from '../../src/model/capacity-model.js'
 import type { Prediction } from '../../src/model/predict.js'
 import { capacityGradient } from '../helpers/capacity-gradient.js'
-import { runCli } from '../helpers/cli.js'
+import { runCli, spawnCli } from '../helpers/cli.js'
 import { tempDir } from '../helpers/run-config.js'
 import { startSimulatorProcess } from '../helpers/sim-process.js'
+import { waitUntil } from '../helpers/wait.js'
 
 /** A real llama.cpp run (3 slots, its own timings) kept with the rendered folders (see their README). */
 const RENDERED = fileURLToPath(new URL('../fixtures/rendered/', import.meta.url))
@@ -173,6 +174,49 @@ test('predict --confirm runs the predicted workload on the same server and recor
     // The model of a simulator is the simulator's own: a held-out workload comes within 20%.
     for (const level of saved.confirmation)
       assert.ok(Math.abs(level.error) <= 0.2, JSON.stringify(saved.confirmation))
+  } finally {
+    await sim.close()
+  }
+})
+
+test('an interrupted predict --confirm still writes prediction.json, with the levels that finished and interrupted: true (issue 36)', {
+  timeout: 120_000,
+}, async () => {
+  // A slow server (a second a request), so the confirming run is surely in flight when the signal comes.
+  const sim = await startSimulatorProcess({ slots: 2, decode_base_ms: 40 }, { args: ['--model', 'tiny'] })
+  try {
+    const dir = copyOf('llama')
+    const file = join(dir, 'bench_result.json')
+    const result = JSON.parse(readFileSync(file, 'utf8')) as { meta: { target: { base_url: string } } }
+    result.meta.target.base_url = sim.url.replace(/\/v1$/, '')
+    writeFileSync(file, JSON.stringify(result))
+    const out = join(dir, 'held-out')
+    const run = spawnCli([
+      'predict',
+      dir,
+      '--output-tokens',
+      '24',
+      '--confirm',
+      '--requests',
+      '40',
+      '--out',
+      out,
+    ])
+    await waitUntil(
+      () => /confirm: running/.test(run.stderr()) && existsSync(join(out, 'requests.jsonl')),
+      'the confirming run under way',
+      60_000,
+    )
+    run.child.kill('SIGINT')
+    assert.equal(await run.exited, 130, run.stderr())
+    const saved = JSON.parse(readFileSync(join(out, 'prediction.json'), 'utf8')) as {
+      interrupted?: boolean
+      prediction: Prediction
+      confirmation: unknown[]
+    }
+    assert.equal(saved.interrupted, true)
+    assert.ok(saved.prediction.levels.length > 0)
+    assert.ok(Array.isArray(saved.confirmation))
   } finally {
     await sim.close()
   }

@@ -174,15 +174,15 @@ test('estimate from the warm probes: a range of requests and cost for timed leve
   // Level 1: 4 warm-up rounds × 2 s + 10 s + 2 s drain = 20; level 4: 1 round × 2 + 10 + 2 = 14;
   // the drift control a third of level 1; the end of the run 2 s.
   assert.equal(e?.duration_s, 34 + 20 / 3 + 2)
-  // Fast end: 1 s requests, no queueing. Slow end: 4 s requests one at a time (level 4's warm-up
+  // Fast end: 1 s requests, no queueing, nothing after the last level. Slow end: 4 s requests one at a time (level 4's warm-up
   // and drain are 4 requests in a row), the control as long as level 1, the end of the run 8 s.
   assert.deepEqual(e?.duration_s_range, [
-    4 + 10 + 1 + (1 + 10 + 1) + 15 / 3 + 2,
+    4 + 10 + 1 + (1 + 10 + 1) + 15 / 3,
     16 + 10 + 4 + (16 + 10 + 16) + 30 + 8,
   ])
   const text = describeEstimate(e as NonNullable<typeof e>)
   assert.match(text, /plan: 33 \(23–58\) requests/)
-  assert.match(text, /plan: about 43 s \(34 s–1 min 50 s\) for the whole run/)
+  assert.match(text, /plan: about 43 s \(32 s–1 min 50 s\) for the whole run/)
   // Declared slots: a level past them queues at the point estimate.
   const slotted = estimateRun(timed, {
     input_mean: 100,
@@ -217,7 +217,7 @@ test('estimate from the warm probes: a range of requests and cost for timed leve
     share: 1,
   })
   // Fast: 20 + 3 rounds; slow: each level to its cap and the drain of its streams one by one.
-  assert.deepEqual(p?.duration_s_range, [20 + 3 + 2, 20 + 1 + (20 + 8) + 8])
+  assert.deepEqual(p?.duration_s_range, [20 + 3, 20 + 1 + (20 + 8) + 8])
   assert.equal(p?.duration_s, (20 + 21) / 2 + (3 + 20 + 1) / 2 + 2)
   assert.equal(formatDuration(460), '7 min 40 s')
   assert.equal(formatDuration(3900), '1 h 05 min')
