@@ -152,10 +152,15 @@ const MIN_SAME_REFUSALS = 3
  * tools with stream" to every --tools request was judged "overloaded" and "client-bound" (issue 36).
  * A server that refuses the request itself says so at any load.
  */
-function sameRefusal(ranked: readonly MessageGroup[], requests: number, ok: number): LevelFailures['misconfiguration'] {
+function sameRefusal(
+  ranked: readonly MessageGroup[],
+  requests: number,
+  ok: number,
+): LevelFailures['misconfiguration'] {
   const [top] = ranked
   if (top === undefined || ranked.length !== 1 || ok > 0 || requests < MIN_SAME_REFUSALS) return null
-  if (!top.serverError || top.numbersVary || top.count !== requests || OVERLOAD_WORDS.test(top.message)) return null
+  if (!top.serverError || top.numbersVary || top.count !== requests || OVERLOAD_WORDS.test(top.message))
+    return null
   return {
     requests: top.count,
     message: top.message,
