@@ -18,6 +18,7 @@ import { defaultPrecisionLoad, describeDefaultSizing, levelRequestBudget } from 
 import { WorkloadError } from '../run/prepare-workload.js'
 import { endpointFromEnv } from '../run/resolve-endpoint.js'
 import { FolderInUseError, FolderUnwritableError } from '../run/result-folder.js'
+import { INTERRUPT_GRACE_MS } from '../run/run-gradient.js'
 import { parseShard } from '../run/shard.js'
 import {
   type PreparedRun,
@@ -185,7 +186,7 @@ export async function executeRun(
 /** What the first interrupt does, said at once, in each phase of the run. */
 const INTERRUPT_ANSWERS: Record<RunPhase, string> = {
   'set-up': 'interrupt: stopping before the load; nothing more is sent',
-  load: 'interrupt: no new requests; waiting for in-flight ones (Ctrl-C again to quit now)',
+  load: `interrupt: no new requests; waiting up to ${INTERRUPT_GRACE_MS / 1000} s for in-flight ones, then writing the partial result (Ctrl-C again to quit now)`,
   report:
     'interrupt: every level is measured and the result is written; finishing the report (Ctrl-C again to skip it)',
 }

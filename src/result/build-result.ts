@@ -281,7 +281,11 @@ export function finishResult(
             drift,
           ),
         }),
-    ...modelField(runModel(levels, meta, saturation?.value ?? null, evidence.model ?? null)),
+    // A partial run (interrupted, or still going) gets no model: it would rest on levels cut short,
+    // and its replay was most of the seconds between a Ctrl-C and the exit (issue 36).
+    ...modelField(
+      meta.partial ? undefined : runModel(levels, meta, saturation?.value ?? null, evidence.model ?? null),
+    ),
     ...(runs.length < 2
       ? {}
       : {
