@@ -2,7 +2,7 @@ import { runFailures } from '../analysis/run-gate.js'
 import { proxyNote } from '../client/proxy.js'
 import { displayUrl } from '../client/redact.js'
 import type { Endpoint } from '../client/target.js'
-import { configConflicts, levelsSizedByDefault } from '../config/load.js'
+import { configConflicts } from '../config/load.js'
 import { underDrivenWarning } from '../config/plan-warnings.js'
 import type { RunConfig } from '../config/types.js'
 import { protocolOf } from '../protocols/wire-protocol.js'
@@ -14,7 +14,7 @@ import { renderTable, renderVerdict } from '../report/terminal.js'
 import { levelName } from '../result/level-name.js'
 import { fdLimitWarning } from '../run/fd-limit.js'
 import { LiveMetricsError } from '../run/live-metrics.js'
-import { defaultPrecisionLoad, describeDefaultSizing, levelRequestBudget } from '../run/precision-watch.js'
+import { describeDefaultSizing, levelRequestBudget } from '../run/precision-watch.js'
 import { WorkloadError } from '../run/prepare-workload.js'
 import { endpointFromEnv } from '../run/resolve-endpoint.js'
 import { FolderInUseError, FolderUnwritableError } from '../run/result-folder.js'
@@ -58,12 +58,6 @@ export async function executeRun(
     throw new CliError('--fail-on-slo needs objectives: set --slo (or [slo] in config.toml)', EXIT.usage)
   }
   const shard = resolveShard(flags, process.env)
-  // Levels nobody sized run until the knee's own figures are precise (DEFAULT_PRECISION).
-  if (levelsSizedByDefault(config)) {
-    config.load = defaultPrecisionLoad(config, shard !== null)
-    const sizing = describeDefaultSizing(config.load)
-    if (sizing !== null) log(sizing)
-  }
   if (shard !== null && config.load.precision !== null)
     throw new CliError(
       '--precision with --shard: each shard would stop its share on its own figures, and the merged level would be precise by accident. Run --precision in one process (its worker threads spread the load), or shard fixed-size levels',
@@ -92,6 +86,9 @@ export async function executeRun(
     schedule,
     force: flags.force === true,
   })
+  // Levels nobody sized were given the default precision by prepareRun (the library's choice too).
+  const sizing = describeDefaultSizing(run.config.load)
+  if (sizing !== null) log(sizing)
   log(describePlan(run))
   const proxy = proxyNote(endpoint.url, endpoint.proxy)
   if (proxy !== null) log(proxy)

@@ -1,11 +1,13 @@
 import { hostname } from 'node:os'
 import type { Endpoint } from '../client/target.js'
+import { levelsSizedByDefault } from '../config/load.js'
 import type { RunConfig } from '../config/types.js'
 import type { LevelProgress } from '../report/progress.js'
 import type { ShardInfo } from '../result/run-meta.js'
 import { estimateClockOffsetMs } from './clock-offset.js'
 import { configDigest } from './config-digest.js'
 import { timedLevelSeconds } from './level-plan.js'
+import { defaultPrecisionLoad } from './precision-watch.js'
 import { defaultOutDir, freeFolderName, prepareResultFolder } from './result-folder.js'
 import { type RunOutcome, runGradient } from './run-gradient.js'
 import type { StartSchedule } from './start-schedule.js'
@@ -68,8 +70,12 @@ export type StartOutcome =
  * one that cannot be written: FolderUnwritableError) and fixes the schedule. Before anything is sent.
  */
 export function prepareRun(request: RunRequest): PreparedRun {
-  const { config } = request
   const shard = request.shard ?? null
+  // Levels nobody sized run until the knee's own figures are precise (DEFAULT_PRECISION), decided
+  // here so that a program calling the library gets the run the same settings get on the command line.
+  const config = levelsSizedByDefault(request.config)
+    ? { ...request.config, load: defaultPrecisionLoad(request.config, shard !== null) }
+    : request.config
   const outDir =
     config.run.out_dir ??
     freeFolderName(

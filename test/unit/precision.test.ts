@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { test } from 'node:test'
 import { levelsSizedByDefault, loadRunConfig } from '../../src/config/load.js'
 import type { ConfigFlags } from '../../src/config/settings.js'
@@ -21,6 +24,7 @@ import {
   levelRequestBudget,
   PrecisionWatch,
 } from '../../src/run/precision-watch.js'
+import { prepareRun } from '../../src/run/start-run.js'
 import { makeRecord } from '../helpers/records.js'
 
 test('precision keys: latency percentiles and tput; anything else says what was expected', () => {
@@ -165,4 +169,20 @@ test('a default-sized level whose spread puts its target out of reach stops earl
     /stopped at \d+ requests, precision out of reach: ttft_p50 ±[\d.]+% \(target ±5%\)/,
   )
   assert.equal(noisy(false).requests, 200, 'an asked precision runs to its ceiling')
+})
+
+test('the library sizes unsized levels as the CLI does: prepareRun gives the default precision (issue 37 item 4)', () => {
+  const out = mkdtempSync(join(tmpdir(), 'llmbench-prepare-'))
+  const config = loadRunConfig({
+    configFiles: [],
+    flags: { base_url: 'http://h/v1', model: 'm', out: join(out, 'r') },
+  })
+  const run = prepareRun({ config, endpoint: {} as never })
+  assert.deepEqual(run.config.load.precision, DEFAULT_PRECISION)
+  assert.equal(run.config.load.stop_out_of_reach, true)
+  const sized = loadRunConfig({
+    configFiles: [],
+    flags: { base_url: 'http://h/v1', model: 'm', requests: 12, out: join(out, 's') },
+  })
+  assert.equal(prepareRun({ config: sized, endpoint: {} as never }).config.load.precision, null)
 })
