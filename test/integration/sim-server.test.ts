@@ -44,11 +44,11 @@ interface Ctx {
   agent: Agent
 }
 
-async function withSim(options: SimulatorOptions, fn: (c: Ctx) => Promise<void>): Promise<void> {
+async function withSim<T>(options: SimulatorOptions, fn: (c: Ctx) => Promise<T>): Promise<T> {
   const sim = await startSimulator(options)
   const agent = new Agent()
   try {
-    await fn({ sim, agent })
+    return await fn({ sim, agent })
   } finally {
     await sim.close()
     await agent.destroy()
@@ -228,12 +228,34 @@ test(
     // batch: the step costs both prefills and each gets its first token at its end.
     const sharedPrefill = 2 * 50
     const duration = sharedPrefill + 9 * 20 // shared prefill + 9 steps for 10 tokens = 280 ms
-    await withSim(options, async (c) => {
-      const body = { messages: [{ role: 'user', content: 'hi' }], max_tokens: 10 }
-      await Promise.all([1, 2, 3, 4].map(() => warm(c))) // 4 open connections: no connect in the TTFTs
-      const all = await Promise.all([1, 2, 3, 4].map(() => stream(c, '/chat/completions', body)))
-      const ttfts = all.map((s) => (tokenEvents(s)[0]?.t ?? 0) - s.t0).sort((a, b) => a - b)
-      t.diagnostic(`TTFTs ${ttfts.map((x) => x.toFixed(1)).join(', ')} ms; expected 100, 100, 380, 380`)
+    // The premise is four requests inside one engine step, answered on time. On a busy machine the
+    // four sends can reach the server a step apart (seen at load 12: TTFTs 55, 94, 287, 327), or a
+    // timer fires late: such a try is tried again, at most three times, and the third must hold. A
+    // simulator that does not share its steps fails every try.
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      const shared = await withSim(options, async (c) => {
+        const body = { messages: [{ role: 'user', content: 'hi' }], max_tokens: 10 }
+        await Promise.all([1, 2, 3, 4].map(() => warm(c))) // 4 open connections: no connect in the TTFTs
+        const all = await Promise.all([1, 2, 3, 4].map(() => stream(c, '/chat/completions', body)))
+        const ttfts = all.map((s) => (tokenEvents(s)[0]?.t ?? 0) - s.t0).sort((a, b) => a - b)
+        t.diagnostic(
+          `try ${attempt}: TTFTs ${ttfts.map((x) => x.toFixed(1)).join(', ')} ms; expected 100, 100, 380, 380`,
+        )
+        if (attempt === 3) {
+          checkShared(ttfts, all, c)
+          return true
+        }
+        try {
+          checkShared(ttfts, all, c)
+          return true
+        } catch {
+          // A timer a busy machine delayed past a bound: noise only ever delays, so try again.
+          return false
+        }
+      })
+      if (shared) break
+    }
+    function checkShared(ttfts: number[], all: Streamed[], c: Ctx): void {
       // Noise only ever delays a timer, so the bounds are asymmetric; a late request must never come early.
       for (const early of ttfts.slice(0, 2))
         assert.ok(early > sharedPrefill - 3 && early < sharedPrefill + 15, `early TTFT ${early}`)
@@ -245,7 +267,7 @@ test(
       assert.ok(all.every((s) => tokenEvents(s).length === 10))
       const st = c.sim.stats()
       assert.deepEqual([st.admitted, st.completed, st.max_running, st.running, st.waiting], [4, 4, 2, 0, 0])
-    })
+    }
   },
 )
 
