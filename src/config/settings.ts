@@ -151,13 +151,13 @@ const trimmedUrl = (url: string): string => trimTrailingSlashes(url)
 const requestRate = (mode: string): RunConfig['load']['mode'] =>
   mode === 'concurrency' || mode === 'concurrency_gradient' ? 'concurrency' : 'request_rate'
 
+/** Runs of one gradient: past this the spread between runs is known and only the wait grows. */
+const MAX_REPEAT = 100
+
 /**
  * The table. Its order is the order of --help and of the known keys listed when a key is mistyped.
  * Keyed by the name the flag takes in ConfigFlags (the flag without dashes, positive for --no-x).
  */
-/** Runs of one gradient: past this the spread between runs is known and only the wait grows. */
-const MAX_REPEAT = 100
-
 export const SETTINGS = {
   // --- target
   base_url: {

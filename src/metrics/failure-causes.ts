@@ -41,7 +41,7 @@ interface MessageGroup {
   /** The first message of the group, verbatim. */
   message: string
   count: number
-  /** HTTP 5xx answers (or a 5xx error in the stream): load by default, unless every request got the same one. */
+  /** HTTP 5xx answers: load by default, unless every request of the level got the same one (sameRefusal). */
   serverError: boolean
   numbersVary: boolean
   nonLoad: boolean
@@ -141,7 +141,7 @@ export class FailureGroups {
 
 /** Words a server under load answers with: such a 5xx is load, however often it repeats. */
 const OVERLOAD_WORDS =
-  /overload|capacity|busy|unavailable|rate.?limit|too many|queue|timed? ?out|try again|out of memory|oom|bad gateway|gateway time/i
+  /overload|capacity|busy|unavailable|rate.?limit|too many|queue|timed? ?out|try again|out of memory|\boom\b|bad gateway|gateway time/i
 
 /** Fewer requests than this, and one message repeated proves nothing. */
 const MIN_SAME_REFUSALS = 3

@@ -154,12 +154,14 @@ export function precisionLine(levelName: string, precision: LevelPrecision): str
     case 'interrupted':
       return `${levelName}: interrupted after ${precision.requests} requests: ${figures}`
     case 'out_of_reach': {
-      const short = precision.figures.filter((figure) => !figure.met)
-      const figures = short.map(
-        (figure) => `${figure.key} ±${figure.reached_pct?.toFixed(1)}% (target ±${figure.target_pct}%)`,
-      )
+      const short = precision.figures
+        .filter((figure) => !figure.met)
+        .map(
+          (figure) =>
+            `${figure.key} ${figure.reached_pct === null ? '?' : `±${figure.reached_pct.toFixed(1)}%`} (target ±${figure.target_pct}%)`,
+        )
       return (
-        `${levelName}: stopped at ${precision.requests} requests, precision out of reach: ${figures.join(' and ')} ` +
+        `${levelName}: stopped at ${precision.requests} requests, precision out of reach: ${short.join(' and ')} ` +
         'would not reach the target within the level’s ceilings at this spread (a noisy environment): moved on'
       )
     }

@@ -1,7 +1,7 @@
 import type { RunConfig } from '../config/types.js'
 import { priceTokens } from '../metrics/workload-figures.js'
 import type { CostEstimate } from '../result/run-meta.js'
-import { levelValues, timedLevelSeconds } from './level-plan.js'
+import { CONTROL_MIN_SECONDS, levelValues, plansControl, timedLevelSeconds } from './level-plan.js'
 import { levelRequestBudget } from './precision-watch.js'
 
 /** One request's projected seconds: the probes' median, and the range their spread allows. */
@@ -205,17 +205,14 @@ export function runSeconds(config: RunConfig, cost: RequestCost): number {
 
 /**
  * The drift control: the first level again after the last, a third of its requests (timed: at most
- * as long as the first level took, and at least CONTROL_MIN_SECONDS); only where run-gradient.ts
- * runs one (a closed-loop gradient of two levels or more).
+ * as long as the first level took, and at least CONTROL_MIN_SECONDS); where the run plans one.
  */
 function controlSeconds(config: RunConfig, values: readonly number[], cost: RequestCost): number {
   const first = values[0]
-  const closedLoop =
-    config.load.mode === 'concurrency' && config.workload.trace === null && !config.workload.sessions
-  if (!config.load.control || !closedLoop || values.length < 2 || first === undefined) return 0
+  if (!plansControl(config) || values.length < 2 || first === undefined) return 0
   const level = levelSeconds(config, first, cost)
   // The slow end may run to its cap (the first level's time); the others a third of the level.
-  return cost.end === 'slow' ? Math.max(5, level) : Math.max(1, level / 3)
+  return cost.end === 'slow' ? Math.max(CONTROL_MIN_SECONDS, level) : Math.max(1, level / 3)
 }
 
 export function describeEstimate(estimate: CostEstimate): string {

@@ -8,6 +8,26 @@ import { staggeredStarts } from '../schedule/stagger.js'
 import { levelRequestBudget } from './precision-watch.js'
 import { traceWarmupPrompts } from './trace-plan.js'
 
+/** The drift control takes at least this many requests (a median's 95% interval needs 6), ... */
+export const CONTROL_MIN_REQUESTS = 8
+/** ... and at most this long or as long as the first level's measured window took, whichever is longer. */
+export const CONTROL_MIN_SECONDS = 5
+
+/**
+ * Whether the run measures its first level again after the last (the drift control): a concurrency
+ * gradient that is not a trace or sessions, with the control on. The run still skips it when it is
+ * interrupted, a shard, fewer than two levels ran or the first level had too few successes.
+ */
+export function plansControl(config: RunConfig): boolean {
+  const { load, workload } = config
+  return load.control && load.mode === 'concurrency' && workload.trace === null && !workload.sessions
+}
+
+/** The control's requests: a third of one run of the first level's, at least CONTROL_MIN_REQUESTS and its streams, at most all of them. */
+export function controlRequests(perRun: number, streams: number): number {
+  return Math.min(perRun, Math.max(CONTROL_MIN_REQUESTS, streams, Math.ceil(perRun / 3)))
+}
+
 /** This process's place in a sharded run; {0, 1} for a whole run. */
 export interface ShardSlot {
   index: number

@@ -127,10 +127,6 @@ export const DEFAULT_PRECISION: Readonly<Record<string, number>> = { tput: 5, tt
 export const DEFAULT_PRECISION_FLOOR = 20
 
 /**
- * The load of a run whose levels no source sized: by precision where it can work (a whole
- * concurrency gradient: not request-rate mode, a trace, sessions, a shard or --repeat), else as it was.
- */
-/**
  * What the default sizing spends on measured load, seconds, shared by the levels (each between
  * DEFAULT_LEVEL_SECONDS' ends): a newcomer's ladder of six levels got a 33-minute plan on a busy
  * host chasing ±5% it could not reach (issue 36); a couple of minutes is what they expect.
@@ -144,6 +140,10 @@ export function defaultLevelSeconds(levels: number): number {
   return Math.min(DEFAULT_LEVEL_SECONDS.max, Math.max(DEFAULT_LEVEL_SECONDS.min, share))
 }
 
+/**
+ * The load of a run whose levels no source sized: by precision where it can work (a whole
+ * concurrency gradient: not request-rate mode, a trace, sessions, a shard or --repeat), else as it was.
+ */
 export function defaultPrecisionLoad(config: RunConfig, sharded: boolean): RunConfig['load'] {
   const { load, workload } = config
   // Repeats are compared run against run: they keep one size.

@@ -20,6 +20,7 @@ import { loadTokenizer, type Tokenizer, TokenizerError } from '../workload/token
 import { TraceError } from '../workload/trace-file.js'
 import type { TraceReplay } from '../workload/trace-replay.js'
 import { calibrate, localLength } from './calibrate.js'
+import { controlRequests, plansControl } from './level-plan.js'
 import { levelRequestBudget } from './precision-watch.js'
 import { planSessions, sessionMeans } from './session-plan.js'
 import { loadConfiguredTrace, planTraceWorkload, traceWarmupPrompts } from './trace-plan.js'
@@ -135,10 +136,9 @@ export function loadWorkloadSources(config: RunConfig): WorkloadSources {
 function controlReserve(config: RunConfig): number {
   const { load, workload } = config
   const first = load.levels[0]
-  if (!load.control || load.mode !== 'concurrency' || load.levels.length < 2 || first === undefined) return 0
-  if (workload.dataset !== null || workload.trace !== null || workload.sessions) return 0
-  const budget = levelRequestBudget(load) ?? 24
-  const requests = Math.max(8, first, Math.ceil(budget / 3))
+  if (!plansControl(config) || load.levels.length < 2 || first === undefined || workload.dataset !== null)
+    return 0
+  const requests = controlRequests(levelRequestBudget(load) ?? load.requests_per_level ?? 24, first)
   const threads = resolveWorkers(config.run.workers, load.levels, availableParallelism(), load.mode)
   return Math.min(512, requests * threads)
 }

@@ -41,7 +41,15 @@ import { noticeFromLoad, policyAfterProbes } from './connection-policy.js'
 import { contextWarning } from './context-warning.js'
 import { architecture, describeRun } from './describe-run.js'
 import { describeEstimate, estimateRun } from './estimate.js'
-import { levelValues, planLevel, timedLevelSeconds, WHOLE_RUN } from './level-plan.js'
+import {
+  CONTROL_MIN_SECONDS,
+  controlRequests,
+  levelValues,
+  planLevel,
+  plansControl,
+  timedLevelSeconds,
+  WHOLE_RUN,
+} from './level-plan.js'
 import { type LiveMetrics, startLiveMetrics } from './live-metrics.js'
 import { type MeasureContext, type MeasuredLevel, measureLevel } from './measure-level.js'
 import { PrecisionWatch } from './precision-watch.js'
@@ -72,7 +80,6 @@ import { type StartSchedule, waitForLevelStart } from './start-schedule.js'
 import type { StopSignal } from './stop-signal.js'
 
 export { DISTINCT_PROMPTS } from './prepare-workload.js'
-export { resolveWorkers } from './worker-count.js'
 
 import { resolveWorkers } from './worker-count.js'
 
@@ -502,11 +509,6 @@ async function runLoad(gradient: Gradient): Promise<void> {
   }
 }
 
-/** The control takes at least this many requests (a median's 95% interval needs 6), ... */
-const CONTROL_MIN_REQUESTS = 8
-/** ... and at most this long or as long as the first level's measured window took, whichever is longer. */
-const CONTROL_MIN_SECONDS = 5
-
 /**
  * The first level measured again after the last, briefly (a third of its requests, at least
  * CONTROL_MIN_REQUESTS, cut at the first level's duration): its records have phase `control` and
@@ -519,9 +521,7 @@ async function runControl(gradient: Gradient): Promise<void> {
   const { config, stop, log } = options
   const first = gradient.summaries[0]
   const whole = options.shard === undefined && options.schedule === undefined
-  const closedLoop =
-    config.load.mode === 'concurrency' && meta.trace === undefined && !config.workload.sessions
-  if (!config.load.control || stop.requested || !whole || !closedLoop || first === undefined) return
+  if (!plansControl(config) || stop.requested || !whole || first === undefined) return
   if (meta.levels_run.length < 2 || drift.firstSucceeded < 2) return
   // Sent as the first level was (its streams staggered alike): a control released in lockstep would
   // read the convoy's shared prefill as drift.
@@ -530,7 +530,7 @@ async function runControl(gradient: Gradient): Promise<void> {
   // --repeat: the first level's entry pools its runs; the control is sized on one run of it.
   const runs = meta.load.repeat ?? 1
   const perRun = Math.ceil(first.requests / runs)
-  const requests = Math.min(perRun, Math.max(CONTROL_MIN_REQUESTS, first.value, Math.ceil(perRun / 3)))
+  const requests = controlRequests(perRun, first.value)
   const seconds = Math.max(CONTROL_MIN_SECONDS, first.duration_s / runs)
   log(
     `control: level ${first.value} again, ${requests} requests (at most ${seconds.toFixed(0)} s), to see whether the environment drifted`,

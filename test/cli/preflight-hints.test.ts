@@ -147,18 +147,14 @@ for (const { flags, refusal, words } of FEATURE_CASES) {
     const server = await refusingServer(refusal)
     const out = `${tempDir()}/result`
     try {
+      const load = ['--levels', '1', '--requests', '4', '--output-tokens', '16']
       const run = await runCli([
         'run',
         '--base-url',
         server.url,
         '--model',
         'm',
-        '--levels',
-        '1',
-        '--requests',
-        '4',
-        '--output-tokens',
-        '16',
+        ...load,
         '--out',
         out,
         ...flags,
