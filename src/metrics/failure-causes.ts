@@ -152,6 +152,9 @@ const MIN_SAME_REFUSALS = 3
  * tools with stream" to every --tools request was judged "overloaded" and "client-bound" (issue 36).
  * A server that refuses the request itself says so at any load.
  */
+/** The cause of a level whose every request got the same non-overload 5xx: counted as load request by request. */
+export const SAME_REFUSAL = 'the server refused every request the same way, not for load'
+
 function sameRefusal(
   ranked: readonly MessageGroup[],
   requests: number,
@@ -164,7 +167,7 @@ function sameRefusal(
   return {
     requests: top.count,
     message: top.message,
-    cause: 'the server refused every request the same way, not for load',
+    cause: SAME_REFUSAL,
     hint: 'the server rejects something in the request itself (a feature such as --tools or --images, the model, a parameter): read its message, fix the set-up and re-run',
   }
 }

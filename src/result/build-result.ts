@@ -1,5 +1,10 @@
 import { runAdvice } from '../analysis/advice.js'
 import { type Drift, DriftSamples } from '../analysis/drift.js'
+import {
+  type FailedTargetLevel,
+  failedTargetsNote,
+  judgedWithoutFailedTargets,
+} from '../analysis/failed-targets.js'
 import { explainKnee } from '../analysis/knee-cause.js'
 import { openLoopAdvice } from '../analysis/open-loop.js'
 import { contradictedShortfalls, kneeKeptUp } from '../analysis/rate-knee.js'
@@ -38,7 +43,7 @@ import { levelName } from './level-name.js'
 import type { RunMeta } from './run-meta.js'
 import { runModel, soloLevel } from './run-model.js'
 import { type ServerSelf, slotsBesideKnee } from './server-self.js'
-import { targetResults } from './target-results.js'
+import { type TargetResult, targetResults } from './target-results.js'
 
 /** The whole summary as a pure function of the records, the server's scrapes and meta: `report` reuses it unchanged. */
 export function buildResult(
@@ -128,6 +133,26 @@ function withDrift(outcome: SearchOutcome, drift: Drift | null): SearchOutcome {
   }
 }
 
+/**
+ * The failed targets' figures at each run level, named as the run's summary names them; none when
+ * every target failed (the run then has no live evidence to judge on, and its levels say so).
+ */
+function failedTargetsAt(
+  targets: readonly TargetResult[] | undefined,
+  byLevel: readonly { level: number; figures: readonly (TargetFigures | null)[] }[] | undefined,
+): (level: number) => FailedTargetLevel[] {
+  const failed = (targets ?? []).flatMap((target, t) => (target.failed === undefined ? [] : [t]))
+  if (targets === undefined || byLevel === undefined || failed.length === targets.length) return () => []
+  return (level) => {
+    const figures = byLevel.find((entry) => entry.level === level)?.figures ?? []
+    return failed.flatMap((t) => {
+      const own = figures[t]
+      const target = targets[t] as TargetResult
+      return own == null ? [] : [{ name: `${target.endpoint} (${target.model})`, figures: own }]
+    })
+  }
+}
+
 /** `model` is left out, not null, where there is none (as `drift` is). */
 function modelField(model: CapacityModel | undefined): { model?: CapacityModel } {
   return model === undefined ? {} : { model }
@@ -200,9 +225,18 @@ export function finishResult(
         }
   const undecided = saturation === null ? kneeUndecided(judged, ttftKey, rateMode) : null
   const steps = stepsFromBelow(judged, ttftKey, rateMode)
+  const targets =
+    meta.split === undefined || evidence.targets === undefined
+      ? undefined
+      : targetResults(meta.split, evidence.targets, ttftKey, rateMode)
+  // A level is judged on its live targets: a dead one's failures are the target's, not the load's.
+  const failedAt = failedTargetsAt(targets, evidence.targets)
   const verdicts = summaries.map((summary) =>
     levelVerdict(
-      contradicted.has(summary.value) ? { ...summary, open_loop: null } : summary,
+      judgedWithoutFailedTargets(
+        contradicted.has(summary.value) ? { ...summary, open_loop: null } : summary,
+        failedAt(summary.value),
+      ),
       saturation,
       steps.get(summary.value) ?? null,
     ),
@@ -223,12 +257,9 @@ export function finishResult(
         adds: rateMode ? 'load' : 'concurrency',
         overloadedAbove: Number.isFinite(overloaded) && overloaded > summary.value ? overloaded : null,
       })
-    return { ...summary, verdict, advice }
+    const theirs = failedTargetsNote(failedAt(summary.value))
+    return { ...summary, verdict, advice: theirs === null ? advice : `${advice}; ${theirs}` }
   })
-  const targets =
-    meta.split === undefined || evidence.targets === undefined
-      ? undefined
-      : targetResults(meta.split, evidence.targets, ttftKey, rateMode)
   // The run's levels pool every target: the run's words name a target that failed.
   const failedTargets = (targets ?? []).flatMap((target) =>
     target.failed === undefined ? [] : [`${target.endpoint} (${target.model}) ${target.failed}`],
@@ -252,7 +283,7 @@ export function finishResult(
           : '') +
         (failedTargets.length === 0
           ? ''
-          : `; ${failedTargets.length === 1 ? 'a target' : `${failedTargets.length} targets`} failed, and the levels' figures include its failures: ${failedTargets.join('; ')}`),
+          : `; ${failedTargets.length === 1 ? 'a target' : `${failedTargets.length} targets`} failed (the levels' figures include its failures; their verdicts are judged without them): ${failedTargets.join('; ')}`),
     capacity: hasSlos ? findCapacity(levels) : null,
     capacity_summary: hasSlos ? describeCapacity(findCapacity(levels), meta.slo) : null,
   }
