@@ -44,6 +44,18 @@ export interface SearchOutcome {
    * Absent when nothing says so.
    */
   uncertain?: string
+  /**
+   * The SLO search's answer measured again after the search (records of phase `recheck`): whether
+   * it still meets every SLO. Absent when it was not measured again (a knee search, no answer, interrupted).
+   */
+  recheck?: { level: number; requests: number; slo_met: boolean }
+}
+
+/** The answer's level measured again at the end of an SLO search (its records' summary). */
+export interface SearchRecheck {
+  value: number
+  requests: number
+  slo: LevelSlo | null
 }
 
 /** What a probe needs of a level. */
@@ -63,6 +75,43 @@ const INTERPOLATE_ABOVE = 4
 
 /** Probes after the bracket at most: a bracket shrinks by a quarter at least each, 8 close 10x. */
 export const MAX_SEARCH_PROBES = 8
+
+/**
+ * A search across a server that changed: a server degrading mid-search still gave a converged "4
+ * meet, 5 do not" (issue 36). The answer's level was measured minutes before the search ended; it
+ * is measured again at the end, and when it no longer meets the SLOs the answer is uncertain (an
+ * earlier level no longer holds). A recheck that still meets them is stated as such.
+ */
+export function withRecheck(outcome: SearchOutcome, recheck: SearchRecheck | null): SearchOutcome {
+  if (recheck === null || recheck.slo === null || outcome.target !== 'slo' || outcome.value !== recheck.value)
+    return outcome
+  const measured = { level: recheck.value, requests: recheck.requests, slo_met: recheck.slo.meets }
+  if (recheck.slo.meets)
+    return {
+      ...outcome,
+      recheck: measured,
+      summary: `${outcome.summary}; ${recheck.value} measured again at the end still meets them`,
+    }
+  const missed = recheck.slo.checks
+    .filter((check) => !check.met)
+    .map(
+      (check) =>
+        `${check.key} ${check.value_ms === null ? 'not measured' : round(check.value_ms)} against ${check.threshold_ms}`,
+    )
+    .join(', ')
+  const reason = `${recheck.value} met every SLO during the search and missed them when measured again at the end (${missed}): the server changed during the search`
+  return {
+    ...outcome,
+    recheck: measured,
+    uncertain: outcome.uncertain === undefined ? reason : `${outcome.uncertain}; ${reason}`,
+    summary:
+      outcome.uncertain === undefined
+        ? `${outcome.summary}; uncertain: ${reason}, re-run it before relying on the answer`
+        : `${outcome.summary}; ${reason}`,
+  }
+}
+
+const round = (value: number): number => Math.round(value * 10) / 10
 
 /** The bracket's ladder: the range's lowest level, doubling, then its highest. */
 export function bracketLadder(range: readonly [number, number]): number[] {

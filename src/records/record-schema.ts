@@ -24,7 +24,7 @@ function build(): z.ZodType {
       seq: anInteger(),
       worker: aCount(),
       level: aNumber('a level value (a number)'),
-      phase: oneOf(['warmup', 'measure', 'cooldown', 'preflight', 'calibration', 'control']),
+      phase: oneOf(['warmup', 'measure', 'cooldown', 'preflight', 'calibration', 'control', 'recheck']),
       prompt_id: anInteger(),
       scheduled_at: time(),
       sent_at: time(),

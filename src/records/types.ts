@@ -64,7 +64,7 @@ export interface RequestRecord {
    * the first level measured again, briefly, after the last one (see analysis/drift.ts), kept out of
    * that level's figures.
    */
-  phase: 'warmup' | 'measure' | 'cooldown' | 'preflight' | 'calibration' | 'control'
+  phase: 'warmup' | 'measure' | 'cooldown' | 'preflight' | 'calibration' | 'control' | 'recheck'
   prompt_id: number
   /**
    * When the scheduler wanted it sent. Closed loop: the end of the stream's previous request.

@@ -12,7 +12,7 @@ import { summarizeRepeats } from '../analysis/repeats.js'
 import { misconfiguredAdvice, misconfiguredSummary } from '../analysis/run-gate.js'
 import { findSaturation, gainWithInterval, kneeUndecided, type Saturation } from '../analysis/saturation.js'
 import { type ScalingStep, stepsFromBelow } from '../analysis/scaling-step.js'
-import { type SearchOutcome, searchOutcome } from '../analysis/search.js'
+import { type SearchOutcome, searchOutcome, withRecheck } from '../analysis/search.js'
 import { kneeContextOf, serverViewOf } from '../analysis/server-view.js'
 import { adviceFor, levelVerdict } from '../analysis/verdict.js'
 import { requestTimeoutMs } from '../client/request-timeout.js'
@@ -75,7 +75,13 @@ export function buildResult(
     { length: repeats > 1 ? repeats : 0 },
     () => new Map(levels.map((level) => [level.value, new LevelSummarizer(level.value, options)])),
   )
+  // --search: the answer measured again at the end, summarized on its own.
+  let recheck: LevelSummarizer | null = null
   for (const record of records) {
+    if (record.phase === 'recheck') {
+      recheck ??= new LevelSummarizer(record.level, options)
+      recheck.add(record)
+    }
     if (record.phase === 'measure') {
       summarizers.get(record.level)?.add(record)
       targets?.add(record)
@@ -104,6 +110,7 @@ export function buildResult(
     {
       drift: drift.result(),
       model: evidence.seen(),
+      recheck: recheck === null ? null : recheck.result({ cpu_percent: 0, loops: [] }),
       ...(targets === null
         ? {}
         : {
@@ -192,6 +199,8 @@ export function finishResult(
   evidence: {
     drift?: Drift | null
     model?: ModelEvidenceSeen | null
+    /** --search with SLOs: its answer measured again at the end (records of phase `recheck`). */
+    recheck?: LevelFigures | null
     /** Several endpoints or models: each target's figures at each level (metrics/target-levels.ts). */
     targets?: readonly { level: number; figures: readonly (TargetFigures | null)[] }[]
   } = {},
@@ -307,9 +316,9 @@ export function finishResult(
     ...(meta.load?.search === undefined
       ? {}
       : {
-          search: withDrift(
-            searchOutcome(meta.load.search, meta.load.mode, levels, judgement.saturation),
-            drift,
+          search: withRecheck(
+            withDrift(searchOutcome(meta.load.search, meta.load.mode, levels, judgement.saturation), drift),
+            evidence.recheck ?? null,
           ),
         }),
     // A partial run (interrupted, or still going) gets no model: it would rest on levels cut short,

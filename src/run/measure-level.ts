@@ -43,13 +43,14 @@ export interface MeasuredLevel {
  * Runs one level on the worker threads: every record completed (lengths asked for, token counts) and
  * kept as it arrives, the measured ones fed to the level's summary and its progress line (neither
  * keeps them); the main thread's CPU and loop watched from the start of the measured round.
- * `phase` 'control': the level is the drift control, and its measured records are kept as such.
+ * `phase` 'control' or 'recheck': the level is the drift control or a search's answer measured again,
+ * and its measured records are kept as such.
  */
 export async function measureLevel(
   context: MeasureContext,
   level: LevelShare,
   summary: { add(record: RequestRecord): void },
-  phase: 'measure' | 'control' = 'measure',
+  phase: 'measure' | 'control' | 'recheck' = 'measure',
   /** --precision: fed the measured records; it tells the threads `enough` when the figures are precise. */
   precision?: PrecisionWatch,
 ): Promise<MeasuredLevel> {

@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import { refinementLevel } from '../analysis/advice.js'
 import { type Drift, DriftSamples } from '../analysis/drift.js'
-import { bracketed, MAX_SEARCH_PROBES, nextProbe } from '../analysis/search.js'
+import { bracketed, MAX_SEARCH_PROBES, nextProbe, searchOutcome } from '../analysis/search.js'
 import { proxyMetaOf } from '../client/proxy.js'
 import { displayUrl } from '../client/redact.js'
 import type { Endpoint } from '../client/target.js'
@@ -251,6 +251,7 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
           : { levels: new TargetLevels(meta.split, summaryOptions(meta)), figures: [] },
       traceOffsets: sources.trace?.offsets_ms ?? null,
       cacheReset: setUp.cacheReset,
+      recheck: null,
       prompts:
         setUp.prepared.plan.level_prompts === undefined || setUp.prepared.plan.control_prompts === undefined
           ? null
@@ -455,6 +456,8 @@ interface Gradient {
   measure: MeasureContext
   /** The run's elapsed time and the estimate of the rest, for the live line. */
   clock: RunClock
+  /** --search with SLOs: its answer measured again at the end (runRecheck); null until then. */
+  recheck: LevelFigures | null
   /** The levels' prompts and the drift control's own (workload-plan.ts); null = none reserved. */
   prompts: { levels: { first: number; count: number }; control: { first: number; count: number } } | null
 }
@@ -495,6 +498,7 @@ async function runLoad(gradient: Gradient): Promise<void> {
       log(`search: adding level ${probe.value} (${probe.how} ${inside})`)
       result = (await runLevel(gradient, probe.value)) ?? result
     }
+    await runRecheck(gradient, result)
     // --refine: bisect between the knee and the next level tried, a few times, before the report.
     for (let step = 0; config.run.refine && result !== null && step < MAX_REFINE_STEPS; step++) {
       const next = refinementLevel(result.levels, result.saturation)
@@ -517,43 +521,92 @@ async function runLoad(gradient: Gradient): Promise<void> {
  * short measurement, a shard would measure its share only, and a session's turns differ by turn.
  */
 async function runControl(gradient: Gradient): Promise<void> {
-  const { options, meta, measure, drift } = gradient
+  const { options, meta, drift } = gradient
   const { config, stop, log } = options
   const first = gradient.summaries[0]
   const whole = options.shard === undefined && options.schedule === undefined
   if (!plansControl(config) || stop.requested || !whole || first === undefined) return
   if (meta.levels_run.length < 2 || drift.firstSucceeded < 2) return
-  // Sent as the first level was (its streams staggered alike): a control released in lockstep would
-  // read the convoy's shared prefill as drift.
-  const level = planLevel(config, first.value, WHOLE_RUN, null, meta.load.stagger?.spread_ms ?? 0)
-  if (level === null || level.load.kind !== 'closed') return
-  // --repeat: the first level's entry pools its runs; the control is sized on one run of it.
-  const runs = meta.load.repeat ?? 1
-  const perRun = Math.ceil(first.requests / runs)
-  const requests = controlRequests(perRun, first.value)
-  const seconds = Math.max(CONTROL_MIN_SECONDS, first.duration_s / runs)
+  const { requests, seconds } = againSized(gradient, first)
   log(
     `control: level ${first.value} again, ${requests} requests (at most ${seconds.toFixed(0)} s), to see whether the environment drifted`,
   )
-  if (gradient.cacheReset?.mode === 'before-level') await gradient.cacheReset.reset('control', log)
-  measure.sink.setLevel(first.value)
-  await measureLevel(
+  await measureAgain(gradient, first.value, { requests, seconds }, 'control', { add() {} })
+  const result = drift.result()
+  if (result !== null) log(`control: ${result.reason}`)
+}
+
+/**
+ * --search with SLOs: the answer (the highest level meeting them) measured again after the search,
+ * sized as the drift control, its records of phase `recheck`. A server that degraded during the
+ * search no longer meets them there, and the result then says the answer is uncertain (issue 36).
+ */
+async function runRecheck(gradient: Gradient, result: BenchResult | null): Promise<void> {
+  const { options, meta } = gradient
+  const { config, stop, log } = options
+  const search = meta.load.search ?? null
+  const whole = options.shard === undefined && options.schedule === undefined
+  if (search?.target !== 'slo' || result === null || stop.requested || !whole) return
+  const answer = searchOutcome(search, config.load.mode, result.levels, result.saturation).value
+  const level = gradient.summaries.find((summary) => summary.value === answer)
+  if (answer === null || level === undefined || level.interrupted === true) return
+  const { requests, seconds } = againSized(gradient, level)
+  log(
+    `search: level ${answer} again, ${requests} requests (at most ${seconds.toFixed(0)} s), to see whether the answer still holds`,
+  )
+  const summarizer = new LevelSummarizer(answer, summaryOptions(meta))
+  const measured = await measureAgain(gradient, answer, { requests, seconds }, 'recheck', summarizer)
+  if (measured === null) return
+  gradient.recheck = summarizer.result(measured.client)
+  const slo = gradient.recheck.slo
+  if (slo !== null) log(`search: level ${answer} ${slo.meets ? 'still meets' : 'no longer meets'} the SLOs`)
+}
+
+/** A level measured again (the control, a search's recheck): a third of one run's requests, cut at one run's duration. */
+function againSized(gradient: Gradient, level: LevelFigures): { requests: number; seconds: number } {
+  // --repeat: the level's entry pools its runs; it is measured again as one run of it.
+  const runs = gradient.meta.load.repeat ?? 1
+  return {
+    requests: controlRequests(Math.ceil(level.requests / runs), level.value),
+    seconds: Math.max(CONTROL_MIN_SECONDS, level.duration_s / runs),
+  }
+}
+
+/** Measures a level again, briefly and timed, with prompts no level sent; null when it could not be planned. */
+async function measureAgain(
+  gradient: Gradient,
+  value: number,
+  size: { requests: number; seconds: number },
+  phase: 'control' | 'recheck',
+  summary: { add(record: RequestRecord): void },
+): Promise<MeasuredLevel | null> {
+  const { options, meta, measure } = gradient
+  const { config, log } = options
+  // Sent as the level was (its streams staggered alike): a level released in lockstep would read the
+  // convoy's shared prefill as a change.
+  const level = planLevel(config, value, WHOLE_RUN, null, meta.load.stagger?.spread_ms ?? 0)
+  if (level === null || level.load.kind !== 'closed') return null
+  if (gradient.cacheReset?.mode === 'before-level') await gradient.cacheReset.reset(phase, log)
+  measure.sink.setLevel(value)
+  const measured = await measureLevel(
     measure,
     {
       ...level,
       warmup: 0,
-      // Prompts no level sent: the server's prefix cache is as cold for them as for the first level's.
-      ...(gradient.prompts === null ? {} : { prompts: gradient.prompts.control }),
+      // The control: prompts no level sent, so the server's prefix cache is as cold for them as for
+      // the first level's. A recheck: the levels' prompts, as every level after the first reuses them.
+      ...(gradient.prompts === null
+        ? {}
+        : { prompts: phase === 'control' ? gradient.prompts.control : gradient.prompts.levels }),
       // Timed, so a server that slowed down cannot hold the run: nothing is sent after `seconds`.
-      window: { warmup_s: 0, duration_s: seconds, cooldown_s: 0 },
-      load: { ...level.load, requests },
+      window: { warmup_s: 0, duration_s: size.seconds, cooldown_s: 0 },
+      load: { ...level.load, requests: size.requests },
     },
-    { add() {} },
-    'control',
+    summary,
+    phase,
   )
   measure.sink.flush()
-  const result = drift.result()
-  if (result !== null) log(`control: ${result.reason}`)
+  return measured
 }
 
 /**
@@ -707,6 +760,7 @@ function evidenceOf(gradient: Gradient, drift: Drift | null): Parameters<typeof 
   return {
     drift,
     model: gradient.modelEvidence.seen(),
+    recheck: gradient.recheck,
     ...(gradient.targets === null ? {} : { targets: gradient.targets.figures }),
   }
 }

@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { test } from 'node:test'
+import { buildResult } from '../../src/result/build-result.js'
+import { loadRun } from '../../src/result/load-run.js'
 import { type RunOutcome, runGradient } from '../../src/run/run-gradient.js'
 import { StopSignal } from '../../src/run/stop-signal.js'
-import { SIM_MODEL } from '../../src/sim/server.js'
+import { SIM_MODEL, startSimulator as startInProcess } from '../../src/sim/server.js'
 import { runCli, simRunArgs } from '../helpers/cli.js'
 import { TIMING_FIGURES, tempDir, testConfig } from '../helpers/run-config.js'
 import { startSimulatorProcess as startSimulator } from '../helpers/sim-process.js'
@@ -14,16 +16,18 @@ import { startSimulatorProcess as startSimulator } from '../helpers/sim-process.
  * A TTFT p95 objective of 120 ms is met up to 4 streams and missed from 5: the search over 1–16 must
  * say 4, bracketed by 5, in at most half of the 16 levels an exhaustive ladder would run.
  */
+const FOUR_SLOTS = {
+  slots: 4,
+  prefill_base_ms: 30,
+  prefill_ms_per_token: 0,
+  decode_base_ms: 10,
+  decode_ms_per_seq: 0,
+}
+
 test('--search finds the SLO capacity of a 4-slot simulator in at most half the levels of every level from 1 to 16', {
   timeout: 120_000,
 }, async () => {
-  const sim = await startSimulator({
-    slots: 4,
-    prefill_base_ms: 30,
-    prefill_ms_per_token: 0,
-    decode_base_ms: 10,
-    decode_ms_per_seq: 0,
-  })
+  const sim = await startSimulator(FOUR_SLOTS)
   const out = tempDir()
   try {
     const config = testConfig(sim.url, SIM_MODEL, {
@@ -58,6 +62,69 @@ test('--search finds the SLO capacity of a 4-slot simulator in at most half the 
     assert.deepEqual(run.slice(0, 4), [1, 2, 4, 8], 'the ladder doubles and stops at the first miss')
     assert.ok(lines.some((line) => /^search: adding level \d+ \((interpolated|bisected) between/.test(line)))
     assert.equal(result.capacity?.value, 4)
+    // The answer measured again at the end still meets the SLOs: the answer stands, said so.
+    assert.deepEqual(
+      { ...search.recheck, requests: undefined },
+      { level: 4, requests: undefined, slo_met: true },
+    )
+    assert.equal(search.uncertain, undefined, search.summary)
+    assert.match(search.summary, /; 4 measured again at the end still meets them$/)
+  } finally {
+    await sim.close()
+  }
+})
+
+/**
+ * Issue 36 item 11: the same server, 5x slower from its 80th request on (during level 8, after the
+ * answer's level 4 was measured): every later probe misses, so the bracket still closes at 4 and 5,
+ * but 4 measured again at the end misses too, and the answer is said to be uncertain. The drift
+ * control is off: the recheck alone must see it.
+ */
+test('--search across a server that slowed down mid-search: the answer measured again misses, the answer is uncertain', {
+  timeout: 120_000,
+}, async () => {
+  const sim = await startInProcess({ ...FOUR_SLOTS, slowdown: { after_requests: 80, factor: 5 } })
+  const out = tempDir()
+  try {
+    const config = testConfig(sim.url, SIM_MODEL, {
+      levels: [1, 16],
+      requests: 24,
+      output_tokens: 16,
+      out_dir: out,
+    })
+    config.run.search = true
+    config.load.control = false
+    config.metrics.slo = { ttft_p95_ms: 120 }
+    const lines: string[] = []
+    const outcome = await runGradient({
+      config,
+      apiKey: null,
+      outDir: out,
+      log: (line) => lines.push(line),
+      stop: new StopSignal(),
+    })
+    assert.equal(outcome.kind, 'done')
+    if (outcome.kind !== 'done') return
+    const search = outcome.result.search
+    assert.equal(outcome.result.drift, undefined, 'no drift control ran')
+    assert.equal(search?.value, 4, search?.summary)
+    assert.equal(search?.recheck?.slo_met, false, search?.summary)
+    assert.match(
+      search?.uncertain ?? '',
+      /^4 met every SLO during the search and missed them when measured again at the end \(ttft_p95_ms \d+(\.\d)? against 120\)/,
+    )
+    assert.match(
+      search?.summary ?? '',
+      /; uncertain: 4 met every SLO .*re-run it before relying on the answer$/,
+    )
+    assert.ok(lines.includes('search: level 4 no longer meets the SLOs'), lines.join('\n'))
+    // `report` rebuilds the same judgement from the records (phase "recheck").
+    const records = loadRun(out).records ?? []
+    const rechecked = records.filter((record) => record.phase === 'recheck')
+    assert.ok(rechecked.length > 0 && rechecked.every((record) => record.level === 4))
+    const rebuilt = buildResult(records, outcome.result.meta)
+    assert.deepEqual(rebuilt.search?.recheck, search?.recheck)
+    assert.equal(rebuilt.search?.uncertain, search?.uncertain)
   } finally {
     await sim.close()
   }
