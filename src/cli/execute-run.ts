@@ -183,7 +183,7 @@ export async function executeRun(
 /** What the first interrupt does, said at once, in each phase of the run. */
 const INTERRUPT_ANSWERS: Record<RunPhase, string> = {
   'set-up': 'interrupt: stopping before the load; nothing more is sent',
-  load: `interrupt: no new requests; waiting up to ${INTERRUPT_GRACE_MS / 1000} s for in-flight ones, then writing the partial result (Ctrl-C again to quit now)`,
+  load: `interrupt: no new requests; waiting up to ${INTERRUPT_GRACE_MS / 1000} s for in-flight ones, then writing the partial result, without charts (Ctrl-C again to quit now)`,
   report:
     'interrupt: every level is measured and the result is written; finishing the report (Ctrl-C again to skip it)',
 }

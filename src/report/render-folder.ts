@@ -22,6 +22,17 @@ export interface ReportOptions extends ExportOptions {
    * they are read from DIR/requests.jsonl, once, for the exports and both timelines.
    */
   records?: readonly RequestRecord[] | null
+  /**
+   * False: summary.md and the exports only, no charts and no report.html. An interrupted run draws
+   * nothing: the drawing is seconds of CPU (several times that on a loaded machine), which a person
+   * who pressed Ctrl-C is not waiting for; `llmbench report DIR` draws it from the folder.
+   */
+  draw?: boolean
+}
+
+/** The note a run prints when it left the drawing to `report`. */
+export function notDrawnNote(dir: string): string {
+  return `charts and report.html not drawn after the interrupt (seconds of drawing a stopped run does not wait for): \`llmbench report ${dir}\` draws them`
 }
 
 /**
@@ -41,7 +52,7 @@ export function toPng(svg: string, loadSystemFonts = true): Buffer {
 /**
  * Everything a person looks at, from the summary: summary.md, charts/*.svg and *.png, report.html;
  * and the exports for other tools (levels.csv, requests.csv, requests.parquet when asked).
- * Returns a note when the charts (and so report.html) could not be drawn.
+ * Returns a note when the charts (and so report.html) could not be drawn, or were not asked for.
  */
 export async function writeReports(
   dir: string,
@@ -50,6 +61,7 @@ export async function writeReports(
 ): Promise<string | null> {
   writeFileSync(join(dir, SUMMARY_FILE), renderMarkdown(result))
   const { server, requests } = await writeTablesAndTimelines(dir, result, options)
+  if (options.draw === false) return notDrawnNote(dir)
   // vega and vega-lite (hundreds of files) load when a report is drawn, not when a run starts: a run
   // at a tight `ulimit -n` must get as far as its fd check, and `init` or `sim` never need them.
   let charts: Chart[]

@@ -777,6 +777,8 @@ async function finishRun(gradient: Gradient): Promise<RunOutcome> {
   options.stop.enter('report')
   const reportNote = await writeReports(options.outDir, result, {
     parquet: options.config.run.export_parquet,
+    // Interrupted during the load: the partial result is written, the drawing left to `report`.
+    draw: !meta.partial,
   })
   if (reportNote !== null) options.log(`note: ${reportNote}`)
   // A shard's summary is partial: the merged one is the job's answer (`merge` appends it).

@@ -331,6 +331,11 @@ test('Ctrl-C mid-run: stops issuing, drains, writes a partial result and exits 1
     )
     // Level 2 was cut short of its 3 s (interrupted a few hundred ms in; a full level runs 3 s and drains).
     assert.ok(summary.levels[1].duration_s < 3, `level 2 ran ${summary.levels[1].duration_s} s`)
+    // The drawing (seconds of CPU, several times that under load) is left to `report`, and said so.
+    assert.equal(existsSync(join(out, 'report.html')), false)
+    assert.ok(existsSync(join(out, 'summary.md')))
+    assert.match(stderrSoFar(), /charts and report.html not drawn after the interrupt .*`llmbench report /)
+    assert.doesNotMatch(stderrSoFar(), /^Report: /m)
   } finally {
     await sim.close()
   }
