@@ -4,6 +4,7 @@
  * protocol names, so a protocol is added here and nowhere else.
  */
 
+import type { ProtocolCarries } from './capabilities.js'
 import type { Protocol } from './names.js'
 import {
   type BodyRequest,
@@ -48,9 +49,21 @@ export interface WireProtocol {
   generatesTokens: boolean
   /** What a readable answer looks like, in words: said when a response could not be read. */
   format: string
+  /** What its requests and answers can carry besides text (capabilities.ts). */
+  carries: Readonly<ProtocolCarries>
 }
 
 const GENERATING = { autoAuth: null, headers: {}, streams: true, generatesTokens: true } as const
+
+/** Text in, text out: what legacy completions and embeddings carry. */
+const TEXT_ONLY: ProtocolCarries = {
+  images: false,
+  audio: false,
+  tools: false,
+  structuredOutput: false,
+  reasoning: false,
+  conversation: false,
+}
 
 const WIRE_PROTOCOLS: Readonly<Record<Protocol, WireProtocol>> = {
   chat: {
@@ -60,6 +73,14 @@ const WIRE_PROTOCOLS: Readonly<Record<Protocol, WireProtocol>> = {
     path: '/v1/chat/completions',
     body: chatBody,
     interpreter: chatInterpreter,
+    carries: {
+      images: true,
+      audio: true,
+      tools: true,
+      structuredOutput: true,
+      reasoning: true,
+      conversation: true,
+    },
   },
   completions: {
     ...GENERATING,
@@ -68,6 +89,7 @@ const WIRE_PROTOCOLS: Readonly<Record<Protocol, WireProtocol>> = {
     path: '/v1/completions',
     body: completionsBody,
     interpreter: chatInterpreter,
+    carries: TEXT_ONLY,
   },
   responses: {
     ...GENERATING,
@@ -76,6 +98,8 @@ const WIRE_PROTOCOLS: Readonly<Record<Protocol, WireProtocol>> = {
     path: '/v1/responses',
     body: responsesBody,
     interpreter: responsesInterpreter,
+    // llmbench sends no tools or text.format to the Responses API (yet): the body builder has no such fields.
+    carries: { ...TEXT_ONLY, images: true, reasoning: true, conversation: true },
   },
   messages: {
     ...GENERATING,
@@ -86,6 +110,7 @@ const WIRE_PROTOCOLS: Readonly<Record<Protocol, WireProtocol>> = {
     autoAuth: 'x-api-key',
     headers: { 'anthropic-version': ANTHROPIC_VERSION },
     interpreter: messagesInterpreter,
+    carries: { ...TEXT_ONLY, images: true, reasoning: true, conversation: true },
   },
   embeddings: {
     name: 'embeddings',
@@ -97,6 +122,7 @@ const WIRE_PROTOCOLS: Readonly<Record<Protocol, WireProtocol>> = {
     interpreter: embeddingsInterpreter,
     streams: false,
     generatesTokens: false,
+    carries: TEXT_ONLY,
   },
 }
 
