@@ -5,7 +5,7 @@
  */
 
 import type { ProtocolCarries } from './capabilities.js'
-import type { Protocol } from './names.js'
+import { PROTOCOLS, type Protocol } from './names.js'
 import {
   type BodyRequest,
   chatBody,
@@ -21,6 +21,14 @@ import {
   type ProtocolInterpreter,
   responsesInterpreter,
 } from './protocol-interpreter.js'
+import {
+  CHAT_FIELDS,
+  COMPLETIONS_FIELDS,
+  EMBEDDINGS_FIELDS,
+  MESSAGES_FIELDS,
+  RESPONSES_FIELDS,
+  type RequestFields,
+} from './request-fields.js'
 
 /** The version header Anthropic's Messages API requires; the one its documentation shows. */
 export const ANTHROPIC_VERSION = '2023-06-01'
@@ -31,6 +39,8 @@ export interface WireProtocol {
   path: string
   /** The JSON body of one request. */
   body(request: BodyRequest): Record<string, unknown>
+  /** Where a server finds the prompt and the output length in such a body (the simulator reads it so). */
+  request: RequestFields
   /**
    * Where `--auth auto` sends the key for this protocol (Anthropic's x-api-key for messages); null =
    * as the host wants it (Azure's api-key, else a bearer token: config/auth-mode.ts).
@@ -72,6 +82,7 @@ const WIRE_PROTOCOLS: Readonly<Record<Protocol, WireProtocol>> = {
     format: 'an OpenAI chat completions stream',
     path: '/v1/chat/completions',
     body: chatBody,
+    request: CHAT_FIELDS,
     interpreter: chatInterpreter,
     carries: {
       images: true,
@@ -88,6 +99,7 @@ const WIRE_PROTOCOLS: Readonly<Record<Protocol, WireProtocol>> = {
     format: 'an OpenAI completions stream',
     path: '/v1/completions',
     body: completionsBody,
+    request: COMPLETIONS_FIELDS,
     interpreter: chatInterpreter,
     carries: TEXT_ONLY,
   },
@@ -97,6 +109,7 @@ const WIRE_PROTOCOLS: Readonly<Record<Protocol, WireProtocol>> = {
     format: 'an OpenAI Responses API stream',
     path: '/v1/responses',
     body: responsesBody,
+    request: RESPONSES_FIELDS,
     interpreter: responsesInterpreter,
     // llmbench sends no tools or text.format to the Responses API (yet): the body builder has no such fields.
     carries: { ...TEXT_ONLY, images: true, reasoning: true, conversation: true },
@@ -107,6 +120,7 @@ const WIRE_PROTOCOLS: Readonly<Record<Protocol, WireProtocol>> = {
     format: 'an Anthropic Messages stream',
     path: '/v1/messages',
     body: messagesBody,
+    request: MESSAGES_FIELDS,
     autoAuth: 'x-api-key',
     headers: { 'anthropic-version': ANTHROPIC_VERSION },
     interpreter: messagesInterpreter,
@@ -117,6 +131,7 @@ const WIRE_PROTOCOLS: Readonly<Record<Protocol, WireProtocol>> = {
     format: 'an OpenAI embeddings body',
     path: '/v1/embeddings',
     body: embeddingsBody,
+    request: EMBEDDINGS_FIELDS,
     autoAuth: null,
     headers: {},
     interpreter: embeddingsInterpreter,
@@ -129,4 +144,9 @@ const WIRE_PROTOCOLS: Readonly<Record<Protocol, WireProtocol>> = {
 /** The descriptor of `protocol`; chat completions when absent (targets and results from before protocols). */
 export function protocolOf(protocol: Protocol | undefined): WireProtocol {
   return WIRE_PROTOCOLS[protocol ?? 'chat']
+}
+
+/** The protocol served at exactly `path` (a server's route, '/v1/messages'), or null. */
+export function protocolServedAt(path: string | undefined): Protocol | null {
+  return PROTOCOLS.find((protocol) => WIRE_PROTOCOLS[protocol].path === path) ?? null
 }
