@@ -34,7 +34,8 @@ export function buildBody(
 ): Buffer {
   const { model, stream } = options
   const name = options.protocol ?? protocolOfEndpoint(options.endpoint)
-  const { carries } = protocolOf(name)
+  const protocol = protocolOf(name)
+  const { carries } = protocol
   if (images.length > 0 && !carries.images) {
     throw new Error(`the ${name} protocol has no image parts: send images to ${carriersInWords('images')}`)
   }
@@ -42,6 +43,6 @@ export function buildBody(
     throw new Error(`the ${name} protocol has no audio parts: send audio to ${carriersInWords('audio')}`)
   }
   const ignoreEos = options.ignoreEos === true
-  const body = protocolOf(name).body({ model, prompt, maxTokens, stream, ignoreEos, images, audio })
+  const body = protocol.body({ model, prompt, maxTokens, stream, ignoreEos, images, audio })
   return Buffer.from(JSON.stringify(options.extra === undefined ? body : { ...body, ...options.extra }))
 }
