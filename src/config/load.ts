@@ -7,7 +7,8 @@
 import { extname } from 'node:path'
 import { parse as parseToml, TomlError } from 'smol-toml'
 import { describeValue } from '../describe-value.js'
-import { protocolOfEndpoint } from '../protocols/names.js'
+import { type Capability, eitherOf, theProtocolsCarrying } from '../protocols/capabilities.js'
+import { PROTOCOLS, protocolOfEndpoint } from '../protocols/names.js'
 import { protocolOf } from '../protocols/wire-protocol.js'
 import { RESULT_FILE } from '../result/folder-layout.js'
 import { valueAt } from '../schema-issue.js'
@@ -433,6 +434,23 @@ interface FinalCheck {
   settings?: SettingId[]
 }
 
+/** Whether the run's protocol carries `capability` (capabilities.ts). */
+function carries(config: RunConfig, capability: Capability): boolean {
+  return protocolOf(config.target.protocol).carries[capability]
+}
+
+/** The protocols a session can hold a conversation with: those whose replies it carries into the next turn. */
+const GENERATING = PROTOCOLS.filter((protocol) => protocolOf(protocol).generatesTokens)
+
+/** "response_schema and tools with the chat protocol", or each with its own protocols once they differ. */
+function schemaAndToolsWhere(): string {
+  const schema = theProtocolsCarrying('structuredOutput')
+  const tools = theProtocolsCarrying('tools')
+  return schema === tools
+    ? `response_schema and tools with ${tools}`
+    : `response_schema with ${schema} and tools with ${tools}`
+}
+
 const DATASET_LENGTH_SOURCES = [...rawKeysOf('input_tokens'), ...rawKeysOf('output_tokens')]
 
 const FINAL_CHECKS: FinalCheck[] = [
@@ -570,10 +588,11 @@ const FINAL_CHECKS: FinalCheck[] = [
   {
     path: 'response_schema',
     fails: (c) =>
-      (c.workload.response_schema !== null || c.workload.tools !== null) &&
-      (c.target.protocol !== 'chat' || c.workload.sessions || c.workload.trace !== null),
-    message:
-      'expected response_schema and tools with the chat protocol, without sessions or a trace: response_format and tools are chat completions fields, and a session or trace brings its own requests',
+      (c.workload.response_schema !== null && !carries(c, 'structuredOutput')) ||
+      (c.workload.tools !== null && !carries(c, 'tools')) ||
+      ((c.workload.response_schema !== null || c.workload.tools !== null) &&
+        (c.workload.sessions || c.workload.trace !== null)),
+    message: `expected ${schemaAndToolsWhere()}, without sessions or a trace: the other protocols have no response_format or tools fields, and a session or trace brings its own requests`,
     sources: [
       ...rawKeysOf('response_schema'),
       ...rawKeysOf('tools'),
@@ -586,10 +605,8 @@ const FINAL_CHECKS: FinalCheck[] = [
   {
     path: 'audio',
     fails: (c) =>
-      c.workload.audio !== null &&
-      (c.target.protocol !== 'chat' || c.workload.sessions || c.workload.trace !== null),
-    message:
-      'expected audio with the chat protocol, without sessions or a trace: input_audio is a chat completions part, and a session or trace brings its own prompts',
+      c.workload.audio !== null && (!carries(c, 'audio') || c.workload.sessions || c.workload.trace !== null),
+    message: `expected audio with ${theProtocolsCarrying('audio')}, without sessions or a trace: the other protocols have no audio parts, and a session or trace brings its own prompts`,
     sources: [
       ...rawKeysOf('audio'),
       ...rawKeysOf('protocol'),
@@ -608,11 +625,8 @@ const FINAL_CHECKS: FinalCheck[] = [
     path: 'images',
     fails: (c) =>
       c.workload.images !== null &&
-      (!['chat', 'responses', 'messages'].includes(c.target.protocol) ||
-        c.workload.sessions ||
-        c.workload.trace !== null),
-    message:
-      'expected images with the chat, responses or messages protocol, without sessions or a trace: only those protocols carry image parts, and a session or trace brings its own prompts',
+      (!carries(c, 'images') || c.workload.sessions || c.workload.trace !== null),
+    message: `expected images with ${theProtocolsCarrying('images')}, without sessions or a trace: the other protocols have no image parts, and a session or trace brings its own prompts`,
     sources: [
       ...rawKeysOf('images'),
       ...rawKeysOf('protocol'),
@@ -624,8 +638,7 @@ const FINAL_CHECKS: FinalCheck[] = [
   {
     path: 'sessions',
     fails: (c) => c.workload.sessions && !protocolOf(c.target.protocol).generatesTokens,
-    message:
-      'expected a protocol that generates replies with sessions (chat, completions, responses, messages), got embeddings: a session carries the replies into its next turn',
+    message: `expected a protocol that generates replies with sessions (${GENERATING.join(', ')}), got ${eitherOf(PROTOCOLS.filter((p) => !GENERATING.includes(p)))}: a session carries the replies into its next turn`,
     sources: [...rawKeysOf('sessions'), ...rawKeysOf('protocol'), ...rawKeysOf('endpoint')],
   },
   {

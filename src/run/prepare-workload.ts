@@ -1,7 +1,9 @@
 import { availableParallelism } from 'node:os'
 import { bodyOptionsOf, type Endpoint } from '../client/target.js'
 import type { RunConfig } from '../config/types.js'
+import { carriersInWords } from '../protocols/capabilities.js'
 import { promptText } from '../protocols/prompt.js'
+import { protocolOf } from '../protocols/wire-protocol.js'
 import type { RequestRecord } from '../records/types.js'
 import type { Calibration } from '../result/run-meta.js'
 import { type Dataset, DatasetError, loadDataset } from '../workload/dataset.js'
@@ -89,10 +91,10 @@ export function loadWorkloadSources(config: RunConfig): WorkloadSources {
   // A row's own images need a protocol with image parts (as --images does: config/load.ts).
   if (
     dataset?.entries.some((entry) => entry.images !== undefined) === true &&
-    !['chat', 'responses', 'messages'].includes(config.target.protocol)
+    !protocolOf(config.target.protocol).carries.images
   )
     throw new WorkloadError(
-      `dataset ${dataset.path}: its rows carry images, which the ${config.target.protocol} protocol cannot send (use chat, responses or messages)`,
+      `dataset ${dataset.path}: its rows carry images, which the ${config.target.protocol} protocol cannot send (use ${carriersInWords('images')})`,
     )
   const prompts = new ExactPromptSource(tokenizer, {
     seed: workload.seed,

@@ -1,7 +1,7 @@
 /**
  * The simulator's Responses API (`/v1/responses`), Anthropic Messages (`/v1/messages`) and
- * embeddings (`/v1/embeddings`) endpoints: how their requests say the prompt and the output length,
- * and the events and bodies they answer with, timed by the same capacity model as chat (the
+ * embeddings (`/v1/embeddings`) endpoints: the events and bodies they answer with (their requests are
+ * read by each protocol's descriptor: protocols/request-fields.ts), timed by the same capacity model as chat (the
  * engine calls onToken once per output token, then onFinish). An embeddings request is a prefill
  * and one step of the engine, answered with one body when the step ends.
  *
@@ -13,55 +13,13 @@
 
 import type { ServerResponse } from 'node:http'
 import type { JobSink } from '../model/engine.js'
+import type { Protocol } from '../protocols/names.js'
+import { protocolOf } from '../protocols/wire-protocol.js'
 import type { FaultKind } from './faults.js'
 
-export type SimProtocol = 'responses' | 'messages' | 'embeddings'
 export type TokenPhase = 'reasoning' | 'answer'
 
-const PATHS: Readonly<Record<string, SimProtocol>> = {
-  '/v1/responses': 'responses',
-  '/v1/messages': 'messages',
-  '/v1/embeddings': 'embeddings',
-}
-
-/** The protocol a POST path serves beyond chat and completions, or null. */
-export function simProtocolOf(path: string | undefined): SimProtocol | null {
-  return PATHS[path ?? ''] ?? null
-}
-
-export function isSimProtocol(kind: string): kind is SimProtocol {
-  return kind === 'responses' || kind === 'messages' || kind === 'embeddings'
-}
-
 type Json = Record<string, unknown>
-
-/**
- * The prompt as chat-like messages ({content}) for the server's token counting: a Responses
- * `input` (text or items), Messages' `system` and `messages`, an embeddings `input` (text or texts).
- * Null when the field is missing or of the wrong type.
- */
-export function protocolInput(protocol: SimProtocol, body: Json): unknown[] | null {
-  if (protocol === 'messages') {
-    if (!Array.isArray(body.messages)) return null
-    const system = typeof body.system === 'string' ? [{ content: body.system }] : []
-    return [...system, ...body.messages]
-  }
-  const input = body.input
-  if (typeof input === 'string') return [{ content: input }]
-  if (!Array.isArray(input)) return null
-  return protocol === 'embeddings' ? input.map((text) => ({ content: text })) : input
-}
-
-/** The request's output length field, or 1 for embeddings (one engine step); undefined = the default. */
-export function protocolMaxTokens(protocol: SimProtocol, body: Json): unknown {
-  if (protocol === 'embeddings') return 1
-  return protocol === 'responses' ? body.max_output_tokens : body.max_tokens
-}
-
-/** Inputs of an embeddings request: one vector each. */
-export function embeddingInputs(body: Json): number {
-  return Array.isArray(body.input) ? body.input.length : 1
-}
 
 export interface ProtocolUsage {
   input: number
@@ -73,7 +31,7 @@ export interface ProtocolUsage {
 
 /** Everything a protocol answer needs besides its tokens. */
 export interface ProtocolReply {
-  protocol: SimProtocol
+  protocol: Protocol
   model: string
   requestNo: number
   /** Finish in chat's words: 'stop' (end of sequence) or 'length' (max tokens reached). */
@@ -95,10 +53,16 @@ export interface EventWriter {
   finish(): string
   /** A mid-stream error event, as the protocol sends one. */
   error(message: string): string
+  /** A token event cut off inside its JSON (the `malformed` fault). */
+  malformed(): string
+  /** The finished answer as one body (a non-streamed request). */
+  whole(): Json
 }
 
 const sse = (type: string, data: Json): string =>
   `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`
+
+const TRUNCATED_DATA = 'data: {"type":\n\n'
 
 class ResponsesWriter implements EventWriter {
   private sequence = 0
@@ -152,6 +116,10 @@ class ResponsesWriter implements EventWriter {
 
   error(message: string): string {
     return this.event('error', { code: 'server_error', message, param: null })
+  }
+
+  malformed(): string {
+    return `event: response.output_text.delta\n${TRUNCATED_DATA}`
   }
 
   /** response.completed, or response.incomplete when max_output_tokens cut it. */
@@ -277,6 +245,10 @@ class MessagesWriter implements EventWriter {
     return sse('error', { error: { type: 'api_error', message } })
   }
 
+  malformed(): string {
+    return `event: content_block_delta\n${TRUNCATED_DATA}`
+  }
+
   whole(): Json {
     return {
       id: this.id,
@@ -321,14 +293,34 @@ function embeddingsBody(reply: ProtocolReply): Json {
   return { object: 'list', data, model: reply.model, usage: { prompt_tokens: input, total_tokens: input } }
 }
 
+/**
+ * Each protocol's event writer; null: it answers in OpenAI chunks (chat, completions: chunk-frames.ts)
+ * or, never streaming, with one body of its own (embeddings' vectors).
+ */
+const EVENT_WRITERS: Readonly<Record<Protocol, (new (reply: ProtocolReply) => EventWriter) | null>> = {
+  chat: null,
+  completions: null,
+  responses: ResponsesWriter,
+  messages: MessagesWriter,
+  embeddings: null,
+}
+
+/** The event writer of `reply.protocol`, or null when it has none. */
+function writerOf(reply: ProtocolReply): EventWriter | null {
+  const Writer = EVENT_WRITERS[reply.protocol]
+  return Writer === null ? null : new Writer(reply)
+}
+
 /** The event writer of a streamed Responses or Messages answer (exported for tests of the phases). */
 export function eventWriter(reply: ProtocolReply): EventWriter {
-  return reply.protocol === 'responses' ? new ResponsesWriter(reply) : new MessagesWriter(reply)
+  const writer = writerOf(reply)
+  if (writer === null) throw new Error(`the simulator writes no events of the ${reply.protocol} protocol`)
+  return writer
 }
 
 /** Streams one answer: the protocol's opening events with the headers, one event per token, the terminal event. */
 class ProtocolStreamSink implements JobSink {
-  private readonly writer: ResponsesWriter | MessagesWriter
+  private readonly writer: EventWriter
 
   constructor(
     private readonly res: ServerResponse,
@@ -336,7 +328,7 @@ class ProtocolStreamSink implements JobSink {
     private readonly next: () => string,
     private readonly fault: FaultKind | null,
   ) {
-    this.writer = reply.protocol === 'responses' ? new ResponsesWriter(reply) : new MessagesWriter(reply)
+    this.writer = eventWriter(reply)
   }
 
   open(): void {
@@ -369,9 +361,7 @@ class ProtocolStreamSink implements JobSink {
         this.res.destroy()
         break
       case 'malformed':
-        this.res.write(
-          `event: ${this.reply.protocol === 'responses' ? 'response.output_text.delta' : 'content_block_delta'}\ndata: {"type":\n\n`,
-        )
+        this.res.write(this.writer.malformed())
         break
       case 'error-event':
         this.res.end(this.writer.error('injected failure'))
@@ -384,19 +374,15 @@ class ProtocolStreamSink implements JobSink {
 
 /** Answers with one JSON body when the last token is out: a non-streamed request, or embeddings. */
 class ProtocolJsonSink implements JobSink {
-  private readonly writer: ResponsesWriter | MessagesWriter | null
+  /** Null: a protocol without events answers with its vectors (embeddings). */
+  private readonly writer: EventWriter | null
 
   constructor(
     private readonly res: ServerResponse,
     private readonly reply: ProtocolReply,
     private readonly next: () => string,
   ) {
-    this.writer =
-      reply.protocol === 'responses'
-        ? new ResponsesWriter(reply)
-        : reply.protocol === 'messages'
-          ? new MessagesWriter(reply)
-          : null
+    this.writer = writerOf(reply)
   }
 
   onToken(index: number): void {
@@ -420,7 +406,7 @@ export function protocolSink(
   stream: boolean,
   fault: FaultKind | null,
 ): JobSink & { open?: () => void } {
-  return stream && reply.protocol !== 'embeddings'
+  return stream && protocolOf(reply.protocol).streams
     ? new ProtocolStreamSink(res, reply, next, fault)
     : new ProtocolJsonSink(res, reply, next)
 }

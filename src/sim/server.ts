@@ -26,9 +26,12 @@ import {
   type SimParams,
   type SimStats,
 } from '../model/engine.js'
+import type { Protocol } from '../protocols/names.js'
+import { protocolOf, protocolServedAt } from '../protocols/wire-protocol.js'
 import { seededRandom } from '../random.js'
 import { loadTokenizer } from '../workload/tokenizers.js'
 import { audioTokens, DEFAULT_AUDIO_TOKENS_PER_S } from './audio-tokens.js'
+import { chunkFrames, type Frames, type Usage } from './chunk-frames.js'
 import {
   FAULT_DELAY_MS,
   FAULT_OVERSIZED_BYTES,
@@ -41,15 +44,7 @@ import { DEFAULT_IMAGE_PATCH_PX, imageTokens } from './image-tokens.js'
 import { llamaCppTimings } from './llamacpp-timings.js'
 import { EXPOSITION_CONTENT_TYPE } from './metrics-exposition.js'
 import { PrefixCache } from './prefix-cache.js'
-import {
-  embeddingInputs,
-  isSimProtocol,
-  protocolInput,
-  protocolMaxTokens,
-  protocolSink,
-  type SimProtocol,
-  simProtocolOf,
-} from './protocol-frames.js'
+import { protocolSink } from './protocol-frames.js'
 import {
   checkQuirks,
   closeAfterResponse,
@@ -58,10 +53,8 @@ import {
   type SimQuirks,
 } from './quirks.js'
 import {
-  chatReasoningFrame,
   checkReasoning,
   phaseOf,
-  type ReasoningFrame,
   type ReasoningPlan,
   reasoningPlan,
   type SimReasoning,
@@ -303,8 +296,6 @@ function shutdown(server: Server, engine: SimEngine<NodeJS.Timeout>): Promise<vo
 // ---------------------------------------------------------------------------------------------------
 // Routing and request parsing
 
-type Kind = 'chat' | 'completion' | SimProtocol
-
 interface ApiError {
   status: number
   message: string
@@ -313,7 +304,7 @@ interface ApiError {
 }
 
 interface GenerationRequest {
-  kind: Kind
+  protocol: Protocol
   stream: boolean
   includeUsage: boolean
   maxTokens: number
@@ -357,9 +348,8 @@ async function route(ctx: SimContext, req: IncomingMessage, res: ServerResponse)
     res.end()
     return
   }
-  const kind: Kind | null =
-    path === '/v1/chat/completions' ? 'chat' : path === '/v1/completions' ? 'completion' : simProtocolOf(path)
-  if (kind === null || req.method !== 'POST') {
+  const protocol = protocolServedAt(path)
+  if (protocol === null || req.method !== 'POST') {
     const message = `Unknown request URL: ${req.method ?? ''} ${path ?? ''}`
     return sendError(res, { status: 404, message, type: 'invalid_request_error', code: 'unknown_url' })
   }
@@ -368,7 +358,7 @@ async function route(ctx: SimContext, req: IncomingMessage, res: ServerResponse)
     const message = `Request body larger than ${MAX_BODY_BYTES} bytes`
     return sendError(res, { status: 413, message, type: 'invalid_request_error', code: null })
   }
-  const parsed = parseGeneration(kind, body, ctx.model, ctx.counting)
+  const parsed = parseGeneration(protocol, body, ctx.model, ctx.counting)
   if ('status' in parsed) return sendError(res, parsed)
   if (parsed.promptTokens + parsed.maxTokens > ctx.contextSize) {
     const message = `the request exceeds the available context size (${parsed.promptTokens} prompt + ${parsed.maxTokens} max_tokens > ${ctx.contextSize}), try increasing it`
@@ -458,7 +448,7 @@ function badRequest(message: string, code: string | null = null): ApiError {
 }
 
 function parseGeneration(
-  kind: Kind,
+  protocol: Protocol,
   text: string,
   model: string,
   counting: PromptCounting,
@@ -475,54 +465,45 @@ function parseGeneration(
     const message = `The model \`${body.model}\` does not exist`
     return { status: 404, message, type: 'invalid_request_error', code: 'model_not_found' }
   }
-  // The other protocols' prompts are counted as chat messages (see protocol-frames.ts).
-  const chatLike = kind !== 'completion'
-  const input =
-    kind === 'chat' ? body.messages : isSimProtocol(kind) ? protocolInput(kind, body) : body.prompt
+  const { request: fields, carries } = protocolOf(protocol)
+  // Every protocol but legacy completions has its prompt counted as chat turns (request-fields.ts).
+  const input = fields.prompt(body)
   const counted = counting.exact
     ? exactInputTokens(input)
-    : chatLike
+    : fields.countsTurns
       ? chatInputTokens(input)
       : promptInputTokens(input)
-  const images = chatLike ? imageTokens(input, counting.imagePatchPx) : 0
+  const images = carries.images ? imageTokens(input, counting.imagePatchPx) : 0
   if (typeof images === 'string') return badRequest(images)
-  const audio = kind === 'chat' ? audioTokens(input, counting.audioTokensPerS) : 0
+  const audio = carries.audio ? audioTokens(input, counting.audioTokensPerS) : 0
   if (typeof audio === 'string') return badRequest(audio)
   const promptTokens =
-    counted === null ? null : counted + images + audio + (chatLike ? counting.templateTokens : 0)
-  if (promptTokens === null) {
-    return badRequest(
-      kind === 'completion'
-        ? "'prompt' must be a string or an array"
-        : kind === 'chat' || kind === 'messages'
-          ? "'messages' must be an array of messages"
-          : "'input' must be a string or an array",
-    )
-  }
-  const request = parseOptions(kind, body, promptTokens)
+    counted === null ? null : counted + images + audio + (fields.countsTurns ? counting.templateTokens : 0)
+  if (promptTokens === null) return badRequest(fields.promptRefusal)
+  const request = parseOptions(protocol, body, promptTokens)
   if (!('status' in request)) request.input = input
   return request
 }
 
 function parseOptions(
-  kind: Kind,
+  protocol: Protocol,
   body: Record<string, unknown>,
   promptTokens: number,
 ): GenerationRequest | ApiError {
-  const maxTokens =
-    (isSimProtocol(kind) ? protocolMaxTokens(kind, body) : (body.max_completion_tokens ?? body.max_tokens)) ??
-    DEFAULT_MAX_TOKENS
+  const { request: fields, streams } = protocolOf(protocol)
+  const maxTokens = fields.maxTokens(body) ?? DEFAULT_MAX_TOKENS
   if (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1) {
     return badRequest("'max_tokens' must be an integer >= 1")
   }
-  const stream = kind !== 'embeddings' && (body.stream ?? false)
+  // A protocol that never streams (embeddings) answers with one body whatever `stream` says.
+  const stream = streams && (body.stream ?? false)
   if (typeof stream !== 'boolean') return badRequest("'stream' must be a boolean")
   const includeUsage = isObject(body.stream_options) && body.stream_options.include_usage === true
   // Servers that honour ignore_eos/min_tokens (vLLM, SGLang, TGI) generate up to max_tokens regardless.
   const minTokens = typeof body.min_tokens === 'number' ? body.min_tokens : 0
   const eosAllowed = body.ignore_eos !== true && minTokens < maxTokens
-  const inputs = kind === 'embeddings' ? embeddingInputs(body) : 1
-  return { kind, stream, includeUsage, maxTokens, promptTokens, eosAllowed, inputs }
+  const inputs = fields.inputs(body)
+  return { protocol, stream, includeUsage, maxTokens, promptTokens, eosAllowed, inputs }
 }
 
 /** o200k tokens of a chat's message contents (or a completions prompt); null when not readable. */
@@ -595,19 +576,16 @@ function generate(
 ): void {
   const requestNo = ++ctx.requestCount
   slowDownAt(ctx.engine.params, ctx.slowdown, requestNo)
-  const frames = buildFrames(r.kind, ctx.model, requestNo)
+  const { carries } = protocolOf(r.protocol)
   const next = wordSource(ctx.engine.params.seed, requestNo)
   const outputTokens = r.eosAllowed ? earlyStopAt(ctx, requestNo, r.maxTokens) : r.maxTokens
   const finishReason = outputTokens < r.maxTokens ? 'stop' : 'length'
-  // The Responses API and Messages have reasoning events of their own (protocol-frames.ts); chat has
-  // its reasoning frame; legacy completions and embeddings have no reasoning field.
-  const formatReasons = isSimProtocol(r.kind) ? r.kind !== 'embeddings' : (frames.reasoning ?? null) !== null
-  const phases = reasoningPlan(ctx.reasoning, formatReasons, outputTokens)
+  // Only a protocol with a reasoning field or events of its own has a reasoning phase.
+  const phases = reasoningPlan(ctx.reasoning, carries.reasoning, outputTokens)
   // A chat reply is the words the sinks will stream, drawn again from the same seeded source.
   const reply = (): string =>
     Array.from({ length: outputTokens }, wordSource(ctx.engine.params.seed, requestNo)).join('')
-  const conversational = r.kind === 'chat' || r.kind === 'messages' || r.kind === 'responses'
-  const cached = ctx.prefixCache?.serve(r.input, r.promptTokens, conversational ? reply() : null) ?? 0
+  const cached = ctx.prefixCache?.serve(r.input, r.promptTokens, carries.conversation ? reply() : null) ?? 0
   const usage: Usage = withReasoningUsage(
     {
       prompt_tokens: r.promptTokens,
@@ -621,39 +599,40 @@ function generate(
     ? (t: JobTimeline): string =>
         JSON.stringify(llamaCppTimings(r.promptTokens - cached, outputTokens, t, cached))
     : null
-  const sink = r.stream
-    ? new StreamSink(
-        res,
-        frames,
-        next,
-        r.includeUsage ? frames.usage(usage) : null,
-        fault,
-        outputTokens,
-        finishReason,
-        ctx.quirks,
-        timings,
-        phases,
-      )
-    : new JsonSink(res, r.kind, frames, next, usage, finishReason, timings, phases)
-  // The Responses API, Messages and embeddings answer in their own events and bodies
-  // (protocol-frames.ts); the chat sink above then goes unused.
-  const answer: JobSink & { open?: () => void } = isSimProtocol(r.kind)
-    ? protocolSink(
-        res,
-        {
-          protocol: r.kind,
-          model: ctx.model,
-          requestNo,
-          finishReason,
-          inputs: r.inputs,
-          usage: { input: r.promptTokens, output: outputTokens, cached, reasoning: phases?.tokens ?? 0 },
-          phaseOf: (index) => phaseOf(phases, index),
-        },
-        next,
-        r.stream,
-        fault,
-      )
-    : sink
+  // Chat and legacy completions answer in OpenAI chunks (chunk-frames.ts); the other protocols in
+  // events and bodies of their own (protocol-frames.ts).
+  const frames = chunkFrames(r.protocol, ctx.model, requestNo)
+  const answer: JobSink & { open?: () => void } =
+    frames === null
+      ? protocolSink(
+          res,
+          {
+            protocol: r.protocol,
+            model: ctx.model,
+            requestNo,
+            finishReason,
+            inputs: r.inputs,
+            usage: { input: r.promptTokens, output: outputTokens, cached, reasoning: phases?.tokens ?? 0 },
+            phaseOf: (index) => phaseOf(phases, index),
+          },
+          next,
+          r.stream,
+          fault,
+        )
+      : r.stream
+        ? new StreamSink(
+            res,
+            frames,
+            next,
+            r.includeUsage ? frames.usage(usage) : null,
+            fault,
+            outputTokens,
+            finishReason,
+            ctx.quirks,
+            timings,
+            phases,
+          )
+        : new JsonSink(res, frames, next, usage, finishReason, timings, phases)
   // Only the uncached tokens are prefilled (and, a simplification, held in the KV accounting).
   const handle = ctx.engine.submit({ inputTokens: r.promptTokens - cached, outputTokens, arrivedAt }, answer)
   if (handle.admission === 'rejected') {
@@ -664,64 +643,6 @@ function generate(
   // Fires on normal end too; cancel() is then a no-op.
   res.on('close', handle.cancel)
   answer.open?.()
-}
-
-interface Usage {
-  prompt_tokens: number
-  completion_tokens: number
-  total_tokens: number
-  prompt_tokens_details?: { cached_tokens: number }
-  completion_tokens_details?: { reasoning_tokens: number }
-}
-
-/** The pre-built text around every SSE event of one request, so a token costs one string concat. */
-interface Frames {
-  id: string
-  created: number
-  model: string
-  /** Chat only: the role chunk sent with the headers. */
-  open: string | null
-  tokenPrefix: string
-  tokenSuffix: string
-  /** A reasoning token's event; absent or null when the format has no reasoning field (no reasoning phase then). */
-  reasoning?: ReasoningFrame | null
-  /** `tail`: more top-level fields after "choices", each with a leading comma (`timings`). */
-  finish(reason: string, tail?: string): string
-  usage(u: Usage): string
-}
-
-function buildFrames(kind: Kind, model: string, requestNo: number): Frames {
-  const id = `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-llmbench-${requestNo}`
-  const created = Math.floor(Date.now() / 1000)
-  const object = kind === 'chat' ? 'chat.completion.chunk' : 'text_completion'
-  const head = `data: {"id":"${id}","object":"${object}","created":${created},"model":${JSON.stringify(model)},`
-  const choice = `${head}"choices":[{"index":0,`
-  const usage = (u: Usage): string => `${head}"choices":[],"usage":${JSON.stringify(u)}}\n\n`
-  if (kind === 'chat') {
-    return {
-      id,
-      created,
-      model,
-      open: `${choice}"delta":{"role":"assistant","content":""},"finish_reason":null}]}\n\n`,
-      tokenPrefix: `${choice}"delta":{"content":"`,
-      tokenSuffix: '"},"finish_reason":null}]}\n\n',
-      reasoning: chatReasoningFrame(choice),
-      finish: (reason, tail = '') => `${choice}"delta":{},"finish_reason":"${reason}"}]${tail}}\n\n`,
-      usage,
-    }
-  }
-  return {
-    id,
-    created,
-    model,
-    open: null,
-    tokenPrefix: `${choice}"text":"`,
-    tokenSuffix: '","logprobs":null,"finish_reason":null}]}\n\n',
-    reasoning: null,
-    finish: (reason, tail = '') =>
-      `${choice}"text":"","logprobs":null,"finish_reason":"${reason}"}]${tail}}\n\n`,
-    usage,
-  }
 }
 
 /** Writes each event as it happens: headers at once, then one SSE event per token. */
@@ -750,7 +671,7 @@ class StreamSink implements JobSink {
 
   /** One event of `phase` carrying `text`. */
   private frame(phase: TokenPhase, text: string): string {
-    const reasoning = phase === 'reasoning' ? (this.frames.reasoning ?? null) : null
+    const reasoning = phase === 'reasoning' ? this.frames.reasoning : null
     return reasoning === null
       ? this.frames.tokenPrefix + text + this.frames.tokenSuffix
       : reasoning.prefix + text + reasoning.suffix
@@ -884,7 +805,6 @@ class JsonSink implements JobSink {
 
   constructor(
     private readonly res: ServerResponse,
-    private readonly kind: Kind,
     private readonly frames: Frames,
     private readonly next: () => string,
     private readonly usage: Usage,
@@ -901,24 +821,9 @@ class JsonSink implements JobSink {
   }
 
   onFinish(timeline: JobTimeline): void {
-    const text = this.words.join('')
-    const choice =
-      this.kind === 'chat'
-        ? {
-            index: 0,
-            message: {
-              role: 'assistant',
-              ...(this.reasoningWords.length === 0
-                ? {}
-                : { reasoning_content: this.reasoningWords.join('') }),
-              content: text,
-            },
-            logprobs: null,
-            finish_reason: this.finishReason,
-          }
-        : { index: 0, text, logprobs: null, finish_reason: this.finishReason }
-    const object = this.kind === 'chat' ? 'chat.completion' : 'text_completion'
-    const { id, created, model } = this.frames
+    const { id, created, model, object } = this.frames
+    const reasoning = this.reasoningWords.length === 0 ? null : this.reasoningWords.join('')
+    const choice = this.frames.choice(this.words.join(''), reasoning, this.finishReason)
     const body = JSON.stringify({ id, object, created, model, choices: [choice], usage: this.usage })
     // llama-server's non-streamed response has `timings` at the top level, after usage.
     const tail = this.timings === null ? '' : `,"timings":${this.timings(timeline)}`

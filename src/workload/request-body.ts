@@ -1,3 +1,4 @@
+import { carriersInWords } from '../protocols/capabilities.js'
 import { type Protocol, protocolOfEndpoint } from '../protocols/names.js'
 import type { Prompt } from '../protocols/prompt.js'
 import type { PromptAudio, PromptImage } from '../protocols/prompt-images.js'
@@ -20,12 +21,9 @@ export interface BodyOptions {
   extra?: Record<string, unknown>
 }
 
-/** The protocols whose bodies have image parts. */
-const IMAGE_PROTOCOLS: ReadonlySet<Protocol> = new Set<Protocol>(['chat', 'responses', 'messages'])
-
 /**
  * `images`, encoded once when the workload is planned, go in the last user turn after its text; a
- * protocol without image parts (completions, embeddings) is refused rather than sent the text alone.
+ * protocol without image (or audio) parts is refused rather than sent the text alone.
  */
 export function buildBody(
   options: BodyOptions,
@@ -36,13 +34,15 @@ export function buildBody(
 ): Buffer {
   const { model, stream } = options
   const name = options.protocol ?? protocolOfEndpoint(options.endpoint)
-  if (images.length > 0 && !IMAGE_PROTOCOLS.has(name)) {
-    throw new Error(`the ${name} protocol has no image parts: send images to chat, responses or messages`)
+  const protocol = protocolOf(name)
+  const { carries } = protocol
+  if (images.length > 0 && !carries.images) {
+    throw new Error(`the ${name} protocol has no image parts: send images to ${carriersInWords('images')}`)
+  }
+  if (audio.length > 0 && !carries.audio) {
+    throw new Error(`the ${name} protocol has no audio parts: send audio to ${carriersInWords('audio')}`)
   }
   const ignoreEos = options.ignoreEos === true
-  if (audio.length > 0 && name !== 'chat') {
-    throw new Error(`the ${name} protocol has no audio parts: send audio to chat`)
-  }
-  const body = protocolOf(name).body({ model, prompt, maxTokens, stream, ignoreEos, images, audio })
+  const body = protocol.body({ model, prompt, maxTokens, stream, ignoreEos, images, audio })
   return Buffer.from(JSON.stringify(options.extra === undefined ? body : { ...body, ...options.extra }))
 }
