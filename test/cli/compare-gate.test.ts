@@ -1,4 +1,5 @@
 // test-lane: long
+// wall-clock: compare gates figures measured on real timers (A/A passes, 2 slots a tenfold TTFT)
 import assert from 'node:assert/strict'
 import { cpSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'

@@ -1,4 +1,5 @@
 // test-lane: long
+// wall-clock: the between-run spread and a 2x TPOT regression are measured on real timers
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'

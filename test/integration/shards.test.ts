@@ -1,5 +1,6 @@
 // test-lane: long
 // (test/run.sh starts the long files first, so the shared lane does not end on one of them)
+// wall-clock: merged shards match one process in throughput and TTFT, measured on real timers
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { test } from 'node:test'
