@@ -48,18 +48,26 @@ async function demoRun(name: string, extra: string[]): Promise<string> {
 }
 
 /**
- * The run with injected failures, made once: the report test reads its report.html, and the compare
- * test uses it as the base (its patterns differ from the clean run's). A demo run is seconds of CPU.
+ * The two runs the tests read, made once and side by side from the start of the file (the pair costs
+ * one run's time): the run with injected failures, whose report.html the report test reads and which
+ * the compare test uses as the base (its patterns differ from the clean run's), and the clean run the
+ * compare test holds against it. A demo run is seconds of CPU. A failed run fails the test that reads
+ * it (and is not left as an unhandled rejection when that test is filtered out).
  */
-let failingRun: Promise<string> | undefined
-const runWithFailures = (): Promise<string> => {
-  failingRun ??= demoRun('demo', ['--fault', '500:0.1'])
-  return failingRun
+let demoRuns: { failing: Promise<string>; clean: Promise<string> } | undefined
+function startDemoRuns(): NonNullable<typeof demoRuns> {
+  if (demoRuns === undefined) {
+    demoRuns = { failing: demoRun('demo', ['--fault', '500:0.1']), clean: demoRun('new', []) }
+    for (const run of Object.values(demoRuns)) run.catch(() => {})
+  }
+  return demoRuns
 }
+const runWithFailures = (): Promise<string> => startDemoRuns().failing
 
 /** One Chromium for the file: each test opens its own page (a fresh context) in it. */
 let browser: Browser | undefined
 before(async () => {
+  startDemoRuns()
   assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`)
   browser = await chromium.launch({ executablePath: CHROMIUM, args: BROWSER_ARGS })
 })
@@ -282,7 +290,7 @@ test("compare --html: both runs' capacity, knees and patterns, shared charts and
 }, async () => {
   // The base with injected failures, the new one without: the pages' patterns differ.
   const base = await runWithFailures()
-  const next = await demoRun('new', [])
+  const next = await startDemoRuns().clean
   const page = join(tempDir(), 'compare.html')
   const compare = await runCli(['compare', base, next, '--html', page])
   // 5 (inconclusive) where a busy host bound either run's client: the page is written all the same.

@@ -1,5 +1,6 @@
 // test-lane: long
 // (test/run.sh starts the long files first, so the shared lane does not end on one of them)
+// wall-clock: the control level is judged against the first on measured timings
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'

@@ -1,5 +1,6 @@
 // test-lane: long
 // (test/run.sh starts the long files first, so the shared lane does not end on one of them)
+// wall-clock: --confirm holds a measured run within 20% of the prediction
 import assert from 'node:assert/strict'
 import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -141,7 +142,9 @@ test('predict --confirm runs the predicted workload on the same server and recor
   )
   try {
     const out = tempDir('llmbench-predict-')
-    await capacityGradient(sim.url, out, { input_tokens: 64, output_tokens: 48 })
+    // Outputs of 32 tokens (48 before): the held-out run differs from the fitted one in both lengths, and
+    // its error was 0-3% against the 20% allowed, with a third less decoding.
+    await capacityGradient(sim.url, out, { input_tokens: 64, output_tokens: 32 })
     const confirmDir = join(out, 'held-out')
     const confirmed = await runCli([
       'predict',

@@ -2,6 +2,7 @@
 // (the fit is held to the simulator's configured timings within 5%; beside three other test files the
 // simulator's timers ran 2-4 ms late on every prefill, which the fit then rightly measured: 22.4 ms of
 // a configured 20 in a CI run. Its subject is time on this CPU, so it runs with nothing beside it.)
+// wall-clock: the fit is held to the simulator's timings within 5%
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { SimParams } from '../../src/model/engine.js'

@@ -1,3 +1,5 @@
+// test-lane: long
+// wall-clock: the time estimate is held against the time the load took
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { test } from 'node:test'

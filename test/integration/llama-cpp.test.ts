@@ -1,5 +1,6 @@
 // test-lane: alone
 // (test/run.sh: llama.cpp computes on this machine's CPU; its knee is what we measure, so nothing runs beside it)
+// wall-clock: a real engine's knee on this CPU
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'

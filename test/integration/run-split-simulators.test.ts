@@ -1,4 +1,5 @@
 // test-lane: long
+// wall-clock: each endpoint knee is placed on throughput measured on real timers
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { buildResult } from '../../src/result/build-result.js'

@@ -1,3 +1,5 @@
+// test-lane: long
+// wall-clock: the search reads TTFT p95 measured on real timers against a 120 ms SLO
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { test } from 'node:test'

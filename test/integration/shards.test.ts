@@ -1,5 +1,6 @@
 // test-lane: long
 // (test/run.sh starts the long files first, so the shared lane does not end on one of them)
+// wall-clock: merged shards match one process in throughput and TTFT, measured on real timers
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { test } from 'node:test'
@@ -27,28 +28,29 @@ test('two shard processes started together, merged, match one process running th
   // other is timing; with a 1 ms prefill (no per-token part: 64 tokens at the default 0.05 ms made it
   // 5.2 ms, and four sharing a step against two gave TTFT p50 22.9 against 12.7 ms in CI) that changes
   // TTFT by a few ms, not 2x, and the merge is what is tested.
-  const sim = await startSimulatorProcess({
+  const params = {
     slots: 32,
     prefill_base_ms: 1,
     prefill_ms_per_token: 0,
     decode_base_ms: 10,
     decode_ms_per_seq: 0,
-  })
+  }
+  // The shards load one simulator; the single process another of the same parameters, on the same
+  // schedule: the three processes start together and run each level in the same window, on the same
+  // host, so single and merged see the same machine (and the single run costs no time of its own).
+  const [sim, simAlone] = await Promise.all([startSimulatorProcess(params), startSimulatorProcess(params)])
   const dir = tempDir()
   try {
-    // Shards start their streams together (they cannot agree on one stagger spread): so does the
-    // single process here, or the simulator's shared prefill would tell the two apart.
-    const single = await runCli(runArgs(sim.url, join(dir, 'single'), ['--no-stagger']), {
-      timeoutMs: 120_000,
-    })
-    assert.equal(single.code, 0, single.stderr)
-    const whole = JSON.parse(single.stdout) as BenchResult
-
-    // Time for both processes to start, preflight and calibrate before it on a busy CI host: with 4 s one
+    // Time for the processes to start, preflight and calibrate before it on a busy CI host: with 4 s one
     // shard reached its first level 1.2 s late there (overlap 43%; the run logs such a late start).
     const startAt = new Date(Date.now() + 10_000).toISOString()
     const schedule = ['--start-at', startAt, '--level-span', '5']
-    const [first, second] = await Promise.all([
+    // Shards start their streams together (they cannot agree on one stagger spread): so does the
+    // single process here, or the simulator's shared prefill would tell the two apart.
+    const [single, first, second] = await Promise.all([
+      runCli(runArgs(simAlone.url, join(dir, 'single'), ['--no-stagger', ...schedule]), {
+        timeoutMs: 120_000,
+      }),
       runCli(runArgs(sim.url, join(dir, 's0'), ['--shard', '0/2', ...schedule]), { timeoutMs: 120_000 }),
       // The second shard takes its identity from Kubernetes' Indexed Job variables.
       runCli(runArgs(sim.url, join(dir, 's1'), schedule), {
@@ -56,6 +58,8 @@ test('two shard processes started together, merged, match one process running th
         env: { JOB_COMPLETION_INDEX: '1', JOB_COMPLETIONS: '2' },
       }),
     ])
+    assert.equal(single.code, 0, single.stderr)
+    const whole = JSON.parse(single.stdout) as BenchResult
     assert.equal(first.code, 0, first.stderr)
     assert.equal(second.code, 0, second.stderr)
     const shard0 = JSON.parse(first.stdout) as BenchResult
@@ -187,6 +191,6 @@ test('two shard processes started together, merged, match one process running th
     assert.equal(notShard.code, 2)
     assert.match(notShard.stderr, /not a shard/)
   } finally {
-    await sim.close()
+    await Promise.all([sim.close(), simAlone.close()])
   }
 })

@@ -1,5 +1,6 @@
 // test-lane: alone
 // (test/run.sh: millisecond timings of the simulator's own clock; files running beside it delay its timers)
+// wall-clock: the simulator's millisecond timings are the subject
 /**
  * The simulator's /metrics and timings over real HTTP on 127.0.0.1 (port 0): what it exposes must equal
  * what it sent. Held and queued requests come from the slot limit (two long requests hold both slots),

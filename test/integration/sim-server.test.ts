@@ -1,5 +1,6 @@
 // test-lane: alone
 // (test/run.sh: millisecond timings of the simulator's own clock; files running beside it delay its timers)
+// wall-clock: the simulator's millisecond timings are the subject
 /**
  * The simulator over real HTTP on 127.0.0.1 (port 0). Every test starts its own server and closes it.
  *
