@@ -79,6 +79,12 @@ export async function executeRun(
       `--search cannot be combined with ${shard !== null ? '--shard (or JOB_COMPLETION_INDEX)' : '--start-at'}: a search chooses each level from the ones before, which a shard or a schedule fixes in advance`,
       EXIT.usage,
     )
+  // Both targets' blocks alternate inside one process: a shard would run one target's share.
+  if (config.run.paired && (shard !== null || schedule !== undefined))
+    throw new CliError(
+      `--paired cannot be combined with ${shard !== null ? '--shard (or JOB_COMPLETION_INDEX)' : '--start-at'}: both targets' blocks alternate in one process`,
+      EXIT.usage,
+    )
   const run = readyRun({
     config,
     endpoint,

@@ -77,3 +77,54 @@ export function welchChange(
     high: (difference + half) / scale,
   }
 }
+
+/**
+ * --paired (run/paired-blocks.ts): the t interval of the mean of per-pair differences, B minus A,
+ * each pair two adjacent blocks of one level. A slow minute slows both blocks of its pair, so it
+ * cancels in their difference, where two runs made at different times (welchChange) carry it whole
+ * (Abedi and Brecht, ICPE 2017). `pairs` holds [A, B] figures of every pair that measured both.
+ * `relative`: divided by A's mean. Null under two pairs, or A's mean 0 for a relative change.
+ */
+export function pairedChange(
+  pairs: readonly (readonly [number, number])[],
+  relative: boolean,
+): RunsChange | null {
+  if (pairs.length < 2) return null
+  const n = pairs.length
+  const base = pairs.reduce((sum, [a]) => sum + a, 0) / n
+  const next = pairs.reduce((sum, [, b]) => sum + b, 0) / n
+  if (relative && base === 0) return null
+  const differences = pairs.map(([a, b]) => b - a)
+  const mean = next - base
+  const variance = differences.reduce((sum, d) => sum + (d - mean) ** 2, 0) / (n - 1)
+  const half = studentT(n - 1, CONFIDENCE) * Math.sqrt(variance / n)
+  const scale = relative ? base : 1
+  return { base, next, low: (mean - half) / scale, high: (mean + half) / scale }
+}
+
+/** --paired: each pair's records of one target, by the pair stamped on them (records without one are left out). */
+export function pairsOf(records: readonly RequestRecord[]): Map<number, RequestRecord[]> {
+  const byPair = new Map<number, RequestRecord[]>()
+  for (const record of records) {
+    if (record.pair === undefined || record.phase !== 'measure') continue
+    const pair = byPair.get(record.pair)
+    if (pair === undefined) byPair.set(record.pair, [record])
+    else pair.push(record)
+  }
+  return byPair
+}
+
+/** The pairs of one level where both sides measured something: [A's samples, B's samples], in pair order. */
+export function pairedSamples(
+  base: ReadonlyMap<number, readonly RequestRecord[]>,
+  next: ReadonlyMap<number, readonly RequestRecord[]>,
+  value: number,
+): [LevelSamples, LevelSamples][] {
+  const out: [LevelSamples, LevelSamples][] = []
+  for (const pair of [...base.keys()].sort((x, y) => x - y)) {
+    const a = levelSamples(base.get(pair) ?? [], value)
+    const b = levelSamples(next.get(pair) ?? [], value)
+    if (a.ok.length > 0 && b.ok.length > 0) out.push([a, b])
+  }
+  return out
+}

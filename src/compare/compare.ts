@@ -14,7 +14,15 @@ import { round } from '../metrics/distribution.js'
 import type { LoadMode } from '../metrics/summarize.js'
 import type { RequestRecord } from '../records/types.js'
 import type { RunMeta } from '../result/run-meta.js'
-import { runFigure, runSamples, runsOf, welchChange } from './between-runs.js'
+import {
+  pairedChange,
+  pairedSamples,
+  pairsOf,
+  runFigure,
+  runSamples,
+  runsOf,
+  welchChange,
+} from './between-runs.js'
 import { compareKnees, type KneeComparison, kneePlace } from './knee-gate.js'
 import { type LevelSamples, levelSamples, levelThroughput } from './level-samples.js'
 
@@ -72,6 +80,8 @@ export type CompareOutcome = 'pass' | 'regression' | 'inconclusive'
 export type CompareBasis =
   | { kind: 'within-run' }
   | { kind: 'between-run'; runs: { base: number; new: number } }
+  /** --paired: one run's two targets in alternating blocks; the interval a paired t interval over the pairs. */
+  | { kind: 'paired'; pairs: number }
 
 export interface Comparison {
   /** What differs between the runs' set-ups; compared only when allowed. */
@@ -203,6 +213,11 @@ export interface CompareOptions {
   minChange?: Record<string, number>
   /** Bootstrap rounds. Default 1000. */
   rounds?: number
+  /**
+   * The two sides are a --paired run's two targets, their records stamped with the pair of blocks
+   * they ran in: each change is judged on the per-pair differences (between-runs.ts pairedChange).
+   */
+  paired?: boolean
 }
 
 /**
@@ -475,11 +490,15 @@ function onRuns(
   metric: MetricComparison,
   a: readonly LevelSamples[],
   b: readonly LevelSamples[],
+  /** --paired: a[i] and b[i] are the two blocks of one pair. */
+  paired = false,
 ): MetricComparison {
   const figures = (runs: readonly LevelSamples[]): number[] =>
     runs.map((run) => runFigure(run, metric.metric)).filter((x): x is number => x !== null)
   const share = metric.metric === 'success_rate' || metric.metric === 'fluidity_p90'
-  const change = welchChange(figures(a), figures(b), !share)
+  const change = paired
+    ? pairedChange(pairedFigures(a, b, metric.metric), !share)
+    : welchChange(figures(a), figures(b), !share)
   if (change === null) return metric
   const judged = comparison(
     metric.metric,
@@ -491,6 +510,19 @@ function onRuns(
     { threshold: metric.threshold, floor: metric.floor, worse: LOWER_IS_WORSE.has(metric.metric) ? -1 : 1 },
   )
   return metric.not_gated === null ? judged : { ...judged, not_gated: metric.not_gated, regressed: false }
+}
+
+/** Each pair's figure on both sides, where both have one. */
+function pairedFigures(
+  a: readonly LevelSamples[],
+  b: readonly LevelSamples[],
+  metric: string,
+): [number, number][] {
+  return a.flatMap((samples, i) => {
+    const x = runFigure(samples, metric)
+    const y = runFigure(b[i] as LevelSamples, metric)
+    return x === null || y === null ? [] : [[x, y] as [number, number]]
+  })
 }
 
 const LOWER_IS_WORSE = new Set(['throughput', 'success_rate'])
@@ -537,12 +569,17 @@ export function compareRuns(
   )
   const baseRuns = runsOf(base.records)
   const nextRuns = runsOf(next.records)
-  const betweenRuns = baseRuns.length >= 2 && nextRuns.length >= 2
+  const paired = options.paired === true
+  const basePairs = paired ? pairsOf(base.records) : null
+  const nextPairs = paired ? pairsOf(next.records) : null
+  const betweenRuns = !paired && baseRuns.length >= 2 && nextRuns.length >= 2
   const result: Comparison = {
     mismatches: setupMismatches(base.meta, next.meta),
-    basis: betweenRuns
-      ? { kind: 'between-run', runs: { base: baseRuns.length, new: nextRuns.length } }
-      : { kind: 'within-run' },
+    basis: paired
+      ? { kind: 'paired', pairs: Math.min(basePairs?.size ?? 0, nextPairs?.size ?? 0) }
+      : betweenRuns
+        ? { kind: 'between-run', runs: { base: baseRuns.length, new: nextRuns.length } }
+        : { kind: 'within-run' },
     mode: base.meta.load.mode ?? 'concurrency',
     outcome: 'pass',
     drift,
@@ -604,6 +641,12 @@ export function compareRuns(
       const runsA = runSamples(baseRuns, value)
       const runsB = runSamples(nextRuns, value)
       metrics.splice(0, metrics.length, ...metrics.map((metric) => onRuns(metric, runsA, runsB)))
+    }
+    if (basePairs !== null && nextPairs !== null) {
+      const pairs = pairedSamples(basePairs, nextPairs, value)
+      const sideA = pairs.map(([x]) => x)
+      const sideB = pairs.map(([, y]) => y)
+      metrics.splice(0, metrics.length, ...metrics.map((metric) => onRuns(metric, sideA, sideB, true)))
     }
     const clientOf = (run: RunRecords): Client | undefined =>
       run.levels?.find((level) => level.value === value)?.client

@@ -128,6 +128,7 @@ export const DEFAULTS: RunConfig = deepFreeze({
     workers: 'auto',
     fail_on_slo: false,
     refine: false,
+    paired: false,
     search: false,
     search_tolerance: null,
     reset_cache: 'off',
@@ -671,6 +672,41 @@ const FINAL_CHECKS: FinalCheck[] = [
     message:
       "expected repeat or sessions, not both: a session's turns span the level, and a repeat would replay its conversations under the same ids",
     sources: [...rawKeysOf('repeat'), ...rawKeysOf('sessions')],
+  },
+  // --paired alternates two targets' blocks inside each level of a fixed size.
+  {
+    path: 'paired',
+    fails: (c) =>
+      c.run.paired && (1 + c.target.more_base_urls.length) * (1 + c.target.more_models.length) !== 2,
+    message:
+      'expected exactly two targets with paired: two endpoints (--base-url A --base-url B) or two models (--model A --model B), the first the base, the second the one judged against it',
+    sources: [...rawKeysOf('paired'), ...rawKeysOf('more_base_urls'), ...rawKeysOf('more_models')],
+  },
+  {
+    path: 'paired',
+    fails: (c) =>
+      c.run.paired &&
+      (c.load.mode !== 'concurrency' ||
+        c.run.search ||
+        c.run.refine ||
+        c.load.repeat > 1 ||
+        c.load.precision !== null ||
+        c.load.requests_per_level === null ||
+        c.workload.trace !== null ||
+        c.workload.sessions),
+    message:
+      'expected paired with a fixed request count per level in concurrency mode (--requests), without search, refine, repeat, precision, a trace or sessions: the blocks of both targets must be the same size to be paired',
+    sources: [
+      ...rawKeysOf('paired'),
+      ...rawKeysOf('mode'),
+      ...rawKeysOf('search'),
+      ...rawKeysOf('refine'),
+      ...rawKeysOf('repeat'),
+      ...rawKeysOf('precision'),
+      ...rawKeysOf('duration'),
+      ...rawKeysOf('trace'),
+      ...rawKeysOf('sessions'),
+    ],
   },
   // --search chooses its levels from the ones it ran: nothing else may add or repeat levels.
   {

@@ -1103,6 +1103,16 @@ export const SETTINGS = {
       group: 'load',
     },
   },
+  paired: {
+    at: ['run', 'paired'],
+    schema: bool,
+    flag: {
+      name: 'paired',
+      kind: 'switch',
+      help: 'two targets (two --base-url or two --model) measured in alternating blocks of each level (ABBA, BAAB), so drift hits both alike; `compare DIR` judges the second against the first pair by pair',
+      group: 'load',
+    },
+  },
   search: {
     at: ['run', 'search'],
     schema: bool,

@@ -191,6 +191,11 @@ export interface RunConfig {
     /** Bisect around the knee with extra levels before the report. */
     refine: boolean
     /**
+     * Two targets measured in alternating blocks of every level, in a randomized balanced order
+     * (run/paired-blocks.ts), so whatever drifts hits both alike; `compare DIR` judges them pair by pair.
+     */
+    paired: boolean
+    /**
      * Search for the highest level meeting the SLOs (the knee without SLOs) between the lowest and
      * highest level, instead of running every level (analysis/search.ts).
      */

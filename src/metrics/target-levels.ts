@@ -3,6 +3,7 @@ import { splitProportionally } from '../schedule/split.js'
 import { withServerFigures } from '../server-metrics/level-figures.js'
 import type { ServerScrape } from '../server-metrics/scrape-file.js'
 import type { LevelClientStats } from './client-health.js'
+import { poolRepeats } from './repeat-pool.js'
 import { LevelSummarizer, type LevelSummary, type SummaryOptions } from './summarize.js'
 
 /**
@@ -24,6 +25,11 @@ export interface RunSplitMeta {
   }[]
   /** The models in the order given (model first). */
   models: { id: string; weight: number }[]
+  /**
+   * --paired: the two targets took turns, each given the whole level in its blocks
+   * (run/paired-blocks.ts), so each target's load is the level itself. Absent otherwise.
+   */
+  paired?: true
 }
 
 export type LevelFigures = Omit<LevelSummary, 'verdict' | 'advice'>
@@ -42,6 +48,7 @@ export function targetWeights(split: RunSplitMeta): number[] {
 
 /** Target t's share of a level: its streams (closed loop, as the split dealt them) or its share of the rate. */
 export function targetLoad(split: RunSplitMeta, level: number, target: number, rateMode: boolean): number {
+  if (split.paired === true) return level
   const weights = targetWeights(split)
   if (rateMode) {
     const total = weights.reduce((a, b) => a + b, 0)
@@ -70,16 +77,20 @@ export class TargetLevels {
   add(record: RequestRecord): void {
     if (record.phase !== 'measure') return
     const target = targetIndexOf(this.split, record)
-    const key = `${target}@${record.level}`
+    const load = targetLoad(this.split, record.level, target, this.rateMode)
+    this.summarizerOf(`${target}@${record.level}`, load).add(record)
+    // --paired: each block on its own too; a target's level spans the other's blocks between its own.
+    if (record.pair !== undefined)
+      this.summarizerOf(`${target}@${record.level}#${record.pair}`, load).add(record)
+  }
+
+  private summarizerOf(key: string, load: number): LevelSummarizer {
     let summarizer = this.summarizers.get(key)
     if (summarizer === undefined) {
-      summarizer = new LevelSummarizer(
-        targetLoad(this.split, record.level, target, this.rateMode),
-        this.options,
-      )
+      summarizer = new LevelSummarizer(load, this.options)
       this.summarizers.set(key, summarizer)
     }
-    summarizer.add(record)
+    return summarizer
   }
 
   /**
@@ -99,6 +110,7 @@ export class TargetLevels {
       const window = summarizer?.window() ?? null
       if (summarizer === undefined || window === null) return null
       const figures = summarizer.result(client)
+      if (this.split.paired === true) return this.pairedFigures(target, level, figures, client)
       if (this.split.models.length > 1) return figures
       const origin = new URL(this.split.endpoints[target]?.url ?? 'http://unknown').origin
       const own = scrapes.filter(
@@ -106,5 +118,25 @@ export class TargetLevels {
       )
       return withServerFigures(figures, window, own, percentiles)
     })
+  }
+
+  /**
+   * --paired: a target's level is its blocks, with the other target's blocks between them: its
+   * rates and concurrency are its blocks' means, as --repeat pools its runs (repeat-pool.ts), and it
+   * gets no server figures (its server sat idle through the other's blocks, inside its window).
+   */
+  private pairedFigures(
+    target: number,
+    level: number,
+    pooled: LevelFigures,
+    client: LevelClientStats,
+  ): LevelFigures {
+    const blocks: LevelFigures[] = []
+    for (let pair = 0; ; pair++) {
+      const block = this.summarizers.get(`${target}@${level}#${pair}`)
+      if (block === undefined) break
+      if (block.window() !== null) blocks.push(block.result(client))
+    }
+    return poolRepeats(blocks, pooled)
   }
 }

@@ -78,6 +78,7 @@ function build(): z.ZodType {
         'an object of endpoint and model indexes',
       ).optional(),
       repeat: aCount().optional(),
+      pair: aCount().optional(),
       run: aString().optional(),
       attempt: aCount(),
       connection: oneOf(['new', 'reused']).optional(),

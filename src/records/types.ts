@@ -141,6 +141,8 @@ export interface RequestRecord {
   target?: RequestTarget
   /** --repeat runs: which run of its level it belongs to, from 0 (absent when each level ran once, and on the control). */
   repeat?: number
+  /** --paired: the pair of blocks of its level it was sent in, from 0 (its target says which side). */
+  pair?: number
   /** The id of the run that wrote it (RunMeta.run_id): a file holding two runs is caught. Absent before ids existed. */
   run?: string
   /** 1 for the first attempt; retries (off by default) are separate records with attempt > 1. */

@@ -133,6 +133,8 @@ export function comparisonSummaryLines(comparison: Comparison): string[] {
 /** What the intervals rest on: said every time, so a pass on a noisy runner can be read for what it is. */
 function basisLine(comparison: Comparison): string {
   const basis = comparison.basis
+  if (basis?.kind === 'paired')
+    return `Basis: paired blocks: one run's two targets measured in alternating blocks of each level (${basis.pairs} pairs, --paired); base and new are the means over the blocks, the interval a paired t interval of the per-pair differences, so drift during the run hits both sides alike.`
   if (basis?.kind === 'between-run')
     return `Basis: between-run variance: both runs repeated each level (${basis.runs.base} and ${basis.runs.new} runs, --repeat); base and new are the means over the runs, the interval Welch's t interval of the change in the mean.`
   return "Basis: within-run: a block bootstrap over each run's requests (one run a side; --repeat on both judges on the spread between runs instead)."

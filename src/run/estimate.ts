@@ -2,6 +2,7 @@ import type { RunConfig } from '../config/types.js'
 import { priceTokens } from '../metrics/workload-figures.js'
 import type { CostEstimate } from '../result/run-meta.js'
 import { CONTROL_MIN_SECONDS, levelValues, plansControl, timedLevelSeconds } from './level-plan.js'
+import { PAIRS_PER_LEVEL, pairedLevelRequests } from './paired-blocks.js'
 import { levelRequestBudget } from './precision-watch.js'
 
 /** One request's projected seconds: the probes' median, and the range their spread allows. */
@@ -127,6 +128,10 @@ function plannedRequests(
   if (inputs.trace_rows != null) {
     requests = values.length * inputs.trace_rows
     basis = `${values.length} speeds × ${inputs.trace_rows} trace rows`
+  } else if (load.requests_per_level !== null && config.run.paired) {
+    const perLevel = load.requests_per_level
+    requests = values.reduce((sum, streams) => sum + pairedLevelRequests(perLevel, streams), 0)
+    basis = `${values.length} levels × 2 targets × ${PAIRS_PER_LEVEL} blocks (--paired)`
   } else if (load.requests_per_level !== null) {
     // --precision: the ceiling, so a cost limit holds whatever the precision asks.
     const budget = levelRequestBudget(load) ?? load.requests_per_level
@@ -185,6 +190,8 @@ export function levelSeconds(config: RunConfig, value: number, cost: RequestCost
   const warmup = load.warmup_requests === 0 ? 0 : counted(load.warmup_requests)
   if (load.requests_per_level === null) return warmup + timedLevelSeconds(load) + drain(value)
   // --precision: as long as the ceiling (max_duration, or max_requests), the most the level can take.
+  // --paired: both targets' blocks, each warmed up once.
+  if (config.run.paired) return 2 * warmup + counted(pairedLevelRequests(load.requests_per_level, value))
   const floor = counted(load.requests_per_level)
   if (load.precision === null) return warmup + floor
   // --precision: at least the floor, at most the ceiling (max_requests, or max_duration and the drain).

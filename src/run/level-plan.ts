@@ -15,12 +15,19 @@ export const CONTROL_MIN_SECONDS = 5
 
 /**
  * Whether the run measures its first level again after the last (the drift control): a concurrency
- * gradient that is not a trace or sessions, with the control on. The run still skips it when it is
+ * gradient that is not a trace, sessions or --paired, with the control on. The run still skips it when it is
  * interrupted, a shard, fewer than two levels ran or the first level had too few successes.
  */
 export function plansControl(config: RunConfig): boolean {
   const { load, workload } = config
-  return load.control && load.mode === 'concurrency' && workload.trace === null && !workload.sessions
+  // --paired needs none: its blocks alternate, so a drift hits both targets alike.
+  return (
+    load.control &&
+    load.mode === 'concurrency' &&
+    workload.trace === null &&
+    !workload.sessions &&
+    !config.run.paired
+  )
 }
 
 /** The control's requests: a third of one run of the first level's, at least CONTROL_MIN_REQUESTS and its streams, at most all of them. */

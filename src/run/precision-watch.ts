@@ -142,7 +142,8 @@ export function defaultLevelSeconds(levels: number): number {
 
 /**
  * The load of a run whose levels no source sized: by precision where it can work (a whole
- * concurrency gradient: not request-rate mode, a trace, sessions, a shard or --repeat), else as it was.
+ * concurrency gradient: not request-rate mode, a trace, sessions, a shard, --repeat or --paired, whose
+ * blocks are paired by size), else as it was.
  */
 export function defaultPrecisionLoad(config: RunConfig, sharded: boolean): RunConfig['load'] {
   const { load, workload } = config
@@ -152,7 +153,8 @@ export function defaultPrecisionLoad(config: RunConfig, sharded: boolean): RunCo
     load.mode !== 'concurrency' ||
     workload.trace !== null ||
     workload.sessions ||
-    load.repeat > 1
+    load.repeat > 1 ||
+    config.run.paired
   )
     return load
   if (load.precision !== null || load.duration_per_level_s !== null) return load

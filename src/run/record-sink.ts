@@ -25,6 +25,8 @@ export class RecordSink {
   private readonly observers: RecordObserver[]
   /** --repeat: the run of the level now sending, stamped on its records; null = none (no repeats, probes, the control). */
   repeat: number | null = null
+  /** --paired: the pair of blocks now sending, stamped on its records; null = none. */
+  pair: number | null = null
 
   /** `onFailure`: the disk is full; nothing more can be recorded, so the run should stop issuing. */
   constructor(
@@ -64,6 +66,7 @@ export class RecordSink {
     record.run = this.runId
     if (this.shard !== undefined) record.shard = this.shard.index
     if (this.repeat !== null) record.repeat = this.repeat
+    if (this.pair !== null) record.pair = this.pair
     for (const observer of this.observers) observer.observe(record)
   }
 

@@ -31,6 +31,7 @@ import type { ConnectionPolicy, CostEstimate, RunMeta, ShardInfo } from '../resu
 import { soloLevel } from '../result/run-model.js'
 import { describeServerSelf, type ServerSelf } from '../result/server-self.js'
 import { writeJsonAtomic } from '../result/write-json.js'
+import type { LevelShare } from '../schedule/level-share.js'
 import { type LevelWindow, withServerFigures } from '../server-metrics/level-figures.js'
 import type { ServerMetricsScraper } from '../server-metrics/scraper.js'
 import { WorkerPool } from '../worker/pool.js'
@@ -52,6 +53,7 @@ import {
 } from './level-plan.js'
 import { type LiveMetrics, startLiveMetrics } from './live-metrics.js'
 import { type MeasureContext, type MeasuredLevel, measureLevel } from './measure-level.js'
+import { blockRequests, describeOrder, pairedOrder } from './paired-blocks.js'
 import { PrecisionWatch } from './precision-watch.js'
 import { type PreflightResult, runFeaturePreflight, runPreflight } from './preflight.js'
 import {
@@ -204,7 +206,8 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
       timing?.at_length !== undefined,
     )
     if (deadlines !== null) meta.fluidity = deadlines
-    if (split !== null) meta.split = await splitMeta(split, setUp.server, config.run.preflight, stop)
+    if (split !== null)
+      meta.split = await splitMeta(split, setUp.server, config.run.preflight, stop, config.run.paired)
     if (meta.load.stagger !== undefined && meta.load.levels.some((streams) => streams > 1))
       options.log(meta.load.stagger.note)
     meta.totals = sink.totals
@@ -634,7 +637,14 @@ async function runLevel(gradient: Gradient, value: number): Promise<BenchResult 
   const pooled = new LevelSummarizer(value, summaryOptions(meta))
   let busiest: MeasuredLevel | null = null
   let precision: PrecisionWatch | undefined
-  for (let repeat = 0; repeat < repeats && (repeat === 0 || !stop.requested); repeat++) {
+  if (config.run.paired && level.load.kind === 'closed') {
+    busiest = await runPairedBlocks(gradient, value, level, pooled)
+  }
+  for (
+    let repeat = 0;
+    !config.run.paired && repeat < repeats && (repeat === 0 || !stop.requested);
+    repeat++
+  ) {
     const own = repeats > 1 ? new LevelSummarizer(value, summaryOptions(meta)) : null
     // Before the level's warm-up: no level inherits the cache the one before it left.
     if (gradient.cacheReset?.mode === 'before-level')
@@ -676,7 +686,8 @@ async function runLevel(gradient: Gradient, value: number): Promise<BenchResult 
     }
   }
   measure.sink.repeat = null
-  const { client, outcomes } = busiest as MeasuredLevel
+  if (busiest === null) return null
+  const { client, outcomes } = busiest
   meta.client.architecture = architecture(gradient.workers, gradient.connections, config.load.mode)
   const window = pooled.window()
   gradient.windows.push(window)
@@ -704,6 +715,61 @@ async function runLevel(gradient: Gradient, value: number): Promise<BenchResult 
 }
 
 /**
+ * --paired: the level as blocks of the two targets in a randomized balanced order (paired-blocks.ts),
+ * each block the whole level's streams on one target, its records stamped with their pair. Each
+ * target warms up before its first block only. Returns the block whose client was busiest.
+ */
+async function runPairedBlocks(
+  gradient: Gradient,
+  value: number,
+  level: LevelShare,
+  pooled: LevelSummarizer,
+): Promise<MeasuredLevel | null> {
+  const { options, measure } = gradient
+  const { config, stop, log } = options
+  if (level.load.kind !== 'closed') return null
+  const blocks = pairedOrder(config.workload.seed, gradient.levelsStarted - 1)
+  const size = blockRequests(level.load.requests ?? 0, level.load.concurrency)
+  log(
+    `level ${value}: paired blocks ${describeOrder(blocks)} (A = target 1, B = target 2), ${size} requests each`,
+  )
+  if (gradient.cacheReset?.mode === 'before-level')
+    await gradient.cacheReset.reset(levelName(gradient.meta, value), log)
+  gradient.clock.beginLevel(value)
+  let busiest: MeasuredLevel | null = null
+  const warmed = new Set<number>()
+  for (const block of blocks) {
+    if (stop.requested) break
+    measure.sink.pair = block.pair
+    measure.sink.setLevel(value)
+    const share: LevelShare = {
+      ...level,
+      target: block.target,
+      warmup: warmed.has(block.target) ? 0 : level.warmup,
+      load: { ...level.load, requests: size },
+    }
+    warmed.add(block.target)
+    const measured = await measureLevel(
+      measure,
+      share,
+      {
+        add(record) {
+          pooled.add(record)
+          gradient.targets?.levels.add(record)
+        },
+      },
+      'measure',
+    )
+    if (noticeFromLoad(gradient.connections, measured.outcomes, log)) gradient.pool.stopReuse()
+    if (busiest === null || measured.client.cpu_percent > busiest.client.cpu_percent) busiest = measured
+    measure.sink.flush()
+  }
+  measure.sink.pair = null
+  gradient.clock.endLevel(value)
+  return busiest
+}
+
+/**
  * The run's split as the result shows it, each endpoint with the slots its server declares (the
  * first one's from the run's own read; the others read here, after their preflights), so each
  * endpoint's knee can weigh its own server's gauges against its own slots.
@@ -713,6 +779,7 @@ async function splitMeta(
   first: ServerSelf | null,
   preflight: boolean,
   stop: StopSignal,
+  paired: boolean,
 ): Promise<RunSplitMeta> {
   const endpoints = split.targets.filter((target) => target.model_index === 0)
   const selves = await Promise.all(
@@ -726,6 +793,7 @@ async function splitMeta(
       slots: selves[e]?.slots ?? null,
     })),
     models: split.models,
+    ...(paired ? { paired: true as const } : {}),
   }
 }
 

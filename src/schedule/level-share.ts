@@ -26,6 +26,11 @@ export interface LevelShare {
   prompts?: { first: number; count: number }
   /** Retries of a failed request (off by default); every attempt is its own record. */
   retry: number
+  /**
+   * Several targets: the one target the whole share goes to (a --paired block, run/paired-blocks.ts);
+   * absent = every target, by weight (./target-share.ts).
+   */
+  target?: number
   /** Timed levels: seconds before and after the measured window whose requests are excluded. */
   window: TimedWindow | null
   load: ClosedShare | OpenShare

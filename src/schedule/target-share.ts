@@ -29,6 +29,11 @@ export function targetStreams(total: number, weights: readonly number[]): number
   return splitProportionally(total, weights)
 }
 
+/** The split with every weight but target t's at zero: the whole level goes to t (a --paired block). */
+export function onlyTarget(split: TargetWeights, t: number): TargetWeights {
+  return { ...split, weights: split.weights.map((_, i) => (i === t ? 1 : 0)), cycle: [t], offset: 0 }
+}
+
 /** Target t's share of `level`; a target with no stream is given a closed share of none. */
 export function targetShares(level: LevelShare, split: TargetWeights): LevelShare[] {
   const { weights } = split

@@ -144,6 +144,7 @@ const DOCUMENTED_DEFAULTS: RunConfig = {
     workers: 'auto',
     fail_on_slo: false,
     refine: false,
+    paired: false,
     search: false,
     search_tolerance: null,
     reset_cache: 'off',

@@ -7,6 +7,7 @@ import {
   type RunDrift,
   type RunRecords,
 } from '../../compare/compare.js'
+import { pairedSides } from '../../compare/paired-sides.js'
 import { writeCompareHtml } from '../../report/compare-page.js'
 import { renderComparison } from '../../report/compare-render.js'
 import { type LoadedRun, loadRun } from '../../result/load-run.js'
@@ -29,7 +30,7 @@ export const COMPARE_SPEC: CommandSpec = {
   summary:
     'Compare two runs level by level from their raw records: differences with seeded block-bootstrap intervals, the knee, and a verdict (exit 1 regression, 5 inconclusive).',
   usage:
-    'llmbench compare BASE NEW [--max-regression ttft_p95=10%,throughput=5%] [--min-change tpot=1ms] [--markdown FILE] [--html FILE]',
+    'llmbench compare BASE NEW | compare PAIRED_DIR [--max-regression ttft_p95=10%,throughput=5%] [--min-change tpot=1ms] [--markdown FILE] [--html FILE]',
   flags: [
     {
       name: 'max-regression',
@@ -147,17 +148,28 @@ export async function compareCommand(argv: string[], io: Io): Promise<number> {
     io.out(renderHelp(COMPARE_SPEC))
     return EXIT.ok
   }
-  if (positionals.length !== 2)
-    throw new CliError('llmbench compare: give two result folders: BASE NEW', EXIT.usage)
+  if (positionals.length !== 1 && positionals.length !== 2)
+    throw new CliError(
+      'llmbench compare: give two result folders, BASE NEW, or one folder of a --paired run',
+      EXIT.usage,
+    )
   const gatesText = stringFlag(flags, 'max-regression')
   const gates = gatesText === undefined ? DEFAULT_MAX_REGRESSION : parseGates(gatesText)
   const floorsText = stringFlag(flags, 'min-change')
   const minChange = floorsText === undefined ? {} : parseFloors(floorsText)
   const base = load(positionals[0] as string)
-  const next = load(positionals[1] as string)
-  const comparison = compareRuns(runRecords(base), runRecords(next), gates, {
+  const next = positionals.length === 2 ? load(positionals[1] as string) : base
+  const sides = positionals.length === 1 ? pairedSides({ ...base.result, records: base.records }) : null
+  if (positionals.length === 1 && sides === null)
+    throw new CliError(
+      `${base.dir}: not a --paired run; compare one folder only when its run measured two targets in pairs (run --paired), else give BASE NEW`,
+      EXIT.usage,
+    )
+  if (sides !== null) io.err(`compare: paired run: A = ${sides.names[0]}, B = ${sides.names[1]}\n`)
+  const comparison = compareRuns(sides?.base ?? runRecords(base), sides?.next ?? runRecords(next), gates, {
     strictClient: flags['strict-client'] === true,
     minChange,
+    paired: sides !== null,
   })
   if (comparison.mismatches.length > 0 && flags['allow-mismatch'] !== true) {
     io.err(

@@ -1,0 +1,126 @@
+// test-lane: long
+import assert from 'node:assert/strict'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { compareRuns, DEFAULT_MAX_REGRESSION } from '../../src/compare/compare.js'
+import { pairedSides } from '../../src/compare/paired-sides.js'
+import { loadRun } from '../../src/result/load-run.js'
+import { describeOrder, pairedOrder } from '../../src/run/paired-blocks.js'
+import { SIM_MODEL, startSimulator } from '../../src/sim/server.js'
+import { runCli, simRunArgs } from '../helpers/cli.js'
+import { tempDir, testConfig } from '../helpers/run-config.js'
+import { runToResult } from '../helpers/run-result.js'
+
+/**
+ * Issue 38: two simulators measured in one --paired run. Every level alternates blocks of A and B
+ * in a balanced order, each block the whole level on one target, its records stamped with their
+ * pair; `compare` on the folder judges B against A pair by pair. B decoding 2x slower is a TPOT
+ * regression; an A/A pair is not.
+ */
+const FAST = {
+  slots: 4,
+  prefill_base_ms: 20,
+  prefill_ms_per_token: 0,
+  decode_base_ms: 6,
+  decode_ms_per_seq: 0,
+}
+
+async function pairedRun(second: typeof FAST) {
+  const a = await startSimulator(FAST)
+  const b = await startSimulator(second)
+  const out = tempDir()
+  try {
+    const config = testConfig(a.url, SIM_MODEL, {
+      levels: [2, 4],
+      requests: 32,
+      output_tokens: 16,
+      out_dir: out,
+    })
+    config.target.more_base_urls = [b.url]
+    config.run.paired = true
+    const result = await runToResult(config, out)
+    const run = loadRun(out)
+    const sides = pairedSides({ ...result, records: run.records ?? [] })
+    assert.ok(sides !== null, 'the folder is a paired run')
+    return {
+      config,
+      result,
+      records: run.records ?? [],
+      comparison: compareRuns(sides.base, sides.next, DEFAULT_MAX_REGRESSION, { paired: true }),
+    }
+  } finally {
+    await a.close()
+    await b.close()
+  }
+}
+
+test('--paired: blocks of both targets alternate in every level; B decoding 2x slower is a TPOT regression, pair by pair', {
+  timeout: 180_000,
+}, async () => {
+  const { config, result, records, comparison } = await pairedRun({ ...FAST, decode_base_ms: 12 })
+  assert.equal(result.meta.split?.paired, true)
+  assert.equal(result.drift, undefined, 'no drift control: the pairs take drift out')
+  for (const value of [2, 4]) {
+    const level = records.filter((r) => r.phase === 'measure' && r.level === value)
+    // Each target sent every pair's block, the whole level's streams at a time.
+    for (const side of [0, 1])
+      assert.deepEqual(
+        [...new Set(level.filter((r) => (r.target?.endpoint ?? 0) === side).map((r) => r.pair))].sort(),
+        [0, 1, 2, 3],
+      )
+    // A block is one target only: sends switch target exactly where the planned order does.
+    const switchesOf = (sides: readonly number[]) =>
+      sides.filter((side, i) => i > 0 && side !== sides[i - 1]).length
+    const sent = [...level].sort((x, y) => x.sent_at - y.sent_at).map((r) => r.target?.endpoint ?? 0)
+    const order = pairedOrder(config.workload.seed, value === 2 ? 0 : 1)
+    assert.equal(
+      switchesOf(sent),
+      switchesOf(order.map((block) => block.target)),
+      `level ${value}: ${describeOrder(order)}`,
+    )
+  }
+  // Each target's own level is the whole level (its blocks' streams), not half of it.
+  assert.deepEqual(
+    result.targets?.[0]?.levels.map((level) => level.load),
+    [2, 4],
+  )
+  assert.equal(comparison.basis.kind, 'paired')
+  assert.equal(comparison.outcome, 'regression', JSON.stringify(comparison.regressions))
+  assert.ok(
+    comparison.regressions.some((r) => r.metric === 'tpot_p50' && r.change > 0.5),
+    JSON.stringify(comparison.regressions),
+  )
+})
+
+test('--paired A/A: two identical simulators in one run are not a regression', {
+  timeout: 180_000,
+}, async () => {
+  const { comparison } = await pairedRun(FAST)
+  assert.notEqual(comparison.outcome, 'regression', JSON.stringify(comparison.regressions))
+})
+
+test('--paired refuses what it cannot pair (exit 2, naming the keys): one target, three, no fixed count, a search', {
+  timeout: 60_000,
+}, async () => {
+  const out = join(tempDir(), 'never')
+  const url = 'http://127.0.0.1:9/v1'
+  const cases: [Record<string, string | number | true>, string[], RegExp][] = [
+    [{ paired: true, levels: '1,2', requests: 8 }, [], /expected exactly two targets with paired/],
+    [
+      { paired: true, levels: '1,2', requests: 8 },
+      ['--base-url', url, '--base-url', url],
+      /exactly two targets/,
+    ],
+    [{ paired: true, levels: '1,2', duration: 5 }, ['--base-url', url], /fixed request count per level/],
+    [{ paired: true, levels: '1,2', requests: 8, search: true }, ['--base-url', url], /without search/],
+  ]
+  for (const [flags, extra, message] of cases) {
+    const refused = await runCli(simRunArgs(url, out, flags, extra))
+    assert.equal(refused.code, 2, `${JSON.stringify(flags)}: ${refused.stderr}`)
+    assert.match(refused.stderr, message)
+    assert.match(refused.stderr, /paired/)
+  }
+  // compare on one folder that is not a paired run says so.
+  const single = await runCli(['compare', tempDir()])
+  assert.equal(single.code, 2, single.stderr)
+})
