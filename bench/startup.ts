@@ -9,6 +9,8 @@
  * module preloaded with --import into every child, bare node included, and written to fd 3 at exit.
  *
  * Run: npm run bench:startup   (builds dist/ first; about 20 s)   REPEATS=15 for tighter medians.
+ * BENCH_STARTUP_BASELINE=../main/dist/cli/main.js npm run bench:startup adds another build's
+ * `run --help` and `--version` to the same rounds (a change's effect, side by side).
  */
 import { spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
@@ -43,7 +45,17 @@ const CASES: Case[] = [
   { label: 'llmbench --help', args: [CLI, '--help'], targeted: true },
   { label: 'llmbench run --help', args: [CLI, 'run', '--help'], targeted: true },
   { label: 'llmbench --version', args: [CLI, '--version'], targeted: false },
+  ...baselineCases(process.env.BENCH_STARTUP_BASELINE),
 ]
+
+/** Another build's `run --help` and `--version`, run in the same rounds as this one's. */
+function baselineCases(cli: string | undefined): Case[] {
+  if (cli === undefined || cli === '') return []
+  return [
+    { label: 'baseline run --help', args: [cli, 'run', '--help'], targeted: false },
+    { label: 'baseline --version', args: [cli, '--version'], targeted: false },
+  ]
+}
 
 interface Sample {
   ms: number

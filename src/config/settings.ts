@@ -3,7 +3,8 @@
  * and in config.toml, its flag, the schema leaf that validates it and the help that describes it.
  * The file schemas, the flag parser, the layering and the --help defaults are all derived from this
  * table (docs/configuration.md lists the keys as users write them). Adding a setting is one entry here
- * plus the code that uses the value.
+ * plus the code that uses the value; one with a flag also writes --help's flag table anew
+ * (test/unit/setting-flag-table.test.ts says how).
  *
  * Defaults live in DEFAULTS (load.ts), one typed RunConfig: the help text reads them from there
  * through `at` (setting-defaults.ts), so the two cannot drift.

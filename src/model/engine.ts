@@ -562,8 +562,12 @@ interface VirtualTimer {
 export class VirtualClock implements Scheduler<number> {
   private t = 0
   private seq = 0
-  /** Live timers by id; a cancelled one leaves the heap lazily, when it comes to the top. */
-  private readonly live = new Map<number, VirtualTimer>()
+  /**
+   * Ids of cancelled timers: one leaves the heap lazily, when it comes to the top. A set of the few
+   * cancelled rather than a map of every live timer: a prediction schedules millions of timers and
+   * cancels almost none, and a map entry set and deleted per token was a fifth of its time.
+   */
+  private readonly cancelled = new Set<number>()
   private readonly heap: VirtualTimer[] = []
 
   now(): number {
@@ -572,18 +576,17 @@ export class VirtualClock implements Scheduler<number> {
 
   after(ms: number, fn: () => void): number {
     const timer = { at: this.t + Math.max(0, ms), id: ++this.seq, fn }
-    this.live.set(timer.id, timer)
     this.push(timer)
     return timer.id
   }
 
   cancel(timer: number): void {
-    this.live.delete(timer)
+    if (this.heap.some((pending) => pending.id === timer)) this.cancelled.add(timer)
   }
 
   /** Timers not yet fired. */
   get pending(): number {
-    return this.live.size
+    return this.heap.length - this.cancelled.size
   }
 
   /** Runs every timer due within the next `ms`, then sets the clock to now + ms. */
@@ -605,7 +608,7 @@ export class VirtualClock implements Scheduler<number> {
       const top = this.heap[0]
       if (top === undefined || top.at > until) return false
       this.pop()
-      if (!this.live.delete(top.id)) continue // cancelled
+      if (this.cancelled.size > 0 && this.cancelled.delete(top.id)) continue
       this.t = top.at
       top.fn()
       return true

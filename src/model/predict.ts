@@ -2,7 +2,8 @@ import { isMeaningful } from '../analysis/scaling-step.js'
 import { type Distribution, percentileKey, round } from '../metrics/distribution.js'
 import type { Slo } from '../metrics/slo.js'
 import { type CapacityModel, engineParams, type ModelCorner } from './capacity-model.js'
-import { type LevelPrediction, simulateClosedLoop, simulatedRequests } from './engine.js'
+import { type LevelPrediction, simulatedRequests } from './engine.js'
+import { simulateClosedLoopOnce } from './simulation-memo.js'
 
 /** What to predict: a workload, the levels to predict it at, the SLOs to hold it to, a rate to size replicas for. */
 export interface PredictRequest {
@@ -71,7 +72,7 @@ export function predict(model: CapacityModel, request: PredictRequest): Predicti
       return [
         corner,
         request.levels.map((level) =>
-          simulateClosedLoop(
+          simulateClosedLoopOnce(
             params,
             {
               concurrency: level,

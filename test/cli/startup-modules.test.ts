@@ -69,6 +69,21 @@ for (const args of [
   })
 }
 
+test('llmbench run --help loads neither the settings table nor zod (its flags come from a table written ahead)', async () => {
+  const loaded = await modulesLoadedBy(['run', '--help'])
+  assert.ok(
+    loaded.some((url) => url.endsWith('/dist/cli/commands/run.js')),
+    'the hook saw the run command load',
+  )
+  // The settings table, the config loader and its schemas, zod: what deriving the flags at start-up loaded.
+  const settings = loaded.filter((url) =>
+    /\/dist\/config\/(settings|load|schema|source-schemas)\.js$|\/dist\/zod\.js$|\/node_modules\/zod\//.test(
+      url,
+    ),
+  )
+  assert.deepEqual(settings, [])
+})
+
 test('a run without --metrics-port loads no prom-client, and with o200k no tokenizer package', async () => {
   const dir = tempDir()
   try {

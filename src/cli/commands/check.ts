@@ -1,7 +1,8 @@
 import { type CommandSpec, numberFlag, parseFlags, renderHelp } from '../args.js'
 import { EXIT } from '../exit-codes.js'
 import type { Io } from '../io.js'
-import { configFlags, RUN_SPEC } from './run.js'
+import { configFlags } from '../setting-flags.js'
+import { RUN_SPEC } from './run.js'
 
 /** The target flags of `run` (files, URL, endpoint, model, key variable, timeouts). */
 const TARGET_FLAGS = RUN_SPEC.flags.filter((flag) =>

@@ -21,7 +21,8 @@ import { type CommandSpec, parseFlags, renderHelp, stringFlag } from '../args.js
 import { CliError, EXIT } from '../exit-codes.js'
 import type { Io } from '../io.js'
 import { loadConfigOrThrow } from '../load-config.js'
-import { configFlags, RUN_SPEC } from './run.js'
+import { configFlags } from '../setting-flags.js'
+import { RUN_SPEC } from './run.js'
 
 /**
  * The image this version of the CLI was built into (`docker build -t llmbench:<version> .`). Pinned

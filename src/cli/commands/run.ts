@@ -1,12 +1,12 @@
 import { type CommandSpec, type FlagSpec, parseFlags, renderHelp } from '../args.js'
 import { EXIT } from '../exit-codes.js'
 import type { Io } from '../io.js'
-import { configFlags, settingFlags } from '../setting-flags.js'
+import { SETTING_FLAG_TABLE } from '../setting-flag-table.js'
 import { WIDE_FLAG } from '../table-width.js'
 
 /** Flags that shape the load and the output; shared by `run` and `demo`. */
 export const LOAD_FLAGS: FlagSpec[] = [
-  ...settingFlags('load'),
+  ...SETTING_FLAG_TABLE.load,
   { name: 'force', type: 'boolean', help: "replace the run already in --out (that run's files only)" },
   { name: 'quiet', type: 'boolean', help: 'no progress lines on stderr' },
   { name: 'json', type: 'boolean', help: 'print bench_result.json to stdout instead of the table' },
@@ -26,7 +26,7 @@ export const RUN_SPEC: CommandSpec = {
       value: 'FILE',
       help: 'settings.json or config.toml (repeatable)',
     },
-    ...settingFlags('target'),
+    ...SETTING_FLAG_TABLE.target,
     ...LOAD_FLAGS,
     {
       name: 'shard',
@@ -51,8 +51,6 @@ export const RUN_SPEC: CommandSpec = {
   ],
 }
 
-export { configFlags }
-
 export async function runCommand(argv: string[], io: Io): Promise<number> {
   const { flags } = parseFlags(RUN_SPEC, argv)
   if (flags.help === true) {
@@ -60,9 +58,10 @@ export async function runCommand(argv: string[], io: Io): Promise<number> {
     return EXIT.ok
   }
   // Loaded only past --help: the config schemas, the client, tokenizers and workers are the bulk of start-up.
-  const [{ loadConfigOrThrow }, { executeRun }] = await Promise.all([
+  const [{ loadConfigOrThrow }, { executeRun }, { configFlags }] = await Promise.all([
     import('../load-config.js'),
     import('../execute-run.js'),
+    import('../setting-flags.js'),
   ])
   const configFiles = (flags.config as string[] | undefined) ?? []
   const config = loadConfigOrThrow(configFiles, configFlags(flags))
