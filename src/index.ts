@@ -14,7 +14,7 @@ export {
 } from './compare/compare.js'
 export { ConfigError, type ConfigIssue } from './config/errors.js'
 export { DEFAULTS, loadRunConfig } from './config/load.js'
-export type { ConfigFlags, RunConfig } from './config/types.js'
+export type { ConfigFlags, MoreBaseUrl, MoreEndpoint, RunConfig } from './config/types.js'
 export { evaluateSlos, findCapacity, type Slo, toSlos } from './metrics/slo.js'
 export { type LevelSummary, summarizeLevel } from './metrics/summarize.js'
 export { readRecords } from './records/jsonl-reader.js'
@@ -29,6 +29,7 @@ export { readApiKey } from './run/api-key.js'
 export { MergeError, type MergeOutcome, mergeShards } from './run/merge.js'
 export { endpointFromEnv, resolveEndpoint } from './run/resolve-endpoint.js'
 export { type RunOptions, type RunOutcome, runGradient } from './run/run-gradient.js'
+export { type ResolvedEndpoint, type RunTargets, resolveTargets } from './run/run-targets.js'
 export {
   type PreparedRun,
   prepareRun,

@@ -431,6 +431,11 @@ export const SETTING_FLAG_TABLE: Record<'target' | 'load', readonly FlagSpec[]> 
       help: 'bisect around the knee with up to 3 extra levels',
     },
     {
+      name: 'paired',
+      type: 'boolean',
+      help: 'two targets (two --base-url or two --model) measured in alternating blocks of each level (ABBA, BAAB), so drift hits both alike; `compare DIR` judges the second against the first pair by pair',
+    },
+    {
       name: 'search',
       type: 'boolean',
       help: 'search between the lowest and highest level for the highest meeting the SLOs (else the knee)',

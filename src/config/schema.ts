@@ -216,14 +216,28 @@ export function baseUrl() {
   return z.string(e).refine(isHttpUrl, e)
 }
 
-/** More endpoints beside base_url (several endpoints in one run): http(s) URLs, possibly none. */
+/**
+ * More endpoints beside base_url (several endpoints in one run), possibly none: each a plain URL
+ * (sent the run's key and headers) or an entry naming its own, { url, api_key_env, headers,
+ * env_headers }; URLs without user:password@ (a key goes in the endpoint's own api_key_env).
+ */
 export function moreBaseUrls() {
   const e = expect(
-    'a list of http(s) URLs without user:password@ (every endpoint is sent the run\'s key and headers), such as ["http://host-b:8000/v1"]',
+    'a list of http(s) URLs without user:password@ or of { url, api_key_env, headers, env_headers } entries, such as ["http://host-b:8000/v1"]',
   )
+  const urlPhrase = expect('an http(s) URL without user:password@, such as "http://host-b:8000/v1"')
   const plain = (s: string): boolean =>
     isHttpUrl(s) && new URL(s).username === '' && new URL(s).password === ''
-  return z.array(z.string(e).refine(plain, e), e)
+  const entry = z.strictObject(
+    {
+      url: z.string(urlPhrase).refine(plain, urlPhrase),
+      api_key_env: envVarName().optional(),
+      headers: headerTable().optional(),
+      env_headers: envHeaderTable().optional(),
+    },
+    expect('an endpoint entry { url, api_key_env, headers, env_headers }'),
+  )
+  return z.array(z.union([z.string(e).refine(plain, e), entry], e), e)
 }
 
 /** More models beside model: ids as the servers list them, possibly none. */
@@ -385,6 +399,8 @@ function toConfigIssues(
   file: string,
   style: PathStyle,
 ): ConfigIssue[] {
+  const inner = matchedUnionBranch(issue)
+  if (inner !== null) return inner.flatMap((nested) => toConfigIssues(nested, schema, data, file, style))
   if (issue.code === 'unrecognized_keys') {
     // zod reports all unknown keys of one object together; the user needs each one's full path.
     const known = knownKeysAt(schema, issue.path)
@@ -405,6 +421,21 @@ function toConfigIssues(
 }
 
 /**
+ * The issues of the one branch of a union whose type the value had, when they are inside the value
+ * (a plain URL or an endpoint entry: an entry's bad header is named by its own path), with the
+ * union's path in front; null otherwise, and the union's own phrase says what was expected.
+ */
+function matchedUnionBranch(issue: z.core.$ZodIssue): z.core.$ZodIssue[] | null {
+  if (issue.code !== 'invalid_union') return null
+  const nested = issue.errors.filter((branch) => branch.every((inner) => inner.path.length > 0))
+  if (nested.length !== 1) return null
+  return (nested[0] as z.core.$ZodIssue[]).map((inner) => ({
+    ...inner,
+    path: [...issue.path, ...inner.path],
+  }))
+}
+
+/**
  * A mistyped api_key_env may be the API key itself pasted in, a base_url may carry credentials;
  * docs/configuration.md "The API key": the key never reaches the terminal.
  */
@@ -420,7 +451,9 @@ function describeFound(found: unknown, path: readonly PropertyKey[]): string {
     return describeHeader(found, path)
   // A URL that does not parse may still carry user:password@ or a key in its query.
   const urlKey = path.findLast((part) => typeof part === 'string')
-  if ((urlKey === 'base_url' || urlKey === 'more_base_urls') && typeof found === 'string')
+  // An endpoint entry's url: { url = "...", api_key_env = ... } in more_base_urls.
+  const inMoreBaseUrls = urlKey === 'url' && path.includes('more_base_urls')
+  if ((urlKey === 'base_url' || urlKey === 'more_base_urls' || inMoreBaseUrls) && typeof found === 'string')
     return describeValue(maskUrlSecrets(found))
   return describeValue(found)
 }
@@ -446,6 +479,12 @@ function knownKeysAt(schema: z.ZodType, path: readonly PropertyKey[]): string[] 
   let cur: z.core.$ZodType | undefined = schema
   for (const seg of [...path, null]) {
     while (cur instanceof z.ZodOptional) cur = cur.unwrap()
+    // A list's item (more_base_urls[1]), and of a union the table form: an endpoint entry's keys.
+    if (cur instanceof z.ZodArray && typeof seg === 'number') {
+      cur = cur.element
+      continue
+    }
+    if (cur instanceof z.ZodUnion) cur = cur.options.find((option) => option instanceof z.ZodObject)
     if (!(cur instanceof z.ZodObject)) return []
     const shape: Record<string, z.core.$ZodType> = cur.shape
     if (seg === null) return Object.keys(shape)

@@ -57,7 +57,7 @@ import {
   traceSpeeds,
   workers,
 } from './schema.js'
-import type { RunConfig } from './types.js'
+import type { MoreBaseUrl, RunConfig } from './types.js'
 import { trimTrailingSlashes } from './url.js'
 
 /** Where a setting lands: a section of RunConfig and a key in it. */
@@ -149,6 +149,17 @@ export interface Setting {
 }
 
 const trimmedUrl = (url: string): string => trimTrailingSlashes(url)
+/** A plain URL stays a string (the run's key and headers); an entry's URL is trimmed and its header names lowered. */
+const normalizedMoreBaseUrl = (entry: MoreBaseUrl): MoreBaseUrl => {
+  if (typeof entry === 'string') return trimmedUrl(entry)
+  const { headers, env_headers, ...rest } = entry
+  return {
+    ...rest,
+    url: trimmedUrl(entry.url),
+    ...(headers === undefined ? {} : { headers: headerRecord(headers) }),
+    ...(env_headers === undefined ? {} : { env_headers: headerRecord(env_headers) }),
+  }
+}
 const requestRate = (mode: string): RunConfig['load']['mode'] =>
   mode === 'concurrency' || mode === 'concurrency_gradient' ? 'concurrency' : 'request_rate'
 
@@ -179,11 +190,11 @@ export const SETTINGS = {
     },
   },
   more_base_urls: {
-    doc: 'more endpoints beside base_url, sent the same requests (path, key, headers); a level is split between them by endpoint_weights',
+    doc: 'more endpoints beside base_url, sent the same requests (path, key, headers), or { url, api_key_env, headers, env_headers } entries with their own key or headers; a level is split between them by endpoint_weights',
     at: ['target', 'more_base_urls'],
     repeatOf: 'base-url',
     schema: moreBaseUrls,
-    convert: (urls: string[]) => urls.map(trimmedUrl),
+    convert: (entries: MoreBaseUrl[]) => entries.map(normalizedMoreBaseUrl),
     json: 'llm.more_base_urls',
     toml: 'target.more_base_urls',
   },

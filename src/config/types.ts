@@ -21,10 +21,11 @@ export interface RunConfig {
     protocol: Protocol
     model: string
     /**
-     * Several endpoints in one run: URLs beside base_url, each sent the same requests (the same path,
-     * key and headers). Empty = base_url alone. A level's streams (or arrivals) are split between them.
+     * Several endpoints in one run: URLs beside base_url, each sent the same requests (the same path
+     * and bodies). A plain URL is sent the run's key and headers; an entry may name its own
+     * (MoreEndpoint). Empty = base_url alone. A level's streams (or arrivals) are split between them.
      */
-    more_base_urls: string[]
+    more_base_urls: MoreBaseUrl[]
     /** One weight per endpoint (base_url first, then more_base_urls); [] = equal shares. */
     endpoint_weights: number[]
     /** Several models (or LoRA adapters) in one run: ids beside model; each endpoint is sent every model. */
@@ -221,3 +222,20 @@ export interface RunConfig {
 }
 
 export type { ConfigFlags } from './settings.js'
+
+/** An endpoint beside base_url: a URL sent the run's key and headers, or an entry naming its own. */
+export type MoreBaseUrl = string | MoreEndpoint
+
+/**
+ * An endpoint with its own key or headers (a second gateway, another tenant). Each field it leaves
+ * out is the run's: no api_key_env = the run's key, no headers = the run's headers.
+ */
+export interface MoreEndpoint {
+  url: string
+  /** The environment variable holding this endpoint's key (never the key itself). */
+  api_key_env?: string
+  /** This endpoint's extra headers, in place of the run's; names in lower case. */
+  headers?: Record<string, string>
+  /** This endpoint's headers read from environment variables, in place of the run's. */
+  env_headers?: Record<string, string>
+}

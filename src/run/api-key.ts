@@ -16,7 +16,15 @@ export function readApiKey(
 ): string | null {
   const stored = config.target.api_key_file
   if (stored !== null) return keyFromFile(stored)
-  const name = config.target.api_key_env
+  return readKeyVariable(config.target.api_key_env, env, note)
+}
+
+/** The key in the environment variable `name` (the run's, or an endpoint's own): trimmed, refused if unsendable. */
+export function readKeyVariable(
+  name: string,
+  env: NodeJS.ProcessEnv = process.env,
+  note: (line: string) => void = () => {},
+): string | null {
   const raw = env[name]
   if (raw === undefined) return null
   const value = raw.trim()

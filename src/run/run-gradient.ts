@@ -53,6 +53,7 @@ import {
 } from './level-plan.js'
 import { type LiveMetrics, startLiveMetrics } from './live-metrics.js'
 import { type MeasureContext, type MeasuredLevel, measureLevel } from './measure-level.js'
+import { modelBodies } from './model-bodies.js'
 import { blockRequests, describeOrder, pairedOrder } from './paired-blocks.js'
 import { PrecisionWatch } from './precision-watch.js'
 import { type PreflightResult, runFeaturePreflight, runPreflight } from './preflight.js'
@@ -73,7 +74,14 @@ import {
 import { RecordSink } from './record-sink.js'
 import { resolveEndpoint } from './resolve-endpoint.js'
 import { RunClock } from './run-clock.js'
-import { modelBodies, type RunSplit, runSplitOf } from './run-split.js'
+import {
+  firstEndpoint,
+  isSplit,
+  type RunTargets,
+  resolveTargets,
+  splitMetaOf,
+  withKeepAlive,
+} from './run-targets.js'
 import { sampleSizeAdvice } from './sample-advice.js'
 import { startServerMetrics } from './server-metrics.js'
 import { readServerSelf } from './server-self-read.js'
@@ -138,8 +146,15 @@ export type RunOutcome =
  */
 export async function runGradient(options: RunOptions): Promise<RunOutcome> {
   const { config, outDir, stop } = options
-  // An unsendable key is refused here, before anything is sent or written.
-  const endpoint = 'endpoint' in options ? options.endpoint : resolveEndpoint(config, options.apiKey)
+  // An unsendable key (the run's or an endpoint's own) is refused here, before anything is sent or written.
+  const targets = resolveTargets(
+    config,
+    'endpoint' in options ? options.endpoint : resolveEndpoint(config, options.apiKey),
+    process.env,
+    options.log,
+  )
+  // The first endpoint, scrubbing every endpoint's secrets: the probes and the reads of the server send to it.
+  const endpoint = firstEndpoint(targets)
   // Bad tokenizer or dataset files fail before anything is sent or written.
   const sources = loadWorkloadSources(config)
   // Disk full: stop issuing (nothing more could be recorded); the error ends the run below.
@@ -152,7 +167,7 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
     // The URL is said even with --quiet: with --metrics-port 0 it is the only way to learn the port.
     live = await startLiveMetrics(config, options.notice ?? options.log)
     if (live !== null) sink.watch(live)
-    const setUp = await setUpRun(options, endpoint, sources, sink)
+    const setUp = await setUpRun(options, targets, sources, sink)
     if (setUp.kind !== 'ready') return setUp
     // The folder appears when the load is about to start: a failed or stopped set-up leaves none.
     sink.open()
@@ -165,23 +180,22 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
     const connections = policyAfterProbes(endpoint, options.log)
     const keepAlive = endpoint.keepAlive && connections.server_closes_after_response === null
     const bodies = setUp.prepared.plan.prompts.map((prompt) => prompt.body)
-    const split = runSplitOf(config, { ...endpoint, keepAlive })
     pool = await WorkerPool.start(
       workerCount,
       { ...endpoint, keepAlive },
       bodies,
       options.shard ?? WHOLE_RUN,
       sessionWork(setUp.prepared.plan, config),
-      split === null
-        ? undefined
-        : {
-            targets: split.targets,
+      isSplit(targets)
+        ? {
+            targets: withKeepAlive(targets.targets, keepAlive),
             modelBodies: modelBodies(
               bodies,
-              split.models.map((m) => m.id),
+              targets.models.map((m) => m.id),
             ),
-            weights: split.weights,
-          },
+            weights: targets.weights,
+          }
+        : undefined,
     )
     const threads = pool
     live?.watchInFlight(() => threads.inFlight)
@@ -206,8 +220,8 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
       timing?.at_length !== undefined,
     )
     if (deadlines !== null) meta.fluidity = deadlines
-    if (split !== null)
-      meta.split = await splitMeta(split, setUp.server, config.run.preflight, stop, config.run.paired)
+    if (isSplit(targets))
+      meta.split = await splitMeta(targets, setUp.server, config.run.preflight, stop, config.run.paired)
     if (meta.load.stagger !== undefined && meta.load.levels.some((streams) => streams > 1))
       options.log(meta.load.stagger.note)
     meta.totals = sink.totals
@@ -215,7 +229,7 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
     // Written before the first level, so even a crash leaves a folder `report` can rebuild.
     writeJsonAtomic(resultPath, finishResult([], meta))
     // Before the first level, so its counters have a scrape from before it started.
-    scraper = await startServerMetrics(config, endpoint, outDir, sink.runId, options.log)
+    scraper = await startServerMetrics(config, targets, outDir, sink.runId, options.log)
     const { progress } = options
     const seconds = setUp.estimate?.request_seconds
     const span = traceSpanSeconds(sources.trace?.offsets_ms ?? null)
@@ -313,11 +327,12 @@ type SetUp =
  */
 async function setUpRun(
   options: RunOptions,
-  endpoint: Endpoint,
+  targets: RunTargets,
   sources: WorkloadSources,
   sink: RecordSink,
 ): Promise<SetUp> {
   const { config, log, stop } = options
+  const endpoint = firstEndpoint(targets)
   const recordsPath = sink.path
   let preflight: PreflightResult | null = null
   let server: ServerSelf | null = null
@@ -330,7 +345,7 @@ async function setUpRun(
     if (!preflight.ok) return { kind: 'preflight-failed', preflight }
     log(preflight.summary)
     // Several endpoints or models: each other target must answer too, before any load is sent.
-    for (const target of runSplitOf(config, endpoint)?.targets.slice(1) ?? []) {
+    for (const target of targets.targets.slice(1)) {
       const label = `preflight of ${displayUrl(target.endpoint.url)} (${target.endpoint.body.model})`
       const other = await runPreflight(target.endpoint, { interrupt: stop.setupInterrupt, label })
       sink.keep(other.record)
@@ -775,24 +790,21 @@ async function runPairedBlocks(
  * endpoint's knee can weigh its own server's gauges against its own slots.
  */
 async function splitMeta(
-  split: RunSplit,
+  targets: RunTargets,
   first: ServerSelf | null,
   preflight: boolean,
   stop: StopSignal,
   paired: boolean,
 ): Promise<RunSplitMeta> {
-  const endpoints = split.targets.filter((target) => target.model_index === 0)
   const selves = await Promise.all(
-    endpoints.map((target, e) =>
-      e === 0 || !preflight ? first : readServerSelf(target.endpoint, { interrupt: stop.setupInterrupt }),
+    targets.endpoints.map(({ endpoint }, e) =>
+      e === 0 || !preflight ? first : readServerSelf(endpoint, { interrupt: stop.setupInterrupt }),
     ),
   )
+  const shown = splitMetaOf(targets)
   return {
-    endpoints: split.endpoints.map((endpoint, e) => ({
-      ...endpoint,
-      slots: selves[e]?.slots ?? null,
-    })),
-    models: split.models,
+    endpoints: shown.endpoints.map((endpoint, e) => ({ ...endpoint, slots: selves[e]?.slots ?? null })),
+    models: shown.models,
     ...(paired ? { paired: true as const } : {}),
   }
 }

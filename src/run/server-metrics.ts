@@ -1,9 +1,9 @@
 import { join } from 'node:path'
-import type { Endpoint } from '../client/target.js'
 import type { RunConfig } from '../config/types.js'
 import { SERVER_METRICS_FILE } from '../result/folder-layout.js'
 import type { ServerMetricsScraper } from '../server-metrics/scraper.js'
 import { scrapeTargets, scrapeTimeoutMs } from '../server-metrics/targets.js'
+import { firstEndpoint, type RunTargets } from './run-targets.js'
 
 /**
  * The run's scraper of the server's metrics, started; null when scraping is off. The scraper (with
@@ -11,14 +11,17 @@ import { scrapeTargets, scrapeTimeoutMs } from '../server-metrics/targets.js'
  */
 export async function startServerMetrics(
   config: RunConfig,
-  endpoint: Endpoint,
+  run: RunTargets,
   outDir: string,
   runId: string,
   log: (line: string) => void,
 ): Promise<ServerMetricsScraper | null> {
-  // Several endpoints: "auto" scrapes each one's /metrics (joinUrl keeps a base URL's query out of it).
-  const moreOrigins = config.target.more_base_urls.map((url) => new URL(url).origin)
-  const targets = scrapeTargets(config.server_metrics, endpoint, moreOrigins)
+  const endpoint = firstEndpoint(run)
+  // Several endpoints: "auto" scrapes each one's /metrics, each with its own endpoint's headers.
+  const targets = scrapeTargets(
+    config.server_metrics,
+    run.endpoints.map((resolved) => resolved.endpoint),
+  )
   if (targets.length === 0) return null
   const { ServerMetricsScraper } = await import('../server-metrics/scraper.js')
   const scraper = new ServerMetricsScraper(targets, {
@@ -27,6 +30,7 @@ export async function startServerMetrics(
     file: join(outDir, SERVER_METRICS_FILE),
     runId,
     log,
+    // Every endpoint's: the first's secrets are all of them (resolveTargets).
     secrets: endpoint.secrets,
     // Series of other models on the same server are left out (a /metrics of many models).
     model: endpoint.body.model,

@@ -13,23 +13,29 @@ export interface ServerMetricsSettings {
 export const SCRAPE_TIMEOUT_MS = 5_000
 
 /**
- * The URLs to scrape, each once. A URL on a target's origin gets the target's headers (some
- * gateways want the Authorization there too); any other gets none but its own user:password.
+ * The URLs to scrape, each once. A URL on an endpoint's origin gets that endpoint's headers (some
+ * gateways want the Authorization there too; each server only its own key); any other gets none but
+ * its own user:password. "auto" is each endpoint's /metrics.
  */
 export function scrapeTargets(
   settings: ServerMetricsSettings,
-  endpoint: Pick<Endpoint, 'origin' | 'headers'>,
-  /** Several endpoints: the others' origins, whose /metrics "auto" scrapes as well (their gauges add up). */
-  moreOrigins: readonly string[] = [],
+  /** The run's endpoints, its own first (several endpoints: their gauges add up). */
+  endpoints: readonly Pick<Endpoint, 'origin' | 'headers'>[],
 ): ScrapeTarget[] {
   if (!settings.enabled) return []
-  const origins = [endpoint.origin, ...moreOrigins].map((origin) => new URL(origin).origin)
+  // The first endpoint on an origin speaks for it (two paths on one server share its /metrics).
+  const byOrigin = new Map<string, Pick<Endpoint, 'origin' | 'headers'>>()
+  for (const endpoint of endpoints) {
+    const origin = new URL(endpoint.origin).origin
+    if (!byOrigin.has(origin)) byOrigin.set(origin, endpoint)
+  }
   const targets = new Map<string, ScrapeTarget>()
   for (const url of settings.urls) {
     const auto = url === 'auto'
-    for (const wanted of auto ? origins.map((origin) => `${origin}/metrics`) : [url]) {
+    for (const wanted of auto ? [...byOrigin.keys()].map((origin) => `${origin}/metrics`) : [url]) {
       const parsed = new URL(wanted)
-      const headers = origins.includes(parsed.origin) ? withoutBody(endpoint) : basicAuth(parsed)
+      const own = byOrigin.get(parsed.origin)
+      const headers = own === undefined ? basicAuth(parsed) : withoutBody(own)
       parsed.username = ''
       parsed.password = ''
       const key = parsed.toString()

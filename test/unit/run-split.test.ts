@@ -3,8 +3,9 @@ import { test } from 'node:test'
 import { configFlags } from '../../src/cli/setting-flags.js'
 import { DEFAULTS, loadRunConfig } from '../../src/config/load.js'
 import type { RunConfig } from '../../src/config/types.js'
+import { modelBodies } from '../../src/run/model-bodies.js'
 import { resolveEndpoint } from '../../src/run/resolve-endpoint.js'
-import { modelBodies, runSplitOf } from '../../src/run/run-split.js'
+import { isSplit, resolveTargets, splitMetaOf } from '../../src/run/run-targets.js'
 import { type LevelShare, shareOf } from '../../src/schedule/level-share.js'
 import { type TargetWeights, targetShares } from '../../src/schedule/target-share.js'
 import { planTargetSplit } from '../../src/schedule/target-split.js'
@@ -127,8 +128,8 @@ test('each target is the run endpoint at its own URL with its own model; weights
     c.target.more_models = ['lora-1']
   })
   const endpoint = resolveEndpoint(config, 'sk-secret')
-  const split = runSplitOf(config, endpoint)
-  assert.ok(split !== null)
+  const split = resolveTargets(config, endpoint, {})
+  assert.ok(isSplit(split))
   assert.deepEqual(
     split.targets.map((t) => [t.endpoint.url, t.endpoint.body.model, t.endpoint_index, t.model_index]),
     [
@@ -142,13 +143,16 @@ test('each target is the run endpoint at its own URL with its own model; weights
   // The key goes to every endpoint; the result's copy of the URLs holds none.
   assert.equal(split.targets[2]?.endpoint.headers.authorization, 'Bearer sk-secret')
   assert.equal(split.targets[2]?.endpoint.origin, 'http://b.test:9000')
-  assert.ok(!JSON.stringify(split.endpoints).includes('sk-secret'))
+  assert.ok(!JSON.stringify(splitMetaOf(split)).includes('sk-secret'))
   assert.equal(
-    runSplitOf(
-      splitConfig(() => {}),
-      endpoint,
+    isSplit(
+      resolveTargets(
+        splitConfig(() => {}),
+        endpoint,
+        {},
+      ),
     ),
-    null,
+    false,
   )
 })
 
