@@ -104,18 +104,31 @@ export function answerLines(result: Judged): {
     detail: result.capacity === null ? null : result.capacity_summary,
     repeats: repeats === undefined ? null : `Across ${repeats.count} runs: ${repeats.knee_summary}`,
     search: result.search === undefined ? null : `Search: ${result.search.summary}`,
-    targets: (result.targets ?? []).map((target) => {
-      const split = result.meta.split
-      const name = [
-        (split?.endpoints.length ?? 1) > 1 ? target.endpoint : null,
-        (split?.models.length ?? 1) > 1 ? target.model : null,
-      ]
-        .filter((part) => part !== null)
-        .join(' · ')
-      const capacity =
-        target.capacity === null ? '' : `; meets the SLOs up to ${round2(target.capacity.value)}`
-      return `${name} (${Math.round(target.share * 100)}% of each level): ${target.saturation_summary}${capacity}`
-    }),
+    targets: (result.targets ?? [])
+      .map((target) => {
+        const split = result.meta.split
+        const name = [
+          (split?.endpoints.length ?? 1) > 1 ? target.endpoint : null,
+          (split?.models.length ?? 1) > 1 ? target.model : null,
+        ]
+          .filter((part) => part !== null)
+          .join(' · ')
+        const capacity =
+          target.capacity === null ? '' : `; meets the SLOs up to ${round2(target.capacity.value)}`
+        // --paired: each target had the whole level, in its turn (its blocks), not a share of it.
+        const share =
+          split?.paired === true
+            ? `${target.model_index + target.endpoint_index === 0 ? 'A' : 'B'}: the whole level in its blocks`
+            : `${Math.round(target.share * 100)}% of each level`
+        return `${name} (${share}): ${target.saturation_summary}${capacity}`
+      })
+      .concat(
+        result.meta.split?.paired === true
+          ? [
+              'paired run: A and B took turns in blocks of each level; `llmbench compare DIR` judges B against A pair by pair',
+            ]
+          : [],
+      ),
   }
 }
 

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { compareRuns, DEFAULT_MAX_REGRESSION } from '../../src/compare/compare.js'
 import { pairedSides } from '../../src/compare/paired-sides.js'
+import { answerLines } from '../../src/result/answer.js'
 import { loadRun } from '../../src/result/load-run.js'
 import { describeOrder, pairedOrder } from '../../src/run/paired-blocks.js'
 import { SIM_MODEL, startSimulator } from '../../src/sim/server.js'
@@ -84,6 +85,14 @@ test('--paired: blocks of both targets alternate in every level; B decoding 2x s
     result.targets?.[0]?.levels.map((level) => level.load),
     [2, 4],
   )
+  // The words say the targets took turns with the whole level, not a share of it.
+  const lines = answerLines(result).targets
+  assert.match(
+    lines.join('\n'),
+    /\(A: the whole level in its blocks\)[\s\S]*\(B: the whole level in its blocks\)/,
+  )
+  assert.match(lines.at(-1) ?? '', /^paired run: .*`llmbench compare DIR`/)
+  assert.doesNotMatch(lines.join('\n'), /% of each level/)
   assert.equal(comparison.basis.kind, 'paired')
   assert.equal(comparison.outcome, 'regression', JSON.stringify(comparison.regressions))
   assert.ok(

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The paired gate on the real engine (issue 38): two llama.cpp servers from ../shared side by side,
+# a CPU hog switching on and off every 4 s on the same machine, one `run --paired` and
+# `compare DIR` per trial. Prints each trial's exit codes and the gated figures' changes.
+#   bench/paired/kit-trial.sh SLOTS_A SLOTS_B [TRIALS]   e.g. 4 4 5 (A/A) or 4 3 5 (one slot fewer)
+# Needs ../shared (the kit) and a build (npm run build). Not a test: its figures are this machine's.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+KIT="$(pwd)/../shared/engines/llama.cpp"
+[ -x "$KIT/start.sh" ] || { echo "needs the kit at $KIT" >&2; exit 2; }
+SLOTS_A="${1:?SLOTS_A}" SLOTS_B="${2:?SLOTS_B}" TRIALS="${3:-3}"
+for trial in $(seq 1 "$TRIALS"); do
+  a=$("$KIT/start.sh" 18901 "$SLOTS_A" | tail -1)
+  b=$("$KIT/start.sh" 18902 "$SLOTS_B" | tail -1)
+  ( while :; do timeout 4 bash -c 'while :; do :; done'; sleep 4; done ) &
+  hog=$!
+  out="$(mktemp -d)/paired"
+  started=$(date +%s)
+  node dist/cli/main.js run --base-url http://127.0.0.1:18901/v1 --base-url http://127.0.0.1:18902/v1 \
+    --model m --levels 2,4,6 --requests 32 --input-tokens 48 --output-tokens 32 --ignore-eos --paired \
+    --out "$out" >"$out.log" 2>&1
+  run=$?
+  node dist/cli/main.js compare "$out" >"$out.compare" 2>/dev/null
+  gate=$?
+  pkill -P "$hog"; kill "$hog" "$a" "$b" 2>/dev/null; wait 2>/dev/null
+  echo "trial $trial ($SLOTS_A vs $SLOTS_B slots): run exit $run in $(($(date +%s) - started)) s, compare exit $gate: $(grep -m1 -E '^\*\*(PASS|FAIL|INCONCLUSIVE)' "$out.compare")"
+  grep -E '^\| [0-9]+ \| (ttft_p50|tpot_p50|throughput) ' "$out.compare" | cut -d'|' -f2-7,10
+done
