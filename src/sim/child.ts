@@ -15,6 +15,9 @@ export interface SimulatorProcess {
  * The simulator in a process of its own (`llmbench sim --port 0`), as a real server would be: its
  * timers and writes then never share an event loop with the client whose stamps we measure.
  */
+/** Set in a simulator child's environment: it stops when its parent's pipe to its stdin closes. */
+export const EXIT_WITH_PARENT = 'LLMBENCH_SIM_EXIT_WITH_PARENT'
+
 export function startSimulatorProcess(
   params: Partial<SimParams>,
   options: { faults?: string; timeoutMs?: number; args?: string[] } = {},
@@ -26,8 +29,11 @@ export function startSimulatorProcess(
   for (const [key, value] of Object.entries(params)) {
     if (value !== undefined) args.push(`--${key.replaceAll('_', '-')}`, String(value))
   }
+  // Its stdin is a pipe from this process, never written: it closes when this process ends, however
+  // it ends, and the simulator then stops (commands/sim.ts).
   const child = spawn(process.execPath, [...(FROM_SOURCE ? ['--import', 'tsx'] : []), CLI_MAIN, ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env: { ...process.env, [EXIT_WITH_PARENT]: '1' },
   })
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
   const close = async (): Promise<void> => {

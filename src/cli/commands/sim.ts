@@ -1,4 +1,5 @@
 import { resolveSimParams, SIM_CPU_LIKE, SIM_DEFAULTS, type SimParams } from '../../model/engine.js'
+import { EXIT_WITH_PARENT } from '../../sim/child.js'
 import { FAULT_KINDS, type FaultRate, parseFaults } from '../../sim/faults.js'
 import { SIM_MODEL } from '../../sim/model-id.js'
 import type { SimQuirks } from '../../sim/quirks.js'
@@ -265,7 +266,15 @@ export async function simCommand(argv: string[], io: Io): Promise<number> {
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve)
     process.once('SIGTERM', resolve)
+    // Started by a parent process as its server (sim/child.ts): it goes when the parent goes, even
+    // killed without a chance to stop it (a test cut at its timeout), instead of serving on, orphaned.
+    if (process.env[EXIT_WITH_PARENT] === '1') {
+      process.stdin.once('close', resolve)
+      process.stdin.resume()
+    }
   })
+  // The watched stdin would keep the process alive once the server is closed.
+  if (process.env[EXIT_WITH_PARENT] === '1') process.stdin.destroy()
   await sim.close()
   return EXIT.ok
 }
