@@ -1,3 +1,4 @@
+import { round } from '../metrics/distribution.js'
 import type { LevelSlo } from '../metrics/slo.js'
 import type { LoadMode } from '../metrics/summarize.js'
 import { crossing, pchip } from './pchip.js'
@@ -96,7 +97,7 @@ export function withRecheck(outcome: SearchOutcome, recheck: SearchRecheck | nul
     .filter((check) => !check.met)
     .map(
       (check) =>
-        `${check.key} ${check.value_ms === null ? 'not measured' : round(check.value_ms)} against ${check.threshold_ms}`,
+        `${check.key} ${check.value_ms === null ? 'not measured' : round(check.value_ms, 1)} against ${check.threshold_ms}`,
     )
     .join(', ')
   const reason = `${recheck.value} met every SLO during the search and missed them when measured again at the end (${missed}): the server changed during the search`
@@ -110,8 +111,6 @@ export function withRecheck(outcome: SearchOutcome, recheck: SearchRecheck | nul
         : `${outcome.summary}; ${reason}`,
   }
 }
-
-const round = (value: number): number => Math.round(value * 10) / 10
 
 /** The bracket's ladder: the range's lowest level, doubling, then its highest. */
 export function bracketLadder(range: readonly [number, number]): number[] {
