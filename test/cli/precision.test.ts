@@ -62,14 +62,20 @@ test('--precision on a steady server: the level stops once its TTFT median is pr
       const precision = level?.precision
       assert.ok(precision !== undefined, 'the level carries its precision')
       assert.equal(precision.stopped_by, 'precise', JSON.stringify(precision))
-      assert.equal(precision.met, true)
       assert.equal(precision.floor, 12)
       assert.equal(precision.max_requests, 200)
       assert.ok((level?.requests ?? 0) >= 12 && (level?.requests ?? 0) < 200, `${level?.requests} requests`)
       assert.equal(precision.requests, level?.requests)
       const figure = precision.figures[0]
       assert.equal(figure?.key, 'ttft_p50')
-      assert.ok(figure?.reached_pct != null && figure.reached_pct <= 25, JSON.stringify(figure))
+      assert.ok(figure?.reached_pct != null, JSON.stringify(figure))
+      // The check said precise and stopped sending; the request already in flight (the stream's
+      // next one is sent as its record travels back from the worker) is measured too, and one slow
+      // TTFT under a busy host can widen the median's interval past the target again (2 runs in 8
+      // at load 10). The level then says so rather than claiming a precision it no longer has.
+      assert.equal(precision.met, figure.reached_pct <= 25, JSON.stringify(figure))
+      if (!precision.met)
+        assert.match(stderr, /level 1: stopped once precise, at \d+ requests with those in flight: ttft_p50 ±/)
       assert.match(stderr, /12–200 requests until ttft_p50 ±25%/, 'the plan says floor, ceiling and target')
       assert.match(
         stderr,
@@ -77,7 +83,7 @@ test('--precision on a steady server: the level stops once its TTFT median is pr
       )
       assert.match(
         stderr,
-        /level 1: (precise at the floor of 12 requests|ran \d+ requests until precise): ttft_p50 ±/,
+        /level 1: (precise at the floor of 12 requests|ran \d+ requests until precise|stopped once precise, at \d+ requests with those in flight): ttft_p50 ±/,
       )
     },
   )
