@@ -1,0 +1,338 @@
+/**
+ * The paired gate beside today's two-run gate, many times over, with drift injected (issue 38):
+ * false alarms on A/A, power on a slowdown of decode (TPOT and throughput) and of prefill (TTFT),
+ * the share of "inconclusive", and the (virtual) time each gate's measurements take.
+ *
+ * The server is the simulator's own engine (src/model/engine.ts, the code behind `llmbench sim`),
+ * run in virtual time so that hundreds of runs take a minute: its costs are read at every step
+ * through `hostCosts`, which multiplies them by the host's state at that instant (the drift, shared
+ * by both targets, which run on one host) and by a little noise. The records it yields go through
+ * the gates' own code (compareRuns), as `llmbench compare` would judge the folders.
+ *
+ * - two-run: A's run (levels, then the control level), a pause, then B's run; compared as two folders.
+ * - paired:  one run, each level cut into blocks of A and B in the order `run --paired` uses.
+ *
+ * Run: npm run bench:gate [-- --trials 20] [-- --max-regression 0.05]
+ * (--max-regression: the relative threshold of every latency percentile and of throughput, in place
+ * of the defaults; the gate calls a change a regression only when its whole interval is beyond the
+ * threshold, so a change the size of the threshold is caught about half the time at best.)
+ */
+import { performance } from 'node:perf_hooks'
+import { DriftSamples } from '../../src/analysis/drift.js'
+import {
+  type CompareOutcome,
+  compareRuns,
+  DEFAULT_MAX_REGRESSION,
+  type RunRecords,
+} from '../../src/compare/compare.js'
+import { resolveSimParams, SimEngine, type SimParams, VirtualClock } from '../../src/model/engine.js'
+import { seededRandom, standardNormal } from '../../src/random.js'
+import type { RequestRecord } from '../../src/records/types.js'
+import type { RunMeta } from '../../src/result/run-meta.js'
+import { controlRequests } from '../../src/run/level-plan.js'
+import { blockRequests, pairedOrder } from '../../src/run/paired-blocks.js'
+
+const LEVELS = [1, 4, 8]
+const REQUESTS_PER_LEVEL = 40
+const INPUT_TOKENS = 256
+const OUTPUT_TOKENS = 64
+/** A 4-slot server, as the CPU-like preset: the top level queues. */
+const SERVER: Partial<SimParams> = {
+  slots: 4,
+  prefill_base_ms: 10,
+  prefill_ms_per_token: 0.2,
+  decode_base_ms: 10,
+  decode_ms_per_seq: 0.9,
+}
+/** Between A's run and B's in the two-run gate (a CI job builds and deploys B meanwhile). */
+const PAUSE_BETWEEN_RUNS_MS = 60_000
+/** Noise of each engine step: a coefficient of variation of 5%, as timer and scheduling noise. */
+const STEP_NOISE = 0.05
+
+/** The host's slowness at a virtual instant, 1 = as quiet as it gets. */
+type Host = (atMs: number) => number
+
+interface DriftKind {
+  name: string
+  /** A host for one trial of this span of virtual time. */
+  make: (random: () => number, spanMs: number) => Host
+}
+
+const DRIFTS: DriftKind[] = [
+  { name: 'none', make: () => () => 1 },
+  {
+    name: 'step +25%',
+    make: (random, span) => {
+      const at = span * (0.2 + 0.6 * random())
+      return (t) => (t < at ? 1 : 1.25)
+    },
+  },
+  { name: 'ramp +30%', make: (_, span) => (t) => 1 + (0.3 * Math.min(t, span)) / span },
+  {
+    name: 'neighbour on/off +40%',
+    make: (random) => {
+      const period = 8_000 + 12_000 * random()
+      const phase = period * random()
+      return (t) => (((t + phase) % period) / period < 0.5 ? 1.4 : 1)
+    },
+  },
+]
+
+/** What B changes: its costs multiplied, per kind of cost. */
+interface Change {
+  name: string
+  decode: number
+  prefill: number
+}
+
+const CHANGES: Change[] = [
+  { name: 'A/A (no change)', decode: 1, prefill: 1 },
+  { name: 'decode +10%', decode: 1.1, prefill: 1 },
+  { name: 'decode +20%', decode: 1.2, prefill: 1 },
+  { name: 'prefill +10%', decode: 1, prefill: 1.1 },
+  { name: 'prefill +20%', decode: 1, prefill: 1.2 },
+]
+
+/**
+ * The engine's cost parameters, read at every step (SimEngine reads them as it schedules), as the
+ * server's base costs × B's change × the host now × this step's noise.
+ */
+function hostCosts(
+  base: SimParams,
+  change: Change,
+  host: Host,
+  clock: VirtualClock,
+  random: () => number,
+): SimParams {
+  const noisy = (): number => host(clock.now()) * Math.max(0.5, 1 + STEP_NOISE * standardNormal(random))
+  return {
+    ...base,
+    get prefill_base_ms() {
+      return base.prefill_base_ms * change.prefill * noisy()
+    },
+    get prefill_ms_per_token() {
+      return base.prefill_ms_per_token * change.prefill * noisy()
+    },
+    get decode_base_ms() {
+      return base.decode_base_ms * change.decode * noisy()
+    },
+    get decode_ms_per_seq() {
+      return base.decode_ms_per_seq * change.decode * noisy()
+    },
+  }
+}
+
+/** One target on the shared host: its engine, driven by closed-loop blocks of requests. */
+class Target {
+  private readonly engine: SimEngine<number>
+  constructor(
+    params: SimParams,
+    private readonly clock: VirtualClock,
+  ) {
+    this.engine = new SimEngine(params, clock)
+  }
+
+  /**
+   * `requests` requests from `streams` closed-loop streams, starting now; runs the clock until they
+   * are done (nothing else is loaded meanwhile) and returns their records.
+   */
+  block(
+    streams: number,
+    requests: number,
+    stamp: Pick<RequestRecord, 'level' | 'phase'> & { pair?: number },
+  ) {
+    const records: RequestRecord[] = []
+    let sent = 0
+    const send = (): void => {
+      const seq = sent++
+      const sentAt = this.clock.now()
+      const tokens: number[] = []
+      this.engine.submit(
+        { inputTokens: INPUT_TOKENS, outputTokens: OUTPUT_TOKENS },
+        {
+          onToken: () => tokens.push(this.clock.now()),
+          onFinish: () => {
+            records.push(record(seq, sentAt, tokens, this.clock.now(), stamp))
+            if (sent < requests) send()
+          },
+        },
+      )
+    }
+    for (let i = 0; i < Math.min(streams, requests); i++) send()
+    this.clock.runAll()
+    return records
+  }
+}
+
+function record(
+  seq: number,
+  sentAt: number,
+  tokens: number[],
+  endAt: number,
+  stamp: Pick<RequestRecord, 'level' | 'phase'> & { pair?: number },
+): RequestRecord {
+  return {
+    seq,
+    worker: 0,
+    ...stamp,
+    prompt_id: seq,
+    scheduled_at: sentAt,
+    sent_at: sentAt,
+    headers_at: sentAt,
+    first_token_at: tokens[0] ?? null,
+    end_at: endAt,
+    token_times: tokens,
+    status: 200,
+    error: null,
+    input_tokens: INPUT_TOKENS,
+    output_tokens: tokens.length,
+    token_source: 'usage',
+    tokenizer_output_tokens: null,
+    chunks: tokens.length,
+    finish_reason: 'length',
+  } as RequestRecord
+}
+
+/**
+ * What compareRuns reads of a run's meta: its levels and set-up (for the mismatch check and the
+ * percentiles compared). The rest of a result's meta is the run's story, which no gate reads.
+ */
+function meta(): RunMeta {
+  return {
+    target: { model: 'sim' },
+    workload: { input_tokens: INPUT_TOKENS, output_tokens: OUTPUT_TOKENS, stream: true },
+    load: { mode: 'concurrency', levels: LEVELS, warmup_requests: 0 },
+    levels_run: LEVELS.map((value) => ({ value, workers: 1, client: { cpu_percent: 0, loops: [] } })),
+    percentiles: [50, 95, 99],
+  } as unknown as RunMeta
+}
+
+interface Trial {
+  outcome: CompareOutcome
+  /** Virtual time the gate's measurements took, ms. */
+  spanMs: number
+}
+
+/** Today's gate: A's whole run with its control level, a pause, B's whole run; compared as two folders. */
+function twoRunTrial(change: Change, drift: DriftKind, seed: number): Trial {
+  const random = seededRandom(seed)
+  const clock = new VirtualClock()
+  const span = 2 * expectedRunMs() + PAUSE_BETWEEN_RUNS_MS
+  const host = drift.make(random, span)
+  const server = resolveSimParams(SERVER)
+  const run = (target: Target): RunRecords => {
+    const records = LEVELS.flatMap((level) =>
+      target.block(level, REQUESTS_PER_LEVEL, { level, phase: 'measure' }),
+    )
+    const first = LEVELS[0] as number
+    records.push(
+      ...target.block(first, controlRequests(REQUESTS_PER_LEVEL, first), { level: first, phase: 'control' }),
+    )
+    const drifts = new DriftSamples(first)
+    for (const r of records) drifts.add(r)
+    const drift = drifts.result()
+    // As bench_result.json carries it, which is what compare reads.
+    const carried = drift && { ...drift, first: { ...drift.first }, control: { ...drift.control } }
+    return { meta: meta(), records, drift: carried }
+  }
+  const a = run(new Target(hostCosts(server, CHANGES[0] as Change, host, clock, random), clock))
+  clock.advanceBy(PAUSE_BETWEEN_RUNS_MS)
+  const b = run(new Target(hostCosts(server, change, host, clock, random), clock))
+  return { outcome: compareRuns(a, b, GATES).outcome, spanMs: clock.now() }
+}
+
+/** The paired gate: one run, each level's blocks of A and B alternating as `run --paired` orders them. */
+function pairedTrial(change: Change, drift: DriftKind, seed: number): Trial {
+  const random = seededRandom(seed)
+  const clock = new VirtualClock()
+  const host = drift.make(random, 2 * expectedRunMs())
+  const server = resolveSimParams(SERVER)
+  const targets = [
+    new Target(hostCosts(server, CHANGES[0] as Change, host, clock, random), clock),
+    new Target(hostCosts(server, change, host, clock, random), clock),
+  ]
+  const sides: RequestRecord[][] = [[], []]
+  LEVELS.forEach((level, index) => {
+    const size = blockRequests(REQUESTS_PER_LEVEL, level)
+    for (const block of pairedOrder(seed, index))
+      sides[block.target]?.push(
+        ...(targets[block.target] as Target).block(level, size, {
+          level,
+          phase: 'measure',
+          pair: block.pair,
+        }),
+      )
+  })
+  const side = (records: RequestRecord[]): RunRecords => ({ meta: meta(), records, drift: null })
+  const comparison = compareRuns(side(sides[0] ?? []), side(sides[1] ?? []), GATES, {
+    paired: true,
+  })
+  return { outcome: comparison.outcome, spanMs: clock.now() }
+}
+
+/** One quiet run of A's levels, for the span a drift is laid over. */
+let quietRunMs: number | null = null
+function expectedRunMs(): number {
+  if (quietRunMs !== null) return quietRunMs
+  const clock = new VirtualClock()
+  const target = new Target(resolveSimParams(SERVER), clock)
+  for (const level of LEVELS) target.block(level, REQUESTS_PER_LEVEL, { level, phase: 'measure' })
+  quietRunMs = clock.now()
+  return quietRunMs
+}
+
+function argument(name: string, fallback: number): number {
+  const at = process.argv.indexOf(`--${name}`)
+  const value = at < 0 ? Number.NaN : Number(process.argv[at + 1])
+  return Number.isFinite(value) && value > 0 ? value : fallback
+}
+
+const TRIALS = Math.floor(argument('trials', 20))
+const THRESHOLD = argument('max-regression', Number.NaN)
+/** The gates: today's defaults, or --max-regression for every latency percentile and throughput. */
+const GATES: Record<string, number> = Number.isNaN(THRESHOLD)
+  ? DEFAULT_MAX_REGRESSION
+  : Object.fromEntries(
+      Object.entries(DEFAULT_MAX_REGRESSION).map(([key, value]) => [
+        key,
+        /^(ttft|tpot|e2e)_p|^throughput$/.test(key) ? THRESHOLD : value,
+      ]),
+    )
+const pct = (n: number): string => `${Math.round((100 * n) / TRIALS)}%`.padStart(4)
+
+console.log(
+  `# gate trials: ${TRIALS} per cell; levels ${LEVELS.join(',')}, ${REQUESTS_PER_LEVEL} requests per level per target, ` +
+    `${INPUT_TOKENS}/${OUTPUT_TOKENS} tokens, a ${SERVER.slots}-slot simulated server in virtual time, step noise ${100 * STEP_NOISE}%`,
+)
+console.log(
+  `# thresholds: ${Number.isNaN(THRESHOLD) ? 'the defaults (latency percentiles 10%, throughput 5%)' : `${100 * THRESHOLD}% on latency percentiles and throughput`}`,
+)
+console.log(
+  '# cells: regression (exit 1) / inconclusive (exit 5) / pass (exit 0); on A/A a regression is a false alarm',
+)
+console.log('| drift | B | two-run: regr / inconcl / pass | paired: regr / inconcl / pass |')
+console.log('| --- | --- | --- | --- |')
+const started = performance.now()
+const spans = { twoRun: 0, paired: 0, n: 0 }
+for (const [d, drift] of DRIFTS.entries())
+  for (const [c, change] of CHANGES.entries()) {
+    const tally = { twoRun: new Map<CompareOutcome, number>(), paired: new Map<CompareOutcome, number>() }
+    for (let trial = 0; trial < TRIALS; trial++) {
+      const seed = 1_000_003 * (d + 1) + 10_007 * (c + 1) + trial
+      const two = twoRunTrial(change, drift, seed)
+      const paired = pairedTrial(change, drift, seed)
+      tally.twoRun.set(two.outcome, (tally.twoRun.get(two.outcome) ?? 0) + 1)
+      tally.paired.set(paired.outcome, (tally.paired.get(paired.outcome) ?? 0) + 1)
+      spans.twoRun += two.spanMs
+      spans.paired += paired.spanMs
+      spans.n++
+    }
+    const cells = (tally: Map<CompareOutcome, number>): string =>
+      (['regression', 'inconclusive', 'pass'] as const).map((o) => pct(tally.get(o) ?? 0)).join(' / ')
+    console.log(`| ${drift.name} | ${change.name} | ${cells(tally.twoRun)} | ${cells(tally.paired)} |`)
+  }
+console.log(
+  `# measured time per gate (virtual): two-run ${(spans.twoRun / spans.n / 1000).toFixed(0)} s ` +
+    `(including a ${PAUSE_BETWEEN_RUNS_MS / 1000} s pause between the runs), paired ${(spans.paired / spans.n / 1000).toFixed(0)} s; ` +
+    `this bench took ${((performance.now() - started) / 1000).toFixed(0)} s of wall time`,
+)
