@@ -75,7 +75,10 @@ test('--precision on a steady server: the level stops once its TTFT median is pr
       // at load 10). The level then says so rather than claiming a precision it no longer has.
       assert.equal(precision.met, figure.reached_pct <= 25, JSON.stringify(figure))
       if (!precision.met)
-        assert.match(stderr, /level 1: stopped once precise, at \d+ requests with those in flight: ttft_p50 ±/)
+        assert.match(
+          stderr,
+          /level 1: stopped once precise, at \d+ requests with those in flight: ttft_p50 ±/,
+        )
       assert.match(stderr, /12–200 requests until ttft_p50 ±25%/, 'the plan says floor, ceiling and target')
       assert.match(
         stderr,
