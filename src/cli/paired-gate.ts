@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { DEFAULT_MAX_REGRESSION } from '../compare/compare.js'
 import { judgePairedRun } from '../compare/paired-judgement.js'
 import { renderComparison } from '../report/compare-render.js'
+import { pairRatioLines } from '../report/pair-ratios.js'
 import { loadRun } from '../result/load-run.js'
 import { outcomeExit } from './commands/compare.js'
 import { CliError, EXIT } from './exit-codes.js'
@@ -21,6 +22,11 @@ export function pairedGate(outDir: string, io: Io): number {
   writeFileSync(join(outDir, 'gate.json'), `${JSON.stringify(judged.comparison, null, 2)}\n`)
   writeFileSync(join(outDir, 'gate.md'), markdown)
   io.err(`gate: A = ${judged.names[0]}, B = ${judged.names[1]}\n${markdown}`)
+  io.err(
+    pairRatioLines(judged.comparison)
+      .map((line) => `gate: ${line}\n`)
+      .join(''),
+  )
   io.err(`gate: ${judged.comparison.outcome}; written to ${join(outDir, 'gate.json')}\n`)
   return outcomeExit(judged.comparison)
 }

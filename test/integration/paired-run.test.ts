@@ -165,6 +165,12 @@ test('run --paired --gate exits 1 when B decodes 2x slower, 0 on A/A', { timeout
   const slower = await gatedRun({ ...FAST, decode_base_ms: 12 })
   assert.equal(slower.code, 1, slower.stderr)
   assert.equal(slower.gate.outcome, 'regression')
+  // The pairs over time: each pair of the level, B/A, B's decode twice A's.
+  const ratios = /gate: level 4 tpot_p50 B\/A by pair: ([\d. ]+)/.exec(slower.stderr)
+  assert.ok(ratios !== null, slower.stderr)
+  const values = (ratios[1] as string).trim().split(' ').map(Number)
+  assert.equal(values.length, 4)
+  for (const ratio of values) assert.ok(ratio > 1.5, String(values))
   const same = await gatedRun(FAST)
   assert.equal(same.code, 0, same.stderr)
   assert.equal(same.gate.outcome, 'pass')
