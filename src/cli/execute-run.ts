@@ -34,6 +34,7 @@ import { numberFlag, type ParsedFlags, stringFlag } from './args.js'
 import { CliError, EXIT } from './exit-codes.js'
 import { hintsFor, preflightSummaryNamed, withHintsNamed } from './hints-where-set.js'
 import type { Io } from './io.js'
+import { pairedGate } from './paired-gate.js'
 import { tableWidth } from './table-width.js'
 import { whereWritten } from './where-written.js'
 
@@ -180,6 +181,8 @@ export async function executeRun(
       io.err(`SLO gate failed: ${result.capacity_summary}\n`)
       return EXIT.gateFailed
     }
+    // Judged only on a whole run: an interrupted or failed one returned above and never says pass.
+    if (config.run.gate) return pairedGate(run.outDir, io)
     return EXIT.ok
   } finally {
     for (const signal of STOP_SIGNALS) process.off(signal, onSignal)

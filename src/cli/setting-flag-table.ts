@@ -436,6 +436,11 @@ export const SETTING_FLAG_TABLE: Record<'target' | 'load', readonly FlagSpec[]> 
       help: 'two targets (two --base-url or two --model) measured in alternating blocks of each level (ABBA, BAAB), so drift hits both alike; `compare DIR` judges the second against the first pair by pair',
     },
     {
+      name: 'gate',
+      type: 'boolean',
+      help: 'with --paired: end the run with the paired judgement of `compare DIR` (written to gate.json) and its exit code: 0 pass, 1 regression, 5 inconclusive',
+    },
+    {
       name: 'search',
       type: 'boolean',
       help: 'search between the lowest and highest level for the highest meeting the SLOs (else the knee)',

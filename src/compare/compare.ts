@@ -56,6 +56,8 @@ export interface MetricComparison {
   regressed: boolean
   /** Worse beyond the threshold, but not by more than the runs' own remeasurement moved (drift_size). */
   within_noise?: boolean
+  /** --paired: each pair's [A, B] figure in time order, the very figures the interval was judged on. */
+  pairs?: [number, number][]
 }
 
 export interface LevelComparison {
@@ -496,9 +498,8 @@ function onRuns(
   const figures = (runs: readonly LevelSamples[]): number[] =>
     runs.map((run) => runFigure(run, metric.metric)).filter((x): x is number => x !== null)
   const share = metric.metric === 'success_rate' || metric.metric === 'fluidity_p90'
-  const change = paired
-    ? pairedChange(pairedFigures(a, b, metric.metric), !share)
-    : welchChange(figures(a), figures(b), !share)
+  const pairs = paired ? pairedFigures(a, b, metric.metric) : null
+  const change = pairs !== null ? pairedChange(pairs, !share) : welchChange(figures(a), figures(b), !share)
   if (change === null) return metric
   const judged = comparison(
     metric.metric,
@@ -509,7 +510,10 @@ function onRuns(
     metric.threshold === null ? null : { low: change.low, high: change.high },
     { threshold: metric.threshold, floor: metric.floor, worse: LOWER_IS_WORSE.has(metric.metric) ? -1 : 1 },
   )
-  return metric.not_gated === null ? judged : { ...judged, not_gated: metric.not_gated, regressed: false }
+  const withPairs = pairs === null ? judged : { ...judged, pairs }
+  return metric.not_gated === null
+    ? withPairs
+    : { ...withPairs, not_gated: metric.not_gated, regressed: false }
 }
 
 /** Each pair's figure on both sides, where both have one. */

@@ -129,6 +129,7 @@ export const DEFAULTS: RunConfig = deepFreeze({
     fail_on_slo: false,
     refine: false,
     paired: false,
+    gate: false,
     search: false,
     search_tolerance: null,
     reset_cache: 'off',
@@ -672,6 +673,14 @@ const FINAL_CHECKS: FinalCheck[] = [
     message:
       "expected repeat or sessions, not both: a session's turns span the level, and a repeat would replay its conversations under the same ids",
     sources: [...rawKeysOf('repeat'), ...rawKeysOf('sessions')],
+  },
+  // --gate judges B against A pair by pair: without pairs there is nothing to judge.
+  {
+    path: 'gate',
+    fails: (c) => c.run.gate && !c.run.paired,
+    message:
+      'expected gate with paired (--gate needs --paired): the gate judges the second target against the first pair by pair',
+    sources: [...rawKeysOf('gate'), ...rawKeysOf('paired')],
   },
   // --paired alternates two targets' blocks inside each level of a fixed size.
   {

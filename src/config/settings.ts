@@ -1125,6 +1125,16 @@ export const SETTINGS = {
       group: 'load',
     },
   },
+  gate: {
+    at: ['run', 'gate'],
+    schema: bool,
+    flag: {
+      name: 'gate',
+      kind: 'switch',
+      help: 'with --paired: end the run with the paired judgement of `compare DIR` (written to gate.json) and its exit code: 0 pass, 1 regression, 5 inconclusive',
+      group: 'load',
+    },
+  },
   search: {
     at: ['run', 'search'],
     schema: bool,

@@ -196,6 +196,8 @@ export interface RunConfig {
      * (run/paired-blocks.ts), so whatever drifts hits both alike; `compare DIR` judges them pair by pair.
      */
     paired: boolean
+    /** With paired: the run ends with compare's paired judgement and its exit code (0 pass, 1 regression, 5 inconclusive). */
+    gate: boolean
     /**
      * Search for the highest level meeting the SLOs (the knee without SLOs) between the lowest and
      * highest level, instead of running every level (analysis/search.ts).

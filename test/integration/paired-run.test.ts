@@ -1,5 +1,6 @@
 // test-lane: long
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { compareRuns, DEFAULT_MAX_REGRESSION } from '../../src/compare/compare.js'
@@ -129,7 +130,48 @@ test('--paired refuses what it cannot pair (exit 2, naming the keys): one target
     assert.match(refused.stderr, message)
     assert.match(refused.stderr, /paired/)
   }
+  // --gate judges pairs: without --paired it is refused, naming the flag.
+  const ungated = await runCli(simRunArgs(url, out, { gate: true, levels: '1,2', requests: 8 }))
+  assert.equal(ungated.code, 2, ungated.stderr)
+  assert.match(ungated.stderr, /--gate needs --paired/)
   // compare on one folder that is not a paired run says so.
   const single = await runCli(['compare', tempDir()])
   assert.equal(single.code, 2, single.stderr)
+})
+
+/** `run --paired --gate` through the CLI: its exit code is compare's, and gate.json holds the judgement. */
+async function gatedRun(second: typeof FAST) {
+  const a = await startSimulator(FAST)
+  const b = await startSimulator(second)
+  const out = tempDir()
+  try {
+    const ran = await runCli(
+      simRunArgs(
+        a.url,
+        out,
+        { paired: true, gate: true, levels: '2,4', requests: 32, 'output-tokens': 16, 'input-tokens': 32 },
+        ['--base-url', b.url],
+      ),
+      { timeoutMs: 120_000 },
+    )
+    return { ...ran, gate: JSON.parse(readFileSync(join(out, 'gate.json'), 'utf8')) as { outcome: string } }
+  } finally {
+    await a.close()
+    await b.close()
+  }
+}
+
+test('run --paired --gate exits 1 when B decodes 2x slower, 0 on A/A', { timeout: 300_000 }, async () => {
+  const slower = await gatedRun({ ...FAST, decode_base_ms: 12 })
+  assert.equal(slower.code, 1, slower.stderr)
+  assert.equal(slower.gate.outcome, 'regression')
+  // The pairs over time: each pair of the level, B/A, B's decode twice A's.
+  const ratios = /gate: level 4 tpot_p50 B\/A by pair: ([\d. ]+)/.exec(slower.stderr)
+  assert.ok(ratios !== null, slower.stderr)
+  const values = (ratios[1] as string).trim().split(' ').map(Number)
+  assert.equal(values.length, 4)
+  for (const ratio of values) assert.ok(ratio > 1.5, String(values))
+  const same = await gatedRun(FAST)
+  assert.equal(same.code, 0, same.stderr)
+  assert.equal(same.gate.outcome, 'pass')
 })

@@ -145,6 +145,7 @@ const DOCUMENTED_DEFAULTS: RunConfig = {
     fail_on_slo: false,
     refine: false,
     paired: false,
+    gate: false,
     search: false,
     search_tolerance: null,
     reset_cache: 'off',

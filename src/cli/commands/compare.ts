@@ -7,7 +7,7 @@ import {
   type RunDrift,
   type RunRecords,
 } from '../../compare/compare.js'
-import { pairedSides } from '../../compare/paired-sides.js'
+import { judgePairedRun } from '../../compare/paired-judgement.js'
 import { writeCompareHtml } from '../../report/compare-page.js'
 import { renderComparison } from '../../report/compare-render.js'
 import { type LoadedRun, loadRun } from '../../result/load-run.js'
@@ -159,18 +159,15 @@ export async function compareCommand(argv: string[], io: Io): Promise<number> {
   const minChange = floorsText === undefined ? {} : parseFloors(floorsText)
   const base = load(positionals[0] as string)
   const next = positionals.length === 2 ? load(positionals[1] as string) : base
-  const sides = positionals.length === 1 ? pairedSides({ ...base.result, records: base.records }) : null
-  if (positionals.length === 1 && sides === null)
+  const options = { strictClient: flags['strict-client'] === true, minChange }
+  const paired = positionals.length === 1 ? judgePairedRun(base, gates, options) : null
+  if (positionals.length === 1 && paired === null)
     throw new CliError(
       `${base.dir}: not a --paired run; compare one folder only when its run measured two targets in pairs (run --paired), else give BASE NEW`,
       EXIT.usage,
     )
-  if (sides !== null) io.err(`compare: paired run: A = ${sides.names[0]}, B = ${sides.names[1]}\n`)
-  const comparison = compareRuns(sides?.base ?? runRecords(base), sides?.next ?? runRecords(next), gates, {
-    strictClient: flags['strict-client'] === true,
-    minChange,
-    paired: sides !== null,
-  })
+  if (paired !== null) io.err(`compare: paired run: A = ${paired.names[0]}, B = ${paired.names[1]}\n`)
+  const comparison = paired?.comparison ?? compareRuns(runRecords(base), runRecords(next), gates, options)
   if (comparison.mismatches.length > 0 && flags['allow-mismatch'] !== true) {
     io.err(
       `llmbench compare: the runs differ in set-up, so their figures are not comparable:\n${comparison.mismatches.map((m) => `  ${m}`).join('\n')}\n` +
