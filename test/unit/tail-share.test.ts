@@ -13,9 +13,8 @@ function run(seed: number, lateShare: number): RunRecords {
   const random = seededRandom(seed)
   let clock = 0
   const records = Array.from({ length: REQUESTS }, (_, seq) => {
-    const ttft =
-      100 * (0.8 + 0.4 * random()) +
-      (seq % Math.round(1 / lateShare || Infinity) === 0 && lateShare > 0 ? LATE_MS : 0)
+    const late = lateShare > 0 && seq % Math.round(1 / lateShare) === 0
+    const ttft = 100 * (0.8 + 0.4 * random()) + (late ? LATE_MS : 0)
     const times = Array.from({ length: 10 }, (_, k) => clock + ttft + 5 * k)
     const record = makeRecord({ seq, level: 1, sent_at: clock, token_times: times })
     clock = (times.at(-1) as number) + 1
