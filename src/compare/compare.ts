@@ -25,6 +25,7 @@ import {
 } from './between-runs.js'
 import { compareKnees, type KneeComparison, kneePlace } from './knee-gate.js'
 import { type LevelSamples, levelSamples, levelThroughput } from './level-samples.js'
+import { judgeTailShares, TAIL_FIGURES, type TailShare, tailShare } from './tail-share.js'
 
 /** A compared figure: latency percentiles (ttft_p95 ...), throughput or success_rate. */
 export interface MetricComparison {
@@ -66,6 +67,12 @@ export interface LevelComparison {
   /** Consecutive requests resampled together in each run (see blockLengthFor). */
   block_length: { base: number; new: number }
   metrics: MetricComparison[]
+  /**
+   * Per request figure (TTFT, TPOT, E2E) whose gated tail percentiles had too few values to gate
+   * here: the share of the new requests beyond the base's p90, judged by an exact test (tail-share.ts).
+   * Absent in comparisons of older versions; [] when every tail could gate or `tail` is not gated.
+   */
+  tails: TailShare[]
   /** Why the level's changes may be the client's (either run's), or null: it then gates only with strictClient. */
   inconclusive: string | null
 }
@@ -224,7 +231,8 @@ export interface CompareOptions {
 
 /**
  * Default gates: relative worsening allowed per metric; success_rate in points (0.01 = 1 point);
- * knee: how far below the base bracket the new knee's bracket may lie (0: not at all). The median
+ * tail: how far the share of new requests beyond the base p90 may exceed its expected ~10%, in
+ * points, where a tail percentile has too few requests to gate (tail-share.ts); knee: how far below the base bracket the new knee's bracket may lie (0: not at all). The median
  * beside the tails: a slowdown of every request moves p50 first, and with few requests p95 and p99
  * are the slowest one or two.
  */
@@ -241,6 +249,7 @@ export const DEFAULT_MAX_REGRESSION: Record<string, number> = {
   throughput: 0.05,
   success_rate: 0.01,
   fluidity_p90: 0.05,
+  tail: 0.05,
   knee: 0,
 }
 
@@ -646,8 +655,8 @@ export function compareRuns(
       const runsB = runSamples(nextRuns, value)
       metrics.splice(0, metrics.length, ...metrics.map((metric) => onRuns(metric, runsA, runsB)))
     }
-    if (basePairs !== null && nextPairs !== null) {
-      const pairs = pairedSamples(basePairs, nextPairs, value)
+    const pairs = basePairs !== null && nextPairs !== null ? pairedSamples(basePairs, nextPairs, value) : null
+    if (pairs !== null) {
       const sideA = pairs.map(([x]) => x)
       const sideB = pairs.map(([, y]) => y)
       metrics.splice(0, metrics.length, ...metrics.map((metric) => onRuns(metric, sideA, sideB, true)))
@@ -679,9 +688,11 @@ export function compareRuns(
       value,
       block_length: { base: a.blockLength, new: b.blockLength },
       metrics,
+      tails: ungatedTails(metrics, pairs ?? [[a, b]], maxRegression.tail ?? null),
       inconclusive,
     })
   }
+  gateTails(result, options.strictClient === true, driftReason)
   if (result.knee?.regressed === true) {
     const { base: was, new: now } = result.knee
     const from = was.value ?? was.bracket[0]
@@ -693,6 +704,48 @@ export function compareRuns(
   }
   result.outcome = outcomeOf(result, clientBound, drifted >= smallestThreshold(maxRegression))
   return result
+}
+
+/**
+ * The tail-share checks of a level (tail-share.ts), before their alpha: one per figure whose gated
+ * tail percentiles could not gate for too few values; none when `tail` is not gated.
+ */
+function ungatedTails(
+  metrics: readonly MetricComparison[],
+  groups: readonly (readonly [LevelSamples, LevelSamples])[],
+  threshold: number | null,
+): TailShare[] {
+  if (threshold === null) return []
+  return TAIL_FIGURES.flatMap((figure) => {
+    const standsFor = metrics
+      .filter((metric) => metric.metric.startsWith(`${figure}_p`) && metric.not_gated !== null)
+      .map((metric) => metric.metric)
+    const check = standsFor.length === 0 ? null : tailShare(groups, figure, standsFor, threshold)
+    return check === null ? [] : [check]
+  })
+}
+
+/**
+ * Judges every level's tail checks together (their alpha is shared out over all of them), and lists
+ * the regressions as the other figures' are: inconclusive in a drifted run, or at a level whose client
+ * was not trustworthy unless `strictClient`. No noise band: the control's medians say nothing of a share.
+ */
+function gateTails(result: Comparison, strictClient: boolean, driftReason: string): void {
+  const judged = judgeTailShares(result.levels.flatMap((level) => level.tails))
+  for (const level of result.levels) {
+    level.tails = judged.splice(0, level.tails.length)
+    for (const tail of level.tails) {
+      if (!tail.regressed) continue
+      const found = {
+        value: level.value,
+        metric: `${tail.figure}_tail`,
+        change: round(tail.share - tail.expected, 4),
+      }
+      if (result.drift.length > 0) result.inconclusive.push({ ...found, reason: driftReason })
+      else if (level.inconclusive === null || strictClient) result.regressions.push(found)
+      else result.inconclusive.push({ ...found, reason: level.inconclusive })
+    }
+  }
 }
 
 /**
@@ -712,7 +765,7 @@ function outcomeOf(comparison: Comparison, clientBound: boolean, couldHide: bool
 /** The smallest relative change any gated latency or throughput figure is held to. */
 function smallestThreshold(maxRegression: Record<string, number>): number {
   const relative = Object.entries(maxRegression)
-    .filter(([key]) => key !== 'knee' && key !== 'success_rate')
+    .filter(([key]) => key !== 'knee' && key !== 'success_rate' && key !== 'tail')
     .map(([, value]) => value)
   return relative.length === 0 ? Number.POSITIVE_INFINITY : Math.min(...relative)
 }

@@ -106,7 +106,7 @@ export function comparisonSummaryLines(comparison: Comparison): string[] {
         .map((r) =>
           r.metric === 'knee' && comparison.knee !== null
             ? kneeChange(comparison.knee)
-            : `${name(r.value)} ${r.metric} ${pct(r.change)}`,
+            : `${name(r.value)} ${r.metric} ${r.metric.endsWith('_tail') ? points(r.change) : pct(r.change)}`,
         )
         .join(', ')}`,
     )
@@ -124,6 +124,7 @@ export function comparisonSummaryLines(comparison: Comparison): string[] {
     kneeLine(comparison.knee),
     ...kneeRunsLine(comparison),
     ...notGatedLines(comparison),
+    ...tailLines(comparison, name),
     ...driftLines(comparison),
     ...inconclusiveLines(comparison, name),
   )
@@ -151,6 +152,17 @@ function notGatedLines(comparison: Comparison): string[] {
   return [
     `Not gated for too few requests (a percentile needs 5 values beyond it in each run): ${[...metrics].join(', ')} at some levels; run more requests per level to gate them.`,
   ]
+}
+
+/** The tail-share checks (tail-share.ts): where a tail percentile could not gate, the share beyond the base p90. */
+function tailLines(comparison: Comparison, name: (value: number) => string): string[] {
+  return comparison.levels.flatMap((level) =>
+    (level.tails ?? []).map((tail) => {
+      const where = tail.base_p90 === null ? "A's p90 in their pair" : `the base p90 (${tail.base_p90} ms)`
+      const verdict = tail.regressed ? 'regression' : 'ok'
+      return `${name(level.value)} ${tail.figure.toUpperCase()} tail: ${(tail.share * 100).toFixed(0)}% of the new requests beyond ${where}, expected ${(tail.expected * 100).toFixed(0)}% (p = ${tail.p_value}, alpha ${tail.alpha}, threshold +${(tail.threshold * 100).toFixed(0)} pts): ${verdict}`
+    }),
+  )
 }
 
 const placeText = (place: KneePlace): string =>

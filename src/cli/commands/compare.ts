@@ -15,11 +15,11 @@ import { type CommandSpec, parseFlags, renderHelp, stringFlag } from '../args.js
 import { CliError, EXIT } from '../exit-codes.js'
 import type { Io } from '../io.js'
 
+/** Gates whose allowed worsening is in points of a share, not a relative change. */
+const IN_POINTS = new Set(['success_rate', 'fluidity_p90', 'tail'])
+
 const DEFAULT_GATES = Object.entries(DEFAULT_MAX_REGRESSION)
-  .map(
-    ([key, value]) =>
-      `${key}=${key === 'success_rate' || key === 'fluidity_p90' ? `${value * 100}pts` : `${value * 100}%`}`,
-  )
+  .map(([key, value]) => `${key}=${IN_POINTS.has(key) ? `${value * 100}pts` : `${value * 100}%`}`)
   .join(',')
 const DEFAULT_FLOORS = Object.entries(DEFAULT_MIN_CHANGE)
   .map(([key, value]) => `${key}=${value}${key === 'throughput' ? 'tok/s' : 'ms'}`)
@@ -36,7 +36,7 @@ export const COMPARE_SPEC: CommandSpec = {
       name: 'max-regression',
       type: 'string',
       value: 'KEY=N%,...',
-      help: 'allowed worsening per metric (ttft_p95, tpot_p99, itl_p50, e2e_p95, throughput, success_rate and fluidity_p90 in pts, knee); replaces the defaults',
+      help: 'allowed worsening per metric (ttft_p95, tpot_p99, itl_p50, e2e_p95, throughput, success_rate and fluidity_p90 in pts, knee; tail in pts: the share of new requests beyond the base p90 over its expected 10%, gated where a tail percentile has too few requests); replaces the defaults',
       default: DEFAULT_GATES,
     },
     {
@@ -82,10 +82,10 @@ export function parseGates(text: string): Record<string, number> {
     if (
       match === null ||
       key === undefined ||
-      !/^((ttft|tpot|itl|e2e)_p\d+(\.\d+)?|throughput|success_rate|fluidity_p90|knee)$/.test(key)
+      !/^((ttft|tpot|itl|e2e)_p\d+(\.\d+)?|throughput|success_rate|fluidity_p90|tail|knee)$/.test(key)
     ) {
       throw new CliError(
-        `--max-regression: expected KEY=N% pairs (keys like ttft_p95, e2e_p99, throughput, success_rate, fluidity_p90, knee), got ${JSON.stringify(pair)}`,
+        `--max-regression: expected KEY=N% pairs (keys like ttft_p95, e2e_p99, throughput, success_rate, fluidity_p90, tail, knee), got ${JSON.stringify(pair)}`,
         EXIT.usage,
       )
     }
