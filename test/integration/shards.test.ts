@@ -23,7 +23,8 @@ function runArgs(url: string, out: string, extra: string[] = []): string[] {
     warmup: 2,
     'input-tokens': 64,
   }
-  return simRunArgs(url, out, { ...flags, 'output-tokens': 16, json: true }, extra)
+  // No drift control: merging is the subject, and the control would be a level more of each run's time.
+  return simRunArgs(url, out, { ...flags, 'output-tokens': 16, json: true }, ['--no-control', ...extra])
 }
 
 test('two shard processes started together, merged, match one process running the same load', {
