@@ -5,10 +5,10 @@ import { cpSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import type { Comparison } from '../../src/compare/compare.js'
+import type { BenchResult } from '../../src/result/bench-result.js'
 import { startSimulator } from '../../src/sim/server.js'
 import { runCli, simRunArgs } from '../helpers/cli.js'
 import { tempDir } from '../helpers/run-config.js'
-import { withSimRun } from '../helpers/sim-run.js'
 
 /** A short gradient past the simulator's 4 slots: the knee, queueing and the decode speed all show. */
 const FLAGS = {
@@ -41,13 +41,19 @@ test('compare on the simulator: A/A passes both ways, fewer slots fail with the 
 }, async () => {
   const dir = tempDir()
   const [first, second] = ['first', 'second'].map((name) => join(dir, name)) as [string, string]
-  // The A/A pair runs side by side, each against its own simulator of the same parameters (deterministic:
-  // the same server twice): the two runs see the same host at the same time, and the pair costs one
-  // run's time. The 2-slot run follows, alone, as the first ran.
-  const sims = await Promise.all([startSimulator(SIM), startSimulator(SIM)])
+  const fewer = join(dir, 'fewer')
+  // The three runs side by side, each against its own simulator: the A/A pair of the same parameters
+  // (deterministic: the same server twice) and the 2-slot one. They see the same host at the same time,
+  // and the three cost one run's time.
+  const runs = [
+    [SIM, first],
+    [SIM, second],
+    [{ ...SIM, slots: 2 }, fewer],
+  ] as const
+  const sims = await Promise.all(runs.map(([params]) => startSimulator(params)))
   try {
     const made = await Promise.all(
-      [first, second].map((out, i) =>
+      runs.map(([, out], i) =>
         runCli(simRunArgs((sims[i] as { url: string }).url, out, FLAGS), { timeoutMs: 90_000 }),
       ),
     )
@@ -55,22 +61,64 @@ test('compare on the simulator: A/A passes both ways, fewer slots fail with the 
   } finally {
     await Promise.all(sims.map((sim) => sim.close()))
   }
-  const fewer = await withSimRun(
-    startSimulator({ ...SIM, slots: 2 }),
-    { flags: FLAGS, timeoutMs: 90_000, folder: 'fewer' },
-    ({ out, run }) => {
-      assert.equal(run.code, 0, run.stderr)
-      return out
-    },
-  )
+
+  // The folders the gate is shown, made before any compare runs: the new run saying its environment
+  // drifted (nothing gated), the same with a drift sized by the result, an A/A run with a 3% drift, and
+  // an A/A run with a client-bound level.
+  const sized = (from: number, to: number) => ({
+    moved: true,
+    reason: `control TPOT ${from} → ${to} ms`,
+    first: { tpot_ms: { p50: from, low: from, high: from, count: 8 } },
+    control: { tpot_ms: { p50: to, low: to, high: to, count: 8 } },
+  })
+  /** A copy of `from` in `name` whose bench_result.json is `edit` of its own. */
+  const edited = (from: string, name: string, edit: (result: BenchResult) => object): string => {
+    const copy = join(dir, name)
+    cpSync(from, copy, { recursive: true })
+    const file = join(copy, 'bench_result.json')
+    writeFileSync(file, JSON.stringify(edit(JSON.parse(readFileSync(file, 'utf8')) as BenchResult)))
+    return copy
+  }
+  const drifted = edited(fewer, 'drifted', (result) => ({
+    ...result,
+    drift: { moved: true, reason: 'control c=1 TPOT +40%' },
+  }))
+  const sizedDrift = edited(fewer, 'sized-drift', (result) => ({ ...result, drift: sized(10, 14) }))
+  const nudged = edited(second, 'nudged', (result) => ({ ...result, drift: sized(10, 10.3) }))
+  const bound = edited(second, 'bound', (result) => {
+    const level = result.levels[3] as BenchResult['levels'][number]
+    level.client = { ...level.client, bound: true, reasons: ['CPU 98%'] }
+    return result
+  })
+  // The compares are independent processes, started together: they cost the longest, not the sum.
+  const [
+    forward,
+    backward,
+    slower,
+    markdown,
+    onDrift,
+    onDriftShown,
+    beyondDrift,
+    small,
+    onBound,
+    strictBound,
+  ] = await Promise.all([
+    compare(first, second),
+    compare(second, first),
+    compare(first, fewer, '--strict-client'),
+    runCli(['compare', first, fewer, '--strict-client']),
+    compare(first, drifted),
+    runCli(['compare', drifted, first]),
+    compare(first, sizedDrift),
+    compare(first, nudged),
+    compare(first, bound),
+    compare(first, bound, '--strict-client'),
+  ])
 
   // A/A, in both orderings: two runs of one deterministic server are not a regression.
   const aa: Comparison[] = []
-  for (const [a, b] of [
-    [first, second],
-    [second, first],
-  ] as const) {
-    const comparison = assertNoRegression(await compare(a, b))
+  for (const compared of [forward, backward]) {
+    const comparison = assertNoRegression(compared)
     aa.push(comparison)
     // The median is gated beside the tails, and the knee is a gate item.
     const gated = comparison.levels[0]?.metrics
@@ -84,7 +132,6 @@ test('compare on the simulator: A/A passes both ways, fewer slots fail with the 
   // 4 → 2 slots: at c=4 half the requests wait for a slot (at c=8 the queue is bimodal in 16 requests: wide).
   // --strict-client: on a busy CI host either run's client may have been bound at c=4, which would make that
   // level inconclusive (tested below); here the question is whether the gate names a tenfold TTFT.
-  const slower = await compare(first, fewer, '--strict-client')
   assert.equal(slower.code, 1, slower.stdout)
   const comparison = JSON.parse(slower.stdout) as Comparison
   assert.equal(comparison.outcome, 'regression')
@@ -92,54 +139,25 @@ test('compare on the simulator: A/A passes both ways, fewer slots fail with the 
   const atFour = JSON.stringify(comparison.levels.find((level) => level.value === 4))
   assert.ok(named.includes('c=4 ttft_p50'), `${named.join(', ')}\n${atFour}`)
   assert.ok(!named.some((name) => name.startsWith('c=1 ')), `c=1 has a slot either way: ${named.join(', ')}`)
-  const markdown = await runCli(['compare', first, fewer, '--strict-client'])
   assert.match(markdown.stdout, /\*\*\d+ regression\(s\):\*\* .*c=4 ttft_p50 \+\d/)
   assert.match(markdown.stdout, /\| 4 \| ttft_p50 \| .* \| REGRESSION \|/)
   assert.match(markdown.stdout, /^Knee: base .* → new .*; gated/m)
   assert.match(markdown.stdout, /^Not gated for too few requests .*: ttft_p95, ttft_p99,/m)
 
   // The new run says its environment drifted: nothing is gated, exit 5, and the reason is shown.
-  const drifted = join(dir, 'drifted')
-  cpSync(fewer, drifted, { recursive: true })
-  const resultFile = join(drifted, 'bench_result.json')
-  const result = JSON.parse(readFileSync(resultFile, 'utf8'))
-  writeFileSync(
-    resultFile,
-    JSON.stringify({ ...result, drift: { moved: true, reason: 'control c=1 TPOT +40%' } }),
-  )
-  const onDrift = await compare(first, drifted)
   assert.equal(onDrift.code, 5, onDrift.stdout)
   const driftComparison = JSON.parse(onDrift.stdout) as Comparison
   assert.deepEqual(driftComparison.regressions, [])
   assert.ok(driftComparison.inconclusive.some((entry) => entry.metric === 'ttft_p50' && entry.value === 4))
   assert.deepEqual(driftComparison.drift, ['new run drifted: control c=1 TPOT +40%'])
-  assert.match(
-    (await runCli(['compare', drifted, first])).stdout,
-    /The environment drifted.*\n- base run drifted: control c=1 TPOT \+40%/,
-  )
+  assert.match(onDriftShown.stdout, /The environment drifted.*\n- base run drifted: control c=1 TPOT \+40%/)
 
   // A drift the result sizes vouches for what clears it: a control 40% slower still lets c=4's TTFT
   // p50 (+800% or so) gate (exit 1); a 3% drift beside an A/A pair, under the 5% threshold, leaves a pass.
-  const sized = (from: number, to: number) => ({
-    moved: true,
-    reason: `control TPOT ${from} → ${to} ms`,
-    first: { tpot_ms: { p50: from, low: from, high: from, count: 8 } },
-    control: { tpot_ms: { p50: to, low: to, high: to, count: 8 } },
-  })
-  writeFileSync(resultFile, JSON.stringify({ ...result, drift: sized(10, 14) }))
-  const beyondDrift = await compare(first, drifted)
   assert.equal(beyondDrift.code, 1, beyondDrift.stdout)
   const beyond = JSON.parse(beyondDrift.stdout) as Comparison
   assert.ok(Math.abs(beyond.drift_size - 0.4) < 1e-9, String(beyond.drift_size))
   assert.ok(beyond.regressions.some((entry) => entry.metric === 'ttft_p50' && entry.value === 4))
-  const nudged = join(dir, 'nudged')
-  cpSync(second, nudged, { recursive: true })
-  const nudgedFile = join(nudged, 'bench_result.json')
-  writeFileSync(
-    nudgedFile,
-    JSON.stringify({ ...JSON.parse(readFileSync(nudgedFile, 'utf8')), drift: sized(10, 10.3) }),
-  )
-  const small = await compare(first, nudged)
   const smallComparison = JSON.parse(small.stdout) as Comparison
   assert.deepEqual(smallComparison.regressions, [], small.stdout)
   // The pair's own differences are the same with the drift as without. A busy host can push one of
@@ -161,15 +179,8 @@ test('compare on the simulator: A/A passes both ways, fewer slots fail with the 
   assert.equal(small.code, smallComparison.inconclusive.length === 0 ? 0 : 5, small.stdout)
 
   // A client-bound level: its load was not what was asked, so even an A/A is inconclusive there.
-  const bound = join(dir, 'bound')
-  cpSync(second, bound, { recursive: true })
-  const boundFile = join(bound, 'bench_result.json')
-  const boundResult = JSON.parse(readFileSync(boundFile, 'utf8'))
-  boundResult.levels[3].client = { ...boundResult.levels[3].client, bound: true, reasons: ['CPU 98%'] }
-  writeFileSync(boundFile, JSON.stringify(boundResult))
-  const onBound = await compare(first, bound)
   assert.equal(onBound.code, 5, onBound.stdout)
   assert.match(JSON.parse(onBound.stdout).levels[3].inconclusive, /new run: client-bound \(CPU 98%\)/)
   // --strict-client judges it: an A/A then passes.
-  assertNoRegression(await compare(first, bound, '--strict-client'))
+  assertNoRegression(strictBound)
 })

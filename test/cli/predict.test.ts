@@ -25,12 +25,11 @@ function copyOf(name: string): string {
 
 test('model DIR: every parameter of a llama.cpp run with its interval and basis, measured or assumed', async () => {
   const dir = copyOf('llama')
-  const shown = await runCli(['model', dir])
+  const [shown, json] = await Promise.all([runCli(['model', dir]), runCli(['model', dir, '--json'])])
   assert.equal(shown.code, 0, shown.stderr)
   assert.match(shown.stdout, /slots\s+3\s+measured\s+the server’s own description/)
   assert.match(shown.stdout, /prefill per prompt token \(ms\)\s+[\d.]+ \([\d.]+–[\d.]+\)\s+measured/)
   assert.match(shown.stdout, /Reproducing the run/)
-  const json = await runCli(['model', dir, '--json'])
   const model = JSON.parse(json.stdout) as CapacityModel
   assert.equal(model.parameters.slots.value, 3)
   for (const parameter of Object.values(model.parameters))
@@ -58,7 +57,24 @@ test('predict DIR: longer prompts predict fewer requests per second, every point
     assert.equal(out.code, 0, out.stderr)
     return JSON.parse(out.stdout) as Prediction
   }
-  const [short, long] = [await predictAt(64), await predictAt(512)]
+  // The four predictions are independent processes, started together.
+  const [short, long, oneSlot, text] = await Promise.all([
+    predictAt(64),
+    predictAt(512),
+    runCli(['predict', dir, '--slots', '1', '--levels', '1,2', '--json']),
+    runCli([
+      'predict',
+      dir,
+      '--input-tokens',
+      '512',
+      '--output-tokens',
+      '32',
+      '--slo',
+      'ttft_p95_ms=2000',
+      '--rate',
+      '10',
+    ]),
+  ])
   for (const prediction of [short, long])
     for (const level of prediction.levels)
       for (const figure of [
@@ -84,7 +100,6 @@ test('predict DIR: longer prompts predict fewer requests per second, every point
     )
   })
   // --slots: a what-if of the server's configuration. One slot queues the second stream behind the first.
-  const oneSlot = await runCli(['predict', dir, '--slots', '1', '--levels', '1,2', '--json'])
   assert.equal(oneSlot.code, 0, oneSlot.stderr)
   const queued = JSON.parse(oneSlot.stdout) as Prediction
   const [alone, behind] = queued.levels
@@ -98,18 +113,6 @@ test('predict DIR: longer prompts predict fewer requests per second, every point
     queued.warnings.some((warning) => warning.includes('set by --slots')),
     JSON.stringify(queued.warnings),
   )
-  const text = await runCli([
-    'predict',
-    dir,
-    '--input-tokens',
-    '512',
-    '--output-tokens',
-    '32',
-    '--slo',
-    'ttft_p95_ms=2000',
-    '--rate',
-    '10',
-  ])
   assert.equal(text.code, 0, text.stderr)
   assert.match(text.stdout, /knee predicted at \d+|no knee predicted/)
   assert.match(text.stdout, /SLO capacity predicted at \d+|no level predicted to meet the SLOs/)
@@ -126,8 +129,9 @@ test('model and predict refuse what they cannot do, with exit 2 and the reason',
     [['predict', llama, '--rate=-1'], /--rate must be requests per second > 0/],
     [['predict'], /give one result folder/],
   ]
-  for (const [args, message] of cases) {
-    const out = await runCli(args)
+  const outs = await Promise.all(cases.map(([args]) => runCli(args)))
+  for (const [i, [args, message]] of cases.entries()) {
+    const out = outs[i] as Awaited<ReturnType<typeof runCli>>
     assert.equal(out.code, 2, `${args.join(' ')}: ${out.stdout}${out.stderr}`)
     assert.match(out.stderr, message)
   }

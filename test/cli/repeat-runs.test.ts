@@ -1,7 +1,7 @@
 // test-lane: long
 // wall-clock: the between-run spread and a 2x TPOT regression are measured on real timers
 import assert from 'node:assert/strict'
-import { readFileSync } from 'node:fs'
+import { cpSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import type { Comparison } from '../../src/compare/compare.js'
@@ -151,30 +151,34 @@ test('--repeat 3 on the simulator: each level run 3 times back to back, the runs
   const html = readFileSync(join(first, 'report.html'), 'utf8')
   assert.match(html, /Across 3 runs: knee 4 in 3 of 3 runs/)
   assert.match(html, /<h2>Between runs \(3 runs[^<]*<\/h2><table class="repeats">/)
-  // `report` rebuilds the same repeats from requests.jsonl.
-  const rebuilt = await runCli(['report', first])
+  // `report` rebuilds the same repeats from requests.jsonl (in a copy of the folder: the compares below
+  // read the first run's folder at the same time). The report and the compares are independent
+  // processes, started together: they cost the longest of them, not the sum.
+  const copy = join(dir, 'rebuilt')
+  cpSync(first, copy, { recursive: true })
+  const [rebuilt, forward, backward, slower, markdown] = await Promise.all([
+    runCli(['report', copy]),
+    runCli(['compare', first, second, '--json']),
+    runCli(['compare', second, first, '--json']),
+    runCli(['compare', first, slow, '--json', '--strict-client']),
+    runCli(['compare', first, slow, '--strict-client']),
+  ])
   assert.equal(rebuilt.code, 0, rebuilt.stderr)
-  assert.deepEqual(readResult(first).repeats?.knees, repeats.knees)
+  assert.deepEqual(readResult(copy).repeats?.knees, repeats.knees)
 
   // A/A in both orders: judged between runs, no regression. A busy host may make a level's client
   // untrustworthy (exit 5), never a regression.
-  for (const [a, b] of [
-    [first, second],
-    [second, first],
-  ] as const) {
-    const compared = await runCli(['compare', a, b, '--json'])
+  for (const compared of [forward, backward]) {
     const comparison = JSON.parse(compared.stdout) as Comparison
     assert.deepEqual(comparison.basis, { kind: 'between-run', runs: { base: RUNS, new: RUNS } })
     assert.deepEqual(comparison.regressions, [], compared.stdout)
     assert.ok(compared.code === 0 || compared.code === 5, compared.stderr)
   }
   // Decode twice as slow: TPOT p50 is a regression at every level, on the between-run basis.
-  const slower = await runCli(['compare', first, slow, '--json', '--strict-client'])
   assert.equal(slower.code, 1, slower.stdout)
   const comparison = JSON.parse(slower.stdout) as Comparison
   const named = comparison.regressions.map((r) => `c=${r.value} ${r.metric}`)
   for (const level of [1, 4, 8]) assert.ok(named.includes(`c=${level} tpot_p50`), named.join(', '))
-  const markdown = await runCli(['compare', first, slow, '--strict-client'])
   assert.match(markdown.stdout, /^Basis: between-run variance: both runs repeated each level \(3 and 3 runs/m)
   assert.match(
     markdown.stdout,
@@ -186,10 +190,12 @@ test('--repeat refuses what it cannot interleave: --refine (exit 2, naming both)
   timeout: 60_000,
 }, async () => {
   const out = join(tempDir(), 'never')
-  const refine = await runCli(simRunArgs('http://127.0.0.1:9/v1', out, { repeat: 2, refine: true }))
+  const [refine, shard] = await Promise.all([
+    runCli(simRunArgs('http://127.0.0.1:9/v1', out, { repeat: 2, refine: true })),
+    runCli(simRunArgs('http://127.0.0.1:9/v1', out, { repeat: 2, shard: '0/2' })),
+  ])
   assert.equal(refine.code, 2, refine.stderr)
   assert.match(refine.stderr, /repeat or refine, not both/)
-  const shard = await runCli(simRunArgs('http://127.0.0.1:9/v1', out, { repeat: 2, shard: '0/2' }))
   assert.equal(shard.code, 2, shard.stderr)
   assert.match(shard.stderr, /--repeat 2 cannot be combined with --shard/)
 })

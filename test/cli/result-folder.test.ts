@@ -1,7 +1,7 @@
 // test-lane: long
 // (test/run.sh starts the long files first, so the shared lane does not end on one of them)
 import assert from 'node:assert/strict'
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { readRecords } from '../../src/records/jsonl-reader.js'
@@ -58,39 +58,51 @@ test('report never mixes runs: a records file with two runs is separated by run 
 }, async () => {
   const sim = await startSimulator({ prefill_base_ms: 1, decode_base_ms: 1 })
   const dir = tempDir()
-  const a = join(dir, 'a')
-  const b = join(dir, 'b')
+  const [a, b, mixed, noIds, oldOne] = ['a', 'b', 'mixed', 'no-ids', 'old'].map((name) =>
+    join(dir, name),
+  ) as [string, string, string, string, string]
   try {
-    assert.equal((await runCli(runArgs(sim.url, a))).code, 0)
-    assert.equal((await runCli(runArgs(sim.url, b))).code, 0)
+    // Two runs at the same time, into two folders: they are two runs (two ids) all the same.
+    const runs = await Promise.all([runCli(runArgs(sim.url, a)), runCli(runArgs(sim.url, b))])
+    for (const run of runs) assert.equal(run.code, 0, run.stderr)
   } finally {
     await sim.close()
   }
-  const alone = await runCli(['report', a, '--json'])
+  const recordsA = readFileSync(join(a, 'requests.jsonl'), 'utf8')
+  const recordsB = readFileSync(join(b, 'requests.jsonl'), 'utf8')
+  // Each case in a copy of a's folder, so the reports can run together.
+  for (const copy of [mixed, noIds, oldOne]) cpSync(a, copy, { recursive: true })
+  // What an older version did with a reused --out: b's records appended to a's.
+  writeFileSync(join(mixed, 'requests.jsonl'), recordsA + recordsB)
+  // The same two runs written by a version without ids.
+  const withoutIds = (text: string): string => text.replace(/,"run":"[0-9a-f]+"/g, '')
+  const result = readResult(a)
+  delete result.meta.run_id
+  for (const copy of [noIds, oldOne]) writeFileSync(join(copy, 'bench_result.json'), JSON.stringify(result))
+  writeFileSync(join(noIds, 'requests.jsonl'), withoutIds(recordsA) + withoutIds(recordsB))
+  // One run without ids (an older folder).
+  writeFileSync(join(oldOne, 'requests.jsonl'), withoutIds(recordsA))
+  rmSync(join(oldOne, 'summary.md'))
+  const [alone, mixedReport, refused, old] = await Promise.all([
+    runCli(['report', a, '--json']),
+    runCli(['report', mixed, '--json']),
+    runCli(['report', noIds]),
+    runCli(['report', oldOne, '--json']),
+  ])
   assert.equal(alone.code, 0, alone.stderr)
   const aloneResult = JSON.parse(alone.stdout) as BenchResult
 
-  // What an older version did with a reused --out: b's records appended to a's.
-  const recordsA = readFileSync(join(a, 'requests.jsonl'), 'utf8')
-  const recordsB = readFileSync(join(b, 'requests.jsonl'), 'utf8')
-  writeFileSync(join(a, 'requests.jsonl'), recordsA + recordsB)
-  const mixed = await runCli(['report', a, '--json'])
-  assert.equal(mixed.code, 0, mixed.stderr)
-  assert.match(mixed.stderr, /also holds \d+ record\(s\) of another run: left out/)
-  const mixedResult = JSON.parse(mixed.stdout) as BenchResult
+  // A records file holding two runs: the other run's records are left out.
+  assert.equal(mixedReport.code, 0, mixedReport.stderr)
+  assert.match(mixedReport.stderr, /also holds \d+ record\(s\) of another run: left out/)
+  const mixedResult = JSON.parse(mixedReport.stdout) as BenchResult
   assert.deepEqual(
     mixedResult.levels.map((level) => [level.requests, level.output_tokens_per_s]),
     aloneResult.levels.map((level) => [level.requests, level.output_tokens_per_s]),
     'the figures are the first run alone',
   )
 
-  // The same two runs written by a version without ids: refused, with what to do.
-  const withoutIds = (text: string): string => text.replace(/,"run":"[0-9a-f]+"/g, '')
-  writeFileSync(join(a, 'requests.jsonl'), withoutIds(recordsA) + withoutIds(recordsB))
-  const result = readResult(a)
-  delete result.meta.run_id
-  writeFileSync(join(a, 'bench_result.json'), JSON.stringify(result))
-  const refused = await runCli(['report', a])
+  // The same two runs without ids: refused, with what to do.
   assert.equal(refused.code, 2, refused.stderr)
   assert.match(
     refused.stderr,
@@ -98,10 +110,8 @@ test('report never mixes runs: a records file with two runs is separated by run 
   )
 
   // One run without ids (an older folder) still loads.
-  writeFileSync(join(a, 'requests.jsonl'), withoutIds(recordsA))
-  const old = await runCli(['report', a, '--json'])
   assert.equal(old.code, 0, old.stderr)
-  assert.equal(existsSync(join(a, 'summary.md')), true)
+  assert.equal(existsSync(join(oldOne, 'summary.md')), true)
 })
 
 test('run --out that cannot be written is a usage error naming the path (exit 2), before anything is sent', {

@@ -7,16 +7,24 @@ import { test } from 'node:test'
 import { summarizeSamples } from '../../src/metrics/distribution.js'
 import { readRecords } from '../../src/records/jsonl-reader.js'
 import type { BenchResult } from '../../src/result/bench-result.js'
+import { startSimulator } from '../../src/sim/server.js'
 import { runCli, simRunArgs } from '../helpers/cli.js'
 import { tempDir } from '../helpers/run-config.js'
 import { startSimulatorProcess } from '../helpers/sim-process.js'
+import { withSimRun } from '../helpers/sim-run.js'
 
 const LEVELS = [2, 4]
 const REQUESTS = 40
 
 function runArgs(url: string, out: string, extra: string[] = []): string[] {
-  const flags = { levels: LEVELS.join(','), requests: REQUESTS, warmup: 2, 'input-tokens': 64 }
-  return simRunArgs(url, out, { ...flags, 'output-tokens': 16, json: true }, extra)
+  const flags = {
+    levels: LEVELS.join(','),
+    requests: REQUESTS,
+    warmup: 2,
+    'input-tokens': 64,
+  }
+  // No drift control: merging is the subject, and the control would be a level more of each run's time.
+  return simRunArgs(url, out, { ...flags, 'output-tokens': 16, json: true }, ['--no-control', ...extra])
 }
 
 test('two shard processes started together, merged, match one process running the same load', {
@@ -45,9 +53,27 @@ test('two shard processes started together, merged, match one process running th
     // shard reached its first level 1.2 s late there (overlap 43%; the run logs such a late start).
     const startAt = new Date(Date.now() + 10_000).toISOString()
     const schedule = ['--start-at', startAt, '--level-span', '5']
+    // A shard of another run (other lengths, so another config digest), for merge to refuse below: it
+    // runs against a simulator of its own while the three wait for start_at, in time that is idle anyway.
+    const otherRun = withSimRun(
+      startSimulator(params),
+      {
+        flags: {
+          levels: LEVELS.join(','),
+          requests: 4,
+          warmup: 2,
+          'input-tokens': 64,
+          'output-tokens': 8,
+        },
+        extra: ['--shard', '1/2'],
+        timeoutMs: 60_000,
+        folder: 'other',
+      },
+      ({ out, run }) => ({ out, run }),
+    )
     // Shards start their streams together (they cannot agree on one stagger spread): so does the
     // single process here, or the simulator's shared prefill would tell the two apart.
-    const [single, first, second] = await Promise.all([
+    const [single, first, second, other] = await Promise.all([
       runCli(runArgs(simAlone.url, join(dir, 'single'), ['--no-stagger', ...schedule]), {
         timeoutMs: 120_000,
       }),
@@ -57,6 +83,7 @@ test('two shard processes started together, merged, match one process running th
         timeoutMs: 120_000,
         env: { JOB_COMPLETION_INDEX: '1', JOB_COMPLETIONS: '2' },
       }),
+      otherRun,
     ])
     assert.equal(single.code, 0, single.stderr)
     const whole = JSON.parse(single.stdout) as BenchResult
@@ -83,14 +110,18 @@ test('two shard processes started together, merged, match one process running th
       for (const level of shard.levels) assert.ok(level.achieved_concurrency.max <= level.value / 2)
     }
 
-    const merge = await runCli([
-      'merge',
-      join(dir, 's0'),
-      join(dir, 's1'),
-      '--out',
-      join(dir, 'merged'),
-      '--json',
-    ])
+    // The merge, its report and the refusals are independent processes: started together, they cost
+    // the longest of them, not the sum.
+    const [merge, again, missing, twice, mismatch, notShard] = await Promise.all([
+      runCli(['merge', join(dir, 's0'), join(dir, 's1'), '--out', join(dir, 'merged'), '--json']).then(
+        async (merge) => [merge, await runCli(['report', join(dir, 'merged'), '--json'])] as const,
+      ),
+      // Refusals: a missing shard, a shard twice, a shard of another run, a folder that is not a shard.
+      runCli(['merge', join(dir, 's0'), '--out', join(dir, 'm2')]),
+      runCli(['merge', join(dir, 's0'), join(dir, 's0'), '--out', join(dir, 'm3')]),
+      runCli(['merge', join(dir, 's0'), other.out, '--out', join(dir, 'm4')]),
+      runCli(['merge', join(dir, 'single'), join(dir, 's1'), '--out', join(dir, 'm5')]),
+    ]).then(([[merge, again], ...refusals]) => [merge, again, ...refusals] as const)
     assert.equal(merge.code, 0, merge.stderr)
     const merged = JSON.parse(merge.stdout) as BenchResult
     assert.deepEqual(
@@ -157,7 +188,6 @@ test('two shard processes started together, merged, match one process running th
     }
 
     // `report` on the merged folder recomputes the same figures from its records.
-    const again = await runCli(['report', join(dir, 'merged'), '--json'])
     assert.equal(again.code, 0, again.stderr)
     const reported = JSON.parse(again.stdout) as BenchResult
     assert.deepEqual(
@@ -165,29 +195,15 @@ test('two shard processes started together, merged, match one process running th
       merged.levels.map((l) => [l.ttft_ms, l.output_tokens_per_s, l.requests]),
     )
 
-    // Refusals: a missing shard, a shard twice, a shard of another run.
-    const missing = await runCli(['merge', join(dir, 's0'), '--out', join(dir, 'm2')])
+    // Refusals: a missing shard, a shard twice, a shard of another run, a folder that is not a shard.
     assert.equal(missing.code, 2)
     assert.match(missing.stderr, /shard\(s\) 1 of 2 missing/)
-    const twice = await runCli(['merge', join(dir, 's0'), join(dir, 's0'), '--out', join(dir, 'm3')])
     assert.equal(twice.code, 2)
     assert.match(twice.stderr, /shard 0 given twice/)
-    const other = await runCli(
-      [
-        ...runArgs(sim.url, join(dir, 'other'), ['--shard', '1/2']).filter((a) => a !== '--json'),
-        '--output-tokens',
-        '8',
-        '--requests',
-        '4',
-      ],
-      { timeoutMs: 60_000 },
-    )
-    assert.equal(other.code, 0, other.stderr)
-    const mismatch = await runCli(['merge', join(dir, 's0'), join(dir, 'other'), '--out', join(dir, 'm4')])
+    assert.equal(other.run.code, 0, other.run.stderr)
     assert.equal(mismatch.code, 2)
     assert.match(mismatch.stderr, /different runs \(config digests differ\)/)
     assert.match(mismatch.stderr, /sha256:[0-9a-f]{32}/)
-    const notShard = await runCli(['merge', join(dir, 'single'), join(dir, 's1'), '--out', join(dir, 'm5')])
     assert.equal(notShard.code, 2)
     assert.match(notShard.stderr, /not a shard/)
   } finally {
