@@ -34,7 +34,12 @@ export interface TailShare {
    * B block is counted against its own A block's p90.
    */
   base_p90: number | null
-  /** New requests with the figure, and those strictly beyond the base p90. */
+  /**
+   * How much worse than the base p90 a request must be to count: the threshold and floor of the
+   * percentiles it stands for (beyond max(p90 × (1 + relative), p90 + absolute ms)).
+   */
+  allowance: { relative: number; absolute: number }
+  /** New requests with the figure, and those beyond the base p90 by more than the allowance. */
   requests: number
   beyond: number
   /** beyond / requests. */
@@ -83,6 +88,8 @@ export function tailShare(
   figure: TailFigure,
   standsFor: string[],
   threshold: number,
+  /** The worsening the gated percentiles allow: a request counts when beyond the p90 by more than both. */
+  allowance: { relative: number; absolute: number } = { relative: 0, absolute: 0 },
 ): TailShare | null {
   const pmfs: number[][] = []
   let requests = 0
@@ -92,8 +99,14 @@ export function tailShare(
     const base = valuesOf(a, figure)
     const next = valuesOf(b, figure)
     if (base.length === 0 || next.length === 0) continue
-    const cut = baseThreshold(base)
-    thresholdValue = cut.value
+    const p90 = baseThreshold(base)
+    // The cut lies at or above the base's order statistic just below it (the (m - above)-th, where
+    // `above` base values lie beyond the cut): under no change a new request lands beyond the cut no
+    // more often than beyond that order statistic, whose exact null the count is judged on, so the
+    // test stays exact or conservative wherever the allowance puts the cut.
+    const value = Math.max(p90.value * (1 + allowance.relative), p90.value + allowance.absolute)
+    const cut = { value, above: base.filter((x) => x > value).length }
+    thresholdValue = p90.value
     // Counted as the independent requests they are worth: a slow spell puts several requests in a
     // row beyond the p90 together (a hiccup of a loaded host, one block of a pair), which the exact
     // count of independent requests reads as significant (an A/A paired run failed on it at load 8).
@@ -113,6 +126,7 @@ export function tailShare(
     figure,
     stands_for: standsFor,
     base_p90: groups.length === 1 ? thresholdValue : null,
+    allowance,
     requests,
     beyond,
     share: beyond / requests,

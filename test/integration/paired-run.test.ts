@@ -96,9 +96,14 @@ test('--paired: blocks of both targets alternate in every level; B decoding 2x s
   assert.doesNotMatch(lines.join('\n'), /% of each level/)
   assert.equal(comparison.basis.kind, 'paired')
   assert.equal(comparison.outcome, 'regression', JSON.stringify(comparison.regressions))
+  // TPOT p50 judged pair by pair: a regression, or held back as the client's only where a loaded
+  // host flagged the client at that level (seen in CI at load 8: e2e_p50 +80% gated, tpot_p50 held).
+  const tpot = [...comparison.regressions, ...comparison.inconclusive].filter((r) => r.metric === 'tpot_p50')
+  assert.ok(tpot.length > 0 && tpot.every((r) => r.change > 0.5), JSON.stringify(comparison))
   assert.ok(
-    comparison.regressions.some((r) => r.metric === 'tpot_p50' && r.change > 0.5),
-    JSON.stringify(comparison.regressions),
+    comparison.regressions.some((r) => r.metric === 'tpot_p50') ||
+      comparison.inconclusive.some((r) => r.metric === 'tpot_p50' && /(base|new) run: /.test(r.reason)),
+    JSON.stringify(comparison.inconclusive),
   )
 })
 
