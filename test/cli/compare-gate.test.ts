@@ -156,7 +156,9 @@ test('compare on the simulator: A/A passes both ways, fewer slots fail with the 
   // p50 (+800% or so) gate (exit 1); a 3% drift beside an A/A pair, under the 5% threshold, leaves a pass.
   assert.equal(beyondDrift.code, 1, beyondDrift.stdout)
   const beyond = JSON.parse(beyondDrift.stdout) as Comparison
-  assert.ok(Math.abs(beyond.drift_size - 0.4) < 1e-9, String(beyond.drift_size))
+  // The larger of the two runs' drifts: the injected 40%, or the other run's own control where a
+  // loaded host moved it further (CI at load 13: 52%, with the three runs of this file side by side).
+  assert.ok(beyond.drift_size >= 0.4 - 1e-9, String(beyond.drift_size))
   assert.ok(beyond.regressions.some((entry) => entry.metric === 'ttft_p50' && entry.value === 4))
   const smallComparison = JSON.parse(small.stdout) as Comparison
   assert.deepEqual(smallComparison.regressions, [], small.stdout)
