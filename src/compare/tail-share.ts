@@ -30,8 +30,8 @@ export interface TailShare {
   /** The gated percentiles of the figure that could not gate at this level, which this check stands in for. */
   stands_for: string[]
   /**
-   * The base's p90 (ms): its ceil(0.9 m)-th smallest of m values. Null with --paired: each pair's
-   * B block is counted against its own A block's p90.
+   * The base's p90 (ms): its ceil(0.9 m)-th smallest of m values. Null when counted per group
+   * (pairs; compare does not run the check under --paired for now).
    */
   base_p90: number | null
   /**
@@ -44,7 +44,7 @@ export interface TailShare {
   beyond: number
   /** beyond / requests. */
   share: number
-  /** The share expected when nothing changed: about 10% (a little more for a short base; exceedancePmf). */
+  /** The share expected beyond the cut when nothing changed (from the base's own count beyond it; exceedancePmf). */
   expected: number
   /** Exact one-sided P(at least `beyond` requests beyond | nothing changed). */
   p_value: number

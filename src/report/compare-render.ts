@@ -160,10 +160,7 @@ function tailLines(comparison: Comparison, name: (value: number) => string): str
     (level.tails ?? []).map((tail) => {
       const where = tail.base_p90 === null ? "A's p90 in their pair" : `the base p90 (${tail.base_p90} ms)`
       const verdict = tail.regressed ? 'regression' : 'ok'
-      const allowed =
-        tail.allowance === undefined
-          ? ''
-          : ` by more than ${(tail.allowance.relative * 100).toFixed(0)}% and ${tail.allowance.absolute} ms`
+      const allowed = ` by more than ${(tail.allowance.relative * 100).toFixed(0)}% and ${tail.allowance.absolute} ms`
       return `${name(level.value)} ${tail.figure.toUpperCase()} tail: ${(tail.share * 100).toFixed(0)}% of the new requests beyond ${where}${allowed}, expected ${(tail.expected * 100).toFixed(0)}% (p = ${tail.p_value}, alpha ${tail.alpha}, threshold +${(tail.threshold * 100).toFixed(0)} pts): ${verdict}`
     }),
   )
