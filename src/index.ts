@@ -25,11 +25,11 @@ export { buildResult } from './result/build-result.js'
 export { loadRun } from './result/load-run.js'
 export type { RunMeta } from './result/run-meta.js'
 export { upgradeResult } from './result/upgrade.js'
-export { readApiKey } from './run/api-key.js'
-export { MergeError, type MergeOutcome, mergeShards } from './run/merge.js'
-export { endpointFromEnv, resolveEndpoint } from './run/resolve-endpoint.js'
 export { type RunOptions, type RunOutcome, runGradient } from './run/run-gradient.js'
-export { type ResolvedEndpoint, type RunTargets, resolveTargets } from './run/run-targets.js'
+export { readApiKey } from './run/setup/api-key.js'
+export { endpointFromEnv, resolveEndpoint } from './run/setup/resolve-endpoint.js'
+export { type ResolvedEndpoint, type RunTargets, resolveTargets } from './run/setup/run-targets.js'
+export { MergeError, type MergeOutcome, mergeShards } from './run/shard/merge.js'
 export {
   type PreparedRun,
   prepareRun,

@@ -29,8 +29,8 @@ import { resolveSimParams, SimEngine, type SimParams, VirtualClock } from '../..
 import { seededRandom, standardNormal } from '../../src/random.js'
 import type { RequestRecord } from '../../src/records/types.js'
 import type { RunMeta } from '../../src/result/run-meta.js'
-import { controlRequests } from '../../src/run/level-plan.js'
-import { blockRequests, pairedOrder } from '../../src/run/paired-blocks.js'
+import { controlRequests } from '../../src/run/plan/level-plan.js'
+import { blockRequests, pairedOrder } from '../../src/run/plan/paired-blocks.js'
 
 const LEVELS = [1, 4, 8]
 const REQUESTS_PER_LEVEL = 40

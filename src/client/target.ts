@@ -11,7 +11,7 @@ import type { StreamDispatcher } from './stream-dispatcher.js'
 
 /**
  * Where and how every request of a run is sent, resolved once from the config and the key
- * (run/resolve-endpoint.ts): URLs joined, headers (Authorization included) built, timeouts in ms.
+ * (run/setup/resolve-endpoint.ts): URLs joined, headers (Authorization included) built, timeouts in ms.
  * Everything that sends a request (preflight, calibration, the clock offset, the model list, the
  * worker threads) is handed this value rather than the config and the key. A plain object: it
  * crosses to the worker threads as is.

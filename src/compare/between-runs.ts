@@ -79,7 +79,7 @@ export function welchChange(
 }
 
 /**
- * --paired (run/paired-blocks.ts): the t interval of the mean of per-pair differences, B minus A,
+ * --paired (run/plan/paired-blocks.ts): the t interval of the mean of per-pair differences, B minus A,
  * each pair two adjacent blocks of one level. A slow minute slows both blocks of its pair, so it
  * cancels in their difference, where two runs made at different times (welchChange) carry it whole
  * (Abedi and Brecht, ICPE 2017). `pairs` holds [A, B] figures of every pair that measured both.

@@ -1,5 +1,5 @@
 /**
- * When the server's prefix/KV cache is reset with the engine's own call (src/run/cache-reset.ts):
+ * When the server's prefix/KV cache is reset with the engine's own call (src/run/level/cache-reset.ts):
  *   off           never (the default)
  *   before-level  before each measured level (its warm-up included), so no level inherits the last one's cache
  *   before-run    once, after the set-up's probes and before the first level

@@ -345,7 +345,7 @@ export function plainFileName() {
     .refine((name) => name !== '.' && name !== '..', e)
 }
 
-/** --reset-cache and reset_cache: when the server's prefix cache is reset (src/run/cache-reset.ts). */
+/** --reset-cache and reset_cache: when the server's prefix cache is reset (src/run/level/cache-reset.ts). */
 export function cacheResetMode() {
   return z.enum(CACHE_RESET_MODES, expect(CACHE_RESET_MODES.map((mode) => `"${mode}"`).join(', ')))
 }

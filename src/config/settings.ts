@@ -1181,7 +1181,7 @@ export const SETTINGS = {
       group: 'load',
     },
   },
-  // --- exports and live metrics (src/report/exports.ts, src/run/live-metrics.ts)
+  // --- exports and live metrics (src/report/exports.ts, src/run/level/live-metrics.ts)
   export_parquet: {
     doc: 'also write requests.parquet (typed columns) into the result folder',
     at: ['run', 'export_parquet'],

@@ -193,7 +193,7 @@ export interface RunConfig {
     refine: boolean
     /**
      * Two targets measured in alternating blocks of every level, in a randomized balanced order
-     * (run/paired-blocks.ts), so whatever drifts hits both alike; `compare DIR` judges them pair by pair.
+     * (run/plan/paired-blocks.ts), so whatever drifts hits both alike; `compare DIR` judges them pair by pair.
      */
     paired: boolean
     /** With paired: the run ends with compare's paired judgement and its exit code (0 pass, 1 regression, 5 inconclusive). */
@@ -207,7 +207,7 @@ export interface RunConfig {
     search_tolerance: number | null
     /**
      * Reset the server's prefix/KV cache with the engine's own call before each measured level, or
-     * once before the first; 'off' = never (src/run/cache-reset.ts).
+     * once before the first; 'off' = never (src/run/level/cache-reset.ts).
      */
     reset_cache: CacheResetMode
     /** Folder whose history.jsonl gets this run's summary appended; null = none. */

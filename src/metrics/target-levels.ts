@@ -27,7 +27,7 @@ export interface RunSplitMeta {
   models: { id: string; weight: number }[]
   /**
    * --paired: the two targets took turns, each given the whole level in its blocks
-   * (run/paired-blocks.ts), so each target's load is the level itself. Absent otherwise.
+   * (run/plan/paired-blocks.ts), so each target's load is the level itself. Absent otherwise.
    */
   paired?: true
 }

@@ -1,7 +1,7 @@
 import { UNDER_DRIVEN_FACTOR } from '../config/plan-warnings.js'
+import { levelName } from '../metrics/level-name.js'
 import type { LevelSummary } from '../metrics/summarize.js'
 import type { BenchResult } from '../result/bench-result.js'
-import { levelName } from '../result/level-name.js'
 
 /**
  * Achieved concurrency and steady-window throughput beside the nominal figures, the same in the

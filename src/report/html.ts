@@ -1,7 +1,7 @@
 import { joinUrl } from '../config/url.js'
+import { levelName } from '../metrics/level-name.js'
 import type { LevelSummary } from '../metrics/summarize.js'
 import type { BenchResult } from '../result/bench-result.js'
-import { levelName } from '../result/level-name.js'
 import { achievedNotes } from './achieved-cells.js'
 import type { Chart } from './charts.js'
 import { escapeHtml } from './escape-html.js'

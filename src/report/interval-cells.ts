@@ -5,9 +5,9 @@ import {
   type IntervalMetric,
   type LevelIntervals,
 } from '../metrics/intervals.js'
+import { levelName } from '../metrics/level-name.js'
 import type { LevelSummary } from '../metrics/summarize.js'
 import type { BenchResult } from '../result/bench-result.js'
-import { levelName } from '../result/level-name.js'
 
 /**
  * How a figure's 95% interval is written in the tables: `0.9–2.8`, an end the samples cannot bound

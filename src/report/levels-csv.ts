@@ -1,7 +1,7 @@
 import type { Distribution } from '../metrics/distribution.js'
+import { levelName } from '../metrics/level-name.js'
 import type { LevelSummary } from '../metrics/summarize.js'
 import type { BenchResult } from '../result/bench-result.js'
-import { levelName } from '../result/level-name.js'
 import { type CsvValue, csvRow } from './csv.js'
 
 /**

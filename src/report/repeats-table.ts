@@ -1,7 +1,7 @@
 import type { BetweenRuns, RepeatMetric } from '../analysis/repeats.js'
 import type { Interval } from '../metrics/intervals.js'
+import { levelName } from '../metrics/level-name.js'
 import type { BenchResult } from '../result/bench-result.js'
-import { levelName } from '../result/level-name.js'
 import { escapeHtml } from './escape-html.js'
 
 /** The figures the table shows, of result.repeats' six: throughput and the latencies the knee and compare read most. */

@@ -1,6 +1,6 @@
+import { levelName } from '../metrics/level-name.js'
 import type { RequestRecord } from '../records/types.js'
 import type { BenchResult } from '../result/bench-result.js'
-import { levelName } from '../result/level-name.js'
 
 /** At most this many bars per level: more would be a solid block, and the SVG would grow with the run. */
 export const MAX_TIMELINE_BARS = 80

@@ -1,5 +1,5 @@
+import { levelName } from '../metrics/level-name.js'
 import type { BenchResult } from '../result/bench-result.js'
-import { levelName } from '../result/level-name.js'
 
 /**
  * The prefix cache's effect, under the level table: a session run's figures per turn (the prompt

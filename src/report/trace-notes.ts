@@ -1,7 +1,7 @@
 import type { CacheShareBucket } from '../metrics/cache-effect.js'
+import { levelName } from '../metrics/level-name.js'
 import { LATE_MS } from '../metrics/workload-figures.js'
 import type { BenchResult } from '../result/bench-result.js'
-import { levelName } from '../result/level-name.js'
 import { describeWindow } from '../workload/trace-replay.js'
 
 /** A prompt served at least this share from the prefix cache "found its prompt cached". */

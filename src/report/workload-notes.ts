@@ -1,8 +1,8 @@
 import type { EmbeddingFigures } from '../metrics/embedding-figures.js'
+import { levelName } from '../metrics/level-name.js'
 import type { LevelSummary } from '../metrics/summarize.js'
 import { STOPPED_EARLY_FLAG_SHARE } from '../metrics/workload-figures.js'
 import type { BenchResult } from '../result/bench-result.js'
-import { levelName } from '../result/level-name.js'
 import type { RunMeta } from '../result/run-meta.js'
 import { traceNotes } from './trace-notes.js'
 

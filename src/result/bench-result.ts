@@ -1,3 +1,4 @@
+import type { Answer } from '../analysis/answer.js'
 import type { Drift } from '../analysis/drift.js'
 import type { Repeats } from '../analysis/repeats.js'
 import type { Saturation } from '../analysis/saturation.js'
@@ -5,7 +6,6 @@ import type { SearchOutcome } from '../analysis/search.js'
 import type { Capacity } from '../metrics/slo.js'
 import type { LevelSummary } from '../metrics/summarize.js'
 import type { CapacityModel } from '../model/capacity-model.js'
-import type { Answer } from './answer.js'
 import type { RunMeta } from './run-meta.js'
 import type { TargetResult } from './target-results.js'
 

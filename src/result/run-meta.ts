@@ -130,7 +130,7 @@ export interface RunMeta {
   trace?: TraceMeta
 }
 
-/** Prompt-length calibration against the server (run/calibrate.ts): server tokens = slope × local + offset. */
+/** Prompt-length calibration against the server (run/setup/calibrate.ts): server tokens = slope × local + offset. */
 export interface Calibration {
   slope: number
   offset: number
@@ -224,7 +224,7 @@ export interface StaggerMeta {
   note: string
 }
 
-/** --reset-cache (run/cache-reset.ts): what was called, and when. */
+/** --reset-cache (run/level/cache-reset.ts): what was called, and when. */
 export interface CacheResetMeta {
   mode: 'before-level' | 'before-run'
   /** The engine the server said it is, whose call was used. */

@@ -1,6 +1,6 @@
 /**
  * What the server said about itself before the run (meta.server): read from llama.cpp's /props and
- * /slots, vLLM's /v1/models, SGLang's /get_server_info, whichever answered (run/server-self-read.ts).
+ * /slots, vLLM's /v1/models, SGLang's /get_server_info, whichever answered (run/setup/server-self-read.ts).
  */
 export interface ServerSelf {
   /** Which engine answered, when its answers name it; null = not recognised. */
@@ -13,7 +13,7 @@ export interface ServerSelf {
   max_model_len: number | null
   /** The paths that answered with JSON, e.g. ["/props", "/slots", "/v1/models"]. */
   answered: string[]
-  /** Set when the plan's largest request does not fit (see run/context-warning.ts), as warned before the run. */
+  /** Set when the plan's largest request does not fit (see run/setup/context-warning.ts), as warned before the run. */
   context_warning?: string
 }
 

@@ -8,6 +8,7 @@ import { displayUrl } from '../client/redact.js'
 import type { Endpoint } from '../client/target.js'
 import type { RunConfig } from '../config/types.js'
 import { fluidityDeadlines } from '../metrics/fluidity.js'
+import { levelName } from '../metrics/level-name.js'
 import { precisionLine } from '../metrics/precision.js'
 import { poolRepeats } from '../metrics/repeat-pool.js'
 import { LevelSummarizer, type LevelSummary } from '../metrics/summarize.js'
@@ -26,7 +27,6 @@ import { latenessNote } from '../report/workload-notes.js'
 import type { BenchResult } from '../result/bench-result.js'
 import { finishResult, summaryOptions } from '../result/build-result.js'
 import { RECORDS_FILE } from '../result/folder-layout.js'
-import { levelName } from '../result/level-name.js'
 import type { ConnectionPolicy, CostEstimate, RunMeta, ShardInfo } from '../result/run-meta.js'
 import { soloLevel } from '../result/run-model.js'
 import { describeServerSelf, type ServerSelf } from '../result/server-self.js'
@@ -37,11 +37,15 @@ import type { ServerMetricsScraper } from '../server-metrics/scraper.js'
 import { WorkerPool } from '../worker/pool.js'
 import { OutputCheck } from '../workload/output-check.js'
 import { forEngine } from '../workload/structured-output.js'
-import { CacheResetter } from './cache-resetter.js'
-import { noticeFromLoad, policyAfterProbes } from './connection-policy.js'
-import { contextWarning } from './context-warning.js'
-import { architecture, describeRun } from './describe-run.js'
-import { describeEstimate, estimateRun } from './estimate.js'
+import { CacheResetter } from './level/cache-resetter.js'
+import { type LiveMetrics, startLiveMetrics } from './level/live-metrics.js'
+import { type MeasureContext, type MeasuredLevel, measureLevel } from './level/measure-level.js'
+import { PrecisionWatch } from './level/precision-watch.js'
+import { RecordSink } from './level/record-sink.js'
+import { RunClock } from './level/run-clock.js'
+import { startServerMetrics } from './level/server-metrics.js'
+import { architecture, describeRun } from './plan/describe-run.js'
+import { describeEstimate, estimateRun } from './plan/estimate.js'
 import {
   CONTROL_MIN_SECONDS,
   controlRequests,
@@ -50,19 +54,21 @@ import {
   plansControl,
   timedLevelSeconds,
   WHOLE_RUN,
-} from './level-plan.js'
-import { type LiveMetrics, startLiveMetrics } from './live-metrics.js'
-import { type MeasureContext, type MeasuredLevel, measureLevel } from './measure-level.js'
-import { modelBodies } from './model-bodies.js'
-import { blockRequests, describeOrder, pairedOrder } from './paired-blocks.js'
-import { PrecisionWatch } from './precision-watch.js'
-import { type PreflightResult, runFeaturePreflight, runPreflight } from './preflight.js'
+} from './plan/level-plan.js'
+import { blockRequests, describeOrder, pairedOrder } from './plan/paired-blocks.js'
 import {
   loadWorkloadSources,
   type PreparedWorkload,
   prepareWorkload,
   type WorkloadSources,
-} from './prepare-workload.js'
+} from './plan/prepare-workload.js'
+import { sampleSizeAdvice } from './plan/sample-advice.js'
+import { sessionWork } from './plan/session-plan.js'
+import { type StartSchedule, waitForLevelStart } from './plan/start-schedule.js'
+import { noticeFromLoad, policyAfterProbes } from './setup/connection-policy.js'
+import { contextWarning } from './setup/context-warning.js'
+import { modelBodies } from './setup/model-bodies.js'
+import { type PreflightResult, runFeaturePreflight, runPreflight } from './setup/preflight.js'
 import {
   describeTiming,
   lengthProbeFor,
@@ -70,10 +76,8 @@ import {
   projectedSeconds,
   timeProbes,
   traceSpanSeconds,
-} from './probe-timing.js'
-import { RecordSink } from './record-sink.js'
-import { resolveEndpoint } from './resolve-endpoint.js'
-import { RunClock } from './run-clock.js'
+} from './setup/probe-timing.js'
+import { resolveEndpoint } from './setup/resolve-endpoint.js'
 import {
   firstEndpoint,
   isSplit,
@@ -81,17 +85,13 @@ import {
   resolveTargets,
   splitMetaOf,
   withKeepAlive,
-} from './run-targets.js'
-import { sampleSizeAdvice } from './sample-advice.js'
-import { startServerMetrics } from './server-metrics.js'
-import { readServerSelf } from './server-self-read.js'
-import { sessionWork } from './session-plan.js'
-import { type StartSchedule, waitForLevelStart } from './start-schedule.js'
+} from './setup/run-targets.js'
+import { readServerSelf } from './setup/server-self-read.js'
 import type { StopSignal } from './stop-signal.js'
 
-export { DISTINCT_PROMPTS } from './prepare-workload.js'
+export { DISTINCT_PROMPTS } from './plan/prepare-workload.js'
 
-import { resolveWorkers } from './worker-count.js'
+import { resolveWorkers } from './plan/worker-count.js'
 
 /** After a first Ctrl-C, in-flight requests get this long to finish before they are cut. */
 export const INTERRUPT_GRACE_MS = 5_000

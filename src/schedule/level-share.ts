@@ -27,7 +27,7 @@ export interface LevelShare {
   /** Retries of a failed request (off by default); every attempt is its own record. */
   retry: number
   /**
-   * Several targets: the one target the whole share goes to (a --paired block, run/paired-blocks.ts);
+   * Several targets: the one target the whole share goes to (a --paired block, run/plan/paired-blocks.ts);
    * absent = every target, by weight (./target-share.ts).
    */
   target?: number

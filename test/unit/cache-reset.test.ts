@@ -5,9 +5,9 @@ import { test } from 'node:test'
 import { DEFAULTS } from '../../src/config/load.js'
 import type { RunConfig } from '../../src/config/types.js'
 import type { ServerSelf } from '../../src/result/server-self.js'
-import { type CacheResetCall, cacheResetCall, describeCacheReset } from '../../src/run/cache-reset.js'
-import { sendCacheReset } from '../../src/run/cache-reset-send.js'
-import { resolveEndpoint } from '../../src/run/resolve-endpoint.js'
+import { type CacheResetCall, cacheResetCall, describeCacheReset } from '../../src/run/level/cache-reset.js'
+import { sendCacheReset } from '../../src/run/level/cache-reset-send.js'
+import { resolveEndpoint } from '../../src/run/setup/resolve-endpoint.js'
 
 function server(engine: ServerSelf['engine'], slots: number | null = null): ServerSelf {
   return { engine, slots, context_per_slot: null, max_model_len: null, answered: ['/v1/models'] }

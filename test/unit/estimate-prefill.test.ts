@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { levelSeconds } from '../../src/run/estimate.js'
-import { projectedSeconds } from '../../src/run/probe-timing.js'
+import { levelSeconds } from '../../src/run/plan/estimate.js'
+import { projectedSeconds } from '../../src/run/setup/probe-timing.js'
 import { testConfig } from '../helpers/run-config.js'
 
 test('prefill adds up request by request: 8 requests of 1 s (0.8 s prefill) on 4 streams take 8 × 0.8 + 2 × 0.2 s', () => {

@@ -42,7 +42,7 @@ const FLOORS: readonly (readonly string[])[] = [
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 
 interface ImportEdge {
-  /** Both repo-relative, like src/run/merge.ts. */
+  /** Both repo-relative, like src/run/shard/merge.ts. */
   from: string
   to: string
 }
@@ -160,7 +160,7 @@ const graph = readImportGraph()
 test('the import graph is read: static, type-only, re-export and dynamic imports', () => {
   const has = (from: string, to: string): boolean =>
     graph.some((edge) => edge.from === from && edge.to === to)
-  assert.ok(has('src/run/merge.ts', 'src/result/build-result.ts'), 'import ... from')
+  assert.ok(has('src/run/shard/merge.ts', 'src/result/build-result.ts'), 'import ... from')
   assert.ok(has('src/report/markdown.ts', 'src/result/bench-result.ts'), 'import type ... from')
   assert.ok(has('src/index.ts', 'src/result/load-run.ts'), 'export ... from')
   assert.ok(has('src/cli/main.ts', 'src/cli/commands/run.ts'), "import('...')")
@@ -184,7 +184,7 @@ test('every import between parts of src/ points down the floors', () => {
 
 test('the checks catch a cycle and an upward import, naming the files', () => {
   const edges: ImportEdge[] = [
-    { from: 'src/run/merge.ts', to: 'src/report/load-run.ts' },
+    { from: 'src/run/shard/merge.ts', to: 'src/report/load-run.ts' },
     { from: 'src/report/load-run.ts', to: 'src/run/run-gradient.ts' },
     { from: 'src/report/load-run.ts', to: 'src/report/markdown.ts' },
   ]
@@ -192,14 +192,14 @@ test('the checks catch a cycle and an upward import, naming the files', () => {
     [
       'cycle report → run → report',
       '  report → run: src/report/load-run.ts → src/run/run-gradient.ts',
-      '  run → report: src/run/merge.ts → src/report/load-run.ts',
+      '  run → report: src/run/shard/merge.ts → src/report/load-run.ts',
     ].join('\n'),
   ])
   assert.deepEqual(importsNotDown(edges, [['report'], ['run']]), [
     'src/report/load-run.ts → src/run/run-gradient.ts (up: report on floor 0, run on floor 1)',
   ])
   assert.deepEqual(importsNotDown(edges, [['report', 'run']]), [
-    'src/run/merge.ts → src/report/load-run.ts (sideways: run on floor 0, report on floor 0)',
+    'src/run/shard/merge.ts → src/report/load-run.ts (sideways: run on floor 0, report on floor 0)',
     'src/report/load-run.ts → src/run/run-gradient.ts (sideways: report on floor 0, run on floor 0)',
   ])
 })

@@ -19,7 +19,7 @@ import {
   type K8sManifestOptions,
   renderK8sManifest,
 } from '../../src/deploy/k8s-manifest.js'
-import { parseStartAt } from '../../src/run/start-schedule.js'
+import { parseStartAt } from '../../src/run/plan/start-schedule.js'
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/config/', import.meta.url))
 const SETTINGS = join(FIXTURES, 'settings.json')

@@ -4,7 +4,7 @@ import { DEFAULTS } from '../../src/config/load.js'
 import type { RunConfig } from '../../src/config/types.js'
 import { costOf, outputFigures, scheduleFigures, tokenTotals } from '../../src/metrics/workload-figures.js'
 import { seededRandom } from '../../src/random.js'
-import { describeEstimate, estimateRun, formatDuration } from '../../src/run/estimate.js'
+import { describeEstimate, estimateRun, formatDuration } from '../../src/run/plan/estimate.js'
 import { drawLength, formatLength, parseLength } from '../../src/workload/lengths.js'
 import { makeRecord } from '../helpers/records.js'
 

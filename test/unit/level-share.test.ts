@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { DEFAULTS } from '../../src/config/load.js'
 import type { RunConfig } from '../../src/config/types.js'
-import { planLevel, WHOLE_RUN } from '../../src/run/level-plan.js'
+import { planLevel, WHOLE_RUN } from '../../src/run/plan/level-plan.js'
 import {
   connectionsOf,
   type LevelShare,

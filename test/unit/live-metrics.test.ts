@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { LiveMetrics } from '../../src/run/live-metrics.js'
+import { LiveMetrics } from '../../src/run/level/live-metrics.js'
 import { family, parsePrometheus } from '../helpers/prometheus.js'
 import { makeRecord } from '../helpers/records.js'
 

@@ -3,7 +3,7 @@ import { test } from 'node:test'
 import { finishResult } from '../../src/result/build-result.js'
 import type { LoadedRun } from '../../src/result/load-run.js'
 import type { RunMeta } from '../../src/result/run-meta.js'
-import { MergeError, mergeShards } from '../../src/run/merge.js'
+import { MergeError, mergeShards } from '../../src/run/shard/merge.js'
 import { makeRecord } from '../helpers/records.js'
 
 /** A shard's meta: the minimum merge reads, on a process clock whose zero is `origin` (wall ms). */

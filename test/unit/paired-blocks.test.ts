@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { pairedChange } from '../../src/compare/between-runs.js'
-import { blockRequests, describeOrder, PAIRS_PER_LEVEL, pairedOrder } from '../../src/run/paired-blocks.js'
+import {
+  blockRequests,
+  describeOrder,
+  PAIRS_PER_LEVEL,
+  pairedOrder,
+} from '../../src/run/plan/paired-blocks.js'
 
 test('pairedOrder: every pair one A block and one B block, adjacent; balanced firsts; seeded; varies by level', () => {
   const orders = new Set<string>()

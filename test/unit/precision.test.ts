@@ -23,7 +23,7 @@ import {
   describeDefaultSizing,
   levelRequestBudget,
   PrecisionWatch,
-} from '../../src/run/precision-watch.js'
+} from '../../src/run/level/precision-watch.js'
 import { prepareRun } from '../../src/run/start-run.js'
 import { makeRecord } from '../helpers/records.js'
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { resolveEndpoint } from '../../src/run/resolve-endpoint.js'
+import { resolveEndpoint } from '../../src/run/setup/resolve-endpoint.js'
 import { buildBody } from '../../src/workload/request-body.js'
 import { testConfig } from '../helpers/run-config.js'
 

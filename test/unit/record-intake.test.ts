@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { RecordIntake } from '../../src/run/record-intake.js'
+import { RecordIntake } from '../../src/run/level/record-intake.js'
 
 /** Holds the thread for `ms`, as counting megabytes of text does. */
 function busy(ms: number): void {

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { answerOf } from '../../src/analysis/answer.js'
 import { betweenRuns, describeKnees } from '../../src/analysis/repeats.js'
 import { runsOf, welchChange } from '../../src/compare/between-runs.js'
 import { levelSamples, levelThroughput } from '../../src/compare/level-samples.js'
 import { meanInterval } from '../../src/metrics/repeat-pool.js'
-import { answerOf } from '../../src/result/answer.js'
 import { makeRecord } from '../helpers/records.js'
 
 test('between runs: mean, sample SD and the t interval of the mean (t 4.303 at 2 degrees of freedom)', () => {

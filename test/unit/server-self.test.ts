@@ -2,8 +2,8 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { test } from 'node:test'
 import { slotsBesideKnee } from '../../src/result/server-self.js'
-import { contextWarning } from '../../src/run/context-warning.js'
-import { describeServer } from '../../src/run/server-self-parse.js'
+import { contextWarning } from '../../src/run/setup/context-warning.js'
+import { describeServer } from '../../src/run/setup/server-self-parse.js'
 import { ENGINE_FIXTURE_DIR, LLAMACPP_KIT_SELF } from '../helpers/fixtures.js'
 
 function fixture(name: string): unknown {

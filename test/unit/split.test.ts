@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { resolveWorkers } from '../../src/run/worker-count.js'
+import { resolveWorkers } from '../../src/run/plan/worker-count.js'
 import { splitEvenly, splitProportionally } from '../../src/schedule/split.js'
 
 test('splitEvenly: shares differ by at most one, larger first, and add up', () => {

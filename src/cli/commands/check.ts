@@ -56,11 +56,11 @@ async function checkModules() {
   ] = await Promise.all([
     import('../load-config.js'),
     import('../hints-where-set.js'),
-    import('../../run/resolve-endpoint.js'),
-    import('../../run/models.js'),
-    import('../../run/preflight.js'),
+    import('../../run/setup/resolve-endpoint.js'),
+    import('../../run/setup/models.js'),
+    import('../../run/setup/preflight.js'),
     import('../../client/redact.js'),
-    import('../../run/probe-timing.js'),
+    import('../../run/setup/probe-timing.js'),
     import('../../client/proxy.js'),
   ])
   return {

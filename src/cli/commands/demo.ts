@@ -53,7 +53,7 @@ export async function demoCommand(argv: string[], io: Io): Promise<number> {
   // Past --help only: the run's modules (client, tokenizer, workers) are the bulk of start-up.
   const [{ resolveEndpoint }, { startSimulatorProcess }, { executeRun }, { loadConfigOrThrow }] =
     await Promise.all([
-      import('../../run/resolve-endpoint.js'),
+      import('../../run/setup/resolve-endpoint.js'),
       import('../../sim/child.js'),
       import('../execute-run.js'),
       import('../load-config.js'),

@@ -13,8 +13,8 @@ import {
   RESULTS_DIR,
   renderK8sManifest,
 } from '../../deploy/k8s-manifest.js'
+import { MAX_START_WAIT_MS } from '../../run/plan/start-schedule.js'
 import { utcStamp } from '../../run/result-folder.js'
-import { MAX_START_WAIT_MS } from '../../run/start-schedule.js'
 import { isSameEverywhere, parseStartAt as parseRunStartAt } from '../../schedule/start-time.js'
 import { TOOL_VERSION } from '../../version.js'
 import { type CommandSpec, parseFlags, renderHelp, stringFlag } from '../args.js'
