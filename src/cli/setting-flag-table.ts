@@ -436,6 +436,13 @@ export const SETTING_FLAG_TABLE: Record<'target' | 'load', readonly FlagSpec[]> 
       help: 'two targets (two --base-url or two --model) measured in alternating blocks of each level (ABBA, BAAB), so drift hits both alike; `compare DIR` judges the second against the first pair by pair',
     },
     {
+      name: 'paired-mode',
+      type: 'string',
+      value: 'interleave|together',
+      help: 'with --paired: "interleave" (default) alternates the targets\' blocks, one loaded at a time (shared hardware); "together" loads both with the whole level at once, block by block (separate hardware, half the time)',
+      default: 'interleave',
+    },
+    {
       name: 'gate',
       type: 'boolean',
       help: 'with --paired: end the run with the paired judgement of `compare DIR` (written to gate.json) and its exit code: 0 pass, 1 regression, 5 inconclusive',

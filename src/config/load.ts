@@ -129,6 +129,7 @@ export const DEFAULTS: RunConfig = deepFreeze({
     fail_on_slo: false,
     refine: false,
     paired: false,
+    paired_mode: 'interleave',
     gate: false,
     search: false,
     search_tolerance: null,
@@ -681,6 +682,14 @@ const FINAL_CHECKS: FinalCheck[] = [
     message:
       'expected gate with paired (--gate needs --paired): the gate judges the second target against the first pair by pair',
     sources: [...rawKeysOf('gate'), ...rawKeysOf('paired')],
+  },
+  // --paired-mode says how a paired run loads its targets: without pairs it says nothing.
+  {
+    path: 'paired_mode',
+    fails: (c) => c.run.paired_mode !== 'interleave' && !c.run.paired,
+    message:
+      'expected paired_mode with paired (--paired-mode needs --paired): it says how the two targets of a paired run share each level',
+    sources: [...rawKeysOf('paired_mode'), ...rawKeysOf('paired')],
   },
   // --paired alternates two targets' blocks inside each level of a fixed size.
   {

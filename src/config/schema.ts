@@ -23,6 +23,7 @@ import { AUTH_MODES } from './auth-mode.js'
 import { CACHE_RESET_MODES } from './cache-reset-mode.js'
 import type { ConfigIssue } from './errors.js'
 import { headerNameProblem, headerValueSendable, splitHeaderLine } from './headers.js'
+import { PAIRED_MODES } from './paired-mode.js'
 import { maskUrlSecrets } from './url.js'
 
 // ---------------------------------------------------------------------------------------------------
@@ -348,6 +349,11 @@ export function plainFileName() {
 /** --reset-cache and reset_cache: when the server's prefix cache is reset (src/run/level/cache-reset.ts). */
 export function cacheResetMode() {
   return z.enum(CACHE_RESET_MODES, expect(CACHE_RESET_MODES.map((mode) => `"${mode}"`).join(', ')))
+}
+
+/** --paired-mode and paired_mode: how a paired run loads its two targets (src/config/paired-mode.ts). */
+export function pairedMode() {
+  return z.enum(PAIRED_MODES, expect(PAIRED_MODES.map((mode) => `"${mode}"`).join(', ')))
 }
 
 /** config.toml's spelling of the mode. */

@@ -3,6 +3,7 @@ import type { ArrivalProcess } from '../schedule/arrivals.js'
 import type { LengthSpec } from '../workload/lengths.js'
 import type { AuthMode } from './auth-mode.js'
 import type { CacheResetMode } from './cache-reset-mode.js'
+import type { PairedMode } from './paired-mode.js'
 
 /**
  * The normalized run configuration: what every layer (defaults, settings.json, config.toml, flags)
@@ -196,6 +197,8 @@ export interface RunConfig {
      * (run/plan/paired-blocks.ts), so whatever drifts hits both alike; `compare DIR` judges them pair by pair.
      */
     paired: boolean
+    /** With paired: blocks that take turns (interleave) or both targets loaded at once (together). */
+    paired_mode: PairedMode
     /** With paired: the run ends with compare's paired judgement and its exit code (0 pass, 1 regression, 5 inconclusive). */
     gate: boolean
     /**

@@ -30,6 +30,11 @@ export interface RunSplitMeta {
    * (run/plan/paired-blocks.ts), so each target's load is the level itself. Absent otherwise.
    */
   paired?: true
+  /**
+   * --paired-mode together: both targets were given the whole level at the same time, block by
+   * block, rather than in turns. Absent = interleave (and in results written before the mode).
+   */
+  paired_mode?: 'together'
 }
 
 export type LevelFigures = Omit<LevelSummary, 'verdict' | 'advice'>

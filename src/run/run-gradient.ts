@@ -55,7 +55,14 @@ import {
   timedLevelSeconds,
   WHOLE_RUN,
 } from './plan/level-plan.js'
-import { blockRequests, describeOrder, pairedOrder } from './plan/paired-blocks.js'
+import {
+  blockRequests,
+  describeOrder,
+  type PairedBlock,
+  pairedOrder,
+  type TogetherBlock,
+  togetherBlocks,
+} from './plan/paired-blocks.js'
 import {
   loadWorkloadSources,
   type PreparedWorkload,
@@ -221,7 +228,7 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
     )
     if (deadlines !== null) meta.fluidity = deadlines
     if (isSplit(targets))
-      meta.split = await splitMeta(targets, setUp.server, config.run.preflight, stop, config.run.paired)
+      meta.split = await splitMeta(targets, setUp.server, config.run.preflight, stop, config.run)
     if (meta.load.stagger !== undefined && meta.load.levels.some((streams) => streams > 1))
       options.log(meta.load.stagger.note)
     meta.totals = sink.totals
@@ -726,13 +733,21 @@ async function runLevel(gradient: Gradient, value: number): Promise<BenchResult 
   writeJsonAtomic(gradient.resultPath, result)
   const summary = result.levels.at(-1)
   if (summary !== undefined) log(progressLine(summary, config.load.mode, meta))
+  if (summary?.client.bound === true && meta.split?.paired_mode === 'together')
+    log(
+      `level ${value}: the client was the bottleneck with A and B loaded together (${summary.client.reasons.join('; ')}): ` +
+        'both targets waited on this client, so their pairs cannot tell a difference between them from its own; ' +
+        'judged inconclusive; run with more --workers, or --paired-mode interleave',
+    )
   return result
 }
 
 /**
  * --paired: the level as blocks of the two targets in a randomized balanced order (paired-blocks.ts),
- * each block the whole level's streams on one target, its records stamped with their pair. Each
- * target warms up before its first block only. Returns the block whose client was busiest.
+ * each block the whole level's streams on one target, its records stamped with their pair; with
+ * --paired-mode together, each block gives both targets the whole level at once (the pair is then
+ * one block of the same seconds). Each target warms up before its first block only. Returns the
+ * block whose client was busiest.
  */
 async function runPairedBlocks(
   gradient: Gradient,
@@ -743,16 +758,25 @@ async function runPairedBlocks(
   const { options, measure } = gradient
   const { config, stop, log } = options
   if (level.load.kind !== 'closed') return null
-  const blocks = pairedOrder(config.workload.seed, gradient.levelsStarted - 1)
   const size = blockRequests(level.load.requests ?? 0, level.load.concurrency)
-  log(
-    `level ${value}: paired blocks ${describeOrder(blocks)} (A = target 1, B = target 2), ${size} requests each`,
-  )
+  let blocks: readonly (PairedBlock | TogetherBlock)[]
+  if (config.run.paired_mode === 'together') {
+    blocks = togetherBlocks()
+    log(
+      `level ${value}: ${blocks.length} paired blocks, A and B loaded together with ${value} streams each (A = target 1, B = target 2), ${size} requests each per block`,
+    )
+  } else {
+    const order = pairedOrder(config.workload.seed, gradient.levelsStarted - 1)
+    blocks = order
+    log(
+      `level ${value}: paired blocks ${describeOrder(order)} (A = target 1, B = target 2), ${size} requests each`,
+    )
+  }
   if (gradient.cacheReset?.mode === 'before-level')
     await gradient.cacheReset.reset(levelName(gradient.meta, value), log)
   gradient.clock.beginLevel(value)
   let busiest: MeasuredLevel | null = null
-  const warmed = new Set<number>()
+  const warmed = new Set<number | 'each'>()
   for (const block of blocks) {
     if (stop.requested) break
     measure.sink.pair = block.pair
@@ -794,7 +818,7 @@ async function splitMeta(
   first: ServerSelf | null,
   preflight: boolean,
   stop: StopSignal,
-  paired: boolean,
+  run: Pick<RunConfig['run'], 'paired' | 'paired_mode'>,
 ): Promise<RunSplitMeta> {
   const selves = await Promise.all(
     targets.endpoints.map(({ endpoint }, e) =>
@@ -805,7 +829,8 @@ async function splitMeta(
   return {
     endpoints: shown.endpoints.map((endpoint, e) => ({ ...endpoint, slots: selves[e]?.slots ?? null })),
     models: shown.models,
-    ...(paired ? { paired: true as const } : {}),
+    ...(run.paired ? { paired: true as const } : {}),
+    ...(run.paired && run.paired_mode === 'together' ? { paired_mode: 'together' as const } : {}),
   }
 }
 

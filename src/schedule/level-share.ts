@@ -28,9 +28,10 @@ export interface LevelShare {
   retry: number
   /**
    * Several targets: the one target the whole share goes to (a --paired block, run/plan/paired-blocks.ts);
-   * absent = every target, by weight (./target-share.ts).
+   * 'each' = every target gets the whole share at once (--paired-mode together); absent = every
+   * target, by weight (./target-share.ts).
    */
-  target?: number
+  target?: number | 'each'
   /** Timed levels: seconds before and after the measured window whose requests are excluded. */
   window: TimedWindow | null
   load: ClosedShare | OpenShare

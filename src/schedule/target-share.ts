@@ -34,6 +34,18 @@ export function onlyTarget(split: TargetWeights, t: number): TargetWeights {
   return { ...split, weights: split.weights.map((_, i) => (i === t ? 1 : 0)), cycle: [t], offset: 0 }
 }
 
+/**
+ * The shares of every target of a level: by weight; the whole level to one target (a --paired block);
+ * or the whole level to each target at once (--paired-mode together: each target's copy is the
+ * level, its streams, its requests and its warm-up, as if it were alone).
+ */
+export function sharesByTarget(level: LevelShare, split: TargetWeights): LevelShare[] {
+  const { target } = level
+  if (target === undefined) return targetShares(level, split)
+  if (target !== 'each') return targetShares(level, onlyTarget(split, target))
+  return split.weights.map((_, t) => targetShares(level, onlyTarget(split, t))[t] as LevelShare)
+}
+
 /** Target t's share of `level`; a target with no stream is given a closed share of none. */
 export function targetShares(level: LevelShare, split: TargetWeights): LevelShare[] {
   const { weights } = split

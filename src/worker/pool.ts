@@ -4,7 +4,7 @@ import type { LoopStats } from '../metrics/client-health.js'
 import type { RequestRecord } from '../records/types.js'
 import type { Round, RoundOutcome } from '../schedule/level-runner.js'
 import { connectionsOf, type LevelShare, shareOf } from '../schedule/level-share.js'
-import { onlyTarget, type TargetWeights, targetShares } from '../schedule/target-share.js'
+import { sharesByTarget, type TargetWeights } from '../schedule/target-share.js'
 import type { FromWorker, SessionWork, SplitTarget, TargetSpec, ToWorker } from './protocol.js'
 
 interface RoundDone {
@@ -112,10 +112,7 @@ export class WorkerPool {
     // Each thread runs its share of this process's share. Threads left without a connection (fewer
     // streams than threads) sit the level out; remainders go first, so they are the last threads.
     // Several targets: each target's share of the level is dealt over the threads on its own.
-    const byTarget =
-      this.split === null
-        ? [level]
-        : targetShares(level, level.target === undefined ? this.split : onlyTarget(this.split, level.target))
+    const byTarget = this.split === null ? [level] : sharesByTarget(level, this.split)
     const shares = Array.from({ length: count }, (_, i) =>
       // Target t's parts start at thread t, so a level of one stream per target spreads over the threads.
       byTarget.map((share, t) => shareOf(share, (i - t + count * byTarget.length) % count, count)),

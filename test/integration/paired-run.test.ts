@@ -27,7 +27,7 @@ const FAST = {
   decode_ms_per_seq: 0,
 }
 
-async function pairedRun(second: typeof FAST) {
+async function pairedRun(second: typeof FAST, mode: 'interleave' | 'together' = 'interleave') {
   const a = await startSimulator(FAST)
   const b = await startSimulator(second)
   const out = tempDir()
@@ -40,6 +40,7 @@ async function pairedRun(second: typeof FAST) {
     })
     config.target.more_base_urls = [b.url]
     config.run.paired = true
+    config.run.paired_mode = mode
     const result = await runToResult(config, out)
     const run = loadRun(out)
     const sides = pairedSides({ ...result, records: run.records ?? [] })
@@ -114,6 +115,40 @@ test('--paired A/A: two identical simulators in one run are not a regression', {
   assert.notEqual(comparison.outcome, 'regression', JSON.stringify(comparison.regressions))
 })
 
+test('--paired-mode together: both targets get the whole level at once, block by block; B decoding 2x slower is a TPOT regression', {
+  timeout: 180_000,
+}, async () => {
+  const { result, records, comparison } = await pairedRun({ ...FAST, decode_base_ms: 12 }, 'together')
+  assert.equal(result.meta.split?.paired, true)
+  assert.equal(result.meta.split?.paired_mode, 'together')
+  for (const value of [2, 4]) {
+    for (const pair of [0, 1, 2, 3]) {
+      const block = records.filter((r) => r.phase === 'measure' && r.level === value && r.pair === pair)
+      const sides = [0, 1].map((side) => block.filter((r) => (r.target?.endpoint ?? 0) === side))
+      // Both targets sent their whole block, in the same seconds: each side's first send comes
+      // before the other's last, where interleaved blocks would follow one another.
+      for (const [mine, other] of [
+        [sides[0], sides[1]],
+        [sides[1], sides[0]],
+      ] as const) {
+        assert.ok(mine !== undefined && other !== undefined && mine.length > 0 && other.length > 0)
+        const firstSent = Math.min(...mine.map((r) => r.sent_at))
+        const otherLast = Math.max(...other.map((r) => r.sent_at))
+        assert.ok(firstSent < otherLast, `level ${value} pair ${pair}: the blocks ran one after the other`)
+      }
+      assert.equal(sides[0]?.length, sides[1]?.length, `level ${value} pair ${pair}: blocks of one size`)
+    }
+  }
+  // Each target's own level is the whole level, as in turns.
+  assert.deepEqual(
+    result.targets?.[1]?.levels.map((level) => level.load),
+    [2, 4],
+  )
+  assert.equal(comparison.basis.kind, 'paired')
+  const tpot = [...comparison.regressions, ...comparison.inconclusive].filter((r) => r.metric === 'tpot_p50')
+  assert.ok(tpot.length > 0 && tpot.every((r) => r.change > 0.5), JSON.stringify(comparison))
+})
+
 test('--paired refuses what it cannot pair (exit 2, naming the keys): one target, three, no fixed count, a search', {
   timeout: 60_000,
 }, async () => {
@@ -139,6 +174,20 @@ test('--paired refuses what it cannot pair (exit 2, naming the keys): one target
   const ungated = await runCli(simRunArgs(url, out, { gate: true, levels: '1,2', requests: 8 }))
   assert.equal(ungated.code, 2, ungated.stderr)
   assert.match(ungated.stderr, /--gate needs --paired/)
+  // --paired-mode says how a paired run loads its targets: alone it is refused, naming both keys.
+  const unpaired = await runCli(
+    simRunArgs(url, out, { 'paired-mode': 'together', levels: '1,2', requests: 8 }),
+  )
+  assert.equal(unpaired.code, 2, unpaired.stderr)
+  assert.match(unpaired.stderr, /--paired-mode needs --paired/)
+  const misspelt = await runCli(
+    simRunArgs(url, out, { paired: true, 'paired-mode': 'alternate', levels: '1,2', requests: 8 }, [
+      '--base-url',
+      url,
+    ]),
+  )
+  assert.equal(misspelt.code, 2, misspelt.stderr)
+  assert.match(misspelt.stderr, /paired-mode[\s\S]*"interleave", "together"/)
   // compare on one folder that is not a paired run says so.
   const single = await runCli(['compare', tempDir()])
   assert.equal(single.code, 2, single.stderr)

@@ -145,6 +145,7 @@ const DOCUMENTED_DEFAULTS: RunConfig = {
     fail_on_slo: false,
     refine: false,
     paired: false,
+    paired_mode: 'interleave',
     gate: false,
     search: false,
     search_tolerance: null,

@@ -191,7 +191,13 @@ export function levelSeconds(config: RunConfig, value: number, cost: RequestCost
   if (load.requests_per_level === null) return warmup + timedLevelSeconds(load) + drain(value)
   // --precision: as long as the ceiling (max_duration, or max_requests), the most the level can take.
   // --paired: both targets' blocks, each warmed up once.
-  if (config.run.paired) return 2 * warmup + counted(pairedLevelRequests(load.requests_per_level, value))
+  // --paired-mode together: both at once, so each target's blocks take the time of one target's.
+  if (config.run.paired) {
+    const pairedRequests = pairedLevelRequests(load.requests_per_level, value)
+    return config.run.paired_mode === 'together'
+      ? warmup + counted(pairedRequests / 2)
+      : 2 * warmup + counted(pairedRequests)
+  }
   const floor = counted(load.requests_per_level)
   if (load.precision === null) return warmup + floor
   // --precision: at least the floor, at most the ceiling (max_requests, or max_duration and the drain).

@@ -18,6 +18,17 @@ export interface PairedBlock {
   pair: number
 }
 
+/** A block of --paired-mode together: both targets given the whole level at once, stamped with its pair. */
+export interface TogetherBlock {
+  target: 'each'
+  pair: number
+}
+
+/** The blocks of a together level, in order: each pair one block of both targets at once. */
+export function togetherBlocks(pairs = PAIRS_PER_LEVEL): TogetherBlock[] {
+  return Array.from({ length: pairs }, (_, pair) => ({ target: 'each' as const, pair }))
+}
+
 /** Pairs per level: 4 give 3 degrees of freedom to a paired t interval, and 8 blocks to alternate. */
 export const PAIRS_PER_LEVEL = 4
 
