@@ -25,6 +25,7 @@ import {
 } from './between-runs.js'
 import { compareKnees, type KneeComparison, kneePlace } from './knee-gate.js'
 import { type LevelSamples, levelSamples, levelThroughput } from './level-samples.js'
+import { type Resolution, resolutionOf } from './resolution.js'
 import { judgeTailShares, TAIL_FIGURES, type TailShare, tailShare } from './tail-share.js'
 
 /** A compared figure: latency percentiles (ttft_p95 ...), throughput or success_rate. */
@@ -55,6 +56,12 @@ export interface MetricComparison {
   not_gated: string | null
   /** interval_beyond_threshold and beyond_floor, where it can gate, beyond the runs' remeasurement noise. */
   regressed: boolean
+  /**
+   * The worst change the interval leaves possible, as a worsening (its high end for a latency, minus
+   * its low end for a figure where lower is worse); null without an interval. A pass covers changes
+   * up to here only (./resolution.ts).
+   */
+  worst_case?: number | null
   /** Worse beyond the threshold, but not by more than the runs' own remeasurement moved (drift_size). */
   within_noise?: boolean
   /** --paired: each pair's [A, B] figure in time order, the very figures the interval was judged on. */
@@ -115,6 +122,8 @@ export interface Comparison {
   regressions: { value: number; metric: string; change: number }[]
   /** Regressions not gated: at levels where a client was not trustworthy, or in runs that drifted. */
   inconclusive: { value: number; metric: string; change: number; reason: string }[]
+  /** The gated figure whose interval leaves the largest worsening possible against its threshold (./resolution.ts). */
+  resolution?: Resolution | null
 }
 
 /** A run's own verdict on its environment (a control level measured again): moved = it drifted. */
@@ -410,6 +419,7 @@ function comparison(
     beyond_floor: beyondFloor,
     not_gated: null,
     regressed: intervalBeyond && beyondFloor,
+    worst_case: interval === null ? null : round(worse > 0 ? interval.high : -interval.low, 4),
   }
 }
 
@@ -705,6 +715,7 @@ export function compareRuns(
     else result.regressions.push(found)
   }
   result.outcome = outcomeOf(result, clientBound, drifted >= smallestThreshold(maxRegression))
+  result.resolution = resolutionOf(result.levels)
   return result
 }
 

@@ -117,6 +117,7 @@ export function comparisonSummaryLines(comparison: Comparison): string[] {
   } else {
     lines.push(
       '**No regression:** no gated figure is worse than its threshold across its whole 95% interval and by more than its floor.',
+      ...resolutionLines(comparison, name),
     )
   }
   lines.push(
@@ -129,6 +130,21 @@ export function comparisonSummaryLines(comparison: Comparison): string[] {
     ...inconclusiveLines(comparison, name),
   )
   return lines
+}
+
+/**
+ * What a pass covers: the widest interval against its threshold (compare/resolution.ts). Said only
+ * when it reaches past the threshold, so a pass on a noisy runner is not read as ruling out a change
+ * that its intervals leave open.
+ */
+function resolutionLines(comparison: Comparison, name: (value: number) => string): string[] {
+  const widest = comparison.resolution
+  if (widest == null || widest.worst_case <= widest.threshold) return []
+  const size = isShare(widest.metric) ? points(widest.worst_case) : pct(widest.worst_case)
+  const threshold = isShare(widest.metric) ? points(widest.threshold) : pct(widest.threshold)
+  return [
+    `**What the pass covers:** the intervals leave room for ${name(widest.value)} ${widest.metric} to be up to ${size} worse (its threshold ${threshold.replace(/^\+/, '')}): a regression that size could pass unseen here; more requests per level, more pairs or a quieter runner narrow the intervals.`,
+  ]
 }
 
 /** What the intervals rest on: said every time, so a pass on a noisy runner can be read for what it is. */

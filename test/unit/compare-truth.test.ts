@@ -364,3 +364,33 @@ test("the noise band is each metric's own: a control whose TTFT moved 23% does n
   // A drift the result does not size vouches for nothing.
   assert.equal(driftSize({ moved: true, reason: 'unsized' }, ['tpot_ms']), Number.POSITIVE_INFINITY)
 })
+
+test('compare: a pass says what it covers when an interval reaches past its threshold, and not when every one stays inside', () => {
+  const gates = { tpot_p50: 0.1 }
+  // Six requests a stream, each ±20%, 5% slower: the TPOT interval reaches past its 10% threshold, not wholly beyond it.
+  const few = compareRuns(
+    { meta: meta(), records: closedLoop(1, 6, 400, 0) },
+    { meta: meta(), records: closedLoop(2, 6, 420, 0) },
+    gates,
+  )
+  assert.equal(few.outcome, 'pass')
+  const wide = few.resolution
+  assert.ok(wide != null && wide.metric === 'tpot_p50' && wide.value === STREAMS, JSON.stringify(wide))
+  const tpot = few.levels[0]?.metrics.find((metric) => metric.metric === 'tpot_p50')
+  assert.equal(wide.worst_case, tpot?.interval?.high)
+  assert.ok(wide.worst_case > 0.1, `interval ${JSON.stringify(tpot?.interval)}`)
+  const sized = `+${(wide.worst_case * 100).toFixed(1)}%`
+  assert.ok(
+    renderComparison(few).includes(`c=2 tpot_p50 to be up to ${sized} worse (its threshold 10.0%)`),
+    renderComparison(few),
+  )
+  // A thousand requests a stream: the interval stays inside the threshold, and the pass says nothing more.
+  const many = compareRuns(
+    { meta: meta(), records: closedLoop(1, 1000, 400, 0) },
+    { meta: meta(), records: closedLoop(2, 1000, 400, 0) },
+    gates,
+  )
+  assert.equal(many.outcome, 'pass')
+  assert.ok(many.resolution != null && many.resolution.worst_case < 0.1, JSON.stringify(many.resolution))
+  assert.doesNotMatch(renderComparison(many), /What the pass covers/)
+})
