@@ -25,4 +25,5 @@ for trial in $(seq 1 "$TRIALS"); do
   pkill -P "$hog"; kill "$hog" "$a" "$b" 2>/dev/null; wait 2>/dev/null
   echo "trial $trial ($SLOTS_A vs $SLOTS_B slots): run exit $run in $(($(date +%s) - started)) s, compare exit $gate: $(grep -m1 -E '^\*\*(PASS|FAIL|INCONCLUSIVE)' "$out.compare")"
   grep -E '^\| [0-9]+ \| (ttft_p50|tpot_p50|throughput) ' "$out.compare" | cut -d'|' -f2-7,10
+  grep -m1 '^\*\*What the pass covers' "$out.compare"
 done
