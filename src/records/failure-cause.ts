@@ -85,6 +85,22 @@ export interface FailureCause {
 export function failureCause(record: RequestRecord, context: FailureContext = {}): FailureCause | null {
   const error = record.error
   if (error === null) return null
+  // In order: the first that applies names the cause (a TLS failure is also a closed connection).
+  const found =
+    reachFailure(record) ??
+    refusalFailure(record, context) ??
+    streamFailure(record, context) ??
+    answerFailure(record)
+  if (found !== null) return found
+  return {
+    cause: `${error.class}${record.status === null ? '' : ` (HTTP ${record.status})`}`,
+    hint: 'an answer llmbench does not expect: read the message, and the record in requests.jsonl',
+  }
+}
+
+/** The server never answered: TLS, our own file limit, a proxy, an unreachable host. */
+function reachFailure(record: RequestRecord): FailureCause | null {
+  const error = record.error as NonNullable<RequestRecord['error']>
   const message = error.message
   if (error.class === 'connection' && TLS.test(message)) return tlsFailure(message)
   if (error.class === 'timeout' && TLS_HANDSHAKE_TIMEOUT.test(message)) {
@@ -110,6 +126,13 @@ export function failureCause(record: RequestRecord, context: FailureContext = {}
   if (error.class === 'timeout' && error.timeout === 'connect') {
     return { cause: UNREACHABLE_HOST, hint: 'check --base-url, the port and any firewall' }
   }
+  return null
+}
+
+/** The server answered and refused: the key, the model, the endpoint, the context length. */
+function refusalFailure(record: RequestRecord, context: FailureContext): FailureCause | null {
+  const error = record.error as NonNullable<RequestRecord['error']>
+  const message = error.message
   if (record.status === 401 || record.status === 403) {
     const variable = context.keyVariable === undefined ? 'the API key variable' : `$${context.keyVariable}`
     return {
@@ -140,6 +163,13 @@ export function failureCause(record: RequestRecord, context: FailureContext = {}
       hint: "lower --input-tokens and/or --output-tokens (their sum must fit the server's context per request), or give the server a larger context",
     }
   }
+  return null
+}
+
+/** The answer came but its stream cannot be read, or the server failed it mid-stream. */
+function streamFailure(record: RequestRecord, context: FailureContext): FailureCause | null {
+  const error = record.error as NonNullable<RequestRecord['error']>
+  const message = error.message
   if (error.class === 'stream' && /not an event stream|not JSON|not a JSON object/.test(message)) {
     return {
       cause: 'the response is not SSE',
@@ -158,6 +188,12 @@ export function failureCause(record: RequestRecord, context: FailureContext = {}
       hint: `the server answered, but not as ${context.format ?? 'the protocol in use (--protocol) answers'}${context.recordsIn === undefined ? '' : ` (see ${context.recordsIn})`}`,
     }
   }
+  return null
+}
+
+/** Any other answer: a timeout, a redirect, a size or rate limit, a server error, a dropped connection. */
+function answerFailure(record: RequestRecord): FailureCause | null {
+  const error = record.error as NonNullable<RequestRecord['error']>
   if (error.class === 'timeout') {
     return {
       cause: 'no answer in time',
@@ -203,10 +239,7 @@ export function failureCause(record: RequestRecord, context: FailureContext = {}
       hint: "the request itself is at fault, not the load: read the server's message and fix the setting it names",
     }
   }
-  return {
-    cause: `${error.class}${record.status === null ? '' : ` (HTTP ${record.status})`}`,
-    hint: 'an answer llmbench does not expect: read the message, and the record in requests.jsonl',
-  }
+  return null
 }
 
 /** A proxy in the way: it refused the tunnel, asked for credentials, or could not be reached. */
