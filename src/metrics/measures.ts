@@ -31,6 +31,13 @@ export interface Measure {
    * Null: no floor.
    */
   floor: number | null
+  /**
+   * compare's default gate: the relative worsening allowed of its p50, p95 and p99 (0.1: +10%);
+   * null: compared, not gated unless --max-regression names it.
+   */
+  gate: number | null
+  /** one value per request, or many (ITL: one per gap, alike within a request: no independent draws). */
+  values: 'one' | 'many'
   /** The level summary's distribution of it (levels[].ttft_ms), where a level has one of its own. */
   field?: 'ttft_ms' | 'tpot_ms' | 'itl_ms' | 'e2e_ms'
   /**
@@ -55,6 +62,8 @@ function one(of: (record: RequestRecord) => number | null): Measure['read'] {
 export const MEASURES = [
   {
     key: 'ttft',
+    gate: 0.1,
+    values: 'one',
     name: 'TTFT',
     unit: 'ms',
     better: 'lower',
@@ -67,6 +76,8 @@ export const MEASURES = [
   },
   {
     key: 'tpot',
+    gate: 0.1,
+    values: 'one',
     name: 'TPOT',
     unit: 'ms',
     better: 'lower',
@@ -79,6 +90,8 @@ export const MEASURES = [
   },
   {
     key: 'itl',
+    gate: null,
+    values: 'many',
     name: 'ITL',
     unit: 'ms',
     better: 'lower',
@@ -91,6 +104,8 @@ export const MEASURES = [
   },
   {
     key: 'e2e',
+    gate: 0.1,
+    values: 'one',
     name: 'E2E',
     unit: 'ms',
     better: 'lower',
@@ -104,6 +119,8 @@ export const MEASURES = [
   // A reasoning model's phases (reasoning-figures.ts).
   {
     key: 'ttfr',
+    gate: null,
+    values: 'one',
     name: 'TTFR',
     unit: 'ms',
     better: 'lower',
@@ -115,6 +132,8 @@ export const MEASURES = [
   },
   {
     key: 'ttfo',
+    gate: null,
+    values: 'one',
     name: 'TTFO',
     unit: 'ms',
     better: 'lower',
@@ -126,6 +145,8 @@ export const MEASURES = [
   },
   {
     key: 'answer_tpot',
+    gate: null,
+    values: 'one',
     name: 'answer TPOT',
     unit: 'ms',
     better: 'lower',
@@ -137,6 +158,8 @@ export const MEASURES = [
   },
   {
     key: 'fluidity',
+    gate: null,
+    values: 'one',
     name: 'fluidity',
     unit: 'index',
     better: 'higher',
