@@ -98,8 +98,8 @@ export const MEASURES = [
     floor: 1,
     field: 'itl_ms',
     read: (record, into) => pushItlMs(record, into),
-    slo: false,
-    precision: false,
+    slo: true,
+    precision: true,
     compare: true,
   },
   {
