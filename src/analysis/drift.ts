@@ -1,6 +1,7 @@
 import { isOk, tpotMs, ttftMs } from '../metrics/derive.js'
 import { round } from '../metrics/distribution.js'
 import { quantileInterval } from '../metrics/intervals.js'
+import { figureName, type Measure, measureOf } from '../metrics/measures.js'
 import type { RequestRecord } from '../records/types.js'
 
 /**
@@ -82,8 +83,17 @@ const FIGURES: readonly {
     higherIsSlower: true,
     floor: 0.2,
   },
-  { key: 'tpot_ms', name: 'TPOT p50', unit: 'ms', higherIsSlower: true, floor: 1 },
-  { key: 'ttft_ms', name: 'TTFT p50', unit: 'ms', higherIsSlower: true, floor: 5 },
+  // The result's drift fields; each measure's name, direction and floor are its own (measures.ts).
+  ...(['tpot', 'ttft'] as const).map((key) => {
+    const measure = measureOf(key) as Measure
+    return {
+      key: `${key}_ms` as const,
+      name: figureName(measure, 50),
+      unit: measure.unit,
+      higherIsSlower: measure.better === 'lower',
+      floor: measure.floor ?? 0,
+    }
+  }),
   {
     key: 'request_tokens_per_s',
     name: 'tokens/s per stream',

@@ -1,5 +1,6 @@
 import { weightedPercentile } from '../analysis/stats.js'
 import { CONFIDENCE, studentT } from '../metrics/intervals.js'
+import { parseFigureKey } from '../metrics/measures.js'
 import type { RequestRecord } from '../records/types.js'
 import { type LevelSamples, levelSamples, levelThroughput } from './level-samples.js'
 
@@ -29,10 +30,10 @@ export function runFigure(samples: LevelSamples, metric: string): number | null 
   if (metric === 'success_rate') return samples.ok.filter(Boolean).length / samples.ok.length
   if (metric === 'fluidity_p90')
     return weightedPercentile(samples.fluidity, 10)(new Uint32Array(samples.ok.length).fill(1))
-  const match = /^(ttft|tpot|itl|e2e)_p([\d.]+)$/.exec(metric)
-  if (match === null) return null
-  const family = match[1] as 'ttft' | 'tpot' | 'itl' | 'e2e'
-  return weightedPercentile(samples[family], Number(match[2]))(new Uint32Array(samples.ok.length).fill(1))
+  const parsed = parseFigureKey(metric, 'compare')
+  const values = parsed === null ? undefined : samples.measures[parsed.measure.key]
+  if (parsed === null || values === undefined) return null
+  return weightedPercentile(values, parsed.percentile)(new Uint32Array(samples.ok.length).fill(1))
 }
 
 /** The change of the mean over the runs, with its Welch t interval; relative to the base mean, or absolute. */

@@ -11,6 +11,7 @@ import {
 import { throughputStatistic } from '../analysis/throughput-change.js'
 import type { ClientHealth } from '../metrics/client-health.js'
 import { round } from '../metrics/distribution.js'
+import { figureKey, measureOf, measuresFor } from '../metrics/measures.js'
 import type { LoadMode } from '../metrics/summarize.js'
 import type { RequestRecord } from '../records/types.js'
 import type { RunMeta } from '../result/run-meta.js'
@@ -246,15 +247,11 @@ export interface CompareOptions {
  * are the slowest one or two.
  */
 export const DEFAULT_MAX_REGRESSION: Record<string, number> = {
-  ttft_p50: 0.1,
-  ttft_p95: 0.1,
-  ttft_p99: 0.1,
-  tpot_p50: 0.1,
-  tpot_p95: 0.1,
-  tpot_p99: 0.1,
-  e2e_p50: 0.1,
-  e2e_p95: 0.1,
-  e2e_p99: 0.1,
+  ...Object.fromEntries(
+    measuresFor('compare').flatMap((measure) =>
+      measure.gate === null ? [] : [50, 95, 99].map((p) => [figureKey(measure, p), measure.gate]),
+    ),
+  ),
   throughput: 0.05,
   success_rate: 0.01,
   fluidity_p90: 0.05,
@@ -265,17 +262,20 @@ export const DEFAULT_MAX_REGRESSION: Record<string, number> = {
 /**
  * Default absolute floors: a regression must also be worse by more than this, whatever its share
  * (a +30% TPOT on a 2 ms figure is 0.6 ms: scheduling noise, not a slower server). A key per
- * family (ttft, tpot, itl, e2e: ms) covers every percentile; a key per metric (ttft_p99) overrides it.
+ * measure (ttft, tpot, itl, e2e: ms, each measure's floor in measures.ts) covers every percentile;
+ * a key per metric (ttft_p99) overrides it.
  */
 export const DEFAULT_MIN_CHANGE: Record<string, number> = {
-  ttft: 5,
-  tpot: 1,
-  itl: 1,
-  e2e: 10,
+  ...Object.fromEntries(
+    measuresFor('compare').flatMap((measure) =>
+      measure.floor === null ? [] : [[measure.key, measure.floor]],
+    ),
+  ),
   throughput: 3,
 }
 
-const LATENCY_METRICS = ['ttft', 'tpot', 'itl', 'e2e'] as const
+/** The measures compared at each percentile (measures.ts: ttft, tpot, itl, e2e). */
+const LATENCY_METRICS = measuresFor('compare')
 const DEFAULT_ROUNDS = 1000
 /** Values a percentile needs beyond it in each run to gate: below, its bootstrap interval is not to be trusted. */
 export const MIN_TAIL_VALUES = 5
@@ -353,7 +353,7 @@ function sides(
 
 function latencyComparison(
   metric: string,
-  family: (typeof LATENCY_METRICS)[number],
+  family: string,
   percentile: number,
   a: LevelSamples,
   b: LevelSamples,
@@ -361,7 +361,9 @@ function latencyComparison(
   floor: number | null,
   rounds: number,
 ): MetricComparison {
-  const [base, next] = sides(a, b, (samples) => weightedPercentile(samples[family], percentile))
+  const [base, next] = sides(a, b, (samples) =>
+    weightedPercentile(samples.measures[family] ?? [], percentile),
+  )
   const everyOnce = (sample: BlockSample): number | null =>
     sample.statistic(new Uint32Array(sample.requests).fill(1))
   const tested = threshold === null ? null : blockBootstrapChange(base, next, relativeChange, rounds)
@@ -371,7 +373,9 @@ function latencyComparison(
     floor,
     worse: 1,
   })
-  const values = Math.min(...[a, b].map((samples) => samples[family].reduce((n, v) => n + v.length, 0)))
+  const values = Math.min(
+    ...[a, b].map((samples) => (samples.measures[family] ?? []).reduce((n, v) => n + v.length, 0)),
+  )
   const tail = (values * (100 - percentile)) / 100
   if (threshold === null || tail >= MIN_TAIL_VALUES) return compared
   const needed = Math.ceil((MIN_TAIL_VALUES * 100) / (100 - percentile))
@@ -527,7 +531,7 @@ function onRuns(
     change.next,
     share ? absoluteChange : relativeChange,
     metric.threshold === null ? null : { low: change.low, high: change.high },
-    { threshold: metric.threshold, floor: metric.floor, worse: LOWER_IS_WORSE.has(metric.metric) ? -1 : 1 },
+    { threshold: metric.threshold, floor: metric.floor, worse: worseSign(metric.metric) },
   )
   const withPairs = pairs === null ? judged : { ...judged, pairs }
   return metric.not_gated === null
@@ -548,12 +552,19 @@ function pairedFigures(
   })
 }
 
-const LOWER_IS_WORSE = new Set(['throughput', 'success_rate'])
+/**
+ * -1 where lower is worse (throughput, success rate, a measure better higher: fluidity_p90), 1
+ * where higher is; a measure's direction is its own (measures.ts).
+ */
+function worseSign(metric: string): 1 | -1 {
+  if (metric === 'throughput' || metric === 'success_rate') return -1
+  return measureOf(metric.replace(/_p[\d.]+$/, ''))?.better === 'higher' ? -1 : 1
+}
 
 /** Percentiles compared per latency metric: the runs' own, and every one a gate names. */
 function comparedPercentiles(meta: RunMeta, gates: Record<string, number>): Map<string, number[]> {
   const out = new Map<string, number[]>()
-  for (const family of LATENCY_METRICS) {
+  for (const { key: family } of LATENCY_METRICS) {
     const gated = Object.keys(gates)
       .filter((key) => key.startsWith(`${family}_p`))
       .map((key) => Number(key.slice(family.length + 2)))
@@ -630,9 +641,10 @@ export function compareRuns(
     const a = levelSamples(base.records, value, deadlines)
     const b = levelSamples(next.records, value, deadlines)
     const metrics: MetricComparison[] = []
-    for (const family of LATENCY_METRICS) {
+    for (const measure of LATENCY_METRICS) {
+      const family = measure.key
       for (const percentile of percentiles.get(family) ?? []) {
-        const name = `${family}_p${percentile}`
+        const name = figureKey(measure, percentile)
         metrics.push(
           latencyComparison(
             name,

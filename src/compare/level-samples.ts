@@ -1,6 +1,7 @@
 import { blockLengthFor } from '../analysis/stats.js'
-import { e2eMs, isOk, pushItlMs, tpotMs, ttftMs } from '../metrics/derive.js'
+import { isOk } from '../metrics/derive.js'
 import { type FluidityDeadlines, requestFluidity } from '../metrics/fluidity.js'
+import { measuresFor } from '../metrics/measures.js'
 import type { RequestRecord } from '../records/types.js'
 
 /**
@@ -9,11 +10,11 @@ import type { RequestRecord } from '../records/types.js'
  * seconds for the level throughput, and whether it succeeded.
  */
 export interface LevelSamples {
-  ttft: number[][]
-  tpot: number[][]
-  /** Every ITL gap of the request's stream. */
-  itl: number[][]
-  e2e: number[][]
+  /**
+   * Per compared measure (measures.ts, by key: ttft, tpot, itl, e2e), per request its values (ITL:
+   * every gap of the request's stream).
+   */
+  measures: Record<string, number[][]>
   /**
    * The fluidity index per request (a failed one 0, one with no token none), under the deadlines
    * compare was given (the base run's, so both runs are judged against the same pace); empty lists
@@ -40,11 +41,9 @@ export function levelSamples(
     .filter((record) => record.phase === 'measure' && record.level === value)
     .sort((a, b) => a.sent_at - b.sent_at)
   const one = (figure: number | null): number[] => (figure === null ? [] : [figure])
+  const compared = measuresFor('compare')
   const samples: LevelSamples = {
-    ttft: [],
-    tpot: [],
-    itl: [],
-    e2e: [],
+    measures: Object.fromEntries(compared.map((measure) => [measure.key, []])),
     fluidity: [],
     tokens: [],
     seconds: [],
@@ -67,12 +66,11 @@ export function levelSamples(
     samples.ok.push(ok)
     samples.seconds.push((record.end_at - record.sent_at) / 1000)
     samples.tokens.push(ok ? record.output_tokens : 0)
-    const gaps: number[] = []
-    if (ok) pushItlMs(record, gaps)
-    samples.itl.push(gaps)
-    samples.ttft.push(ok ? one(ttftMs(record)) : [])
-    samples.tpot.push(ok ? one(tpotMs(record)) : [])
-    samples.e2e.push(ok ? [e2eMs(record)] : [])
+    for (const measure of compared) {
+      const values: number[] = []
+      if (ok) measure.read(record, values, deadlines)
+      samples.measures[measure.key]?.push(values)
+    }
     samples.fluidity.push(one(deadlines === null ? null : requestFluidity(record, deadlines)))
   }
   samples.windowS = [...windows.values()].reduce((sum, w) => sum + (w.end - w.start) / 1000, 0)

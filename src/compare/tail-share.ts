@@ -1,5 +1,6 @@
 import { round } from '../metrics/distribution.js'
 import { CONFIDENCE, effectiveSampleSize } from '../metrics/intervals.js'
+import { measuresFor } from '../metrics/measures.js'
 import { convolvePmfs, exceedancePmf, pmfMean, upperTail } from './exceedance-test.js'
 import type { LevelSamples } from './level-samples.js'
 
@@ -8,8 +9,11 @@ import type { LevelSamples } from './level-samples.js'
  * many per request and alike within it, so its values are not the independent draws the exact count
  * assumes (and it has the values a percentile needs far sooner).
  */
-export const TAIL_FIGURES = ['ttft', 'tpot', 'e2e'] as const
-export type TailFigure = (typeof TAIL_FIGURES)[number]
+export const TAIL_FIGURES: readonly string[] = measuresFor('compare')
+  .filter((measure) => measure.values === 'one')
+  .map((measure) => measure.key)
+/** A measure's key (measures.ts): ttft, tpot, e2e. */
+export type TailFigure = string
 
 /** The base percentile whose exceedances are counted: 10% of requests lie beyond it when nothing changed. */
 const BASE_PERCENTILE = 90
@@ -57,7 +61,8 @@ export interface TailShare {
 }
 
 /** The figure's values of a level, one per request that has it. */
-const valuesOf = (samples: LevelSamples, figure: TailFigure): number[] => samples[figure].flat()
+const valuesOf = (samples: LevelSamples, figure: TailFigure): number[] =>
+  (samples.measures[figure] ?? []).flat()
 
 /** The independent requests a 0/1 series in send order is worth (its effective sample size), at least 1. */
 function worth(series: readonly number[]): number {

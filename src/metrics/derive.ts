@@ -26,7 +26,7 @@ export function tpotMs(record: RequestRecord): number | null {
 }
 
 /** Every gap between consecutive token-bearing events (one event may hold several tokens). */
-export function pushItlMs(record: RequestRecord, into: number[]): void {
+export function pushItlMs(record: RequestRecord, into: { push(value: number): unknown }): void {
   const times = record.token_times
   for (let i = 1; i < times.length; i++) into.push((times[i] as number) - (times[i - 1] as number))
 }

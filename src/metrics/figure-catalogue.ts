@@ -8,7 +8,7 @@ import { Samples } from './accumulator.js'
 import { cacheEffectAccumulator } from './cache-effect.js'
 import { judgeClient } from './client-health.js'
 import { connectionAccumulator, connectionNotes } from './connection-figures.js'
-import { e2eMs, isOk, tpotMs, ttftMs } from './derive.js'
+import { e2eMs, isOk, ttftMs } from './derive.js'
 import { type Distribution, percentileOfSorted, round, summarizeSorted } from './distribution.js'
 import { embeddingAccumulator } from './embedding-figures.js'
 import { eventAccumulator, eventNotes } from './event-figures.js'
@@ -18,6 +18,7 @@ import { fluidityAccumulator } from './fluidity.js'
 import { inBandAccumulator } from './in-band-figures.js'
 import { inFlightAccumulator } from './in-flight.js'
 import { intervalsAccumulator } from './level-intervals.js'
+import { type Measure, type MeasureKey, measureOf } from './measures.js'
 import { networkAccumulator } from './network-figures.js'
 import { openLoopAccumulator } from './open-loop-figures.js'
 import { reasoningAccumulator, reasoningNotes } from './reasoning-figures.js'
@@ -87,6 +88,12 @@ const adjusted = <K extends DistributionKey>(key: K, of: (record: RequestRecord)
     () => true,
     (record, samples, context) => samples.pushFigure(isOk(record) ? of(record) : context.options.timeoutMs),
   )
+
+/** A measure's values in a record, by its own reader (measures.ts). */
+const readerOf = (key: MeasureKey) => {
+  const measure = measureOf(key) as Measure
+  return (record: RequestRecord, into: Samples) => measure.read(record, into, null)
+}
 
 const TIMEOUT_KINDS = ['connect', 'first_token', 'idle', 'total'] as const
 
@@ -249,7 +256,7 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
           'Same as vLLM, GuideLLM and AIPerf TTFT.',
       },
     },
-    source: { accumulator: latency('ttft_ms', (record, into) => into.pushFigure(ttftMs(record))) },
+    source: { accumulator: latency('ttft_ms', readerOf('ttft')) },
     columns: [
       {
         name: 'TTFT',
@@ -270,7 +277,7 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
           'reasoning, see reasoning) came before the first token and are left out. Same as vLLM TPOT; GuideLLM and AIPerf call this inter-token latency (ITL).',
       },
     },
-    source: { accumulator: latency('tpot_ms', (record, into) => into.pushFigure(tpotMs(record))) },
+    source: { accumulator: latency('tpot_ms', readerOf('tpot')) },
     columns: [
       {
         name: 'TPOT',
@@ -308,7 +315,7 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
           'connection held open after it is closed by the client.',
       },
     },
-    source: { accumulator: latency('e2e_ms', (record, into) => into.push(e2eMs(record))) },
+    source: { accumulator: latency('e2e_ms', readerOf('e2e')) },
     columns: [{ name: 'E2E', head: 'E2E ms\np50', order: 7, priority: 7, cell: { kind: 'p50', digits: 0 } }],
   }),
   figure({

@@ -1,5 +1,6 @@
 import type { Samples } from './accumulator.js'
 import { round } from './distribution.js'
+import type { Measure } from './measures.js'
 import type { TokenTimeline } from './token-timeline.js'
 
 /**
@@ -36,9 +37,8 @@ export const INTERVAL_METHODS = {
   throughput: 'slices-t',
 } as const
 
-/** The latency series a level's intervals cover (itl_ms: pooled gaps, request by request). */
-export const INTERVAL_METRICS = ['ttft_ms', 'tpot_ms', 'itl_ms', 'e2e_ms'] as const
-export type IntervalMetric = (typeof INTERVAL_METRICS)[number]
+/** The latency series a level's intervals cover: each measure's with a level distribution (measures.ts). */
+export type IntervalMetric = NonNullable<Measure['field']>
 
 export interface LevelIntervals {
   confidence: number

@@ -1,5 +1,5 @@
 import { type Accumulator, Samples } from './accumulator.js'
-import { e2eMs, isOk, tpotMs, ttftMs } from './derive.js'
+import { isOk } from './derive.js'
 import { percentileOfSorted } from './distribution.js'
 import type { LevelContext } from './figure.js'
 import {
@@ -13,6 +13,7 @@ import {
   percentileInterval,
   throughputInterval,
 } from './intervals.js'
+import { MEASURES } from './measures.js'
 
 /**
  * A level's intervals figure: each latency's percentiles and mean, and throughput, each with its 95%
@@ -21,6 +22,11 @@ import {
  * effective size is read from the series in the order the requests were sent, not the order they
  * ended; the records are not kept.
  */
+/** The measures a level holds a distribution of (measures.ts), each with its intervals. */
+const INTERVAL_MEASURES = MEASURES.filter(
+  (measure): measure is Extract<(typeof MEASURES)[number], { field: string }> => 'field' in measure,
+)
+
 export function intervalsAccumulator({
   options,
   tally,
@@ -28,39 +34,37 @@ export function intervalsAccumulator({
 }: LevelContext): Accumulator<{ intervals: LevelIntervals }> {
   // One entry per successful request, aligned; NaN where the request has no such figure.
   const sent = new Samples()
-  const ttft = new Samples()
-  const tpot = new Samples()
-  const e2e = new Samples()
+  const series = INTERVAL_MEASURES.map((measure) => ({ measure, values: new Samples() }))
   return {
     add(record) {
       if (!isOk(record)) return
       sent.push(record.sent_at)
-      ttft.push(ttftMs(record) ?? Number.NaN)
-      tpot.push(tpotMs(record) ?? Number.NaN)
-      e2e.push(e2eMs(record))
+      for (const { measure, values } of series) {
+        const before = values.length
+        if (measure.values === 'one') measure.read(record, values, null)
+        if (values.length === before) values.push(Number.NaN)
+      }
     },
     result() {
       const order = sendOrder(sent)
       const effective: Partial<Record<IntervalMetric, Record<string, number>>> = {}
-      const of = (
-        metric: IntervalMetric,
-        inOrder: Float64Array,
-        sorted?: Float64Array,
-      ): Record<string, Interval> => {
-        const figure = seriesIntervals(inOrder, options.percentiles, sorted)
-        effective[metric] = figure.effectiveN
-        return figure.intervals
+      const latencies: Partial<Record<IntervalMetric, Record<string, Interval>>> = {}
+      for (const { measure, values } of series) {
+        // ITL's values are the gaps of each request together, request by request in the order they
+        // were recorded: the level's timeline holds them already.
+        const figure =
+          measure.values === 'one'
+            ? seriesIntervals(inSendOrder(values, order), options.percentiles)
+            : seriesIntervals(tally.timeline.gaps(), options.percentiles, tally.timeline.sortedGaps())
+        effective[measure.field] = figure.effectiveN
+        latencies[measure.field] = figure.intervals
       }
       return {
         intervals: {
           confidence: CONFIDENCE,
           methods: INTERVAL_METHODS,
           ...levelThroughputIntervals({ tally, figures }),
-          ttft_ms: of('ttft_ms', inSendOrder(ttft, order)),
-          tpot_ms: of('tpot_ms', inSendOrder(tpot, order)),
-          // The gaps of each request together, request by request in the order they were recorded.
-          itl_ms: of('itl_ms', tally.timeline.gaps(), tally.timeline.sortedGaps()),
-          e2e_ms: of('e2e_ms', inSendOrder(e2e, order)),
+          ...(latencies as Pick<LevelIntervals, 'ttft_ms' | 'tpot_ms' | 'itl_ms' | 'e2e_ms'>),
           effective_n: effective,
         },
       }

@@ -1,9 +1,10 @@
 import type { RequestRecord } from '../records/types.js'
 import { Samples } from './accumulator.js'
-import { e2eMs, isOk, tpotMs, ttftMs } from './derive.js'
+import { e2eMs, isOk } from './derive.js'
 import { percentileOfSorted } from './distribution.js'
 import { throughputInterval } from './intervals.js'
 import { seriesIntervals } from './level-intervals.js'
+import { type Measure, measureOf } from './measures.js'
 import { type PrecisionFigure, parsePrecisionKey } from './precision-key.js'
 import { TokenTimeline } from './token-timeline.js'
 
@@ -24,8 +25,6 @@ export interface FigurePrecision {
   reached_pct: number | null
   met: boolean
 }
-
-type Metric = 'ttft' | 'tpot' | 'e2e'
 
 /** A level run with --precision: what it was asked, what it reached and what ended it. */
 export interface LevelPrecision {
@@ -48,12 +47,11 @@ export interface LevelPrecision {
 
 export class PrecisionTracker {
   private readonly targets: { key: string; figure: PrecisionFigure; target: number }[]
-  /** Each metric's values and their requests' send times (autocorrelation reads them in send order). */
-  private readonly series: Record<Metric, { values: Samples; sent: Samples }> = {
-    ttft: { values: new Samples(), sent: new Samples() },
-    tpot: { values: new Samples(), sent: new Samples() },
-    e2e: { values: new Samples(), sent: new Samples() },
-  }
+  /**
+   * Each named measure's values and their requests' send times (autocorrelation reads them in send
+   * order); a request with several values (ITL's gaps) stamps each with its send time.
+   */
+  private readonly series = new Map<string, { measure: Measure; values: Samples; sent: Samples }>()
   private readonly timeline = new TokenTimeline()
   private first = Number.POSITIVE_INFINITY
   private lastEnd = Number.NEGATIVE_INFINITY
@@ -65,6 +63,12 @@ export class PrecisionTracker {
     this.targets = Object.entries(targets).map(([key, target]) => {
       const figure = parsePrecisionKey(key)
       if (typeof figure === 'string') throw new Error(figure)
+      if (figure.kind === 'percentile' && !this.series.has(figure.metric))
+        this.series.set(figure.metric, {
+          measure: measureOf(figure.metric) as Measure,
+          values: new Samples(),
+          sent: new Samples(),
+        })
       return { key, figure, target }
     })
   }
@@ -77,15 +81,17 @@ export class PrecisionTracker {
     this.first = Math.min(this.first, record.sent_at)
     this.lastEnd = Math.max(this.lastEnd, record.end_at)
     this.longest = Math.max(this.longest, e2e)
-    this.push('e2e', e2e, record.sent_at)
-    this.push('ttft', ttftMs(record), record.sent_at)
-    this.push('tpot', tpotMs(record), record.sent_at)
-  }
-
-  private push(metric: Metric, value: number | null, sentAt: number): void {
-    if (value === null) return
-    this.series[metric].values.push(value)
-    this.series[metric].sent.push(sentAt)
+    for (const { measure, values, sent } of this.series.values())
+      measure.read(
+        record,
+        {
+          push(value) {
+            values.push(value)
+            sent.push(record.sent_at)
+          },
+        },
+        null,
+      )
   }
 
   /** Every named figure's precision now. */
@@ -104,9 +110,10 @@ export class PrecisionTracker {
     })
   }
 
-  private percentile(metric: Metric, percentile: number): { value: number | null; half: number | null } {
-    const { values, sent } = this.series[metric]
-    if (values.length === 0) return { value: null, half: null }
+  private percentile(metric: string, percentile: number): { value: number | null; half: number | null } {
+    const series = this.series.get(metric)
+    if (series === undefined || series.values.length === 0) return { value: null, half: null }
+    const { values, sent } = series
     // The same interval as the level's summary: in send order, widened by the effective sample size.
     const times = sent.copy()
     const all = values.copy()

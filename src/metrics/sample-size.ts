@@ -52,15 +52,18 @@ export function percentileHalfWidthPct(percentile: number, n: number, logSpread:
   return (100 * Z_95 * logSpread * Math.sqrt((q * (1 - q)) / n)) / density
 }
 
-/** Requests a named --precision figure needs, from the probes' spreads of its metric. */
+/**
+ * Requests a named --precision figure needs, from the probes' spreads of its measure; null when the
+ * probes give none of it (they time TTFT, TPOT and E2E).
+ */
 export function requestsForFigure(
   figure: PrecisionFigure,
   targetPct: number,
-  spreads: { ttft: number; tpot: number; e2e: number },
-): number {
-  return figure.kind === 'throughput'
-    ? requestsForMean(targetPct, spreads.e2e)
-    : requestsForPercentile(figure.percentile, targetPct, spreads[figure.metric])
+  spreads: { e2e: number } & Readonly<Record<string, number>>,
+): number | null {
+  if (figure.kind === 'throughput') return requestsForMean(targetPct, spreads.e2e)
+  const spread = spreads[figure.metric]
+  return spread === undefined ? null : requestsForPercentile(figure.percentile, targetPct, spread)
 }
 
 function standardNormalDensity(z: number): number {

@@ -1,15 +1,23 @@
 import type { RequestRecord } from '../records/types.js'
 import { type Accumulator, accumulate, Samples } from './accumulator.js'
-import { e2eMs, isOk, tpotMs, ttftMs } from './derive.js'
+import { isOk } from './derive.js'
 import { percentileOfSorted, round } from './distribution.js'
-import { type FluidityDeadlines, requestFluidity } from './fluidity.js'
-import { answerTpotMs, ttfoMs, ttfrMs } from './reasoning-figures.js'
+import type { FluidityDeadlines } from './fluidity.js'
+import {
+  type Measure,
+  type MeasureKey,
+  measureOf,
+  measuresFor,
+  parseFigureKey,
+  worseThan,
+} from './measures.js'
 import type { LoadMode } from './summarize.js'
 
 /**
- * One service-level objective: the `percentile` of `metric` must be at most `threshold_ms`; or, for
- * fluidity (`fluidity_p90`, unitless, higher is better), the index 90% of requests reach must be at
- * least the threshold (it is held in `threshold_ms` all the same, as `value_ms` holds the index).
+ * One service-level objective: the `percentile` of `metric` (a measure of measures.ts) must be within
+ * `threshold_ms`: at most it where lower is better, at least it where higher is (fluidity: a
+ * unitless index, held in `threshold_ms` all the same as the result's checks hold it; the
+ * direction is the measure's, `at_least` only says it).
  */
 export interface Slo {
   /** As written: ttft_p95_ms, fluidity_p90 */
@@ -21,26 +29,23 @@ export interface Slo {
   at_least?: true
 }
 
-/** ttfr, ttfo, answer_tpot: a reasoning model's phases (reasoning-figures.ts). */
-export const SLO_METRICS = ['ttft', 'tpot', 'e2e', 'ttfr', 'ttfo', 'answer_tpot'] as const
-export type SloMetric = (typeof SLO_METRICS)[number] | 'fluidity'
-
-const SLO_KEY = new RegExp(`^(${SLO_METRICS.join('|')})_p(\\d+(?:\\.\\d+)?)_ms$`)
-/** fluidity_p90: the fluidity index (fluidity.ts), unitless, so no _ms. */
-const FLUIDITY_KEY = /^fluidity_p(\d+(?:\.\d+)?)$/
+/** The measures an SLO may name (measures.ts: ttft, tpot, e2e, the reasoning phases, fluidity). */
+export const SLO_METRICS = measuresFor('slo').map((measure) => measure.key)
+export type SloMetric = MeasureKey
 
 /** `ttft_p95_ms` → its parts, or an error message saying what is expected. */
 export function parseSloKey(
   key: string,
 ): { metric: SloMetric; percentile: number; at_least?: true } | string {
-  const fluidity = FLUIDITY_KEY.exec(key)
-  const match = fluidity === null ? SLO_KEY.exec(key) : null
-  const percentile = Number(fluidity?.[1] ?? match?.[2])
-  if ((match === null && fluidity === null) || !(percentile > 0 && percentile <= 100)) {
-    return `expected a key like ttft_p95_ms, tpot_p99_ms or e2e_p50_ms (metric ${SLO_METRICS.join(', ')}; percentile in (0, 100]), or fluidity_p90 (the fluidity index 90% of requests reach, at least the value), got ${JSON.stringify(key)}`
+  const parsed = parseFigureKey(key, 'slo')
+  const percentile = parsed?.percentile ?? Number.NaN
+  // A latency's SLO key carries its unit (ttft_p95_ms); the fluidity index has none.
+  const spelled = parsed !== null && (parsed.measure.unit === 'ms') === (parsed.legacy !== undefined)
+  if (parsed === null || !spelled || !(percentile > 0 && percentile <= 100)) {
+    return `expected a key like ttft_p95_ms, tpot_p99_ms or e2e_p50_ms (metric ${SLO_METRICS.filter((key) => measureOf(key)?.unit === 'ms').join(', ')}; percentile in (0, 100]), or fluidity_p90 (the fluidity index 90% of requests reach, at least the value), got ${JSON.stringify(key)}`
   }
-  if (fluidity !== null) return { metric: 'fluidity', percentile, at_least: true }
-  return { metric: (match as RegExpExecArray)[1] as SloMetric, percentile }
+  const metric = parsed.measure.key as SloMetric
+  return parsed.measure.better === 'higher' ? { metric, percentile, at_least: true } : { metric, percentile }
 }
 
 export function toSlos(thresholds: Record<string, number>): Slo[] {
@@ -70,20 +75,6 @@ export interface LevelSlo {
   good_share: number
   goodput_requests_per_s: number
   goodput_tokens_per_s: number
-}
-
-function metricOf(
-  record: RequestRecord,
-  metric: SloMetric,
-  deadlines: FluidityDeadlines | null,
-): number | null {
-  if (metric === 'fluidity') return deadlines === null ? null : requestFluidity(record, deadlines)
-  if (metric === 'ttft') return ttftMs(record)
-  if (metric === 'tpot') return tpotMs(record)
-  if (metric === 'ttfr') return ttfrMs(record)
-  if (metric === 'ttfo') return ttfoMs(record)
-  if (metric === 'answer_tpot') return answerTpotMs(record)
-  return e2eMs(record)
 }
 
 /**
@@ -118,6 +109,7 @@ export function sloAccumulator(
   let good = 0
   let goodTokens = 0
   const values = slos.map(() => new Samples())
+  const measures = slos.map((slo) => measureOf(slo.metric) as Measure)
   return {
     add(record) {
       requests++
@@ -125,12 +117,22 @@ export function sloAccumulator(
       let within = ok
       for (let i = 0; i < slos.length; i++) {
         const slo = slos[i] as Slo
+        const measure = measures[i] as Measure
+        const samples = values[i] as Samples
         // A failed request is the worst case: the timeout, or no fluidity at all.
-        const worst = slo.at_least ? 0 : timeoutMs
-        const value = ok ? metricOf(record, slo.metric, deadlines) : worst
-        if (value !== null) (values[i] as Samples).push(value)
-        if (ok && value !== null && (slo.at_least ? value < slo.threshold_ms : value > slo.threshold_ms))
-          within = false
+        if (!ok) samples.push(measure.better === 'higher' ? 0 : timeoutMs)
+        // A request with several values (ITL's gaps) is within only when each of them is.
+        else
+          measure.read(
+            record,
+            {
+              push(value) {
+                samples.push(value)
+                if (worseThan(measure, value, slo.threshold_ms)) within = false
+              },
+            },
+            deadlines,
+          )
       }
       if (within) {
         good++
@@ -139,15 +141,16 @@ export function sloAccumulator(
     },
     result() {
       const checks = slos.map((slo, i): SloCheck => {
+        const higher = (measures[i] as Measure).better === 'higher'
         // Higher is better: p90 is the value 90% of requests reach, the 10th percentile from below.
         const sorted = (values[i] as Samples).sorted()
-        const value = percentileOfSorted(sorted, slo.at_least ? 100 - slo.percentile : slo.percentile)
+        const value = percentileOfSorted(sorted, higher ? 100 - slo.percentile : slo.percentile)
         return {
           key: slo.key,
           threshold_ms: slo.threshold_ms,
-          value_ms: value === null ? null : slo.at_least ? round(value, 4) : round(value),
-          met: value !== null && (slo.at_least ? value >= slo.threshold_ms : value <= slo.threshold_ms),
-          ...(slo.at_least ? { at_least: true as const } : {}),
+          value_ms: value === null ? null : higher ? round(value, 4) : round(value),
+          met: value !== null && !worseThan(measures[i] as Measure, value, slo.threshold_ms),
+          ...(higher ? { at_least: true as const } : {}),
         }
       })
       const seconds = windowS()

@@ -1,5 +1,6 @@
 import type { Distribution } from '../metrics/distribution.js'
 import { levelName } from '../metrics/level-name.js'
+import { MEASURES } from '../metrics/measures.js'
 import type { LevelSummary } from '../metrics/summarize.js'
 import type { BenchResult } from '../result/bench-result.js'
 import { type CsvValue, csvRow } from './csv.js'
@@ -10,12 +11,12 @@ import { type CsvValue, csvRow } from './csv.js'
  * follow the run's percentiles (metrics.percentiles).
  */
 
-const LATENCIES = [
-  ['ttft', (level: LevelSummary) => level.ttft_ms],
-  ['tpot', (level: LevelSummary) => level.tpot_ms],
-  ['itl', (level: LevelSummary) => level.itl_ms],
-  ['e2e', (level: LevelSummary) => level.e2e_ms],
-] as const
+/** Every measure a level holds a distribution of (measures.ts), its columns named by its key. */
+const LATENCIES = MEASURES.flatMap((measure) =>
+  'field' in measure
+    ? [[measure.key, (level: LevelSummary): Distribution => level[measure.field]] as const]
+    : [],
+)
 
 /** The level's value column, named by what it counts. */
 function levelColumn(result: BenchResult): string {

@@ -25,6 +25,7 @@ import { SIM_SPEC } from '../../src/cli/commands/sim.js'
 import { EXIT } from '../../src/cli/exit-codes.js'
 import { ConfigTomlSchema, SettingsJsonSchema } from '../../src/config/source-schemas.js'
 import { LEVEL_FIGURES } from '../../src/metrics/figure-catalogue.js'
+import { MEASURES, type Measure } from '../../src/metrics/measures.js'
 import { DEFINITIONS } from '../../src/result/definitions.js'
 import { TOOL_VERSION } from '../../src/version.js'
 import { z } from '../../src/zod.js'
@@ -267,4 +268,32 @@ test('every key of a result’s capacity model is in the `model` section of docs
     'model keys missing from the docs',
   )
   assert.match(text, /^\| `model` \|/m, 'the top-level table lists `model`')
+})
+
+test('the measures table of docs/figures.md is the catalogue of measures, row by row', () => {
+  const text = doc('figures.md')
+  const start = text.indexOf('## The measures')
+  assert.ok(start >= 0, 'docs/figures.md has a section on the measures')
+  const rows = text
+    .slice(start, text.indexOf('\n## ', start + 1))
+    .split('\n')
+    .filter((line) => line.startsWith('| `'))
+  const cell = (text: string): string => (text === '' ? '–' : text)
+  const expected = MEASURES.map(
+    (m: Measure) =>
+      `| ${[
+        `\`${m.key}\``,
+        m.name,
+        m.unit,
+        m.better,
+        m.slo ? `\`${m.key}_p95${m.unit === 'ms' ? '_ms' : ''}\`` : '',
+        m.precision ? `\`${m.key}_p95\`` : '',
+        m.compare ? `\`${m.key}_p95\`` : '',
+        m.gate === null ? '' : `+${m.gate * 100}% at p50, p95, p99`,
+        m.floor === null ? '' : `${m.floor} ${m.unit}`,
+      ]
+        .map(cell)
+        .join(' | ')} |`,
+  )
+  assert.deepEqual(rows, expected)
 })

@@ -31,7 +31,9 @@ test('precision keys: latency percentiles and tput; anything else says what was 
   assert.deepEqual(parsePrecisionKey('ttft_p95'), { kind: 'percentile', metric: 'ttft', percentile: 95 })
   assert.deepEqual(parsePrecisionKey('e2e_p99.9'), { kind: 'percentile', metric: 'e2e', percentile: 99.9 })
   assert.deepEqual(parsePrecisionKey('tput'), { kind: 'throughput' })
-  assert.match(String(parsePrecisionKey('itl_p50')), /expected tput or a percentile/)
+  // ITL takes precision targets since its measure says so (measures.ts); a reasoning phase does not.
+  assert.deepEqual(parsePrecisionKey('itl_p50'), { kind: 'percentile', metric: 'itl', percentile: 50 })
+  assert.match(String(parsePrecisionKey('ttfr_p50')), /expected tput or a percentile/)
   assert.match(String(parsePrecisionKey('ttft_p100')), /above 0 and below 100/)
   assert.deepEqual(precisionPairs('ttft_p95=5%, tput=3'), { ttft_p95: 5, tput: 3 })
   assert.ok(Number.isNaN(precisionPairs('tput=').tput))

@@ -8,12 +8,16 @@ import {
   type RunRecords,
 } from '../../compare/compare.js'
 import { judgePairedRun } from '../../compare/paired-judgement.js'
+import { keysFor, measureOf, parseFigureKey } from '../../metrics/measures.js'
 import { writeCompareHtml } from '../../report/compare-page.js'
 import { renderComparison } from '../../report/compare-render.js'
 import { type LoadedRun, loadRun } from '../../result/load-run.js'
 import { type CommandSpec, parseFlags, renderHelp, stringFlag } from '../args.js'
 import { CliError, EXIT } from '../exit-codes.js'
 import type { Io } from '../io.js'
+
+/** The gates besides the compared measures' percentiles (measures.ts). */
+const OTHER_GATES = new Set(['throughput', 'success_rate', 'fluidity_p90', 'tail', 'knee'])
 
 /** Gates whose allowed worsening is in points of a share, not a relative change. */
 const IN_POINTS = new Set(['success_rate', 'fluidity_p90', 'tail'])
@@ -82,7 +86,7 @@ export function parseGates(text: string): Record<string, number> {
     if (
       match === null ||
       key === undefined ||
-      !/^((ttft|tpot|itl|e2e)_p\d+(\.\d+)?|throughput|success_rate|fluidity_p90|tail|knee)$/.test(key)
+      !(parseFigureKey(key, 'compare') !== null || OTHER_GATES.has(key))
     ) {
       throw new CliError(
         `--max-regression: expected KEY=N% pairs (keys like ttft_p95, e2e_p99, throughput, success_rate, fluidity_p90, tail, knee), got ${JSON.stringify(pair)}`,
@@ -101,7 +105,8 @@ export function parseFloors(text: string): Record<string, number> {
     const match = /^\s*([a-z_0-9.]+)\s*=\s*(\d+(?:\.\d+)?)\s*(ms|tok\/s)?\s*$/.exec(pair)
     const key = match?.[1]
     const unit = match?.[3]
-    const latency = key !== undefined && /^(ttft|tpot|itl|e2e)(_p\d+(\.\d+)?)?$/.test(key)
+    const latency =
+      key !== undefined && (measureOf(key)?.compare === true || parseFigureKey(key, 'compare') !== null)
     if (
       match === null ||
       key === undefined ||
@@ -109,7 +114,7 @@ export function parseFloors(text: string): Record<string, number> {
       (unit !== undefined && unit !== (latency ? 'ms' : 'tok/s'))
     ) {
       throw new CliError(
-        `--min-change: expected KEY=N pairs (ttft, tpot, itl, e2e or a percentile like ttft_p99 in ms; throughput in tok/s), got ${JSON.stringify(pair)}`,
+        `--min-change: expected KEY=N pairs (${keysFor('compare')} or a percentile like ttft_p99 in ms; throughput in tok/s), got ${JSON.stringify(pair)}`,
         EXIT.usage,
       )
     }

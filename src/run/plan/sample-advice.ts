@@ -30,6 +30,8 @@ export function sampleSizeAdvice(
       const figure = parsePrecisionKey(key)
       if (typeof figure === 'string') return `${key}: ${figure}`
       const n = requestsForFigure(figure, pct, spreads)
+      if (n === null)
+        return `${key} ±${pct}%: no probe spread of ${figure.kind === 'percentile' ? figure.metric : key} to size it from`
       const fits = n > ceiling ? ` (above the ceiling of ${ceiling}: raise --max-requests)` : ''
       return `${key} ±${pct}% about ${Math.max(n, floor)}${fits}`
     })
