@@ -859,6 +859,8 @@ async function finishRun(gradient: Gradient): Promise<RunOutcome> {
     parquet: options.config.run.export_parquet,
     // Interrupted during the load: the partial result is written, the drawing left to `report`.
     draw: !meta.partial,
+    // The knees of other workloads are `report`'s to predict: the model's replays are nobody's wait here.
+    predictKnees: false,
   })
   if (reportNote !== null) options.log(`note: ${reportNote}`)
   // A shard's summary is partial: the merged one is the job's answer (`merge` appends it).
