@@ -30,6 +30,11 @@
  *   npm run bench:cost -- --quick          # ~64k events, 1 repeat, no 1024-stream memory cell
  *   npm run bench:cost -- --memory-only    # only the memory per stream
  *   BENCH_COST_EVENTS=131072 BENCH_COST_REPEATS=5 npm run bench:cost
+ *   npm run bench:cost -- --quick --record bench/cost/recorded-quick.json
+ *       writes this run's rows (µs per event, × floor, peak RSS) to that file, to compare later runs with
+ *   npm run bench:cost -- --quick --against bench/cost/recorded-quick.json
+ *       compares each row with the recorded one and says by how much it moved (× floor first: the
+ *       machine's speed and load move the µs of every row alike, the ratio much less)
  *   BENCH_COST_BASELINE=../main/dist/cli/main.js npm run bench:cost -- --quick
  *       adds another build's --workers 1 (a change's effect, side by side); several, comma-separated,
  *       each `label=path` to name its row; BENCH_COST_NO_AUTO=1 skips auto
@@ -58,6 +63,9 @@ const TOKENS = 64
 const GAP_MS = 2
 const EVENTS = Number(process.env.BENCH_COST_EVENTS ?? (QUICK ? 65_536 : 262_144))
 const REPEATS = Number(process.env.BENCH_COST_REPEATS ?? (QUICK ? 1 : 3))
+/** `--record FILE` / `--against FILE`: this run's rows written to, or compared with, a recorded figure file. */
+const RECORD = flagValue('--record')
+const AGAINST = flagValue('--against')
 const MEMORY_STREAMS = 1024
 const MEMORY_GAP_MS = 20
 
@@ -294,6 +302,76 @@ async function measure(
   return { ...usage, events: await serverEvents(port) }
 }
 
+function flagValue(flag: string): string | null {
+  const at = process.argv.indexOf(flag)
+  if (at < 0) return null
+  const value = process.argv[at + 1]
+  if (value === undefined || value.startsWith('--')) throw new Error(`${flag} needs a file`)
+  return value
+}
+
+/** One client's row as recorded: its median CPU per event, that over the floor's, its median peak RSS. */
+interface RecordedRow {
+  micros: number
+  timesFloor: number
+  peakRssMiB: number
+}
+
+interface Recorded {
+  recorded_at: string
+  commit: string
+  machine: string
+  events: number
+  repeats: number
+  rows: Record<string, RecordedRow>
+}
+
+function commitOf(): string {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim()
+  } catch {
+    return 'unknown'
+  }
+}
+
+const moved = (now: number, then: number): string =>
+  Number.isFinite(now) && Number.isFinite(then) && then > 0
+    ? `${now >= then ? '+' : ''}${((now / then - 1) * 100).toFixed(0)}%`
+    : '-'
+
+/** Each row against the recorded figure file: by how much its × floor, µs per event and peak RSS moved. */
+function compareWithRecorded(rows: Record<string, RecordedRow>, path: string): void {
+  const recorded = JSON.parse(readFileSync(path, 'utf8')) as Recorded
+  console.log(
+    `
+Against ${path} (recorded ${recorded.recorded_at} at ${recorded.commit}, ${recorded.machine}, ~${recorded.events} events, ${recorded.repeats} repeat(s)):
+`,
+  )
+  console.log(
+    '| client | × floor now | recorded | moved | µs per event now | recorded | moved | peak RSS MiB now | recorded | moved |',
+  )
+  console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |')
+  for (const [name, row] of Object.entries(rows)) {
+    const then = recorded.rows[name]
+    if (then === undefined) {
+      console.log(
+        `| ${name} | ${fixed(row.timesFloor, 2)} | not recorded | - | ${fixed(row.micros, 1)} | - | - | ${fixed(row.peakRssMiB, 0)} | - | - |`,
+      )
+      continue
+    }
+    console.log(
+      `| ${name} | ${fixed(row.timesFloor, 2)} | ${fixed(then.timesFloor, 2)} | ${moved(row.timesFloor, then.timesFloor)} ` +
+        `| ${fixed(row.micros, 1)} | ${fixed(then.micros, 1)} | ${moved(row.micros, then.micros)} ` +
+        `| ${fixed(row.peakRssMiB, 0)} | ${fixed(then.peakRssMiB, 0)} | ${moved(row.peakRssMiB, then.peakRssMiB)} |`,
+    )
+  }
+  for (const name of Object.keys(recorded.rows))
+    if (rows[name] === undefined)
+      console.log(
+        `| ${name} | not run | ${fixed(recorded.rows[name]?.timesFloor ?? Number.NaN, 2)} | - | | | | | | |`,
+      )
+}
+
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b)
   const middle = Math.floor(sorted.length / 2)
@@ -352,13 +430,28 @@ async function main(): Promise<void> {
         `| client | CPU per event µs | × floor | peak RSS MiB (${STREAMS} streams) | × floor | peak RSS MiB while streaming |`,
       )
       console.log('| --- | --- | --- | --- | --- | --- |')
+      const rows: Record<string, RecordedRow> = {}
       for (const client of clients) {
         const micros = median(perEvent.get(client.name) ?? [])
         const rss = median(peak.get(client.name) ?? [])
         const streamingRss = median(streamingPeak.get(client.name) ?? [])
+        rows[client.name] = { micros, timesFloor: micros / floorMicros, peakRssMiB: rss }
         console.log(
           `| ${client.name} | ${fixed(micros, 1)} | ${fixed(micros / floorMicros, 2)} | ${fixed(rss, 0)} | ${fixed(rss / floorRss, 2)} | ${fixed(streamingRss, 0)} |`,
         )
+      }
+      if (AGAINST !== null) compareWithRecorded(rows, AGAINST)
+      if (RECORD !== null) {
+        const recorded: Recorded = {
+          recorded_at: new Date().toISOString(),
+          commit: commitOf(),
+          machine: `${cpus()[0]?.model ?? 'cpu'} x${availableParallelism()}, Node ${process.version}, load ${loadavg()[0]?.toFixed(1)}`,
+          events: EVENTS,
+          repeats: REPEATS,
+          rows,
+        }
+        writeFileSync(RECORD, `${JSON.stringify(recorded, null, 2)}\n`)
+        console.log(`\nrecorded in ${RECORD}`)
       }
     }
     if (skipArticle !== null) console.log(`\narticle asyncio+httpx: ${skipArticle}`)

@@ -15,7 +15,7 @@
 import { sendRequest } from '../../dist/client/stream-client.js'
 import { closeTarget, openTarget } from '../../dist/client/target.js'
 import { loadRunConfig } from '../../dist/config/load.js'
-import { resolveEndpoint } from '../../dist/run/resolve-endpoint.js'
+import { resolveEndpoint } from '../../dist/run/setup/resolve-endpoint.js'
 import { BODY as body } from './stamped-requests.mjs'
 
 const [port, streams, requests] = process.argv.slice(2).map(Number)

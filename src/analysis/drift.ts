@@ -62,7 +62,7 @@ type DriftSample = Record<FigureKey, number | null>
  * environment) and a tenth of the first level's median (hundreds of requests make a 2% shift
  * significant, and 2% does not move a knee).
  */
-const FIGURES: readonly {
+export const FIGURES: readonly {
   key: FigureKey
   name: string
   unit: string
@@ -102,7 +102,7 @@ const FIGURES: readonly {
     floor: 1,
   },
 ]
-const RELATIVE_FLOOR = 0.1
+export const RELATIVE_FLOOR = 0.1
 /** Fewer requests with a figure than this, and the figure is not compared. */
 const MIN_COUNT = 3
 /** With too few successes to compare, a median request this many times longer (or shorter) is a moved environment. */
@@ -192,6 +192,11 @@ export class DriftSamples {
   add(record: RequestRecord): void {
     if (record.phase === 'control') this.control.add(record)
     else if (record.phase === 'measure' && record.level === this.level) this.first.add(record)
+  }
+
+  /** The first level's figures so far: what the control is sized on (run/plan/control-size.ts). */
+  firstFigures(): DriftFigures {
+    return this.first.figures()
   }
 
   /** Successful measured requests of the first level so far: a control needs some to compare with. */

@@ -100,6 +100,8 @@ export function renderHtml(
   charts: readonly Chart[],
   timelines: readonly TimelineChart[] = [],
   modelFit: Chart | null = null,
+  /** False: the "What if" knee table is left to `report` (see ReportOptions.predictKnees). */
+  predictKnees = true,
 ): string {
   const { meta } = result
   const columns = levelColumns(result, 'html')
@@ -153,7 +155,7 @@ ${repeatsHtml(result)}
 ${sessionTablesHtml(result)}
 ${intervalsHtml(result)}
 ${errorsTable(result)}
-${whatIfHtml(result, modelFit)}
+${whatIfHtml(result, modelFit, predictKnees)}
 <div id="tip" hidden></div>
 <script>${TOOLTIP_SCRIPT}</script>
 </body></html>

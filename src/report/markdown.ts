@@ -20,8 +20,11 @@ import { lengthsLine, workloadNotes } from './workload-notes.js'
  */
 const inert = (text: string): string => text.replaceAll('<', '&lt;')
 
-/** summary.md: the per-level table, the verdicts and the saturation point, fit for a CI job summary. */
-export function renderMarkdown(result: BenchResult): string {
+/**
+ * summary.md: the per-level table, the verdicts and the saturation point, fit for a CI job summary.
+ * `predictKnees` false leaves the "What if" knee table to `report` (see ReportOptions.predictKnees).
+ */
+export function renderMarkdown(result: BenchResult, predictKnees = true): string {
   const { meta } = result
   const columns = levelColumns(result, 'markdown')
   const { headline, detail, repeats, search, targets } = answerLines(result)
@@ -67,7 +70,7 @@ export function renderMarkdown(result: BenchResult): string {
   if (result.advice.length > 0) lines.push('', ...result.advice.map((line) => `- ${line}`))
   const workload = [...achievedNotes(result), ...workloadNotes(result)]
   if (workload.length > 0) lines.push('', ...workload.map((line) => `- ${line}`))
-  lines.push(...whatIfMarkdown(result))
+  lines.push(...whatIfMarkdown(result, predictKnees))
   return `${lines.join('\n')}\n`
 }
 

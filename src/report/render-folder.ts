@@ -28,6 +28,13 @@ export interface ReportOptions extends ExportOptions {
    * who pressed Ctrl-C is not waiting for; `llmbench report DIR` draws it from the folder.
    */
   draw?: boolean
+  /**
+   * False: the "What if" section shows the fitted model and how it reproduced the levels (both in
+   * bench_result.json already) but predicts no other workload's knee, which is a replay of the model
+   * in virtual time per workload and level (a second or more of CPU). A run passes false (issue 40:
+   * its end costs nothing the user did not ask for); `report DIR` predicts them. Default true.
+   */
+  predictKnees?: boolean
 }
 
 /** The note a run prints when it left the drawing to `report`. */
@@ -59,7 +66,7 @@ export async function writeReports(
   result: BenchResult,
   options: ReportOptions = {},
 ): Promise<string | null> {
-  writeFileSync(join(dir, SUMMARY_FILE), renderMarkdown(result))
+  writeFileSync(join(dir, SUMMARY_FILE), renderMarkdown(result, options.predictKnees ?? true))
   const { server, requests } = await writeTablesAndTimelines(dir, result, options)
   if (options.draw === false) return notDrawnNote(dir)
   // vega and vega-lite (hundreds of files) load when a report is drawn, not when a run starts: a run
@@ -86,7 +93,10 @@ export async function writeReports(
     // Each drawing's pixels are released before the next is drawn (see collectGarbage).
     await collectGarbage()
   }
-  writeFileSync(join(dir, HTML_FILE), renderHtml(result, charts, timelines, modelFit))
+  writeFileSync(
+    join(dir, HTML_FILE),
+    renderHtml(result, charts, timelines, modelFit, options.predictKnees ?? true),
+  )
   return null
 }
 

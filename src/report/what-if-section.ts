@@ -1,24 +1,27 @@
 import type { BenchResult } from '../result/bench-result.js'
 import type { Chart } from './charts.js'
 import { escapeHtml } from './escape-html.js'
-import { type WhatIf, whatIf } from './what-if.js'
+import { COMMON_WORKLOADS, type WhatIf, whatIf } from './what-if.js'
 
 /**
  * One result's "What if", computed once for both renderers: the model runs in virtual time on four
  * workloads (up to a second or two), and summary.md and report.html are drawn from the same result.
+ * `knees` false (a run's own report): no workload is predicted, so nothing runs in virtual time.
  */
 const computed = new WeakMap<BenchResult, WhatIf | null>()
-function whatIfOnce(result: BenchResult): WhatIf | null {
-  if (!computed.has(result)) computed.set(result, whatIf(result))
-  return computed.get(result) ?? null
+const computedWithoutKnees = new WeakMap<BenchResult, WhatIf | null>()
+function whatIfOnce(result: BenchResult, knees: boolean): WhatIf | null {
+  const memo = knees ? computed : computedWithoutKnees
+  if (!memo.has(result)) memo.set(result, whatIf(result, knees ? COMMON_WORKLOADS : []))
+  return memo.get(result) ?? null
 }
 
 /** Markdown table text: `<` as its entity (as summary.md's other outside text), a `|` escaped. */
 const cellText = (text: string): string => text.replaceAll('<', '&lt;').replaceAll('|', '\\|')
 
 /** summary.md's "What if" section; empty when the result carries no model. */
-export function whatIfMarkdown(result: BenchResult): string[] {
-  const section = whatIfOnce(result)
+export function whatIfMarkdown(result: BenchResult, knees = true): string[] {
+  const section = whatIfOnce(result, knees)
   if (section === null) return []
   return [
     '',
@@ -38,8 +41,8 @@ export function whatIfMarkdown(result: BenchResult): string[] {
 }
 
 /** report.html's "What if" section, with the model's line over the measured points; empty without a model. */
-export function whatIfHtml(result: BenchResult, chart: Chart | null): string {
-  const section = whatIfOnce(result)
+export function whatIfHtml(result: BenchResult, chart: Chart | null, knees = true): string {
+  const section = whatIfOnce(result, knees)
   if (section === null) return ''
   const row = (cells: readonly string[], tag: 'th' | 'td'): string =>
     `<tr>${cells.map((text) => `<${tag}>${escapeHtml(text)}</${tag}>`).join('')}</tr>`

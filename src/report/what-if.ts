@@ -192,10 +192,16 @@ function fitRows(model: CapacityModel): string[][] {
   ])
 }
 
+/** Said in place of the knee table when it was not predicted (the end of a run). */
+export const KNEES_NOT_PREDICTED =
+  'The predicted knees of other workloads are not computed at the end of a run (the model replays each workload in virtual time, a second or more of CPU): `llmbench report` on this folder adds them, from the model in bench_result.json; `llmbench predict` asks it about any workload.'
+
 /**
  * The report's "What if" section (issue 28): the fitted capacity model's parameters, how well it
  * reproduces the measured levels, and the knee it predicts for common workloads (docs/figures.md
  * "The capacity model"). Null when the result carries no model. Pure: the model runs in virtual time.
+ * `workloads` empty: no knee is predicted (a run's own report, issue 40: the cost is in the
+ * virtual-time replays, which nobody asked for yet) and a note says where to get them.
  */
 export function whatIf(
   result: BenchResult,
@@ -203,7 +209,10 @@ export function whatIf(
 ): WhatIf | null {
   const model = result.model
   if (model === undefined) return null
-  const { rows, warnings } = workloadRows(result, model, workloads)
+  const predicted = workloads.length > 0
+  const { rows, warnings } = predicted
+    ? workloadRows(result, model, workloads)
+    : { rows: [], warnings: [KNEES_NOT_PREDICTED] }
   const fit = fitRows(model)
   const maxError = model.reproduction.max_error
   const fitted = model.fitted_on
@@ -222,11 +231,20 @@ export function whatIf(
             rows: fit,
           },
         ]),
-    {
-      title: 'Predicted knee of other workloads',
-      head: ['input / output tokens', 'knee (range across the interval)', 'tok/s at the knee (95%)', 'note'],
-      rows: rows.map(workloadCells),
-    },
+    ...(predicted
+      ? [
+          {
+            title: 'Predicted knee of other workloads',
+            head: [
+              'input / output tokens',
+              'knee (range across the interval)',
+              'tok/s at the knee (95%)',
+              'note',
+            ],
+            rows: rows.map(workloadCells),
+          },
+        ]
+      : []),
   ]
   return {
     intro:

@@ -44,6 +44,7 @@ import { PrecisionWatch } from './level/precision-watch.js'
 import { RecordSink } from './level/record-sink.js'
 import { RunClock } from './level/run-clock.js'
 import { startServerMetrics } from './level/server-metrics.js'
+import { sizeControl } from './plan/control-size.js'
 import { architecture, describeRun } from './plan/describe-run.js'
 import { describeEstimate, estimateRun } from './plan/estimate.js'
 import {
@@ -539,8 +540,8 @@ async function runLoad(gradient: Gradient): Promise<void> {
 }
 
 /**
- * The first level measured again after the last, briefly (a third of its requests, at least
- * CONTROL_MIN_REQUESTS, cut at the first level's duration): its records have phase `control` and
+ * The first level measured again after the last, briefly (as few requests as can tell a drift of the
+ * size drift.ts counts, cut at a tenth of the run so far: plan/control-size.ts): its records have phase `control` and
  * do not count in the level's figures; the result's `drift` compares the two. Only for a whole,
  * uninterrupted concurrency gradient of two levels or more: an open loop's rate repeated is not a
  * short measurement, a shard would measure its share only, and a session's turns differ by turn.
@@ -552,9 +553,16 @@ async function runControl(gradient: Gradient): Promise<void> {
   const whole = options.shard === undefined && options.schedule === undefined
   if (!plansControl(config) || stop.requested || !whole || first === undefined) return
   if (meta.levels_run.length < 2 || drift.firstSucceeded < 2) return
-  const { requests, seconds } = againSized(gradient, first)
+  const runs = meta.load.repeat ?? 1
+  const { requests, seconds, why } = sizeControl({
+    perRun: Math.ceil(first.requests / runs),
+    streams: first.value,
+    firstSeconds: first.duration_s / runs,
+    runSeconds: gradient.summaries.reduce((sum, level) => sum + level.duration_s, 0),
+    first: drift.firstFigures(),
+  })
   log(
-    `control: level ${first.value} again, ${requests} requests (at most ${seconds.toFixed(0)} s), to see whether the environment drifted`,
+    `control: level ${first.value} again, ${requests} requests (${why}), to see whether the environment drifted`,
   )
   await measureAgain(gradient, first.value, { requests, seconds }, 'control', { add() {} })
   const result = drift.result()
@@ -563,7 +571,7 @@ async function runControl(gradient: Gradient): Promise<void> {
 
 /**
  * --search with SLOs: the answer (the highest level meeting them) measured again after the search,
- * sized as the drift control, its records of phase `recheck`. A server that degraded during the
+ * a third of its requests (as the control took before it was sized by need), its records of phase `recheck`. A server that degraded during the
  * search no longer meets them there, and the result then says the answer is uncertain (issue 36).
  */
 async function runRecheck(gradient: Gradient, result: BenchResult | null): Promise<void> {
@@ -884,6 +892,8 @@ async function finishRun(gradient: Gradient): Promise<RunOutcome> {
     parquet: options.config.run.export_parquet,
     // Interrupted during the load: the partial result is written, the drawing left to `report`.
     draw: !meta.partial,
+    // The knees of other workloads are `report`'s to predict: the model's replays are nobody's wait here.
+    predictKnees: false,
   })
   if (reportNote !== null) options.log(`note: ${reportNote}`)
   // A shard's summary is partial: the merged one is the job's answer (`merge` appends it).

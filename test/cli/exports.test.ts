@@ -59,6 +59,12 @@ test('run --parquet writes levels.csv, requests.csv and requests.parquet beside 
 
       assert.equal(readFileSync(stepSummary, 'utf8'), readFileSync(join(out, 'summary.md'), 'utf8'))
       assert.match(run.stderr, /summary\.md appended to \$GITHUB_STEP_SUMMARY/)
+      // Issue 40: the run's own "What if" predicts no other workload's knee; `report` adds them.
+      const runSummary = readFileSync(join(out, 'summary.md'), 'utf8')
+      assert.ok(result.model !== undefined, 'a closed-loop gradient carries a model')
+      assert.match(runSummary, /\n## What if\n/)
+      assert.ok(!runSummary.includes('Predicted knee of other workloads'))
+      assert.match(runSummary, /`llmbench report` on this folder adds them/)
 
       // report rewrites the exports; requests.parquet only when asked (--parquet) or already in the folder.
       rmSync(join(out, 'levels.csv'))
@@ -66,6 +72,7 @@ test('run --parquet writes levels.csv, requests.csv and requests.parquet beside 
       const report = await runCli(['report', out], { env: { GITHUB_STEP_SUMMARY: '' } })
       assert.equal(report.code, 0, report.stderr)
       assert.ok(existsSync(join(out, 'levels.csv')))
+      assert.match(readFileSync(join(out, 'summary.md'), 'utf8'), /Predicted knee of other workloads/)
       assert.equal(existsSync(join(out, 'requests.parquet')), false, 'not asked for and not there before')
       const again = await runCli(['report', out, '--parquet'])
       assert.equal(again.code, 0, again.stderr)

@@ -172,17 +172,19 @@ test('estimate from the warm probes: a range of requests and cost for timed leve
   assert.equal(e?.cost_range?.length, 2)
   assert.ok((e?.cost_range?.[0] ?? 0) < (e?.cost ?? 0) && (e?.cost ?? 0) < (e?.cost_range?.[1] ?? 0))
   // Level 1: 4 warm-up rounds × 2 s + 10 s + 2 s drain = 20; level 4: 1 round × 2 + 10 + 2 = 14;
-  // the drift control a third of level 1; the end of the run 2 s.
-  assert.equal(e?.duration_s, 34 + 20 / 3 + 2)
+  // the drift control a third of level 1 (20 / 3), cut at a tenth of the levels' 34 s, 5 s at least: 5;
+  // the end of the run 2 s.
+  assert.equal(e?.duration_s, 34 + 5 + 2)
   // Fast end: 1 s requests, no queueing, nothing after the last level. Slow end: 4 s requests one at a time (level 4's warm-up
-  // and drain are 4 requests in a row), the control as long as level 1, the end of the run 8 s.
+  // and drain are 4 requests in a row), the control as long as level 1 (30 s) but cut at a tenth of
+  // the levels' 72 s, the end of the run 8 s.
   assert.deepEqual(e?.duration_s_range, [
-    4 + 10 + 1 + (1 + 10 + 1) + 15 / 3,
-    16 + 10 + 4 + (16 + 10 + 16) + 30 + 8,
+    4 + 10 + 1 + (1 + 10 + 1) + Math.min(15 / 3, 5),
+    16 + 10 + 4 + (16 + 10 + 16) + 0.1 * 72 + 8,
   ])
   const text = describeEstimate(e as NonNullable<typeof e>)
   assert.match(text, /plan: 33 \(23–58\) requests/)
-  assert.match(text, /plan: about 43 s \(32 s–1 min 50 s\) for the whole run/)
+  assert.match(text, /plan: about 41 s \(32 s–1 min 27 s\) for the whole run/)
   // Declared slots: a level past them queues at the point estimate.
   const slotted = estimateRun(timed, {
     input_mean: 100,
@@ -191,7 +193,8 @@ test('estimate from the warm probes: a range of requests and cost for timed leve
     share: 1,
     slots: 2,
   })
-  assert.equal(slotted?.duration_s, 20 + (4 + 10 + 4) + 20 / 3 + 2)
+  // The control: a third of level 1 cut at 5 s (a tenth of the levels' 38 s, 5 s at least).
+  assert.equal(slotted?.duration_s, 20 + (4 + 10 + 4) + 5 + 2)
   // Counted levels: rounds of the streams.
   const counted = config((c) => {
     c.load.levels = [1, 8]
@@ -200,7 +203,8 @@ test('estimate from the warm probes: a range of requests and cost for timed leve
   })
   const c = estimateRun(counted, { input_mean: 1, output_mean: 1, request_seconds: 1.5, share: 1 })
   assert.equal(c?.requests_range, undefined, 'a counted level’s requests do not depend on their time')
-  assert.equal(c?.duration_s, 16 * 1.5 + 2 * 1.5 + (16 * 1.5) / 3 + 2)
+  // The control: a third of level 1 (8 s) cut at 5 s (a tenth of the levels' 27 s, 5 s at least).
+  assert.equal(c?.duration_s, 16 * 1.5 + 2 * 1.5 + Math.min((16 * 1.5) / 3, 5) + 2)
   // --precision: the point midway between the floor (fast) and the ceiling (slow), capped in time.
   const precise = config((c) => {
     c.load.levels = [1, 8]

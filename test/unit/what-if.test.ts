@@ -6,7 +6,7 @@ import type { CapacityModel, FittedParameter } from '../../src/model/capacity-mo
 import { renderHtml } from '../../src/report/html.js'
 import { renderMarkdown } from '../../src/report/markdown.js'
 import { modelFitChart } from '../../src/report/model-fit-chart.js'
-import { whatIf, workloadRows } from '../../src/report/what-if.js'
+import { KNEES_NOT_PREDICTED, whatIf, workloadRows } from '../../src/report/what-if.js'
 import type { BenchResult } from '../../src/result/bench-result.js'
 
 const fitted = (value: number, spread: number): FittedParameter => ({
@@ -145,3 +145,22 @@ test('summary.md and report.html show the stored llama run’s "What if", with t
   assert.ok(!renderHtml(without as BenchResult, []).includes('What if'))
   assert.ok(!renderMarkdown(without as BenchResult).includes('What if'))
 })
+
+test('a run’s own report (predictKnees false) keeps the fitted model and its reproduction, predicts no knee, and says where to get them', async () => {
+  const path = fileURLToPath(
+    new URL('../fixtures/rendered/llama/expected/bench_result.json', import.meta.url),
+  )
+  const stored = JSON.parse(readFileSync(path, 'utf8')) as BenchResult
+  const markdown = renderMarkdown(stored, false)
+  assert.match(markdown, /\n## What if\n/)
+  assert.match(markdown, /\*\*Fitted parameters:\*\*/)
+  assert.ok(!markdown.includes('Predicted knee of other workloads'))
+  assert.ok(markdown.includes(cellText(KNEES_NOT_PREDICTED)))
+  const html = renderHtml(stored, [], [], await modelFitChart(stored), false)
+  assert.match(html, /<figure class="model-fit"/)
+  assert.ok(!html.includes('Predicted knee of other workloads'))
+  assert.ok(renderMarkdown(stored).includes('Predicted knee of other workloads'), 'report draws them')
+})
+
+/** As summary.md writes outside text in a list item. */
+const cellText = (text: string): string => text.replaceAll('<', '&lt;').replaceAll('|', '\\|')

@@ -32,7 +32,8 @@ export const REPORT_SPEC: CommandSpec = {
     "From DIR/requests.jsonl and the run's meta, every figure is recomputed by the same functions as `run`, and\n" +
     'these files in DIR are rewritten: bench_result.json (schema llmbench.result/2; a /1 result is upgraded),\n' +
     'summary.md, charts/*.svg and charts/*.png, report.html, levels.csv and requests.csv (and requests.parquet\n' +
-    'with --parquet or when DIR has one); then the table and the verdict are printed.\n' +
+    'with --parquet or when DIR has one); then the table and the verdict are printed. The reports gain the\n' +
+    '"What if" knees of other workloads, which a run leaves to this command (a replay of the model each).\n' +
     'Use it after a crash or Ctrl-C (a torn last line is skipped and said), or after upgrading llmbench.\n' +
     'A folder without requests.jsonl has its saved bench_result.json shown as it is; the charts, summary.md\n' +
     'and report.html are still drawn from it.',

@@ -2,6 +2,7 @@ import type { RunConfig } from '../../config/types.js'
 import { priceTokens } from '../../metrics/workload-figures.js'
 import type { CostEstimate } from '../../result/run-meta.js'
 import { levelRequestBudget } from '../level/precision-watch.js'
+import { CONTROL_RUN_SHARE } from './control-size.js'
 import { CONTROL_MIN_SECONDS, levelValues, plansControl, timedLevelSeconds } from './level-plan.js'
 import { PAIRS_PER_LEVEL, pairedLevelRequests } from './paired-blocks.js'
 
@@ -213,19 +214,27 @@ export function levelSeconds(config: RunConfig, value: number, cost: RequestCost
 export function runSeconds(config: RunConfig, cost: RequestCost): number {
   const values = levelValues(config)
   const once = values.reduce((sum, value) => sum + levelSeconds(config, value, cost), 0)
-  return once * config.load.repeat + controlSeconds(config, values, cost)
+  const levels = once * config.load.repeat
+  return levels + controlSeconds(config, values, cost, levels)
 }
 
 /**
- * The drift control: the first level again after the last, a third of its requests (timed: at most
- * as long as the first level took, and at least CONTROL_MIN_SECONDS); where the run plans one.
+ * The drift control: the first level again after the last, at most a third of its requests (sized
+ * by need at run time, plan/control-size.ts), timed: at most as long as the first level took and a
+ * tenth of the levels' time; where the run plans one.
  */
-function controlSeconds(config: RunConfig, values: readonly number[], cost: RequestCost): number {
+function controlSeconds(
+  config: RunConfig,
+  values: readonly number[],
+  cost: RequestCost,
+  levelsSeconds: number,
+): number {
   const first = values[0]
   if (!plansControl(config) || values.length < 2 || first === undefined) return 0
   const level = levelSeconds(config, first, cost)
-  // The slow end may run to its cap (the first level's time); the others a third of the level.
-  return cost.end === 'slow' ? Math.max(CONTROL_MIN_SECONDS, level) : Math.max(1, level / 3)
+  const cap = Math.max(CONTROL_MIN_SECONDS, CONTROL_RUN_SHARE * levelsSeconds)
+  // The slow end may run to its cap; the others a third of the level.
+  return Math.min(cap, cost.end === 'slow' ? Math.max(CONTROL_MIN_SECONDS, level) : Math.max(1, level / 3))
 }
 
 export function describeEstimate(estimate: CostEstimate): string {
@@ -241,7 +250,7 @@ export function describeEstimate(estimate: CostEstimate): string {
     estimate.duration_s == null
       ? ''
       : `\nplan: about ${formatDuration(estimate.duration_s)}${range(estimate.duration_s_range, formatDuration)} for the whole run, ` +
-        'from the warm probes, with the drift control and the report (the range: no queueing at the server to one request at a time)'
+        "from the warm probes, with the drift control (at most a tenth of the levels' time, 5 s at least) and the report (the range: no queueing at the server to one request at a time)"
   return (
     `plan: ${requests}, ~${estimate.input_tokens} input and ≤${estimate.output_tokens} output tokens` +
     `${cost} (${estimate.basis})${duration}`
