@@ -17,12 +17,15 @@ export const SPECULATIVE_FIGURES: readonly AnyFigure[] = [
           'requests whose events carried one token each (requests_multi_token_events counts the others: a step per ' +
           'event, see events.tokens_per_event): requests, steps, tokens, acceptance_length = tokens / steps (1 without ' +
           'speculation), steps_by_tokens (the histogram: steps by the tokens they delivered, accepted drafts + 1), ' +
-          'longest_step, draft_acceptance_rate = accepted drafts / (steps x (longest_step - 1)) (the client does not see ' +
+          'longest_step (the largest step size seen in at least 1% of the steps), draft_acceptance_rate = accepted ' +
+          'drafts / (steps x (longest_step - 1)) (the client does not see ' +
           'the draft length; an engine that drafts fewer at times, or alternates plain steps, reads low), step_ms and ' +
           'tpot_per_accepted_token_ms (per request, from its first step to its last, per step and per token those ' +
-          'later steps delivered), tells and why: false when every step was one token (a server that speculates but ' +
-          'paces its events looks the same) or the steps themselves come under 4 ms apart. A client late to read ' +
-          'stamps events that waited together as one burst (client.notes says when its loop was busy). server: what ' +
+          'later steps delivered), held_bursts, tells and why: false when every step was one token (a server that ' +
+          'speculates but paces its events looks the same), when fewer than 5% of the steps delivered more than one ' +
+          'token (then taken as events held up and written together, a token a step: held_bursts), or when the steps ' +
+          'themselves come under 4 ms apart. A server or client late to write or read delivers events that waited ' +
+          'as one burst: a server whose writes clump all along reads as speculation here. server: what ' +
           "the engine said per request: llama.cpp's timings.draft_n / draft_n_accepted, SGLang's meta_info.spec_*: " +
           "requests, draft_tokens, accepted_tokens, acceptance_rate (accepted / drafted, else the mean of the engine's " +
           'own rate), acceptance_length (output tokens / steps: spec_verify_ct, on llama.cpp predicted_n - ' +

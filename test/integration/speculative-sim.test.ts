@@ -2,6 +2,8 @@
 // (test/run.sh starts the long files first, so the shared lane does not end on one of them)
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { renderMarkdown } from '../../src/report/markdown.js'
+import { renderTable } from '../../src/report/terminal.js'
 import { SIM_MODEL } from '../../src/sim/server.js'
 import { tempDir, testConfig } from '../helpers/run-config.js'
 import { runToResult } from '../helpers/run-result.js'
@@ -55,6 +57,11 @@ test('a draft model of a set acceptance rate: cadence, timings and /metrics reco
     assert.equal(level.acceptance_length, server?.acceptance_length, "the table shows the engine's figure")
     const histogram = Object.values(cadence.steps_by_tokens).reduce((a, b) => a + b, 0)
     assert.equal(histogram, cadence.steps)
+    // The reports show it where it is (absent elsewhere: the rendered folders hold that).
+    const summary = renderMarkdown(result)
+    for (const from of ['engine, per request', 'engine, /metrics', 'client cadence'])
+      assert.ok(summary.includes(`| ${from} |`), `summary.md has the ${from} row`)
+    assert.match(renderTable(result, { width: 400 }), /accept/)
   } finally {
     await sim.close()
   }
