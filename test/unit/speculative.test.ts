@@ -4,6 +4,9 @@ import { test } from 'node:test'
 import { speculativeFigures, stepSizes } from '../../src/metrics/speculative.js'
 import { readInBand } from '../../src/protocols/in-band.js'
 import type { RequestRecord } from '../../src/records/types.js'
+import { renderMarkdown } from '../../src/report/markdown.js'
+import { renderTable } from '../../src/report/terminal.js'
+import type { BenchResult } from '../../src/result/bench-result.js'
 import { draftPlan, positionAcceptance } from '../../src/sim/draft-model.js'
 import { makeRecord } from '../helpers/records.js'
 
@@ -149,4 +152,26 @@ test('a recorded llama.cpp stream with a draft model (-md, --draft-max 4): burst
   assert.equal(draft.tells, true)
   assert.equal(plain.acceptance_length, 1)
   assert.equal(plain.tells, false)
+})
+
+test('the reports show speculation where a level has it, a dash on the levels without', () => {
+  const result = JSON.parse(
+    readFileSync(new URL('../fixtures/rendered/conc/expected/bench_result.json', import.meta.url), 'utf8'),
+  ) as BenchResult
+  assert.ok(!renderMarkdown(result).includes('accept len'), 'nothing without speculation')
+  const first = result.levels[0]
+  assert.ok(first?.speculative?.cadence)
+  first.speculative.cadence = {
+    ...first.speculative.cadence,
+    acceptance_length: 1.5,
+    steps_by_tokens: { '1': 10, '2': 10 },
+    tells: true,
+  }
+  first.acceptance_length = 1.5
+  const markdown = renderMarkdown(result)
+  assert.match(markdown, /\| accept len \|/)
+  assert.match(markdown, /\| client cadence \| 1\.50 \|/)
+  assert.match(markdown, /1: 10, 2: 10/)
+  assert.equal(markdown.match(/\| client cadence \|/g)?.length, 1, 'one level has it')
+  assert.match(renderTable(result, { width: 400 }), /accept/)
 })
