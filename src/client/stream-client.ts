@@ -473,6 +473,7 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
     const inBand = info.inBand
     if (inBand !== null) {
       if (inBand.timings !== null) record.server_timings = inBand.timings
+      if (inBand.speculation !== undefined) record.server_speculation = inBand.speculation
       if (inBand.cached_tokens !== null) record.cached_tokens = inBand.cached_tokens
       if (inBand.reasoning_tokens !== null) record.reasoning_tokens = inBand.reasoning_tokens
     }

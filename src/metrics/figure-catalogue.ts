@@ -23,6 +23,7 @@ import { networkAccumulator } from './network-figures.js'
 import { openLoopAccumulator } from './open-loop-figures.js'
 import { reasoningAccumulator, reasoningNotes } from './reasoning-figures.js'
 import { sloAccumulator } from './slo.js'
+import { SPECULATIVE_FIGURES } from './speculative-figures.js'
 import { outputValidShare, structuredAccumulator } from './structured-figures.js'
 import { turnAccumulator } from './turn-figures.js'
 import {
@@ -786,6 +787,7 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
       accumulator: into('cache_effect', () => cacheEffectAccumulator()),
     },
   }),
+  ...SPECULATIVE_FIGURES,
   figure({
     fields: {
       notes: {

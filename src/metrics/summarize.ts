@@ -22,6 +22,7 @@ import type { OpenLoopFigures } from './open-loop-figures.js'
 import type { LevelPrecision } from './precision.js'
 import type { ReasoningFigures } from './reasoning-figures.js'
 import type { LevelSlo, Slo } from './slo.js'
+import type { SpeculativeFigures } from './speculative.js'
 import type { StructuredFigures } from './structured-figures.js'
 import type { TurnFigures } from './turn-figures.js'
 import type { CostFigures, InputFigures, OutputFigures, Prices, ScheduleFigures } from './workload-figures.js'
@@ -124,6 +125,10 @@ export interface LevelSummary extends LevelFailures {
   turns?: TurnFigures[]
   /** TTFT by the share of the prompt served from the server's prefix cache (cache-effect.ts); absent without hits. */
   cache_effect?: CacheShareBucket[]
+  /** Speculative decoding from the cadence and the engine's own word (speculative.ts); absent without either. */
+  speculative?: SpeculativeFigures
+  /** The acceptance length to show: the engine's, else the cadence's when it saw bursts; absent otherwise. */
+  acceptance_length?: number
   /**
    * What the level's own records say about the server's stream and connections, in words: resends,
    * closes after responses, tokens per event, events after [DONE], usage not trusted. The client's

@@ -5,20 +5,23 @@
  * token chunks of a stream cost two property reads and allocate nothing.
  */
 import { isObject, type Json } from '../json-object.js'
-import type { ServerTimings } from '../records/types.js'
+import type { ServerSpeculation, ServerTimings } from '../records/types.js'
 
 export interface InBand {
   timings: ServerTimings | null
   cached_tokens: number | null
   reasoning_tokens: number | null
+  /** Speculative decoding: llama.cpp's timings.draft_n*, SGLang's meta_info.spec_*; absent when not said. */
+  speculation?: ServerSpeculation
 }
 
 /** The in-band figures of one response object (a chunk or a whole body), or null when it has none. */
 export function readInBand(obj: Json): InBand | null {
   const timings = obj.timings
   const usage = obj.usage
+  const meta = obj.meta_info
   const hasTimings = isObject(timings)
-  if (!hasTimings && !isObject(usage)) return null
+  if (!hasTimings && !isObject(usage) && !isObject(meta)) return null
   const promptDetails = isObject(usage) ? usage.prompt_tokens_details : null
   const completionDetails = isObject(usage) ? usage.completion_tokens_details : null
   const found: InBand = {
@@ -26,9 +29,30 @@ export function readInBand(obj: Json): InBand | null {
     cached_tokens: isObject(promptDetails) ? tokenCount(promptDetails.cached_tokens) : null,
     reasoning_tokens: isObject(completionDetails) ? tokenCount(completionDetails.reasoning_tokens) : null,
   }
-  return found.timings === null && found.cached_tokens === null && found.reasoning_tokens === null
+  const speculation = readSpeculation(hasTimings ? timings : null, isObject(meta) ? meta : null)
+  if (speculation !== null) found.speculation = speculation
+  return found.timings === null &&
+    found.cached_tokens === null &&
+    found.reasoning_tokens === null &&
+    speculation === null
     ? null
     : found
+}
+
+/**
+ * Speculative decoding as the engine reports it: llama.cpp's timings (`draft_n`, `draft_n_accepted`,
+ * builds since mid-2025) or SGLang's meta_info (`spec_verify_ct`, `spec_accept_rate`,
+ * `spec_accept_length`, `spec_draft_token_num`, `spec_accept_token_num`). Null when neither says.
+ */
+function readSpeculation(timings: Json | null, meta: Json | null): ServerSpeculation | null {
+  const read: ServerSpeculation = {
+    draft_tokens: tokenCount(timings?.draft_n) ?? tokenCount(meta?.spec_draft_token_num),
+    accepted_tokens: tokenCount(timings?.draft_n_accepted) ?? tokenCount(meta?.spec_accept_token_num),
+    steps: tokenCount(meta?.spec_verify_ct),
+    accept_length: duration(meta?.spec_accept_length),
+    accept_rate: duration(meta?.spec_accept_rate),
+  }
+  return Object.values(read).every((value) => value === null) ? null : read
 }
 
 /** A timings object counts when it carries a prefill or decode time; the rest is kept as sent. */
@@ -48,7 +72,7 @@ export function tokenCount(value: unknown): number | null {
   return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : null
 }
 
-/** Milliseconds: a finite non-negative number, else unknown. */
+/** Milliseconds (or any non-negative figure): a finite non-negative number, else unknown. */
 function duration(value: unknown): number | null {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : null
 }

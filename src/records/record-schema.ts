@@ -63,6 +63,16 @@ function build(): z.ZodType {
       )
         .nullable()
         .optional(),
+      server_speculation: anObject(
+        {
+          draft_tokens: countOrNull(),
+          accepted_tokens: countOrNull(),
+          steps: countOrNull(),
+          accept_length: aNumber('a number or null').nullable(),
+          accept_rate: aNumber('a number or null').nullable(),
+        },
+        'an object',
+      ).optional(),
       cached_tokens: countOrNull().optional(),
       reasoning_tokens: countOrNull().optional(),
       first_reasoning_at: timeOrNull().optional(),

@@ -48,6 +48,24 @@ export interface ServerTimings {
 }
 
 /**
+ * What the engine said of its speculative decoding for one request, in the response itself: llama.cpp's
+ * `timings.draft_n` / `draft_n_accepted` (newer builds), SGLang's `meta_info.spec_*`. A field the server
+ * did not send is null.
+ */
+export interface ServerSpeculation {
+  /** Draft tokens proposed: timings.draft_n, meta_info.spec_draft_token_num. */
+  draft_tokens: number | null
+  /** Draft tokens the target accepted: timings.draft_n_accepted, meta_info.spec_accept_token_num. */
+  accepted_tokens: number | null
+  /** Verification steps: meta_info.spec_verify_ct. */
+  steps: number | null
+  /** The engine's own mean tokens per step: meta_info.spec_accept_length. */
+  accept_length: number | null
+  /** The engine's own accepted / drafted: meta_info.spec_accept_rate. */
+  accept_rate: number | null
+}
+
+/**
  * One request as it happened: the only input to every summary and report.
  * Times are milliseconds on the run clock (performance.now(), monotonic), stamped when bytes
  * arrive, before any parsing. Wire names are snake_case because this is what requests.jsonl holds.
@@ -109,6 +127,8 @@ export interface RequestRecord {
   finish_reason: string | null
   /** llama.cpp's in-band `timings` (see ServerTimings); null when the server sent none, absent in older records. */
   server_timings?: ServerTimings | null
+  /** Speculative decoding as the engine reported it in the response (see ServerSpeculation); absent when it said nothing. */
+  server_speculation?: ServerSpeculation
   /** usage.prompt_tokens_details.cached_tokens (OpenAI, vLLM, SGLang); null when not sent, absent in older records. */
   cached_tokens?: number | null
   /** usage.completion_tokens_details.reasoning_tokens; null when not sent, absent in older records. */

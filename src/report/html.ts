@@ -13,6 +13,7 @@ import { repeatsHtml } from './repeats-table.js'
 import { MAX_TIMELINE_BARS } from './request-timeline.js'
 import type { TimelineChart } from './request-timeline-chart.js'
 import { sessionTablesHtml } from './session-tables.js'
+import { speculativeTableHtml } from './speculative-table.js'
 import { whatIfHtml } from './what-if-section.js'
 import { lengthsLine, workloadNotes } from './workload-notes.js'
 
@@ -153,6 +154,7 @@ ${rows}
 </tbody></table>
 ${repeatsHtml(result)}
 ${sessionTablesHtml(result)}
+${speculativeTableHtml(result)}
 ${intervalsHtml(result)}
 ${errorsTable(result)}
 ${whatIfHtml(result, modelFit, predictKnees)}

@@ -120,7 +120,8 @@ function cellOf(
     case 'percent':
       return (level) => `${((level[key] as number) * 100).toFixed(1)}%`
     case 'fixed':
-      return (level) => (level[key] as number).toFixed(cell.digits)
+      // A figure some levels lack (acceptance_length where the cadence could not tell) is a dash there.
+      return (level) => one(level[key] as number | undefined, cell.digits)
     case 'percentiles':
       return (level) => {
         const figures = distribution(level)

@@ -10,6 +10,7 @@ import { kneeCauseLine } from './knee-cause-line.js'
 import { levelColumns } from './level-columns.js'
 import { repeatsMarkdown } from './repeats-table.js'
 import { sessionTables } from './session-tables.js'
+import { speculativeTable } from './speculative-table.js'
 import { whatIfMarkdown } from './what-if-section.js'
 import { lengthsLine, workloadNotes } from './workload-notes.js'
 
@@ -65,6 +66,7 @@ export function renderMarkdown(result: BenchResult, predictKnees = true): string
       notes.push(`- ${levelName(meta, level.value)}: note: ${inert(note)}`)
   lines.push(...repeatsMarkdown(result))
   lines.push(...sessionTables(result, 'markdown'))
+  lines.push(...speculativeTable(result, 'markdown'))
   lines.push(...intervalsMarkdown(result))
   if (notes.length > 0) lines.push('', ...notes)
   if (result.advice.length > 0) lines.push('', ...result.advice.map((line) => `- ${line}`))

@@ -7,28 +7,29 @@ import type { BenchResult } from '../result/bench-result.js'
  * the server reported cache hits, TTFT p50 by the share of the prompt served from the cache.
  */
 export function sessionTables(result: BenchResult, format: 'text' | 'markdown'): string[] {
-  return sections(result).flatMap((section) => [
-    '',
-    `${section.title}:`,
-    ...table(section.head, section.rows, format),
-  ])
+  return sections(result).flatMap((section) => sectionLines(section, format))
 }
 
 /** The same tables in report.html, each under its heading; empty when the run has neither. */
 export function sessionTablesHtml(result: BenchResult): string {
-  const cell = (text: string, tag: 'th' | 'td'): string =>
-    `<${tag}>${text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')}</${tag}>`
-  return sections(result)
-    .map(
-      (section) =>
-        `<h2>${section.title}</h2><table><thead><tr>${section.head.map((h) => cell(h, 'th')).join('')}</tr></thead><tbody>${section.rows
-          .map((row) => `<tr>${row.map((c) => cell(c, 'td')).join('')}</tr>`)
-          .join('')}</tbody></table>`,
-    )
-    .join('\n')
+  return sections(result).map(sectionHtml).join('\n')
 }
 
-interface Section {
+/** A titled table in report.html. */
+export function sectionHtml(section: Section): string {
+  const cell = (text: string, tag: 'th' | 'td'): string =>
+    `<${tag}>${text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')}</${tag}>`
+  return `<h2>${section.title}</h2><table><thead><tr>${section.head.map((h) => cell(h, 'th')).join('')}</tr></thead><tbody>${section.rows
+    .map((row) => `<tr>${row.map((c) => cell(c, 'td')).join('')}</tr>`)
+    .join('')}</tbody></table>`
+}
+
+/** A titled table under the level table, in the terminal or summary.md. */
+export function sectionLines(section: Section, format: 'text' | 'markdown'): string[] {
+  return ['', `${section.title}:`, ...table(section.head, section.rows, format)]
+}
+
+export interface Section {
   title: string
   head: string[]
   rows: string[][]

@@ -11,6 +11,7 @@ import { kneeCauseLine } from './knee-cause-line.js'
 import { type LevelColumn, levelColumns } from './level-columns.js'
 import { sessionTables } from './session-tables.js'
 import { intervalLegend, SMALL_SAMPLE_MARK, showsInterval, smallSampleLegend } from './small-samples.js'
+import { speculativeTable } from './speculative-table.js'
 import { workloadNotes } from './workload-notes.js'
 
 /** How wide the table may be: absent = every column (what a file or `--wide` gets). */
@@ -126,6 +127,7 @@ export function renderVerdict(result: BenchResult, options: { calibrationSaid?: 
   if (failures.length > 0) lines.push(`  failed: ${failures.join('; ')}`, ...messages.lines('      '))
   lines.push(...verdicts.lines('  '))
   lines.push(...sessionTables(result, 'text'))
+  lines.push(...speculativeTable(result, 'text'))
   for (const note of achievedNotes(result)) lines.push(`  ${note}`)
   for (const note of workloadNotes(result, options)) lines.push(note.startsWith('Cost') ? note : `  ${note}`)
   for (const advice of result.advice) lines.push(`Advice: ${advice}`)

@@ -195,6 +195,8 @@ function build(v1: boolean): z.ZodType {
     reasoning: figures().optional(),
     turns: aList(figures()).optional(),
     cache_effect: aList(figures()).optional(),
+    speculative: figures().optional(),
+    acceptance_length: aNumber().optional(),
     notes: strings().optional(),
     client: anObject({
       cpu_percent: aNumber(),

@@ -2,6 +2,7 @@ import type { RequestRecord } from '../records/types.js'
 import { type BucketEstimate, bucketEstimate, histogramIncrease } from './bucket-percentiles.js'
 import { joulesPerOutputToken } from './energy.js'
 import type { ScrapeOk, ServerScrape } from './scrape-file.js'
+import { type SpecDecodeFigures, specDecodeFigures } from './spec-decode.js'
 import {
   type Buckets,
   COUNTER_TERMS,
@@ -82,6 +83,8 @@ export interface ServerLevelFigures {
    * and its queue, the client). Null unless both exist.
    */
   outside_scheduler_ms: number | null
+  /** Speculative decoding as the engine counted it over the level (spec-decode.ts); absent when it publishes none. */
+  spec_decode?: SpecDecodeFigures
 }
 
 export interface LevelWindow {
@@ -102,7 +105,13 @@ export function levelWindow(records: readonly RequestRecord[], value: number): L
 }
 
 /** Gauges whose mean and max over several URLs are averaged rather than added. */
-const AVERAGED: ReadonlySet<GaugeTerm> = new Set(['kv_cache_usage', 'cache_hit_rate', 'gpu_utilization'])
+const AVERAGED: ReadonlySet<GaugeTerm> = new Set([
+  'kv_cache_usage',
+  'cache_hit_rate',
+  'gpu_utilization',
+  'spec_accept_length',
+  'spec_accept_rate',
+])
 
 type BucketedField = 'ttft_ms_bucketed' | 'queue_time_ms_bucketed' | 'e2e_ms_bucketed' | 'itl_ms_bucketed'
 const HISTOGRAM_FIELDS: Record<HistogramTerm, BucketedField> = {
@@ -189,6 +198,8 @@ export function serverLevelFigures(
     client_ttft_p50_ms: clientTtftP50Ms,
     outside_scheduler_ms: null,
   }
+  const specDecode = specDecodeFigures(counter, gauge)
+  if (specDecode !== null) figures.spec_decode = specDecode
   const added = (term: HistogramTerm): Buckets | null =>
     addHistograms(perUrl.map((url) => url.histograms[term]).filter((h) => h !== undefined))
   for (const term of HISTOGRAM_TERMS) {

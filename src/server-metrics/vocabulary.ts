@@ -15,6 +15,8 @@ export const GAUGE_TERMS = [
   'gpu_utilization',
   'gpu_memory_used_bytes',
   'gpu_power_watts',
+  'spec_accept_length',
+  'spec_accept_rate',
 ] as const
 /** Only ever grows (until the server restarts): its increase over a level counts. */
 export const COUNTER_TERMS = [
@@ -24,6 +26,9 @@ export const COUNTER_TERMS = [
   'prompt_tokens',
   'generation_tokens',
   'gpu_energy_joules',
+  'spec_drafts',
+  'spec_draft_tokens',
+  'spec_accepted_tokens',
 ] as const
 /** Cumulative buckets, seconds: their increase over a level gives its percentiles. */
 export const HISTOGRAM_TERMS = ['server_ttft', 'server_queue_time', 'server_e2e', 'server_itl'] as const
@@ -63,7 +68,13 @@ interface Source {
  * fractions, which are averaged: two GPUs at 50% are at 50%, two engines' KV caches half full are
  * half full.
  */
-const AVERAGED: ReadonlySet<Term> = new Set(['kv_cache_usage', 'cache_hit_rate', 'gpu_utilization'])
+const AVERAGED: ReadonlySet<Term> = new Set([
+  'kv_cache_usage',
+  'cache_hit_rate',
+  'gpu_utilization',
+  'spec_accept_length',
+  'spec_accept_rate',
+])
 
 const MIB = 1024 * 1024
 
@@ -126,6 +137,19 @@ const SOURCES: Record<Term, readonly Source[]> = {
     { family: 'tgi_request_generated_tokens', fromSum: true },
     { family: 'dynamo_frontend_output_tokens' },
   ],
+  // Speculative decoding: vLLM's v1 counters (vllm/v1/spec_decode/metrics.py) and llama.cpp's of the
+  // same names (builds since 2025); SGLang's running gauges.
+  spec_drafts: [{ family: 'vllm:spec_decode_num_drafts' }, { family: 'llamacpp:spec_decode_num_drafts' }],
+  spec_draft_tokens: [
+    { family: 'vllm:spec_decode_num_draft_tokens' },
+    { family: 'llamacpp:spec_decode_num_draft_tokens' },
+  ],
+  spec_accepted_tokens: [
+    { family: 'vllm:spec_decode_num_accepted_tokens' },
+    { family: 'llamacpp:spec_decode_num_accepted_tokens' },
+  ],
+  spec_accept_length: [{ family: 'sglang:spec_accept_length' }],
+  spec_accept_rate: [{ family: 'sglang:spec_accept_rate' }],
   // DCGM counts millijoules since the driver loaded.
   gpu_energy_joules: [{ family: 'DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION', scale: 0.001 }],
   server_ttft: [

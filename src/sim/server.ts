@@ -32,6 +32,7 @@ import { seededRandom } from '../random.js'
 import { loadTokenizer } from '../workload/tokenizers.js'
 import { audioTokens, DEFAULT_AUDIO_TOKENS_PER_S } from './audio-tokens.js'
 import { chunkFrames, type Frames, type Usage } from './chunk-frames.js'
+import { checkDraft, type DraftPlan, draftPlan, type SimDraft, stepSink } from './draft-model.js'
 import {
   FAULT_DELAY_MS,
   FAULT_OVERSIZED_BYTES,
@@ -116,6 +117,11 @@ export interface SimulatorOptions extends Partial<SimParams> {
   prefix_cache?: boolean
   /** Slower from a given request on (./slowdown.ts); default never. */
   slowdown?: SimSlowdown
+  /**
+   * Speculative decoding with a draft model of this acceptance rate (./draft-model.ts): each decode
+   * step writes its accepted drafts and its own token back to back. Default none.
+   */
+  draft?: SimDraft
 }
 
 export interface RunningSimulator {
@@ -192,6 +198,7 @@ interface SimContext {
   readonly reasoning: SimReasoning | null
   readonly prefixCache: PrefixCache | null
   readonly slowdown: SimSlowdown | null
+  readonly draft: Required<SimDraft> | null
 }
 
 interface PromptCounting {
@@ -218,6 +225,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
     reasoning,
     prefix_cache = false,
     slowdown,
+    draft,
     ...overrides
   } = opts
   if (!(Number.isInteger(template_tokens) && template_tokens >= 0))
@@ -256,6 +264,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
     reasoning: checkReasoning(reasoning),
     prefixCache: prefix_cache ? new PrefixCache(params.kv_cache_tokens) : null,
     slowdown: checkSlowdown(slowdown),
+    draft: checkDraft(draft),
   }
   // keepAlive: TCP keep-alive probes; HTTP keep-alive (connection reuse) is on by default.
   const server = createServer({ keepAlive: true, noDelay: true }, (req, res) => onRequest(ctx, req, res))
@@ -595,9 +604,20 @@ function generate(
     phases,
   )
   if (ctx.prefixCache !== null) usage.prompt_tokens_details = { cached_tokens: cached }
+  const plan =
+    ctx.draft === null
+      ? null
+      : draftPlan(
+          ctx.draft,
+          outputTokens,
+          seededRandom((ctx.engine.params.seed * 40_503) ^ (requestNo * 2_246_822_519)),
+        )
   const timings = ctx.timings
     ? (t: JobTimeline): string =>
-        JSON.stringify(llamaCppTimings(r.promptTokens - cached, outputTokens, t, cached))
+        JSON.stringify({
+          ...llamaCppTimings(r.promptTokens - cached, outputTokens, t, cached),
+          ...draftTimings(plan),
+        })
     : null
   // Chat and legacy completions answer in OpenAI chunks (chunk-frames.ts); the other protocols in
   // events and bodies of their own (protocol-frames.ts).
@@ -633,8 +653,12 @@ function generate(
             phases,
           )
         : new JsonSink(res, frames, next, usage, finishReason, timings, phases)
-  // Only the uncached tokens are prefilled (and, a simplification, held in the KV accounting).
-  const handle = ctx.engine.submit({ inputTokens: r.promptTokens - cached, outputTokens, arrivedAt }, answer)
+  // Only the uncached tokens are prefilled (and, a simplification, held in the KV accounting). With a
+  // draft the engine times steps, each handing its tokens on at once.
+  const handle = ctx.engine.submit(
+    { inputTokens: r.promptTokens - cached, outputTokens: plan?.steps.length ?? outputTokens, arrivedAt },
+    plan === null ? answer : stepSink(plan, answer, ctx.metrics),
+  )
   if (handle.admission === 'rejected') {
     const message = 'The server is overloaded: the request queue is full. Retry later.'
     sendError(res, { status: 503, message, type: 'server_error', code: 'overloaded' })
@@ -643,6 +667,11 @@ function generate(
   // Fires on normal end too; cancel() is then a no-op.
   res.on('close', handle.cancel)
   answer.open?.()
+}
+
+/** llama.cpp's draft counts in its timings (builds since mid-2025), with a draft; nothing without. */
+function draftTimings(plan: DraftPlan | null): { draft_n?: number; draft_n_accepted?: number } {
+  return plan === null ? {} : { draft_n: plan.drafted, draft_n_accepted: plan.accepted }
 }
 
 /** Writes each event as it happens: headers at once, then one SSE event per token. */

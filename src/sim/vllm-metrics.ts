@@ -16,6 +16,7 @@
  */
 
 import type { EngineObserver, SimStats } from '../model/engine.js'
+import type { StepObserver } from './draft-model.js'
 import { BucketHistogram } from './histogram.js'
 import { type MetricFamily, renderExposition } from './metrics-exposition.js'
 
@@ -31,9 +32,11 @@ export const VLLM_REQUEST_LATENCY_BUCKETS: readonly number[] = [
   0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680,
 ]
 
-export class VllmMetrics implements EngineObserver {
+export class VllmMetrics implements EngineObserver, StepObserver {
   private promptTokens = 0
   private generationTokens = 0
+  /** With a draft model (draft-model.ts): verification steps, drafted and accepted tokens; null without. */
+  private spec: { drafts: number; draftTokens: number; accepted: number } | null = null
   private readonly queueTime = new BucketHistogram(VLLM_REQUEST_LATENCY_BUCKETS)
   private readonly ttft = new BucketHistogram(VLLM_TTFT_BUCKETS)
   private readonly itl = new BucketHistogram(VLLM_ITL_BUCKETS)
@@ -52,6 +55,16 @@ export class VllmMetrics implements EngineObserver {
     this.promptTokens += inputTokens
     this.generationTokens++
     this.ttft.observe(ttftMs / 1000)
+  }
+
+  /** A decode step with a draft: the engine counted one token of it, the accepted drafts are the rest. */
+  step(tokens: number, drafted: number): void {
+    if (drafted === 0) return // the prefill's token: no draft
+    this.spec ??= { drafts: 0, draftTokens: 0, accepted: 0 }
+    this.spec.drafts++
+    this.spec.draftTokens += drafted
+    this.spec.accepted += tokens - 1
+    this.generationTokens += tokens - 1
   }
 
   nextToken(gapMs: number): void {
@@ -92,8 +105,19 @@ export class VllmMetrics implements EngineObserver {
         'Histogram of time spent in WAITING phase for request.',
         this.queueTime,
       ),
+      ...this.specFamilies(),
     ]
     return renderExposition(families, { model_name: this.model })
+  }
+
+  /** vLLM's spec_decode counters (vllm/v1/spec_decode/metrics.py), once a draft step happened. */
+  private specFamilies(): MetricFamily[] {
+    if (this.spec === null) return []
+    return [
+      counter('vllm:spec_decode_num_drafts_total', 'Number of spec decoding drafts.', this.spec.drafts),
+      counter('vllm:spec_decode_num_draft_tokens_total', 'Number of draft tokens.', this.spec.draftTokens),
+      counter('vllm:spec_decode_num_accepted_tokens_total', 'Number of accepted tokens.', this.spec.accepted),
+    ]
   }
 }
 

@@ -55,9 +55,14 @@ test('a level holds every field of the catalogue that applies to it, in the cata
   const level = summarizeLevel(2, records(), RATE, { cpu_percent: 0, loops: [] })
   const fromRecords = LEVEL_FIGURES.filter((figure) => !('from' in figure.source))
   // Embeddings apply only to a protocol generating nothing; in_band, reasoning, turns and
-  // cache_effect are absent when no request carried them.
+  // cache_effect are absent when no request carried them, and acceptance_length when no cadence told
+  // speculation; speculative is there, its cadence read from any stream of two events or more.
   const expected = fromRecords
-    .filter((figure) => figure.applies?.generates !== false && figure.absentWhenNull !== true)
+    .filter(
+      (figure) =>
+        figure.applies?.generates !== false &&
+        (figure.absentWhenNull !== true || 'speculative' in figure.fields),
+    )
     .flatMap((figure) => Object.keys(figure.fields))
   assert.deepEqual(Object.keys(level), expected)
   assert.notEqual(level.schedule, null, 'request-rate figures are there in request-rate mode')

@@ -80,7 +80,15 @@ test('SGLang (documented busy server): running 162, queue 2826, token usage 0.28
 
 test('SGLang under Dynamo (newer labels): queue time, retractions as preemptions', () => {
   const v = scrape('sglang-dynamo-worker.prom')
-  assert.deepEqual(v.gauges, { running: 0, waiting: 0, kv_cache_usage: 0, cache_hit_rate: 0 })
+  // Its speculative-decoding gauges read 0: the worker did not speculate.
+  assert.deepEqual(v.gauges, {
+    running: 0,
+    waiting: 0,
+    kv_cache_usage: 0,
+    cache_hit_rate: 0,
+    spec_accept_length: 0,
+    spec_accept_rate: 0,
+  })
   assert.deepEqual(v.counters, { preemptions: 0, prompt_tokens: 33, generation_tokens: 300 })
   assert.equal(v.sources.preemptions, 'sglang:num_retractions')
   assert.equal(v.histograms.server_queue_time?.count, 1)

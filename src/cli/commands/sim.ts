@@ -142,6 +142,19 @@ export const SIM_SPEC: CommandSpec = {
       default: '0',
     },
     {
+      name: 'draft-acceptance',
+      type: 'string',
+      value: 'RATE',
+      help: 'speculative decoding: a draft model whose tokens the target accepts at this rate (accepted / drafted, 0 to 1); each step writes its tokens back to back',
+    },
+    {
+      name: 'draft-max',
+      type: 'string',
+      value: 'N',
+      help: 'with --draft-acceptance: draft tokens per step (1 to 16)',
+      default: '4',
+    },
+    {
       name: 'timings',
       type: 'boolean',
       help: "add llama.cpp's timings (prompt_n, prompt_ms, predicted_n, predicted_ms, ...) to each response",
@@ -164,6 +177,24 @@ function simQuirks(flags: ParsedFlags): SimQuirks {
       EXIT.usage,
     )
   return { close_after_response: flags['close-after-response'] === true, tokens_per_event: perEvent }
+}
+
+/** --draft-acceptance, --draft-max: a draft model (sim/draft-model.ts), or none. */
+function simDraft(flags: ParsedFlags): Pick<SimulatorOptions, 'draft'> {
+  const acceptance = numberFlag(flags, 'draft-acceptance')
+  if (acceptance === undefined) return {}
+  if (!(acceptance >= 0 && acceptance <= 1))
+    throw new CliError(
+      `--draft-acceptance: expected a rate from 0 to 1, got ${stringFlag(flags, 'draft-acceptance')}`,
+      EXIT.usage,
+    )
+  const max = numberFlag(flags, 'draft-max') ?? 4
+  if (!(Number.isInteger(max) && max >= 1 && max <= 16))
+    throw new CliError(
+      `--draft-max: expected an integer from 1 to 16, got ${stringFlag(flags, 'draft-max')}`,
+      EXIT.usage,
+    )
+  return { draft: { acceptance, max } }
 }
 
 /** The simulator's workload-shaping flags: prompt counting, template overhead, image tokens, early stops. */
@@ -255,6 +286,7 @@ export async function simCommand(argv: string[], io: Io): Promise<number> {
     faults: simFaults(flags),
     ...simWorkloadOptions(flags),
     quirks: simQuirks(flags),
+    ...simDraft(flags),
     timings: flags.timings === true || twin?.timings === true,
     ...(simReasoning(flags) === undefined ? {} : { reasoning: simReasoning(flags) }),
     prefix_cache: flags['prefix-cache'] === true,
