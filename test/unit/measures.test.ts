@@ -30,6 +30,18 @@ function records(): RequestRecord[] {
   })
 }
 
+/** The meta compare reads of a run of one level (1 stream). */
+function metaOf(more: object): RunMeta {
+  return {
+    target: { model: 'm', base_url: 'http://x', endpoint: '/v1/chat/completions' },
+    workload: { input_tokens: 8, output_tokens: 11, stream: true },
+    load: { levels: [1], warmup_requests: 0 },
+    percentiles: [50],
+    levels_run: [{ value: 1 }],
+    ...more,
+  } as unknown as RunMeta
+}
+
 /** Every gap of every request, sorted: what ITL's percentiles are of. */
 function gaps(list: readonly RequestRecord[]): Float64Array {
   const out: number[] = []
@@ -85,13 +97,7 @@ test('every precision measure parses as <key>_p<N>; ITL p99 is tracked over the 
 
 test('every compared measure is compared at a percentile a gate names, with its floor by default', () => {
   const list = records()
-  const meta = {
-    target: { model: 'm', base_url: 'http://x', endpoint: '/v1/chat/completions' },
-    workload: { input_tokens: 8, output_tokens: 11, stream: true },
-    load: { levels: [1], warmup_requests: 0 },
-    percentiles: [50],
-    levels_run: [{ value: 1 }],
-  } as unknown as RunMeta
+  const meta = metaOf({})
   const gates = Object.fromEntries(measuresFor('compare').map((measure) => [`${measure.key}_p99`, 0.1]))
   const comparison = compareRuns({ meta, records: list }, { meta, records: list }, gates, { rounds: 50 })
   const metrics = comparison.levels[0]?.metrics ?? []
@@ -137,14 +143,7 @@ test('a measure better higher is worse lower between runs too: fluidity_p90 fall
         return makeRecord({ seq: repeat * 30 + k, repeat, sent_at: sent, token_times: times })
       }),
     )
-  const meta = {
-    target: { model: 'm', base_url: 'http://x', endpoint: '/v1/chat/completions' },
-    workload: { input_tokens: 8, output_tokens: 10, stream: true },
-    load: { levels: [1], warmup_requests: 0 },
-    percentiles: [50],
-    levels_run: [{ value: 1 }],
-    fluidity: deadlines,
-  } as unknown as RunMeta
+  const meta = metaOf({ fluidity: deadlines })
   const gates = { fluidity_p90: 0.05 }
   // On pace (every token within 10 ms of the last) against three times slower: most tokens late.
   const slower = compareRuns({ meta, records: run(5) }, { meta, records: run(30) }, gates, { rounds: 50 })
