@@ -1,20 +1,37 @@
 import { round } from '../metrics/distribution.js'
 import { CONFIDENCE, type Interval, studentT } from '../metrics/intervals.js'
+import { figureKey, type Measure, type MeasureKey, measureOf } from '../metrics/measures.js'
 import type { LevelSummary } from '../metrics/summarize.js'
 import { findSaturation } from './saturation.js'
 
 type LevelFigures = Omit<LevelSummary, 'verdict' | 'advice'>
 
+/** The percentiles of a measure (measures.ts) each run's figures hold, named `<key>_p<N>_ms` as the result spells them. */
+const REPEAT_LATENCIES = [
+  ['ttft', 50],
+  ['ttft', 95],
+  ['tpot', 50],
+  ['e2e', 50],
+] as const satisfies readonly (readonly [MeasureKey, number])[]
+type RepeatLatency = `${(typeof REPEAT_LATENCIES)[number][0]}_p${(typeof REPEAT_LATENCIES)[number][1]}_ms`
+
+/** Each repeated latency: its result key and the level distribution it is read from. */
+const LATENCY_FIGURES = REPEAT_LATENCIES.map(([key, percentile]) => {
+  const measure = measureOf(key) as Measure & { field: NonNullable<Measure['field']> }
+  return {
+    name: `${figureKey(measure, percentile)}_ms` as RepeatLatency,
+    field: measure.field,
+    at: `p${percentile}`,
+  }
+})
+
 /** The figures of one run of a level that result.repeats lists and spreads. */
 export const REPEAT_METRICS = [
   'output_tokens_per_s',
   'output_tokens_per_s_steady',
-  'ttft_p50_ms',
-  'ttft_p95_ms',
-  'tpot_p50_ms',
-  'e2e_p50_ms',
+  ...LATENCY_FIGURES.map((figure) => figure.name),
 ] as const
-export type RepeatMetric = (typeof REPEAT_METRICS)[number]
+export type RepeatMetric = 'output_tokens_per_s' | 'output_tokens_per_s_steady' | RepeatLatency
 
 /** One run of one level: its key figures (null where the run had no successful request). */
 export type RepeatRun = { repeat: number; requests: number; ok: number; failed: number } & Record<
@@ -117,6 +134,14 @@ export function summarizeRepeats(
   }
 }
 
+/** Each repeated latency's value, by its result key. */
+function latencies<T>(of: (figure: (typeof LATENCY_FIGURES)[number]) => T): Record<RepeatLatency, T> {
+  return Object.fromEntries(LATENCY_FIGURES.map((figure) => [figure.name, of(figure)])) as Record<
+    RepeatLatency,
+    T
+  >
+}
+
 function runFigures(level: LevelFigures, repeat: number): RepeatRun {
   return {
     repeat,
@@ -125,10 +150,7 @@ function runFigures(level: LevelFigures, repeat: number): RepeatRun {
     failed: level.failed,
     output_tokens_per_s: level.output_tokens_per_s,
     output_tokens_per_s_steady: level.output_tokens_per_s_steady,
-    ttft_p50_ms: level.ttft_ms.p50 ?? null,
-    ttft_p95_ms: level.ttft_ms.p95 ?? null,
-    tpot_p50_ms: level.tpot_ms.p50 ?? null,
-    e2e_p50_ms: level.e2e_ms.p50 ?? null,
+    ...latencies((figure) => level[figure.field][figure.at] ?? null),
   }
 }
 
@@ -139,10 +161,7 @@ function withinIntervals(level: LevelFigures): Record<RepeatMetric, Interval | n
   return {
     output_tokens_per_s: ends(i?.output_tokens_per_s),
     output_tokens_per_s_steady: ends(i?.output_tokens_per_s_steady),
-    ttft_p50_ms: ends(i?.ttft_ms.p50),
-    ttft_p95_ms: ends(i?.ttft_ms.p95),
-    tpot_p50_ms: ends(i?.tpot_ms.p50),
-    e2e_p50_ms: ends(i?.e2e_ms.p50),
+    ...latencies((figure) => ends(i?.[figure.field]?.[figure.at])),
   }
 }
 

@@ -194,7 +194,8 @@ function driftBandOf(
 function clearsDrift(metric: MetricComparison, drift: number): boolean {
   if (metric.interval === null || metric.threshold === null) return false
   if (metric.metric === 'success_rate') return true
-  const worse = metric.metric === 'throughput' ? -metric.interval.high : metric.interval.low
+  // The near end of the interval on the worse side: the high end's negative where lower is worse.
+  const worse = worseSign(metric.metric) < 0 ? -metric.interval.high : metric.interval.low
   return worse > metric.threshold + drift
 }
 

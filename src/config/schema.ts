@@ -11,6 +11,7 @@
 
 import { closestName } from '../closest-name.js'
 import { describeValue } from '../describe-value.js'
+import { measureOf } from '../metrics/measures.js'
 import { parsePrecisionKey } from '../metrics/precision-key.js'
 import { parseSloKey } from '../metrics/slo.js'
 import { PROTOCOLS } from '../protocols/names.js'
@@ -88,13 +89,16 @@ export function sloTable() {
       },
     )
     .superRefine((table, context) => {
-      for (const [name, threshold] of Object.entries(table))
-        if (name.startsWith('fluidity_') && threshold > 1)
+      for (const [name, threshold] of Object.entries(table)) {
+        const parsed = parseSloKey(name)
+        // An index (fluidity) is a share of tokens on time: at most 1.
+        if (typeof parsed !== 'string' && measureOf(parsed.metric)?.unit === 'index' && threshold > 1)
           context.addIssue({
             code: 'custom',
             path: [name],
             message: 'a fluidity index above 0 and at most 1, such as 0.9',
           })
+      }
     })
 }
 

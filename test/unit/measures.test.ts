@@ -30,6 +30,18 @@ function records(): RequestRecord[] {
   })
 }
 
+/** The meta compare reads of a run of one level (1 stream). */
+function metaOf(more: object): RunMeta {
+  return {
+    target: { model: 'm', base_url: 'http://x', endpoint: '/v1/chat/completions' },
+    workload: { input_tokens: 8, output_tokens: 11, stream: true },
+    load: { levels: [1], warmup_requests: 0 },
+    percentiles: [50],
+    levels_run: [{ value: 1 }],
+    ...more,
+  } as unknown as RunMeta
+}
+
 /** Every gap of every request, sorted: what ITL's percentiles are of. */
 function gaps(list: readonly RequestRecord[]): Float64Array {
   const out: number[] = []
@@ -85,13 +97,7 @@ test('every precision measure parses as <key>_p<N>; ITL p99 is tracked over the 
 
 test('every compared measure is compared at a percentile a gate names, with its floor by default', () => {
   const list = records()
-  const meta = {
-    target: { model: 'm', base_url: 'http://x', endpoint: '/v1/chat/completions' },
-    workload: { input_tokens: 8, output_tokens: 11, stream: true },
-    load: { levels: [1], warmup_requests: 0 },
-    percentiles: [50],
-    levels_run: [{ value: 1 }],
-  } as unknown as RunMeta
+  const meta = metaOf({})
   const gates = Object.fromEntries(measuresFor('compare').map((measure) => [`${measure.key}_p99`, 0.1]))
   const comparison = compareRuns({ meta, records: list }, { meta, records: list }, gates, { rounds: 50 })
   const metrics = comparison.levels[0]?.metrics ?? []
@@ -124,4 +130,38 @@ test('every measure with a level distribution has its levels.csv columns and its
       `${measure.field}'s column is named ${measure.name}`,
     )
   }
+})
+
+test('a measure better higher is worse lower between runs too: fluidity_p90 falling over --repeat runs regresses', () => {
+  const deadlines = { prefill_ms: 50, decode_ms: 10, basis: 'test' }
+  /** Three runs of 30 requests; each token `gap` ms after the one before. */
+  const run = (gap: number): RequestRecord[] =>
+    [0, 1, 2].flatMap((repeat) =>
+      Array.from({ length: 30 }, (_, k) => {
+        const sent = repeat * 10_000 + k * 100
+        const times = Array.from({ length: 10 }, (_, i) => sent + 20 + i * gap)
+        return makeRecord({ seq: repeat * 30 + k, repeat, sent_at: sent, token_times: times })
+      }),
+    )
+  const meta = metaOf({ fluidity: deadlines })
+  const gates = { fluidity_p90: 0.05 }
+  // On pace (every token within 10 ms of the last) against three times slower: most tokens late.
+  const slower = compareRuns({ meta, records: run(5) }, { meta, records: run(30) }, gates, { rounds: 50 })
+  assert.equal(slower.basis.kind, 'between-run')
+  const fluidity = slower.levels[0]?.metrics.find((metric) => metric.metric === 'fluidity_p90')
+  assert.ok(fluidity !== undefined && fluidity.base !== null && fluidity.new !== null)
+  assert.ok(fluidity.new < fluidity.base, JSON.stringify(fluidity))
+  assert.ok(fluidity.regressed, JSON.stringify(fluidity))
+  assert.ok(slower.regressions.some((r) => r.metric === 'fluidity_p90'))
+  // The other way round it improved: no regression.
+  const faster = compareRuns({ meta, records: run(30) }, { meta, records: run(5) }, gates, { rounds: 50 })
+  assert.ok(!faster.regressions.some((r) => r.metric === 'fluidity_p90'), JSON.stringify(faster.regressions))
+  // Within one run (no repeat stamps) too: the regression clears the drift band on its worse side.
+  const once = (gap: number) => run(gap).map(({ repeat, ...record }) => record)
+  const within = compareRuns({ meta, records: once(5) }, { meta, records: once(30) }, gates, { rounds: 50 })
+  assert.equal(within.basis.kind, 'within-run')
+  assert.ok(
+    within.regressions.some((r) => r.metric === 'fluidity_p90'),
+    JSON.stringify(within.levels[0]?.metrics),
+  )
 })
