@@ -25,17 +25,19 @@ import {
   DEFAULT_MAX_REGRESSION,
   type RunRecords,
 } from '../../src/compare/compare.js'
-import { resolveSimParams, SimEngine, type SimParams, VirtualClock } from '../../src/model/engine.js'
-import { seededRandom, standardNormal } from '../../src/random.js'
+import { resolveSimParams, type SimParams, VirtualClock } from '../../src/model/engine.js'
+import { seededRandom } from '../../src/random.js'
 import type { RequestRecord } from '../../src/records/types.js'
 import type { RunMeta } from '../../src/result/run-meta.js'
 import { controlRequests } from '../../src/run/plan/level-plan.js'
 import { blockRequests, pairedOrder } from '../../src/run/plan/paired-blocks.js'
+import { type CostChange, type Host, hostCosts, STEP_NOISE, Target } from './virtual-target.js'
 
 const LEVELS = [1, 4, 8]
 const REQUESTS_PER_LEVEL = 40
 const INPUT_TOKENS = 256
 const OUTPUT_TOKENS = 64
+const LENGTHS = { input: INPUT_TOKENS, output: OUTPUT_TOKENS }
 /** A 4-slot server, as the CPU-like preset: the top level queues. */
 const SERVER: Partial<SimParams> = {
   slots: 4,
@@ -46,12 +48,6 @@ const SERVER: Partial<SimParams> = {
 }
 /** Between A's run and B's in the two-run gate (a CI job builds and deploys B meanwhile). */
 const PAUSE_BETWEEN_RUNS_MS = 60_000
-/** Noise of each engine step: a coefficient of variation of 5%, as timer and scheduling noise. */
-const STEP_NOISE = 0.05
-
-/** The host's slowness at a virtual instant, 1 = as quiet as it gets. */
-type Host = (atMs: number) => number
-
 interface DriftKind {
   name: string
   /** A host for one trial of this span of virtual time. */
@@ -79,10 +75,8 @@ const DRIFTS: DriftKind[] = [
 ]
 
 /** What B changes: its costs multiplied, per kind of cost. */
-interface Change {
+interface Change extends CostChange {
   name: string
-  decode: number
-  prefill: number
 }
 
 const CHANGES: Change[] = [
@@ -92,106 +86,6 @@ const CHANGES: Change[] = [
   { name: 'prefill +10%', decode: 1, prefill: 1.1 },
   { name: 'prefill +20%', decode: 1, prefill: 1.2 },
 ]
-
-/**
- * The engine's cost parameters, read at every step (SimEngine reads them as it schedules), as the
- * server's base costs × B's change × the host now × this step's noise.
- */
-function hostCosts(
-  base: SimParams,
-  change: Change,
-  host: Host,
-  clock: VirtualClock,
-  random: () => number,
-): SimParams {
-  const noisy = (): number => host(clock.now()) * Math.max(0.5, 1 + STEP_NOISE * standardNormal(random))
-  return {
-    ...base,
-    get prefill_base_ms() {
-      return base.prefill_base_ms * change.prefill * noisy()
-    },
-    get prefill_ms_per_token() {
-      return base.prefill_ms_per_token * change.prefill * noisy()
-    },
-    get decode_base_ms() {
-      return base.decode_base_ms * change.decode * noisy()
-    },
-    get decode_ms_per_seq() {
-      return base.decode_ms_per_seq * change.decode * noisy()
-    },
-  }
-}
-
-/** One target on the shared host: its engine, driven by closed-loop blocks of requests. */
-class Target {
-  private readonly engine: SimEngine<number>
-  constructor(
-    params: SimParams,
-    private readonly clock: VirtualClock,
-  ) {
-    this.engine = new SimEngine(params, clock)
-  }
-
-  /**
-   * `requests` requests from `streams` closed-loop streams, starting now; runs the clock until they
-   * are done (nothing else is loaded meanwhile) and returns their records.
-   */
-  block(
-    streams: number,
-    requests: number,
-    stamp: Pick<RequestRecord, 'level' | 'phase'> & { pair?: number },
-  ) {
-    const records: RequestRecord[] = []
-    let sent = 0
-    const send = (): void => {
-      const seq = sent++
-      const sentAt = this.clock.now()
-      const tokens: number[] = []
-      this.engine.submit(
-        { inputTokens: INPUT_TOKENS, outputTokens: OUTPUT_TOKENS },
-        {
-          onToken: () => tokens.push(this.clock.now()),
-          onFinish: () => {
-            records.push(record(seq, sentAt, tokens, this.clock.now(), stamp))
-            if (sent < requests) send()
-          },
-        },
-      )
-    }
-    for (let i = 0; i < Math.min(streams, requests); i++) send()
-    this.clock.runAll()
-    return records
-  }
-}
-
-function record(
-  seq: number,
-  sentAt: number,
-  tokens: number[],
-  endAt: number,
-  stamp: Pick<RequestRecord, 'level' | 'phase'> & { pair?: number },
-): RequestRecord {
-  return {
-    seq,
-    worker: 0,
-    ...stamp,
-    prompt_id: seq,
-    scheduled_at: sentAt,
-    sent_at: sentAt,
-    headers_at: sentAt,
-    first_token_at: tokens[0] ?? null,
-    end_at: endAt,
-    token_times: tokens,
-    status: 200,
-    error: null,
-    input_tokens: INPUT_TOKENS,
-    output_tokens: tokens.length,
-    token_source: 'usage',
-    tokenizer_output_tokens: null,
-    chunks: tokens.length,
-    finish_reason: 'length',
-  } as RequestRecord
-}
 
 /**
  * What compareRuns reads of a run's meta: its levels and set-up (for the mismatch check and the
@@ -235,9 +129,9 @@ function twoRunTrial(change: Change, drift: DriftKind, seed: number): Trial {
     const carried = drift && { ...drift, first: { ...drift.first }, control: { ...drift.control } }
     return { meta: meta(), records, drift: carried }
   }
-  const a = run(new Target(hostCosts(server, CHANGES[0] as Change, host, clock, random), clock))
+  const a = run(new Target(hostCosts(server, CHANGES[0] as Change, host, clock, random), clock, LENGTHS))
   clock.advanceBy(PAUSE_BETWEEN_RUNS_MS)
-  const b = run(new Target(hostCosts(server, change, host, clock, random), clock))
+  const b = run(new Target(hostCosts(server, change, host, clock, random), clock, LENGTHS))
   return { outcome: compareRuns(a, b, GATES).outcome, spanMs: clock.now() }
 }
 
@@ -248,8 +142,8 @@ function pairedTrial(change: Change, drift: DriftKind, seed: number): Trial {
   const host = drift.make(random, 2 * expectedRunMs())
   const server = resolveSimParams(SERVER)
   const targets = [
-    new Target(hostCosts(server, CHANGES[0] as Change, host, clock, random), clock),
-    new Target(hostCosts(server, change, host, clock, random), clock),
+    new Target(hostCosts(server, CHANGES[0] as Change, host, clock, random), clock, LENGTHS),
+    new Target(hostCosts(server, change, host, clock, random), clock, LENGTHS),
   ]
   const sides: RequestRecord[][] = [[], []]
   LEVELS.forEach((level, index) => {
@@ -275,7 +169,7 @@ let quietRunMs: number | null = null
 function expectedRunMs(): number {
   if (quietRunMs !== null) return quietRunMs
   const clock = new VirtualClock()
-  const target = new Target(resolveSimParams(SERVER), clock)
+  const target = new Target(resolveSimParams(SERVER), clock, LENGTHS)
   for (const level of LEVELS) target.block(level, REQUESTS_PER_LEVEL, { level, phase: 'measure' })
   quietRunMs = clock.now()
   return quietRunMs

@@ -39,21 +39,30 @@ async function startMockLlm(dir: string): Promise<{ url: string; child: ChildPro
     env: { ...process.env, HOST: '127.0.0.1', PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('mock-llm did not start within 15 s')), 15_000)
-    child.stdout?.on('data', (data: Buffer) => {
-      if (data.toString().includes('running on')) {
-        clearTimeout(timer)
-        resolve()
-      }
+  try {
+    await new Promise<void>((resolve, reject) => {
+      // Long enough for a loaded host (the start of a node process and its modules); the test's own
+      // timeout is the bound that matters.
+      const timer = setTimeout(() => reject(new Error('mock-llm did not start within 45 s')), 45_000)
+      child.stdout?.on('data', (data: Buffer) => {
+        if (data.toString().includes('running on')) {
+          clearTimeout(timer)
+          resolve()
+        }
+      })
+      child.once('exit', (code) => reject(new Error(`mock-llm exited with ${code}`)))
     })
-    child.once('exit', (code) => reject(new Error(`mock-llm exited with ${code}`)))
-  })
+  } catch (error) {
+    // A child left running holds this file's process open: the test runner, and the suite's lane
+    // with it, waited on it for half an hour at load 24 when the start took longer than 15 s.
+    child.kill()
+    throw error
+  }
   return { url: `http://127.0.0.1:${port}`, child }
 }
 
 test('a run against @dwmkerr/mock-llm counts tokens with the tokenizer, not per chunk', {
-  timeout: 60_000,
+  timeout: 120_000,
 }, async () => {
   const out = tempDir()
   const { url, child } = await startMockLlm(out)
