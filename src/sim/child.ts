@@ -22,7 +22,9 @@ export function startSimulatorProcess(
   params: Partial<SimParams>,
   options: { faults?: string; timeoutMs?: number; args?: string[] } = {},
 ): Promise<SimulatorProcess> {
-  const timeoutMs = options.timeoutMs ?? 15_000
+  // A child that fails says so by exiting (below); one still loading is only slow: on a 2-core
+  // machine at load 24 the CLI's modules took over 15 s to load, and `demo` failed on the wait.
+  const timeoutMs = options.timeoutMs ?? 60_000
   const args = ['sim', '--host', '127.0.0.1', '--port', '0']
   if (options.faults !== undefined) args.push('--fault', options.faults)
   if (options.args !== undefined) args.push(...options.args)
