@@ -1,5 +1,6 @@
-import { SimEngine, type SimParams, VirtualClock } from '../../src/model/engine.js'
+import { decodeStepMs, prefillMs, SimEngine, type SimParams, VirtualClock } from '../../src/model/engine.js'
 import type { RequestRecord } from '../../src/records/types.js'
+import { staggeredStarts, staggerSpreadMs } from '../../src/schedule/stagger.js'
 import { makeRecord } from '../../test/helpers/records.js'
 
 /**
@@ -42,9 +43,14 @@ export function virtualRecords(params: SimParams, load: VirtualLevel): RequestRe
       },
     )
   }
-  // Streams start one after another, 1 ms apart: a convoy of identical requests released together is
-  // not how llmbench sends (it staggers them).
-  for (let s = 0; s < Math.min(load.concurrency, load.requests); s++) clock.after(s, send)
+  // Streams start staggered as llmbench staggers them (src/schedule/stagger.ts): a convoy of requests
+  // released together would share their prefills, which llmbench does not send.
+  const first = prefillMs(params, size(load.inputTokens, 0))
+  const oneRequestMs =
+    first + (size(load.outputTokens, 0) - 1) * decodeStepMs(params, 1, size(load.inputTokens, 0))
+  const streams = Math.min(load.concurrency, load.requests)
+  for (const at of staggeredStarts(streams, staggerSpreadMs(oneRequestMs, null), params.seed))
+    clock.after(at, send)
   clock.runAll()
   return records
 }
