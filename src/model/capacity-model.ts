@@ -60,6 +60,17 @@ export interface CapacityModel {
   reproduction: { levels: ReproducedLevel[]; max_error: number | null }
   /** What the fit could not see or had to assume, in words. */
   notes: string[]
+  /**
+   * The range the evidence covered, where a prediction interpolates rather than extrapolates: the
+   * prompt lengths the prefill was seen at, and the tokens of context per decoding sequence the decode
+   * step was seen with. A null range was not seen. Absent in results of older versions.
+   */
+  validity?: { prompt_tokens: TokenRange | null; context_tokens_per_sequence: TokenRange | null }
+}
+
+export interface TokenRange {
+  min: number
+  max: number
 }
 
 /** Which end of every cost parameter's interval: the model's point, its slow end or its fast end. */

@@ -118,7 +118,7 @@ export function fitCapacity(input: FitInput): CapacityModel {
     output_tokens: input.workload.output_tokens,
     levels: input.levels.map((level) => level.value),
   }
-  const base = { fitted_on, notes }
+  const base = { fitted_on, notes, validity: validityOf(input) }
   if (input.mode !== 'concurrency' || levels.length === 0) {
     // Nothing closed-loop to reproduce: llama.cpp on its CPU is the one engine known to stall decoding.
     const blocks = input.server?.engine === 'llama.cpp' ? 1 : 0
@@ -145,6 +145,21 @@ export function fitCapacity(input: FitInput): CapacityModel {
     `${percent(best.reproduction.max_error)}, against ${percent(other.reproduction.max_error)} the other way`
   notes.push(...decodeNotes[best.blocks])
   return { ...base, parameters: parameters(best.blocks, basis, true), reproduction: best.reproduction }
+}
+
+/** The prompt lengths and contexts per sequence the evidence covered (CapacityModel.validity). */
+function validityOf(input: FitInput): NonNullable<CapacityModel['validity']> {
+  const range = (values: readonly number[]) =>
+    values.length === 0
+      ? null
+      : { min: Math.round(Math.min(...values)), max: Math.round(Math.max(...values)) }
+  const decode = [...input.decode.overlap, ...(input.decode.by_context?.overlap ?? [])]
+  return {
+    prompt_tokens: range(input.prefill.points.map((point) => point.tokens)),
+    context_tokens_per_sequence: range(
+      decode.filter((point) => point.contextTokens > 0).map((point) => point.contextTokens / point.batch),
+    ),
+  }
 }
 
 function percent(fraction: number | null): string {

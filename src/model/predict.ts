@@ -242,6 +242,29 @@ function replicasFor(
   }
 }
 
+/**
+ * Where the asked workload leaves what the evidence covered, said plainly: a prompt longer than any
+ * the prefill was seen at, or a context per sequence beyond any the decode step was seen with, is an
+ * extrapolation of the fitted curve, however good its fit inside the range.
+ */
+function outsideRange(model: CapacityModel, request: PredictRequest): string[] {
+  const validity = model.validity
+  if (validity === undefined) return []
+  const out: string[] = []
+  const prompts = validity.prompt_tokens
+  if (prompts !== null && (request.input_tokens > prompts.max || request.input_tokens < prompts.min))
+    out.push(
+      `outside the calibrated range: prompts of ${request.input_tokens} tokens, where the prefill was seen at ${prompts.min}–${prompts.max}; the prefill time is extrapolated`,
+    )
+  const contexts = validity.context_tokens_per_sequence
+  const context = request.input_tokens + request.output_tokens / 2
+  if (contexts !== null && context > contexts.max * 1.1)
+    out.push(
+      `outside the calibrated range: about ${Math.round(context)} tokens of context per decoding sequence, where the decode step was seen with up to ${contexts.max}; the decode step is extrapolated`,
+    )
+  return out
+}
+
 function warningsFor(model: CapacityModel, request: PredictRequest): string[] {
   const warnings: string[] = []
   const p = model.parameters
@@ -266,5 +289,6 @@ function warningsFor(model: CapacityModel, request: PredictRequest): string[] {
       `${Math.min(slots, Math.max(...request.levels))} requests of ${perRequest} tokens overfill the KV cache of ${kv} tokens: the model neither evicts nor preempts, so it is optimistic there`,
     )
   if (p.prefill_blocks_decode.measured === false) warnings.push(p.prefill_blocks_decode.basis)
+  warnings.push(...outsideRange(model, request))
   return [...warnings, ...model.notes]
 }

@@ -5,6 +5,7 @@ import { resolveSimParams, type SimParams } from '../../src/model/engine.js'
 import { ModelEvidence } from '../../src/model/evidence.js'
 import { type FitInput, fitCapacity } from '../../src/model/fit.js'
 import { fitLeastSquares } from '../../src/model/least-squares.js'
+import { predict } from '../../src/model/predict.js'
 import type { PrefillPoint } from '../../src/model/prefill-evidence.js'
 
 /** A deterministic ±2% wobble, as a busy server's timings have: no Math.random in tests. */
@@ -126,4 +127,37 @@ test('decode: no context cost is invented where the step does not grow with it',
   )
   assert.equal(p.decode_ms_per_context_token?.value ?? 0, 0)
   assert.ok(Math.abs(p.decode_ms_per_seq.value - 1) < 0.1, `per seq ${p.decode_ms_per_seq.value}`)
+})
+
+test('predict says plainly when a prompt is outside the range the prefill was seen at', () => {
+  const params = resolveSimParams({
+    slots: 4,
+    decode_base_ms: 8,
+    decode_ms_per_seq: 1,
+    prefill_ms_per_token: 0.2,
+  })
+  const model = fitCapacity({
+    prefill: { points: prefillPoints([64, 128, 256, 512], (t) => 5 + 0.2 * t), source: 'timings' },
+    decode: decodeEvidence(params, [128]),
+    levels: [],
+    mode: 'request_rate',
+    server: { engine: 'vllm', slots: 4, context_per_slot: 8192 },
+    knee: null,
+    workload: { input_tokens: 128, output_tokens: 96 },
+  })
+  assert.deepEqual(model.validity?.prompt_tokens, { min: 64, max: 512 })
+  const warned = (input_tokens: number) =>
+    predict(model, { input_tokens, output_tokens: 32, levels: [1, 2], slos: [], rate: null }).warnings.filter(
+      (warning) => warning.startsWith('outside the calibrated range'),
+    )
+  assert.deepEqual(warned(128), [])
+  const outside = warned(2048)
+  assert.ok(
+    outside.some((warning) => /prompts of 2048 tokens, where the prefill was seen at 64–512/.test(warning)),
+    outside.join('\n'),
+  )
+  assert.ok(
+    outside.some((warning) => /decode step is extrapolated/.test(warning)),
+    outside.join('\n'),
+  )
 })
