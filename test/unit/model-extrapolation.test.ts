@@ -18,6 +18,10 @@ function prefillPoints(lengths: readonly number[], ms: (tokens: number) => numbe
 }
 
 function fitOn(prefill: readonly PrefillPoint[], decode: FitInput['decode'] = { overlap: [], stall: [] }) {
+  return modelOn(prefill, decode).parameters
+}
+
+function modelOn(prefill: readonly PrefillPoint[], decode: FitInput['decode']) {
   return fitCapacity({
     prefill: { points: prefill, source: 'timings' },
     decode,
@@ -26,7 +30,7 @@ function fitOn(prefill: readonly PrefillPoint[], decode: FitInput['decode'] = { 
     server: { engine: 'vllm', slots: 4, context_per_slot: 8192 },
     knee: null,
     workload: { input_tokens: 256, output_tokens: 64 },
-  }).parameters
+  })
 }
 
 test('fitLeastSquares recovers the coefficients of an exact plane, with intervals around them', () => {
@@ -136,15 +140,10 @@ test('predict says plainly when a prompt is outside the range the prefill was se
     decode_ms_per_seq: 1,
     prefill_ms_per_token: 0.2,
   })
-  const model = fitCapacity({
-    prefill: { points: prefillPoints([64, 128, 256, 512], (t) => 5 + 0.2 * t), source: 'timings' },
-    decode: decodeEvidence(params, [128]),
-    levels: [],
-    mode: 'request_rate',
-    server: { engine: 'vllm', slots: 4, context_per_slot: 8192 },
-    knee: null,
-    workload: { input_tokens: 128, output_tokens: 96 },
-  })
+  const model = modelOn(
+    prefillPoints([64, 128, 256, 512], (t) => 5 + 0.2 * t),
+    decodeEvidence(params, [128]),
+  )
   assert.deepEqual(model.validity?.prompt_tokens, { min: 64, max: 512 })
   const warned = (input_tokens: number) =>
     predict(model, { input_tokens, output_tokens: 32, levels: [1, 2], slos: [], rate: null }).warnings.filter(
