@@ -160,3 +160,13 @@ test('predict says plainly when a prompt is outside the range the prefill was se
     outside.join('\n'),
   )
 })
+
+test('prefill: one late long probe bends no square term (curvature is tested on lengths seen twice)', () => {
+  // As a run against a linear simulator records it on a busy machine: probes at 24 and 388 tokens
+  // (the long one 33 ms late), a level of one stream at ~128 tokens.
+  const lengths = [24, 388, 127, 130, 122, 132, 130, 124, 128, 128, 131, 134, 129, 129, 128]
+  const late = [1.0, 33, 1.2, 0.4, 0.3, 1.2, 0.6, 1.1, 0.8, 0.7, 1.1, 0.4, 0.5, 1.2, 0.0]
+  const points = lengths.map((tokens, i) => ({ tokens, ms: 20 + 0.2 * tokens + (late[i] as number) }))
+  const p = fitOn(points)
+  assert.equal(p.prefill_ms_per_token_sq, undefined, JSON.stringify(p.prefill_ms_per_token_sq))
+})
