@@ -24,6 +24,16 @@ export interface CapacityParameters {
   prefill_ms_per_token: FittedParameter
   decode_base_ms: FittedParameter
   decode_ms_per_seq: FittedParameter
+  /**
+   * Prefill cost per prompt token squared (attention over the prompt): present where the evidence had
+   * three prompt lengths or more; its value is 0 unless its interval excludes 0. Absent in older results.
+   */
+  prefill_ms_per_token_sq?: FittedParameter
+  /**
+   * Decode step cost per token of context held by the requests in a slot: present where the evidence
+   * decoded at two context sizes or more at one batch; 0 unless its interval excludes 0. Absent in older results.
+   */
+  decode_ms_per_context_token?: FittedParameter
   /** 1: a prefill stalls every decoding stream (one compute resource, as llama.cpp on a CPU); 0: they overlap. */
   prefill_blocks_decode: FittedParameter
   /** Tokens of KV cache the server holds in all; null when it did not say. */
@@ -50,6 +60,17 @@ export interface CapacityModel {
   reproduction: { levels: ReproducedLevel[]; max_error: number | null }
   /** What the fit could not see or had to assume, in words. */
   notes: string[]
+  /**
+   * The range the evidence covered, where a prediction interpolates rather than extrapolates: the
+   * prompt lengths the prefill was seen at, and the tokens of context per decoding sequence the decode
+   * step was seen with. A null range was not seen. Absent in results of older versions.
+   */
+  validity?: { prompt_tokens: TokenRange | null; context_tokens_per_sequence: TokenRange | null }
+}
+
+export interface TokenRange {
+  min: number
+  max: number
 }
 
 /** Which end of every cost parameter's interval: the model's point, its slow end or its fast end. */
@@ -67,6 +88,12 @@ export function engineParams(p: CapacityParameters, corner: ModelCorner = 'point
     prefill_ms_per_token: at(p.prefill_ms_per_token),
     decode_base_ms: at(p.decode_base_ms),
     decode_ms_per_seq: at(p.decode_ms_per_seq),
+    ...(p.prefill_ms_per_token_sq === undefined
+      ? {}
+      : { prefill_ms_per_token_sq: at(p.prefill_ms_per_token_sq) }),
+    ...(p.decode_ms_per_context_token === undefined
+      ? {}
+      : { decode_ms_per_context_token: at(p.decode_ms_per_context_token) }),
     prefill_blocks_decode: p.prefill_blocks_decode.value === 1 ? 1 : 0,
     ...(p.kv_cache_tokens === null
       ? {}

@@ -7,6 +7,8 @@ export interface DecodePoint {
   stepMs: number
   /** Gaps it is over. */
   gaps: number
+  /** Mean tokens of context (prompt + tokens so far) the decoding requests held during those gaps. */
+  contextTokens: number
 }
 
 /** Gaps sampled from each request, spread over its stream: enough to see every batch it passed through. */
@@ -23,6 +25,8 @@ interface LevelDecode {
   /** Every request's prefill as the server timed it (NaN where it did not) and its prompt tokens computed. */
   prefillMs: number[]
   promptTokens: number[]
+  /** Every request's tokens streamed. */
+  outputTokens: number[]
   /** Sampled gaps: when each began and how long it was. */
   gapAt: number[]
   gapMs: number[]
@@ -47,7 +51,16 @@ export class DecodeEvidence {
     if (times.length < 3) return
     let level = this.byLevel.get(record.level)
     if (level === undefined) {
-      level = { from: [], to: [], prefillMs: [], promptTokens: [], gapAt: [], gapMs: [], sampled: 0 }
+      level = {
+        from: [],
+        to: [],
+        prefillMs: [],
+        promptTokens: [],
+        outputTokens: [],
+        gapAt: [],
+        gapMs: [],
+        sampled: 0,
+      }
       this.byLevel.set(record.level, level)
     }
     level.from.push(times[0] as number)
@@ -55,6 +68,7 @@ export class DecodeEvidence {
     const timings = record.server_timings ?? null
     level.prefillMs.push(timings?.prompt_ms ?? Number.NaN)
     level.promptTokens.push(timings?.prompt_n ?? record.input_tokens ?? 0)
+    level.outputTokens.push(times.length)
     if (level.sampled >= SAMPLED_REQUESTS_PER_LEVEL) return
     level.sampled++
     const gaps = times.length - 1
@@ -70,10 +84,15 @@ export class DecodeEvidence {
    * time of a prompt, used where the server did not time it), only the gaps during which no request
    * of the level was in its prefill: where a prefill stalls decoding, those are the decode steps alone.
    */
-  points(prefillMsOf: ((promptTokens: number) => number) | null = null): DecodePoint[] {
-    const byBatch = new Map<number, number[]>()
+  points(
+    prefillMsOf: ((promptTokens: number) => number) | null = null,
+    /** One point per batch size and context held (half-octave bins of context per sequence), not per batch size alone. */
+    byContext = false,
+  ): DecodePoint[] {
+    const bins = new Map<string, { batch: number; gaps: number[]; context: number }>()
     for (const level of this.byLevel.values()) {
       const decoding = stepCurve(level.from, level.to)
+      const held = contextCurve(level)
       const prefilling = prefillMsOf === null ? null : prefillCurve(level, prefillMsOf)
       level.gapAt.forEach((at, i) => {
         const gap = level.gapMs[i] as number
@@ -83,15 +102,27 @@ export class DecodeEvidence {
           const during = countAt(prefilling, at)
           if (during.count > 0 || during.nextChange < at + gap) return
         }
-        const gaps = byBatch.get(batch)
-        if (gaps === undefined) byBatch.set(batch, [gap])
-        else gaps.push(gap)
+        const context = contextAt(held, at)
+        const key = byContext
+          ? `${batch}:${Math.round(2 * Math.log2(Math.max(1, context / batch)))}`
+          : String(batch)
+        const bin = bins.get(key)
+        if (bin === undefined) bins.set(key, { batch, gaps: [gap], context })
+        else {
+          bin.gaps.push(gap)
+          bin.context += context
+        }
       })
     }
-    return [...byBatch.entries()]
-      .filter(([, gaps]) => gaps.length >= MIN_GAPS_PER_BATCH)
-      .sort(([a], [b]) => a - b)
-      .map(([batch, gaps]) => ({ batch, stepMs: interquartileMean(gaps), gaps: gaps.length }))
+    return [...bins.values()]
+      .filter((bin) => bin.gaps.length >= MIN_GAPS_PER_BATCH)
+      .sort((a, b) => a.batch - b.batch || a.context / a.gaps.length - b.context / b.gaps.length)
+      .map((bin) => ({
+        batch: bin.batch,
+        stepMs: interquartileMean(bin.gaps),
+        gaps: bin.gaps.length,
+        contextTokens: bin.context / bin.gaps.length,
+      }))
   }
 }
 
@@ -103,6 +134,50 @@ function prefillCurve(level: LevelDecode, prefillMsOf: (promptTokens: number) =>
     return end - (Number.isNaN(timed) ? prefillMsOf(level.promptTokens[i] as number) : timed)
   })
   return stepCurve(starts, ends)
+}
+
+/**
+ * The context the level's decoding requests held at each moment: each request, while it decodes,
+ * holds its prompt and the tokens streamed so far, which grow linearly over its window. So the sum is
+ * piecewise linear, a + b × t between changes: a step curve of (a, b), summed over the windows open.
+ */
+interface ContextCurve {
+  at: Float64Array
+  a: Float64Array
+  b: Float64Array
+}
+
+function contextCurve(level: LevelDecode): ContextCurve {
+  const edges = level.from.flatMap((from, i) => {
+    const to = level.to[i] as number
+    const rate = to > from ? (level.outputTokens[i] as number) / (to - from) : 0
+    const a = (level.promptTokens[i] as number) - rate * from
+    return [
+      { at: from, a, b: rate },
+      { at: to, a: -a, b: -rate },
+    ]
+  })
+  edges.sort((x, y) => x.at - y.at || y.b - x.b)
+  const curve = {
+    at: new Float64Array(edges.length),
+    a: new Float64Array(edges.length),
+    b: new Float64Array(edges.length),
+  }
+  let a = 0
+  let b = 0
+  edges.forEach((edge, i) => {
+    a += edge.a
+    b += edge.b
+    curve.at[i] = edge.at
+    curve.a[i] = a
+    curve.b[i] = b
+  })
+  return curve
+}
+
+function contextAt(curve: ContextCurve, t: number): number {
+  const i = lastAtOrBefore(curve.at, t)
+  return i < 0 ? 0 : Math.max(0, (curve.a[i] as number) + (curve.b[i] as number) * t)
 }
 
 /**
@@ -140,15 +215,21 @@ function stepCurve(from: readonly number[], to: readonly number[]): StepCurve {
 
 /** The count at `t` (after the last change at or before it) and when it next changes. */
 function countAt(curve: StepCurve, t: number): { count: number; nextChange: number } {
-  const n = curve.at.length
-  if (n === 0 || t < (curve.at[0] as number))
-    return { count: 0, nextChange: curve.at[0] ?? Number.POSITIVE_INFINITY }
+  const low = lastAtOrBefore(curve.at, t)
+  if (low < 0) return { count: 0, nextChange: curve.at[0] ?? Number.POSITIVE_INFINITY }
+  return { count: curve.count[low] as number, nextChange: curve.at[low + 1] ?? Number.POSITIVE_INFINITY }
+}
+
+/** The index of the last change at or before `t`; -1 when none. */
+function lastAtOrBefore(at: Float64Array, t: number): number {
+  const n = at.length
+  if (n === 0 || t < (at[0] as number)) return -1
   let low = 0
   let high = n - 1
   while (low < high) {
     const mid = (low + high + 1) >> 1
-    if ((curve.at[mid] as number) <= t) low = mid
+    if ((at[mid] as number) <= t) low = mid
     else high = mid - 1
   }
-  return { count: curve.count[low] as number, nextChange: curve.at[low + 1] ?? Number.POSITIVE_INFINITY }
+  return low
 }

@@ -31,10 +31,14 @@ export interface SimParams {
   prefill_base_ms: number
   /** Extra prefill cost per input token, ms: prefill grows with input length. */
   prefill_ms_per_token: number
+  /** Prefill cost per input token squared, ms: attention over the prompt makes a long one dearer per token. */
+  prefill_ms_per_token_sq: number
   /** Decode step time of a batch of zero, ms. */
   decode_base_ms: number
   /** Extra decode step time per sequence decoding in the batch, ms. */
   decode_ms_per_seq: number
+  /** Extra decode step time per token of context the requests in a slot hold (KV read every step), ms. */
+  decode_ms_per_context_token: number
   /** Seed of the deterministic text generator (no Math.random anywhere). */
   seed: number
   /**
@@ -66,8 +70,10 @@ export const SIM_DEFAULTS: Readonly<SimParams> = Object.freeze({
   queue_limit: 0,
   prefill_base_ms: 20,
   prefill_ms_per_token: 0.05,
+  prefill_ms_per_token_sq: 0,
   decode_base_ms: 10,
   decode_ms_per_seq: 0.5,
+  decode_ms_per_context_token: 0,
   seed: 1,
   prefill_blocks_decode: 0,
   kv_cache_tokens: 65_536,
@@ -106,6 +112,8 @@ function validateSimParams(p: SimParams): void {
   requireNumber('prefill_ms_per_token', p.prefill_ms_per_token, 0, false)
   requireNumber('decode_base_ms', p.decode_base_ms, 0, false)
   requireNumber('decode_ms_per_seq', p.decode_ms_per_seq, 0, false)
+  requireNumber('prefill_ms_per_token_sq', p.prefill_ms_per_token_sq, 0, false)
+  requireNumber('decode_ms_per_context_token', p.decode_ms_per_context_token, 0, false)
   requireNumber('seed', p.seed, Number.MIN_SAFE_INTEGER, true)
   requireNumber('prefill_blocks_decode', p.prefill_blocks_decode, 0, true)
   requireNumber('kv_cache_tokens', p.kv_cache_tokens, 1, true)
@@ -123,12 +131,20 @@ function requireNumber(name: string, value: number, min: number, integer: boolea
 
 /** Prefill time of one request, ms. */
 export function prefillMs(params: SimParams, inputTokens: number): number {
-  return params.prefill_base_ms + params.prefill_ms_per_token * inputTokens
+  return (
+    params.prefill_base_ms +
+    params.prefill_ms_per_token * inputTokens +
+    params.prefill_ms_per_token_sq * inputTokens * inputTokens
+  )
 }
 
-/** Time of one decode step while `running` sequences decode together, ms. */
-export function decodeStepMs(params: SimParams, running: number): number {
-  return params.decode_base_ms + params.decode_ms_per_seq * running
+/** Time of one decode step while `running` sequences decode together holding `contextTokens` of KV, ms. */
+export function decodeStepMs(params: SimParams, running: number, contextTokens = 0): number {
+  return (
+    params.decode_base_ms +
+    params.decode_ms_per_seq * running +
+    params.decode_ms_per_context_token * contextTokens
+  )
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -421,7 +437,7 @@ export class SimEngine<T> {
     // One compute resource: a step waits for the one before it.
     const cpuLike = this.params.prefill_blocks_decode === 1
     const startsAt = cpuLike ? Math.max(now, open?.endsAt ?? now) : now
-    const joinUntil = startsAt + decodeStepMs(this.params, this.admission.decoding)
+    const joinUntil = startsAt + decodeStepMs(this.params, this.admission.decoding, this.kvTokens)
     if (cpuLike) this.stepBefore = open
     this.lastStep = { startsAt, joinUntil, endsAt: startsAt, members: [] }
     return this.lastStep
@@ -467,7 +483,7 @@ export class SimEngine<T> {
     entry.sink.onToken(index)
     if (!this.active.has(entry.id)) return // the sink cancelled the job
     if (entry.emitted < entry.job.outputTokens) {
-      this.scheduleIn(entry, decodeStepMs(this.params, this.admission.decoding))
+      this.scheduleIn(entry, decodeStepMs(this.params, this.admission.decoding, this.kvTokens))
     } else {
       this.complete(entry)
     }
@@ -708,7 +724,9 @@ export function simulateClosedLoop(
   const engine = new SimEngine(params, clock)
   const job: SimJob = { inputTokens: load.inputTokens, outputTokens: load.outputTokens }
   const streams = Math.min(load.concurrency, load.requests)
-  const oneRequestMs = prefillMs(params, load.inputTokens) + (load.outputTokens - 1) * decodeStepMs(params, 1)
+  const oneRequestMs =
+    prefillMs(params, load.inputTokens) +
+    (load.outputTokens - 1) * decodeStepMs(params, 1, load.inputTokens + load.outputTokens / 2)
   const starts =
     load.start === 'together'
       ? new Float64Array(streams)

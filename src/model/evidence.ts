@@ -10,7 +10,12 @@ export interface ModelEvidenceSeen {
    * The decode step at each batch size (decode-evidence.ts): over every sampled gap (for an engine
    * whose prefills overlap decoding), and over the gaps beside no prefill (for one where they stall it).
    */
-  decode: { overlap: readonly DecodePoint[]; stall: readonly DecodePoint[] }
+  decode: {
+    overlap: readonly DecodePoint[]
+    stall: readonly DecodePoint[]
+    /** The same, a point per batch size and context held: where the step's growth with the context shows. */
+    by_context?: { overlap: readonly DecodePoint[]; stall: readonly DecodePoint[] }
+  }
 }
 
 /** The capacity model's evidence, fed record by record as drift's is (run and report feed it alike). */
@@ -32,7 +37,14 @@ export class ModelEvidence {
     const prefill = this.prefill.points()
     return {
       prefill,
-      decode: { overlap: this.decode.points(), stall: this.decode.points(prefillLine(prefill.points)) },
+      decode: {
+        overlap: this.decode.points(),
+        stall: this.decode.points(prefillLine(prefill.points)),
+        by_context: {
+          overlap: this.decode.points(null, true),
+          stall: this.decode.points(prefillLine(prefill.points), true),
+        },
+      },
     }
   }
 }

@@ -2,6 +2,7 @@ import type { Distribution } from '../metrics/distribution.js'
 import type { InputFigures, OutputFigures } from '../metrics/workload-figures.js'
 import type { CapacityModel, CapacityParameters, FittedParameter } from './capacity-model.js'
 import type { DecodePoint } from './decode-evidence.js'
+import { fitLeastSquares, type LeastSquaresFit } from './least-squares.js'
 import { fitLine, type LineFit } from './linear-fit.js'
 import type { PrefillPoint } from './prefill-evidence.js'
 import { reproduceLevels } from './reproduce.js'
@@ -30,7 +31,11 @@ export interface FitLevel {
 export interface FitInput {
   prefill: { points: readonly PrefillPoint[]; source: 'timings' | 'ttft' }
   /** The decode step at each batch size, over all gaps and over those beside no prefill (evidence.ts). */
-  decode: { overlap: readonly DecodePoint[]; stall: readonly DecodePoint[] }
+  decode: {
+    overlap: readonly DecodePoint[]
+    stall: readonly DecodePoint[]
+    by_context?: { overlap: readonly DecodePoint[]; stall: readonly DecodePoint[] }
+  }
   levels: readonly FitLevel[]
   /** Closed loop (concurrency) or open (request_rate): only a closed loop's levels are reproduced. */
   mode: 'concurrency' | 'request_rate'
@@ -95,8 +100,10 @@ export function fitCapacity(input: FitInput): CapacityModel {
   const decodeNotes: [string[], string[]] = [[], []]
   const decode = ([0, 1] as const).map(
     (blocks) =>
-      fitDecodeOnRequests(blocks === 1 ? input.decode.stall : input.decode.overlap) ??
-      fitDecode(levels, slots.value, prefill, blocks, decodeNotes[blocks]),
+      fitDecodeOnRequests(
+        blocks === 1 ? input.decode.stall : input.decode.overlap,
+        (blocks === 1 ? input.decode.by_context?.stall : input.decode.by_context?.overlap) ?? [],
+      ) ?? fitDecode(levels, slots.value, prefill, blocks, decodeNotes[blocks]),
   ) as [DecodeParameters, DecodeParameters]
   const kv = kvCapacity(input.server, slots.value)
   const parameters = (blocks: 0 | 1, basis: string, fitted: boolean): CapacityParameters => ({
@@ -111,7 +118,7 @@ export function fitCapacity(input: FitInput): CapacityModel {
     output_tokens: input.workload.output_tokens,
     levels: input.levels.map((level) => level.value),
   }
-  const base = { fitted_on, notes }
+  const base = { fitted_on, notes, validity: validityOf(input) }
   if (input.mode !== 'concurrency' || levels.length === 0) {
     // Nothing closed-loop to reproduce: llama.cpp on its CPU is the one engine known to stall decoding.
     const blocks = input.server?.engine === 'llama.cpp' ? 1 : 0
@@ -140,6 +147,21 @@ export function fitCapacity(input: FitInput): CapacityModel {
   return { ...base, parameters: parameters(best.blocks, basis, true), reproduction: best.reproduction }
 }
 
+/** The prompt lengths and contexts per sequence the evidence covered (CapacityModel.validity). */
+function validityOf(input: FitInput): NonNullable<CapacityModel['validity']> {
+  const range = (values: readonly number[]) =>
+    values.length === 0
+      ? null
+      : { min: Math.round(Math.min(...values)), max: Math.round(Math.max(...values)) }
+  const decode = [...input.decode.overlap, ...(input.decode.by_context?.overlap ?? [])]
+  return {
+    prompt_tokens: range(input.prefill.points.map((point) => point.tokens)),
+    context_tokens_per_sequence: range(
+      decode.filter((point) => point.contextTokens > 0).map((point) => point.contextTokens / point.batch),
+    ),
+  }
+}
+
 function percent(fraction: number | null): string {
   return fraction === null ? '?' : `${(fraction * 100).toFixed(1)}%`
 }
@@ -166,9 +188,17 @@ function fitSlots(input: FitInput, levels: readonly FitLevel[]): FittedParameter
   return assumed(highest, `no level saturated: at least ${highest}, the highest level run`)
 }
 
-type PrefillParameters = Pick<CapacityParameters, 'prefill_base_ms' | 'prefill_ms_per_token'>
+type PrefillParameters = Pick<
+  CapacityParameters,
+  'prefill_base_ms' | 'prefill_ms_per_token' | 'prefill_ms_per_token_sq'
+>
 
-/** Prefill time against the prompt tokens computed: a fixed cost and a cost per token. */
+/**
+ * Prefill time against the prompt tokens computed: a fixed cost, a cost per token and, where three
+ * prompt lengths or more let it be tested, a cost per token squared (attention over the prompt). The
+ * square is kept only when its 95% interval lies above 0: short prompts alone do not invent curvature,
+ * and long ones show the attention cost they pay.
+ */
 function fitPrefill(
   points: readonly PrefillPoint[],
   source: 'timings' | 'ttft',
@@ -180,16 +210,50 @@ function fitPrefill(
       ? 'the server’s prompt_ms against prompt_n'
       : 'TTFT at one stream against prompt tokens'
   const lengths = new Set(points.map((point) => point.tokens)).size
-  const { fit, left } = lineWithoutOutliers(
-    points.map((point) => point.tokens),
-    points.map((point) => point.ms),
+  const xs = points.map((point) => point.tokens)
+  const ys = points.map((point) => point.ms)
+  const seen = `${points.length} requests at ${lengths} prompt lengths (${Math.min(...xs)}–${Math.max(...xs)} tokens)`
+  // Curvature is tested only on three lengths seen twice or more each: one request alone at a length
+  // (a single long probe) bends a square term to its own noise (one late probe of 388 tokens on a
+  // busy machine gave a linear server 4e-4 ms/token²).
+  const quadratic =
+    repeatedLengths(xs) >= 3
+      ? fitWithoutOutliers(
+          xs.map((x) => [1, x, x * x]),
+          ys,
+        )
+      : { fit: null, left: 0 }
+  const curvature = quadratic.fit?.intervals[2] ?? null
+  if (quadratic.fit !== null && curvature !== null && (curvature.low ?? 0) > 0) {
+    const basis = `${what}: ${seen}${outliersText(quadratic.left)}, a line and its square`
+    return {
+      prefill_base_ms: fromCoefficient(quadratic.fit, 0, basis),
+      prefill_ms_per_token: fromCoefficient(quadratic.fit, 1, basis),
+      prefill_ms_per_token_sq: fromCoefficient(quadratic.fit, 2, basis),
+    }
+  }
+  const { fit, left } = fitWithoutOutliers(
+    xs.map((x) => [1, x]),
+    ys,
   )
   if (fit !== null && lengths >= 2) {
-    const outliers = left > 0 ? ` (${left} far off the line left out)` : ''
-    const basis = `${what}: ${points.length} requests at ${lengths} prompt lengths${outliers}`
+    const basis = `${what}: ${seen}${outliersText(left)}`
+    const flat =
+      curvature === null
+        ? {}
+        : {
+            // No interval: a term the data do not see is not run at its interval's end either.
+            prefill_ms_per_token_sq: measured(
+              0,
+              null,
+              null,
+              `${what}: ${seen}: a square term’s 95% interval (${show(curvature.low)}…${show(curvature.high)}) includes 0, so none is kept`,
+            ),
+          }
     return {
-      prefill_base_ms: fromLine(fit, 'intercept', basis),
-      prefill_ms_per_token: fromLine(fit, 'slope', basis),
+      prefill_base_ms: fromCoefficient(fit, 0, basis),
+      prefill_ms_per_token: fromCoefficient(fit, 1, basis),
+      ...flat,
     }
   }
   if (points.length > 0) {
@@ -217,30 +281,70 @@ function fitPrefill(
   }
 }
 
+/** Groups of prompt lengths (each within 10% of the next) holding two points or more. */
+function repeatedLengths(xs: readonly number[]): number {
+  const sorted = [...xs].sort((a, b) => a - b)
+  let groups = 0
+  let size = 0
+  sorted.forEach((x, i) => {
+    const previous = sorted[i - 1]
+    if (previous !== undefined && x - previous <= 0.1 * x) size++
+    else {
+      if (size >= 2) groups++
+      size = 1
+    }
+  })
+  return groups + (size >= 2 ? 1 : 0)
+}
+
+function outliersText(left: number): string {
+  return left > 0 ? ` (${left} far off the fit left out)` : ''
+}
+
+function show(value: number | null): string {
+  return value === null ? '?' : value.toPrecision(2)
+}
+
+/** A least-squares coefficient as a parameter, clamped at zero (no cost is negative). */
+function fromCoefficient(fit: LeastSquaresFit, j: number, basis: string): FittedParameter {
+  const interval = fit.intervals[j] ?? { low: null, high: null }
+  const clamp = (x: number | null) => (x === null ? null : Math.max(0, x))
+  return measured(Math.max(0, fit.coefficients[j] ?? 0), clamp(interval.low), clamp(interval.high), basis)
+}
+
 /**
- * The least-squares line, fitted again without the points far off it: further than 4 robust standard
- * deviations (1.4826 × the residuals' median absolute deviation) and 5% of the line's value. One
+ * The least-squares fit, fitted again without the points far off it: further than 4 robust standard
+ * deviations (1.4826 × the residuals' median absolute deviation) and 5% of the fit's value. One
  * request the server's loop stalled (a pause, a late timer) is no prefill cost, yet would pull the
  * fixed cost up by its delay over the number of points. `left`: how many were left out.
  */
-function lineWithoutOutliers(
-  xs: readonly number[],
+export function fitWithoutOutliers(
+  rows: readonly (readonly number[])[],
   ys: readonly number[],
-): { fit: LineFit | null; left: number } {
-  const fit = fitLine(xs, ys)
-  if (fit === null || xs.length < 5) return { fit, left: 0 }
-  const residuals = xs.map((x, i) => (ys[i] as number) - (fit.intercept + fit.slope * x))
+): { fit: LeastSquaresFit | null; left: number } {
+  const fit = fitLeastSquares(rows, ys)
+  if (fit === null || rows.length < 5) return { fit, left: 0 }
+  const value = (row: readonly number[]) => row.reduce((sum, x, j) => sum + x * (fit.coefficients[j] ?? 0), 0)
+  const residuals = rows.map((row, i) => (ys[i] as number) - value(row))
   const center = median(residuals)
   const sigma = 1.4826 * median(residuals.map((r) => Math.abs(r - center)))
-  const keep = xs.map(
-    (x, i) =>
+  // A point alone at its length (none other within 10%) is never left out: it is the only evidence
+  // of the curve there, and dropping the one long prompt let a square term be fitted to the noise of
+  // the short ones (a linear server's prefill given 4e-4 ms/token², 33% too slow at 388 tokens).
+  const x = (row: readonly number[]) => row[1] ?? 0
+  const corroborated = rows.map((row, i) =>
+    rows.some((other, j) => j !== i && Math.abs(x(other) - x(row)) <= 0.1 * Math.abs(x(row))),
+  )
+  const keep = rows.map(
+    (row, i) =>
+      !corroborated[i] ||
       Math.abs((residuals[i] as number) - center) <= 4 * sigma ||
-      Math.abs((residuals[i] as number) - center) <= 0.05 * Math.abs(fit.intercept + fit.slope * x),
+      Math.abs((residuals[i] as number) - center) <= 0.05 * Math.abs(value(row)),
   )
   const left = keep.filter((kept) => !kept).length
   if (left === 0) return { fit, left }
-  const again = fitLine(
-    xs.filter((_, i) => keep[i]),
+  const again = fitLeastSquares(
+    rows.filter((_, i) => keep[i]),
     ys.filter((_, i) => keep[i]),
   )
   return again === null ? { fit, left: 0 } : { fit: again, left }
@@ -254,7 +358,10 @@ function median(values: readonly number[]): number {
     : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2
 }
 
-type DecodeParameters = Pick<CapacityParameters, 'decode_base_ms' | 'decode_ms_per_seq'>
+type DecodeParameters = Pick<
+  CapacityParameters,
+  'decode_base_ms' | 'decode_ms_per_seq' | 'decode_ms_per_context_token'
+>
 
 /** Batches this far apart at least, or the step's growth with the batch cannot be told from noise. */
 const MIN_BATCH_RANGE = 1
@@ -264,10 +371,15 @@ const MIN_BATCH_RANGE = 1
  * decoded in (decode-evidence.ts); null when the requests did not stream their tokens or decoded at
  * one batch size only.
  */
-function fitDecodeOnRequests(points: readonly DecodePoint[]): DecodeParameters | null {
+function fitDecodeOnRequests(
+  points: readonly DecodePoint[],
+  byContext: readonly DecodePoint[],
+): DecodeParameters | null {
   if (points.length < 2) return null
   const batches = points.map((point) => point.batch)
   if (Math.max(...batches) - Math.min(...batches) < MIN_BATCH_RANGE) return null
+  const withContext = fitDecodeWithContext(byContext)
+  if (withContext !== null && 'kept' in withContext) return withContext.kept
   // Weighted by the gaps behind each point: a batch size seen seldom is a noisier point.
   const fit = fitLine(
     batches,
@@ -280,6 +392,49 @@ function fitDecodeOnRequests(points: readonly DecodePoint[]): DecodeParameters |
   return {
     decode_base_ms: fromLine(fit, 'intercept', basis),
     decode_ms_per_seq: fromLine(fit, 'slope', basis),
+    ...(withContext === null ? {} : { decode_ms_per_context_token: withContext.rejected }),
+  }
+}
+
+/**
+ * The decode step against the batch and the context it holds (step = base + per_seq × batch +
+ * per_context × context tokens), on a point per batch size and context bin; the context term kept
+ * only when its 95% interval lies above 0. Null when the points cannot test it (fewer than four, or
+ * the context never varied at one batch size: then it is the batch's own shadow).
+ */
+function fitDecodeWithContext(
+  points: readonly DecodePoint[],
+): { kept: DecodeParameters } | { rejected: FittedParameter } | null {
+  const contexts = new Set(points.map((point) => `${point.batch}:${Math.round(point.contextTokens)}`))
+  const batchesSeen = new Set(points.map((point) => point.batch))
+  if (points.length < 4 || contexts.size <= batchesSeen.size) return null
+  const fit = fitLeastSquares(
+    points.map((point) => [1, point.batch, point.contextTokens]),
+    points.map((point) => point.stepMs),
+    points.map((point) => point.gaps),
+  )
+  if (fit === null) return null
+  const gaps = points.reduce((sum, point) => sum + point.gaps, 0)
+  const contextRange = points.map((point) => point.contextTokens)
+  const seen = `${points.length} batch sizes and contexts held (${gaps} gaps; ${Math.round(Math.min(...contextRange))}–${Math.round(Math.max(...contextRange))} tokens of context)`
+  const interval = fit.intervals[2] ?? { low: null, high: null }
+  if ((interval.low ?? 0) > 0) {
+    const basis = `mean of the middle half of the token gaps at ${seen}, against the batch and the context`
+    return {
+      kept: {
+        decode_base_ms: fromCoefficient(fit, 0, basis),
+        decode_ms_per_seq: fromCoefficient(fit, 1, basis),
+        decode_ms_per_context_token: fromCoefficient(fit, 2, basis),
+      },
+    }
+  }
+  return {
+    rejected: measured(
+      0,
+      null,
+      null,
+      `token gaps at ${seen}: a context term’s 95% interval (${show(interval.low)}…${show(interval.high)}) includes 0, so none is kept`,
+    ),
   }
 }
 

@@ -14,9 +14,14 @@ const LIMITS: Record<string, number> = {
   prefill_ms_per_token: 60_000,
   decode_base_ms: 600_000,
   decode_ms_per_seq: 60_000,
+  prefill_ms_per_token_sq: 1_000,
+  decode_ms_per_context_token: 1_000,
   prefill_blocks_decode: 1,
   kv_cache_tokens: 1e10,
 }
+
+/** Parameters older results (and fits that could not test them) do not have. */
+const OPTIONAL = new Set(['prefill_ms_per_token_sq', 'decode_ms_per_context_token'])
 
 export function modelProblems(model: CapacityModel): string[] {
   const parameters = (model as { parameters?: unknown }).parameters
@@ -25,6 +30,7 @@ export function modelProblems(model: CapacityModel): string[] {
   for (const [name, limit] of Object.entries(LIMITS)) {
     const parameter = (parameters as Record<string, FittedParameter | null | undefined>)[name]
     if (parameter === null && name === 'kv_cache_tokens') continue
+    if (parameter === undefined && OPTIONAL.has(name)) continue
     const problem = parameterProblem(parameter, name === 'slots' ? 1 : 0, limit)
     if (problem !== null) problems.push(`parameters.${name}: ${problem}`)
   }

@@ -1,4 +1,5 @@
-import { isMeaningful } from '../analysis/scaling-step.js'
+import { findSaturation } from '../analysis/saturation.js'
+import type { ScalingFigures } from '../analysis/scaling-step.js'
 import { type Distribution, percentileKey, round } from '../metrics/distribution.js'
 import type { Slo } from '../metrics/slo.js'
 import { type CapacityModel, engineParams, type ModelCorner } from './capacity-model.js'
@@ -102,7 +103,8 @@ export function predict(model: CapacityModel, request: PredictRequest): Predicti
       meets_slos: request.slos.length === 0 ? null : meetsSlos(point, request.slos),
     }
   })
-  const knees = CORNERS.map((corner) => kneeOf(request.levels, at(corner)))
+  const slots = Math.max(1, Math.round(model.parameters.slots.value))
+  const knees = CORNERS.map((corner) => kneeOf(request.levels, at(corner), slots))
   const capacities = CORNERS.map((corner) => sloCapacityOf(request.levels, at(corner), request.slos))
   const knee = rangeOf(knees, 'knee', request.levels)
   const slo_capacity = request.slos.length === 0 ? null : rangeOf(capacities, 'SLO capacity', request.levels)
@@ -155,18 +157,34 @@ function meetsSlos(level: LevelPrediction, slos: readonly Slo[]): boolean {
   })
 }
 
-/** The lowest level past which no higher one gains throughput worth its streams (scaling-step.ts). */
-function kneeOf(levels: readonly number[], predicted: readonly LevelPrediction[]): number | null {
-  for (let k = 0; k < levels.length - 1; k++) {
-    const base = predicted[k]?.output_tokens_per_s ?? 0
-    const gains = levels.slice(k + 1).some((level, j) => {
-      const gain = (predicted[k + 1 + j]?.output_tokens_per_s ?? 0) / base - 1
-      const doublings = Math.log2(level / (levels[k] as number))
-      return isMeaningful(gain, (1 + gain) ** (1 / doublings) - 1)
-    })
-    if (!gains) return levels[k] as number
-  }
-  return null
+/**
+ * The knee by the run's own rule (analysis/saturation.ts): the server's gauges first, then the curve.
+ * The engine's gauges in a closed loop with no client overhead are exact: every stream is in flight,
+ * min(streams, slots) of them run and the rest wait; TTFT p95 is the latency judged, as a run
+ * judges it by default. So a prediction and a measurement of the same workload name the same knee.
+ */
+function kneeOf(
+  levels: readonly number[],
+  predicted: readonly LevelPrediction[],
+  slots: number,
+): number | null {
+  const figures = levels.map((level, i): ScalingFigures => {
+    const p = predicted[i] as LevelPrediction
+    const running = Math.min(level, slots)
+    const waiting = Math.max(0, level - slots)
+    return {
+      value: level,
+      output_tokens_per_s: p.output_tokens_per_s,
+      ttft_ms: p.ttft_ms,
+      success_rate: 1,
+      achieved_concurrency: { mean: level, max: level },
+      server: {
+        running: { mean: running, max: running },
+        waiting: { mean: waiting, max: waiting },
+      },
+    } as ScalingFigures
+  })
+  return findSaturation(figures, 'p95', false, slots)?.value ?? null
 }
 
 function sloCapacityOf(
@@ -224,6 +242,29 @@ function replicasFor(
   }
 }
 
+/**
+ * Where the asked workload leaves what the evidence covered, said plainly: a prompt longer than any
+ * the prefill was seen at, or a context per sequence beyond any the decode step was seen with, is an
+ * extrapolation of the fitted curve, however good its fit inside the range.
+ */
+function outsideRange(model: CapacityModel, request: PredictRequest): string[] {
+  const validity = model.validity
+  if (validity === undefined) return []
+  const out: string[] = []
+  const prompts = validity.prompt_tokens
+  if (prompts !== null && (request.input_tokens > prompts.max || request.input_tokens < prompts.min))
+    out.push(
+      `outside the calibrated range: prompts of ${request.input_tokens} tokens, where the prefill was seen at ${prompts.min}–${prompts.max}; the prefill time is extrapolated`,
+    )
+  const contexts = validity.context_tokens_per_sequence
+  const context = request.input_tokens + request.output_tokens / 2
+  if (contexts !== null && context > contexts.max * 1.1)
+    out.push(
+      `outside the calibrated range: about ${Math.round(context)} tokens of context per decoding sequence, where the decode step was seen with up to ${contexts.max}; the decode step is extrapolated`,
+    )
+  return out
+}
+
 function warningsFor(model: CapacityModel, request: PredictRequest): string[] {
   const warnings: string[] = []
   const p = model.parameters
@@ -248,5 +289,6 @@ function warningsFor(model: CapacityModel, request: PredictRequest): string[] {
       `${Math.min(slots, Math.max(...request.levels))} requests of ${perRequest} tokens overfill the KV cache of ${kv} tokens: the model neither evicts nor preempts, so it is optimistic there`,
     )
   if (p.prefill_blocks_decode.measured === false) warnings.push(p.prefill_blocks_decode.basis)
+  warnings.push(...outsideRange(model, request))
   return [...warnings, ...model.notes]
 }

@@ -6,8 +6,10 @@ const PARAMETER_NAMES: readonly [keyof CapacityModel['parameters'], string][] = 
   ['slots', 'slots'],
   ['prefill_base_ms', 'prefill, fixed (ms)'],
   ['prefill_ms_per_token', 'prefill per prompt token (ms)'],
+  ['prefill_ms_per_token_sq', 'prefill per prompt token² (ms)'],
   ['decode_base_ms', 'decode step, empty batch (ms)'],
   ['decode_ms_per_seq', 'decode step per sequence (ms)'],
+  ['decode_ms_per_context_token', 'decode step per context token (ms)'],
   ['prefill_blocks_decode', 'prefill stalls decoding'],
   ['kv_cache_tokens', 'KV cache (tokens)'],
 ]
@@ -25,7 +27,7 @@ export function modelRows(
 ): { name: string; value: string; measured: boolean; basis: string }[] {
   return PARAMETER_NAMES.flatMap(([key, name]) => {
     const parameter = model.parameters[key]
-    if (parameter === null) return []
+    if (parameter == null) return []
     const value =
       key === 'prefill_blocks_decode' ? (parameter.value === 1 ? 'yes' : 'no') : fittedValue(parameter)
     return [{ name, value, measured: parameter.measured, basis: parameter.basis }]

@@ -52,8 +52,10 @@ const PARAMETERS: readonly { key: keyof CapacityParameters; label: string }[] = 
   { key: 'slots', label: 'slots (requests at once)' },
   { key: 'prefill_base_ms', label: 'prefill, fixed (ms)' },
   { key: 'prefill_ms_per_token', label: 'prefill per prompt token (ms)' },
+  { key: 'prefill_ms_per_token_sq', label: 'prefill per prompt token squared (ms)' },
   { key: 'decode_base_ms', label: 'decode step, fixed (ms)' },
   { key: 'decode_ms_per_seq', label: 'decode step per sequence in the batch (ms)' },
+  { key: 'decode_ms_per_context_token', label: 'decode step per token of context held (ms)' },
   { key: 'prefill_blocks_decode', label: 'a prefill stalls decoding (1 yes, 0 no)' },
   { key: 'kv_cache_tokens', label: 'KV cache (tokens)' },
 ]
@@ -73,8 +75,8 @@ const range = (low: number | null, high: number | null): string =>
 /** The fitted parameters, one row each (a parameter the fit left out, as an unsaid KV cache, is not shown). */
 export function parameterRows(model: CapacityModel): string[][] {
   return PARAMETERS.flatMap(({ key, label }) => {
-    const parameter: FittedParameter | null = model.parameters[key]
-    if (parameter === null) return []
+    const parameter: FittedParameter | null | undefined = model.parameters[key]
+    if (parameter == null) return []
     return [
       [
         label,

@@ -28,4 +28,6 @@ export function slowDownAt(params: SimParams, slowdown: SimSlowdown | null, requ
   params.prefill_ms_per_token *= slowdown.factor
   params.decode_base_ms *= slowdown.factor
   params.decode_ms_per_seq *= slowdown.factor
+  params.prefill_ms_per_token_sq *= slowdown.factor
+  params.decode_ms_per_context_token *= slowdown.factor
 }

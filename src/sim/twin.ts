@@ -74,6 +74,8 @@ const TWIN_KEYS = [
   'prefill_ms_per_token',
   'decode_base_ms',
   'decode_ms_per_seq',
+  'prefill_ms_per_token_sq',
+  'decode_ms_per_context_token',
   'prefill_blocks_decode',
   'kv_cache_tokens',
 ] as const satisfies readonly (keyof SimParams)[]
@@ -98,8 +100,12 @@ export function twinParams(
   return { params, lines }
 }
 
-function origin(key: string, overrides: Partial<SimParams>, parameter: FittedParameter | null): string {
+function origin(
+  key: string,
+  overrides: Partial<SimParams>,
+  parameter: FittedParameter | null | undefined,
+): string {
   if (overrides[key as keyof SimParams] !== undefined) return `overridden by --${key.replaceAll('_', '-')}`
-  if (parameter === null) return 'the simulator’s default (the run did not say)'
+  if (parameter == null) return 'the simulator’s default (the run did not say)'
   return `${parameter.measured ? 'fitted' : 'ASSUMED, not measured'} (${parameter.basis})`
 }

@@ -26,6 +26,8 @@ const P: SimParams = {
   prefill_ms_per_token: 0.5,
   decode_base_ms: 10,
   decode_ms_per_seq: 2,
+  prefill_ms_per_token_sq: 0,
+  decode_ms_per_context_token: 0,
   seed: 1,
   prefill_blocks_decode: 0,
   kv_cache_tokens: 1000,

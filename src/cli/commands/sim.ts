@@ -26,6 +26,14 @@ const PARAM_FLAGS: { key: keyof SimParams; help: string }[] = [
   { key: 'prefill_ms_per_token', help: 'extra prefill time per input token, ms' },
   { key: 'decode_base_ms', help: 'decode step time, ms' },
   { key: 'decode_ms_per_seq', help: 'extra decode step time per running sequence, ms' },
+  {
+    key: 'prefill_ms_per_token_sq',
+    help: 'extra prefill time per input token squared, ms (attention over a long prompt)',
+  },
+  {
+    key: 'decode_ms_per_context_token',
+    help: 'extra decode step time per token of context held by the requests in a slot, ms',
+  },
   { key: 'seed', help: 'seed of the generated text' },
   { key: 'prefill_blocks_decode', help: '1 = prefills run one at a time and stall decoding (CPU engine)' },
   {
