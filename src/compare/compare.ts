@@ -641,72 +641,24 @@ export function compareRuns(
     const deadlines = base.meta.fluidity ?? null
     const a = levelSamples(base.records, value, deadlines)
     const b = levelSamples(next.records, value, deadlines)
-    const metrics: MetricComparison[] = []
-    for (const measure of LATENCY_METRICS) {
-      const family = measure.key
-      for (const percentile of percentiles.get(family) ?? []) {
-        const name = figureKey(measure, percentile)
-        metrics.push(
-          latencyComparison(
-            name,
-            family,
-            percentile,
-            a,
-            b,
-            maxRegression[name] ?? null,
-            floorOf(name, floors),
-            rounds,
-          ),
-        )
-      }
-    }
-    metrics.push(
-      throughputComparison(
-        a,
-        b,
-        maxRegression.throughput ?? null,
-        floorOf('throughput', floors),
-        result.mode === 'concurrency',
-        rounds,
-      ),
-    )
-    metrics.push(successComparison(a, b, maxRegression.success_rate ?? null, rounds))
-    if (deadlines !== null && a.fluidity.some((values) => values.length > 0))
-      metrics.push(fluidityComparison(a, b, maxRegression.fluidity_p90 ?? null, rounds))
-    if (betweenRuns) {
-      const runsA = runSamples(baseRuns, value)
-      const runsB = runSamples(nextRuns, value)
-      metrics.splice(0, metrics.length, ...metrics.map((metric) => onRuns(metric, runsA, runsB)))
-    }
     const pairs = basePairs !== null && nextPairs !== null ? pairedSamples(basePairs, nextPairs, value) : null
-    if (pairs !== null) {
-      const sideA = pairs.map(([x]) => x)
-      const sideB = pairs.map(([, y]) => y)
-      metrics.splice(0, metrics.length, ...metrics.map((metric) => onRuns(metric, sideA, sideB, true)))
-    }
+    const metrics = levelMetrics(a, b, deadlines !== null, {
+      percentiles,
+      maxRegression,
+      floors,
+      rounds,
+      concurrency: result.mode === 'concurrency',
+      runs: betweenRuns ? [runSamples(baseRuns, value), runSamples(nextRuns, value)] : null,
+      pairs,
+    })
     const clientOf = (run: RunRecords): Client | undefined =>
       run.levels?.find((level) => level.value === value)?.client
     const inconclusive = inconclusiveReason(clientOf(base), clientOf(next))
     const judged = inconclusive === null || options.strictClient === true
     if (!judged && (clientOf(base)?.bound === true || clientOf(next)?.bound === true)) clientBound = true
     const jitter = clientJitterMs(clientOf(base), clientOf(next))
-    for (const metric of metrics) {
-      if (!metric.regressed) continue
-      const found = { value, metric: metric.metric, change: metric.change ?? 0 }
-      // A noisy machine's late timers (a few ms) cannot make a latency 135 ms worse: a change
-      // whose low end is well beyond what they add stands.
-      const beyondJitter = jitter !== null && beyondClientJitter(metric, jitter)
-      if (!clearsDrift(metric, driftBandOf(metric.metric, base.drift, next.drift))) {
-        // Within what remeasuring one level in one run moved: inconclusive when a run drifted, else
-        // the hosts' noise, not a regression.
-        if (drift.length > 0) result.inconclusive.push({ ...found, reason: driftReason })
-        else {
-          metric.regressed = false
-          metric.within_noise = true
-        }
-      } else if (judged || beyondJitter) result.regressions.push(found)
-      else result.inconclusive.push({ ...found, reason: inconclusive ?? '' })
-    }
+    const bands = (metric: string) => driftBandOf(metric, base.drift, next.drift)
+    judgeLevel(result, value, metrics, { judged, jitter, inconclusive, driftReason, bands })
     result.levels.push({
       value,
       block_length: { base: a.blockLength, new: b.blockLength },
@@ -718,18 +670,122 @@ export function compareRuns(
     })
   }
   gateTails(result, options.strictClient === true, driftReason)
-  if (result.knee?.regressed === true) {
-    const { base: was, new: now } = result.knee
-    const from = was.value ?? was.bracket[0]
-    const found = { value: from, metric: 'knee', change: round(((now.value ?? from) - from) / from, 4) }
-    // The knee is placed on the server's gauges or the curve's shape, not on a speed the drift scales.
-    if (drift.length > 0 && movedBy === Number.POSITIVE_INFINITY)
-      result.inconclusive.push({ ...found, reason: driftReason })
-    else result.regressions.push(found)
-  }
+  gateKnee(result, driftReason, movedBy)
   result.outcome = outcomeOf(result, clientBound, drifted >= smallestThreshold(maxRegression))
   result.resolution = resolutionOf(result.levels)
   return result
+}
+
+/** What a level's figures are compared under: the gates, the floors, and the samples each side is judged on. */
+interface LevelMetricsContext {
+  percentiles: ReadonlyMap<string, readonly number[]>
+  maxRegression: Record<string, number>
+  floors: Record<string, number>
+  rounds: number
+  concurrency: boolean
+  /** --repeat on both sides: each side's runs at this level, judged on the spread between runs. */
+  runs: [LevelSamples[], LevelSamples[]] | null
+  /** --paired: each pair's [A, B] samples at this level, judged pair by pair. */
+  pairs: [LevelSamples, LevelSamples][] | null
+}
+
+/** Every gated figure of one level, base against new: the latency percentiles, throughput, success, fluidity. */
+function levelMetrics(
+  a: LevelSamples,
+  b: LevelSamples,
+  fluidity: boolean,
+  context: LevelMetricsContext,
+): MetricComparison[] {
+  const { percentiles, maxRegression, floors, rounds } = context
+  const metrics: MetricComparison[] = []
+  for (const measure of LATENCY_METRICS) {
+    const family = measure.key
+    for (const percentile of percentiles.get(family) ?? []) {
+      const name = figureKey(measure, percentile)
+      metrics.push(
+        latencyComparison(
+          name,
+          family,
+          percentile,
+          a,
+          b,
+          maxRegression[name] ?? null,
+          floorOf(name, floors),
+          rounds,
+        ),
+      )
+    }
+  }
+  metrics.push(
+    throughputComparison(
+      a,
+      b,
+      maxRegression.throughput ?? null,
+      floorOf('throughput', floors),
+      context.concurrency,
+      rounds,
+    ),
+  )
+  metrics.push(successComparison(a, b, maxRegression.success_rate ?? null, rounds))
+  if (fluidity && a.fluidity.some((values) => values.length > 0))
+    metrics.push(fluidityComparison(a, b, maxRegression.fluidity_p90 ?? null, rounds))
+  if (context.runs !== null) {
+    const [runsA, runsB] = context.runs
+    return metrics.map((metric) => onRuns(metric, runsA, runsB))
+  }
+  if (context.pairs !== null) {
+    const sideA = context.pairs.map(([x]) => x)
+    const sideB = context.pairs.map(([, y]) => y)
+    return metrics.map((metric) => onRuns(metric, sideA, sideB, true))
+  }
+  return metrics
+}
+
+/**
+ * A level's regressed figures sorted into the comparison: a regression, inconclusive (an untrusted
+ * client, a drifted run), or within the runs' own remeasurement noise (then no regression at all).
+ */
+function judgeLevel(
+  result: Comparison,
+  value: number,
+  metrics: readonly MetricComparison[],
+  level: {
+    judged: boolean
+    jitter: number | null
+    inconclusive: string | null
+    driftReason: string
+    bands: (metric: string) => ReturnType<typeof driftBandOf>
+  },
+): void {
+  for (const metric of metrics) {
+    if (!metric.regressed) continue
+    const found = { value, metric: metric.metric, change: metric.change ?? 0 }
+    // A noisy machine's late timers (a few ms) cannot make a latency 135 ms worse: a change
+    // whose low end is well beyond what they add stands.
+    const beyondJitter = level.jitter !== null && beyondClientJitter(metric, level.jitter)
+    if (!clearsDrift(metric, level.bands(metric.metric))) {
+      // Within what remeasuring one level in one run moved: inconclusive when a run drifted, else
+      // the hosts' noise, not a regression.
+      if (result.drift.length > 0) result.inconclusive.push({ ...found, reason: level.driftReason })
+      else {
+        metric.regressed = false
+        metric.within_noise = true
+      }
+    } else if (level.judged || beyondJitter) result.regressions.push(found)
+    else result.inconclusive.push({ ...found, reason: level.inconclusive ?? '' })
+  }
+}
+
+/** The knee, when it regressed: a regression, or inconclusive in a run that drifted by an unknown amount. */
+function gateKnee(result: Comparison, driftReason: string, movedBy: number): void {
+  if (result.knee?.regressed !== true) return
+  const { base: was, new: now } = result.knee
+  const from = was.value ?? was.bracket[0]
+  const found = { value: from, metric: 'knee', change: round(((now.value ?? from) - from) / from, 4) }
+  // The knee is placed on the server's gauges or the curve's shape, not on a speed the drift scales.
+  if (result.drift.length > 0 && movedBy === Number.POSITIVE_INFINITY)
+    result.inconclusive.push({ ...found, reason: driftReason })
+  else result.regressions.push(found)
 }
 
 /**
