@@ -218,20 +218,7 @@ export function finishResult(
   // Request-rate mode: a shortfall a higher rate contradicts is not judged; a knee the server could
   // not keep up with moves below it (analysis/rate-knee.ts).
   const contradicted = rateMode ? contradictedShortfalls(judged) : new Set<number>()
-  const placed = findSaturation(judged, ttftKey, rateMode, slots)
-  const found = rateMode ? kneeKeptUp(placed, judged, contradicted) : placed
-  const saturation =
-    found === null
-      ? null
-      : {
-          ...found,
-          cause: explainKnee(judged.map(serverViewOf), found.value, kneeContextOf(judged, meta.server)),
-          // A knee the throughput curve placed while the environment drifted may owe its place to the
-          // drift; one the server's gauges placed (full_from) does not depend on the server's speed.
-          ...(drift?.moved && found.full_from === undefined
-            ? { uncertain: drift.reason, confidence: 'uncertain' as const }
-            : {}),
-        }
+  const saturation = runSaturation(judged, meta, drift, { ttftKey, rateMode, slots, contradicted })
   const undecided = saturation === null ? kneeUndecided(judged, ttftKey, rateMode) : null
   const steps = stepsFromBelow(judged, ttftKey, rateMode)
   const targets =
@@ -240,59 +227,19 @@ export function finishResult(
       : targetResults(meta.split, evidence.targets, ttftKey, rateMode)
   // A level is judged on its live targets: a dead one's failures are the target's, not the load's.
   const failedAt = failedTargetsAt(targets, evidence.targets)
-  const verdicts = summaries.map((summary) =>
-    levelVerdict(
-      judgedWithoutFailedTargets(
-        contradicted.has(summary.value) ? { ...summary, open_loop: null } : summary,
-        failedAt(summary.value),
-      ),
-      saturation,
-      steps.get(summary.value) ?? null,
-    ),
-  )
-  // The lowest overloaded level: a healthy level below it must not advise adding load past it.
-  const overloaded = Math.min(
-    ...summaries.filter((_, i) => verdicts[i] === 'overloaded').map((summary) => summary.value),
-  )
-  const levels: LevelSummary[] = summaries.map((summary, i) => {
-    const step = steps.get(summary.value) ?? null
-    const verdict = verdicts[i] as Verdict
-    const advice =
-      misconfiguredAdvice({ ...summary, verdict }) ??
-      (contradicted.has(summary.value) ? null : openLoopAdvice({ ...summary, verdict })) ??
-      adviceFor(verdict, summary, saturation, step, {
-        ttftKey,
-        undecided,
-        adds: rateMode ? 'load' : 'concurrency',
-        overloadedAbove: Number.isFinite(overloaded) && overloaded > summary.value ? overloaded : null,
-      })
-    const theirs = failedTargetsNote(failedAt(summary.value))
-    return { ...summary, verdict, advice: theirs === null ? advice : `${advice}; ${theirs}` }
+  const levels = judgedLevels(summaries, saturation, steps, {
+    ttftKey,
+    rateMode,
+    undecided,
+    contradicted,
+    failedAt,
   })
-  // The run's levels pool every target: the run's words name a target that failed.
-  const failedTargets = (targets ?? []).flatMap((target) =>
-    target.failed === undefined ? [] : [`${target.endpoint} (${target.model}) ${target.failed}`],
-  )
   const hasSlos = Object.keys(meta.slo ?? {}).length > 0
   const misconfigured = misconfiguredSummary(levels, (value) => levelName(meta, value))
   const judgement = {
     saturation: misconfigured === null ? saturation : null,
     saturation_summary:
-      misconfigured ??
-      // Several endpoints: the first server's slots are not the run's (each target's line has its own).
-      describeSaturation(
-        saturation,
-        levels,
-        rateMode,
-        (meta.split?.endpoints.length ?? 1) > 1 ? null : (meta.server ?? null),
-        undecided,
-      ) +
-        (drift?.moved && saturation === null
-          ? '; the environment drifted during the run (see Drift): re-run before relying on it'
-          : '') +
-        (failedTargets.length === 0
-          ? ''
-          : `; ${failedTargets.length === 1 ? 'a target' : `${failedTargets.length} targets`} failed (the levels' figures include its failures; their verdicts are judged without them): ${failedTargets.join('; ')}`),
+      misconfigured ?? saturationWords(saturation, levels, meta, { rateMode, undecided, drift, targets }),
     capacity: hasSlos ? findCapacity(levels) : null,
     capacity_summary: hasSlos ? describeCapacity(findCapacity(levels), meta.slo) : null,
   }
@@ -340,6 +287,115 @@ export function finishResult(
           ),
         }),
   }
+}
+
+/** How the run's levels are judged: on which TTFT, in which mode, against which slots. */
+interface JudgingOptions {
+  ttftKey: 'p95' | 'mean'
+  rateMode: boolean
+  slots: number | null
+  /** Request-rate mode: levels whose shortfall a higher rate contradicts (not judged). */
+  contradicted: ReadonlySet<number>
+}
+
+/** The knee, with its cause, and uncertain when the curve placed it while the environment drifted. */
+function runSaturation(
+  judged: readonly LevelFigures[],
+  meta: RunMeta,
+  drift: Drift | null,
+  options: JudgingOptions,
+) {
+  const { ttftKey, rateMode, slots, contradicted } = options
+  const placed = findSaturation(judged, ttftKey, rateMode, slots)
+  const found = rateMode ? kneeKeptUp(placed, judged, contradicted) : placed
+  return found === null
+    ? null
+    : {
+        ...found,
+        cause: explainKnee(judged.map(serverViewOf), found.value, kneeContextOf(judged, meta.server)),
+        // A knee the throughput curve placed while the environment drifted may owe its place to the
+        // drift; one the server's gauges placed (full_from) does not depend on the server's speed.
+        ...(drift?.moved && found.full_from === undefined
+          ? { uncertain: drift.reason, confidence: 'uncertain' as const }
+          : {}),
+      }
+}
+
+/** Each level with its verdict and its advice, judged on its live targets. */
+function judgedLevels(
+  summaries: readonly LevelFigures[],
+  saturation: ReturnType<typeof runSaturation>,
+  steps: ReturnType<typeof stepsFromBelow>,
+  options: Omit<JudgingOptions, 'slots'> & {
+    undecided: ReturnType<typeof kneeUndecided>
+    failedAt: ReturnType<typeof failedTargetsAt>
+  },
+): LevelSummary[] {
+  const { ttftKey, rateMode, undecided, contradicted, failedAt } = options
+  const verdicts = summaries.map((summary) =>
+    levelVerdict(
+      judgedWithoutFailedTargets(
+        contradicted.has(summary.value) ? { ...summary, open_loop: null } : summary,
+        failedAt(summary.value),
+      ),
+      saturation,
+      steps.get(summary.value) ?? null,
+    ),
+  )
+  // The lowest overloaded level: a healthy level below it must not advise adding load past it.
+  const overloaded = Math.min(
+    ...summaries.filter((_, i) => verdicts[i] === 'overloaded').map((summary) => summary.value),
+  )
+  return summaries.map((summary, i) => {
+    const step = steps.get(summary.value) ?? null
+    const verdict = verdicts[i] as Verdict
+    const advice =
+      misconfiguredAdvice({ ...summary, verdict }) ??
+      (contradicted.has(summary.value) ? null : openLoopAdvice({ ...summary, verdict })) ??
+      adviceFor(verdict, summary, saturation, step, {
+        ttftKey,
+        undecided,
+        adds: rateMode ? 'load' : 'concurrency',
+        overloadedAbove: Number.isFinite(overloaded) && overloaded > summary.value ? overloaded : null,
+      })
+    const theirs = failedTargetsNote(failedAt(summary.value))
+    return { ...summary, verdict, advice: theirs === null ? advice : `${advice}; ${theirs}` }
+  })
+}
+
+/** The saturation line, with what drifted and which targets failed. */
+function saturationWords(
+  saturation: ReturnType<typeof runSaturation>,
+  levels: readonly LevelSummary[],
+  meta: RunMeta,
+  context: {
+    rateMode: boolean
+    undecided: ReturnType<typeof kneeUndecided>
+    drift: Drift | null
+    targets: ReturnType<typeof targetResults> | undefined
+  },
+): string {
+  const { rateMode, undecided, drift, targets } = context
+  // The run's levels pool every target: the run's words name a target that failed.
+  const failedTargets = (targets ?? []).flatMap((target) =>
+    target.failed === undefined ? [] : [`${target.endpoint} (${target.model}) ${target.failed}`],
+  )
+  return (
+    // Several endpoints: the first server's slots are not the run's (each target's line has its own).
+    describeSaturation(
+      saturation,
+      levels,
+      rateMode,
+      (meta.split?.endpoints.length ?? 1) > 1 ? null : (meta.server ?? null),
+      undecided,
+    ) +
+    (drift?.moved && saturation === null
+      ? '; the environment drifted during the run (see Drift): re-run before relying on it'
+      : '') +
+    (failedTargets.length === 0
+      ? ''
+      : `; ${failedTargets.length === 1 ? 'a target' : `${failedTargets.length} targets`} failed (the levels' figures include its failures; their verdicts are judged without them): ${failedTargets.join('; ')}`)
+  )
 }
 
 function runCost(levels: readonly LevelSummary[], meta: RunMeta): RunCost | null {
