@@ -17,8 +17,8 @@ export class CoordinationError extends Error {
   override name = 'CoordinationError'
 }
 
-/** How long a shard keeps trying to reach a coordinator that is not up yet (pods start in any order). */
-const CONNECT_PATIENCE_MS = 60_000
+/** How long a shard keeps trying to reach a coordinator that is not up yet (pods start in any order, images are pulled). */
+const CONNECT_PATIENCE_MS = 300_000
 
 /** What the run asks of the coordinator around each level (run-gradient.ts). */
 export interface LevelCoordination {
