@@ -88,7 +88,7 @@ import {
 } from './setup/run-targets.js'
 import { readServerSelf } from './setup/server-self-read.js'
 import type { LevelCoordination } from './shard/coordinator-link.js'
-import { testClockShiftMs } from './shard/shard-clock.js'
+import { testClockShiftMs, wallOrigin } from './shard/shard-clock.js'
 import type { StopSignal } from './stop-signal.js'
 
 export { DISTINCT_PROMPTS } from './plan/prepare-workload.js'
@@ -213,9 +213,9 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
       setUp.cacheReset?.meta ?? null,
     )
     meta.run_id = sink.runId
-    // A shard's records are put on the others' clocks by this: a test shifts it to play a host whose clock is off.
-    if (options.shard !== undefined && meta.time_origin_ms !== undefined)
-      meta.time_origin_ms += testClockShiftMs()
+    // A shard's records are put on the others' clocks by this: read to the ms, as the coordinator's
+    // offset is measured against it (shard-clock.ts); a test shifts it to play a host whose clock is off.
+    if (options.shard !== undefined) meta.time_origin_ms = wallOrigin() + testClockShiftMs()
     const proxy = proxyMetaOf(endpoint.url, endpoint.proxy)
     if (proxy !== null) meta.client.proxy = proxy
     if (sources.trace !== null) meta.trace = sources.trace.meta

@@ -270,8 +270,11 @@ async function post(dispatcher: Dispatcher, origin: string, path: string, body: 
   return answer
 }
 
-/** A timer may fire this late on a loaded host; the rest of the wait is spun, holding the CPU it has. */
-const SPIN_MS = 15
+/**
+ * A timer fires a few ms late; the rest of the wait is spun, holding the CPU it has. Short: shards
+ * sharing a loaded host's cores would take turns spinning, and only delay each other.
+ */
+const SPIN_MS = 5
 
 /** Waits until `clock()` reaches `target`: a timer to within SPIN_MS, then a spin (a few ms of one core per level). */
 async function sleepUntil(target: number, clock: () => number): Promise<void> {

@@ -170,14 +170,18 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     'POST /register': (body, _url, res) => {
       const register = body as Register
       const problem = registerProblem(register)
-      if (problem !== null) return refuse(res, problem)
-      const known = shards.get(register.shard)
-      if (known !== undefined) return refuse(res, `shard ${register.shard} is registered already`)
-      if (digest !== null && register.config_digest !== digest)
-        return refuse(
-          res,
-          `shard ${register.shard} belongs to another run (config digest ${register.config_digest}, the others' ${digest})`,
-        )
+      const refusal =
+        problem ??
+        (shards.has(register.shard)
+          ? `shard ${register.shard} is registered already`
+          : digest !== null && register.config_digest !== digest
+            ? `shard ${register.shard} belongs to another run (config digest ${register.config_digest}, the others' ${digest})`
+            : null)
+      if (refusal !== null) {
+        // Said here too: the run waits for a shard that was turned away.
+        options.log(`coordinate: refused a registration: ${refusal}`)
+        return refuse(res, refusal)
+      }
       digest = register.config_digest
       shards.set(register.shard, {
         register,
