@@ -20,6 +20,7 @@ import { FolderInUseError, FolderUnwritableError } from '../run/result-folder.js
 import { INTERRUPT_GRACE_MS } from '../run/run-gradient.js'
 import { fdLimitWarning } from '../run/setup/fd-limit.js'
 import { endpointFromEnv } from '../run/setup/resolve-endpoint.js'
+import { CoordinationError } from '../run/shard/coordinator-link.js'
 import { parseShard } from '../run/shard/shard.js'
 import {
   type PreparedRun,
@@ -86,11 +87,13 @@ export async function executeRun(
       `--paired cannot be combined with ${shard !== null ? '--shard (or JOB_COMPLETION_INDEX)' : '--start-at'}: both targets' blocks alternate in one process`,
       EXIT.usage,
     )
+  const coordinator = resolveCoordinator(flags, shard !== null, schedule !== undefined)
   const run = readyRun({
     config,
     endpoint,
     shard,
     schedule,
+    coordinator,
     force: flags.force === true,
   })
   // Levels nobody sized were given the default precision by prepareRun (the library's choice too).
@@ -136,6 +139,7 @@ export async function executeRun(
       if (error instanceof WorkloadError || error instanceof LiveMetricsError)
         throw new CliError(error.message, EXIT.usage)
       if (error instanceof DiskFullError) throw new CliError(error.message, EXIT.diskFull)
+      if (error instanceof CoordinationError) throw new CliError(error.message, EXIT.coordination)
       throw error
     }
     if (outcome.kind === 'interrupted-during-set-up') {
@@ -166,6 +170,14 @@ export async function executeRun(
     if (config.run.history_dir !== null) {
       log(`history: appended to ${appendHistory(config.run.history_dir, result)}`)
       log(`history: ${await historyPage(config.run.history_dir)}`)
+    }
+    // The coordinator (or this shard) ended the run as a shard was lost: its own exit code, not an interrupt's.
+    const cut = result.meta.shard?.coordinator?.ended ?? null
+    if (cut !== null) {
+      io.err(
+        `coordinated run ended: ${cut.reason} at ${new Date(cut.at_ms).toISOString()}; the level in progress is marked incomplete\n`,
+      )
+      return EXIT.coordination
     }
     if (stop.requested) return EXIT.interrupted
     const failures = runFailures(result.levels, config.metrics.min_success_rate, (value) =>
@@ -304,6 +316,34 @@ function ignoredFlags(config: RunConfig, flags: ParsedFlags): string[] {
   if (config.load.mode === 'request_rate' && flags.levels !== undefined)
     return ['--levels does not apply in request-rate mode: the levels are --rates']
   return []
+}
+
+/** --coordinator URL: only for a shard, and instead of --start-at (the coordinator says when each level starts). */
+function resolveCoordinator(flags: ParsedFlags, sharded: boolean, scheduled: boolean): string | null {
+  const text = stringFlag(flags, 'coordinator')
+  if (text === undefined) return null
+  if (!sharded)
+    throw new CliError(
+      '--coordinator needs --shard I/N (or JOB_COMPLETION_INDEX): it coordinates shards',
+      EXIT.usage,
+    )
+  if (scheduled)
+    throw new CliError(
+      '--coordinator cannot be combined with --start-at: the coordinator says when each level starts',
+      EXIT.usage,
+    )
+  let url: URL
+  try {
+    url = new URL(text)
+  } catch {
+    throw new CliError(
+      `--coordinator: expected a URL (http://host:port), got ${JSON.stringify(text)}`,
+      EXIT.usage,
+    )
+  }
+  if (url.protocol !== 'http:')
+    throw new CliError(`--coordinator: expected an http:// URL, got ${JSON.stringify(text)}`, EXIT.usage)
+  return url.origin
 }
 
 /** --shard I/N, else Kubernetes Indexed Job variables; null = the whole run. */

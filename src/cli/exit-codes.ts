@@ -11,6 +11,11 @@ export const EXIT = {
   diskFull: 4,
   /** compare could not decide: a run drifted or a level's client was bound; re-run, do not ship or block on it. */
   inconclusive: 5,
+  /**
+   * A coordinated shard run (--coordinator, `coordinate`) did not run as one: a shard or the coordinator
+   * was lost, or the coordinator refused the shard; the level in progress is marked incomplete.
+   */
+  coordination: 6,
   /** Interrupted; partial results were still written. */
   interrupted: 130,
 } as const

@@ -23,6 +23,7 @@ const COMMANDS: Record<string, (help: boolean) => Promise<Command>> = {
   check: async () => (await import('./commands/check.js')).checkCommand,
   models: async () => (await import('./commands/check.js')).modelsCommand,
   merge: async () => (await import('./commands/merge.js')).mergeCommand,
+  coordinate: async () => (await import('./commands/coordinate.js')).coordinateCommand,
   model: async () => (await import('./commands/model.js')).modelCommand,
   predict: async () => (await import('./commands/predict.js')).predictCommand,
   'k8s-manifest': async () => (await import('./commands/k8s-manifest.js')).k8sManifestCommand,

@@ -1,7 +1,8 @@
 /**
  * Renders the Kubernetes objects that run one llmbench run as N shards on N machines: a ConfigMap with
  * the user's config files and an Indexed Job whose pod I runs `llmbench run --shard I/N`, all starting
- * at one wall-clock time. With a shared (ReadWriteMany) claim, a second, suspended Job merges the shard
+ * at one wall-clock time, or (coordinator) at each level's instant given by `llmbench coordinate`, run
+ * as a Job of one pod behind a Service. With a shared (ReadWriteMany) claim, a second, suspended Job merges the shard
  * folders once they are all done. Only namespaced objects a namespace editor may create: no RBAC, no
  * cluster-scoped kinds.
  *
@@ -21,8 +22,13 @@ export interface K8sManifestOptions {
   configFiles: { name: string; content: string }[]
   /** `env` is the variable the config's api_key_env names; its value comes from the Secret, never inline. */
   apiKeySecret: { name: string; key: string; env: string } | null
-  /** ISO time with a zone, passed to every shard as --start-at. */
+  /** ISO time with a zone, passed to every shard as --start-at; unused with a coordinator. */
   startAt: string
+  /**
+   * Render `llmbench coordinate` as a Job of one pod behind a Service, and give every shard
+   * `--coordinator` instead of `--start-at`: levels start at one instant, offsets measured. Absent = off.
+   */
+  coordinator?: boolean
   /** A ReadWriteMany PersistentVolumeClaim mounted at /results; null: a per-pod emptyDir, copied out by hand. */
   resultsClaim: string | null
   /** Further flags for `llmbench run`. */
@@ -69,6 +75,7 @@ const OWNED_FLAGS: Record<string, string> = {
   '--out': 'each shard writes /results/<name>/shard-<index>',
   '--shard': 'each pod is given its own --shard <index>/<shards>',
   '--start-at': 'set it with --start-at of k8s-manifest',
+  '--coordinator': 'set it with --coordinator of k8s-manifest (the coordinator Service)',
   // With backoffLimit 0, one pod exiting 1 fails the Job, and the Job controller then stops every
   // other shard mid-run. A shard's figures are also only its share of the load.
   '--fail-on-slo': 'a shard exiting 1 would stop the other shards; gate on the merged result instead',
@@ -86,7 +93,9 @@ export function checkExtraArgs(extraArgs: string[]): void {
 
 export function renderK8sManifest(options: K8sManifestOptions): string {
   validate(options)
-  const docs = [configMapDoc(options), shardJobDoc(options)]
+  const docs = [configMapDoc(options)]
+  if (options.coordinator === true) docs.push(coordinatorServiceDoc(options), coordinatorJobDoc(options))
+  docs.push(shardJobDoc(options))
   if (options.resultsClaim !== null) docs.push(mergeJobDoc(options, options.resultsClaim))
   // YAML 1.1 is what Kubernetes' parser speaks: stringified under it, strings such as "on", "y" or an ISO
   // time are quoted, so they reach the API server as strings, not as booleans or timestamps.
@@ -98,7 +107,7 @@ export function renderK8sManifest(options: K8sManifestOptions): string {
 // Objects
 // ---------------------------------------------------------------------------------------------------
 
-type Component = 'config' | 'shard' | 'merge'
+type Component = 'config' | 'shard' | 'merge' | 'coordinator'
 
 function labels(options: K8sManifestOptions, component: Component): Record<string, string> {
   return {
@@ -118,6 +127,10 @@ function metadata(options: K8sManifestOptions, name: string, component: Componen
 
 const configMapName = (options: K8sManifestOptions): string => `${options.name}-config`
 export const mergeJobName = (name: string): string => `${name}-merge`
+/** The coordinator's Job and Service: a short suffix, as the Service name is a DNS label (63 at most). */
+export const coordinatorName = (name: string): string => `${name}-coord`
+/** The port `llmbench coordinate` listens on by default; the Service exposes it. */
+export const COORDINATOR_PORT = 7878
 const shardDir = (name: string, index: string): string => `${RESULTS_DIR}/${name}/shard-${index}`
 
 function configMapDoc(options: K8sManifestOptions): Document {
@@ -141,8 +154,9 @@ function shardJobDoc(options: K8sManifestOptions): Document {
     ...options.configFiles.flatMap((file) => ['-c', `${CONFIG_DIR}/${file.name}`]),
     '--shard',
     `${index}/${shards}`,
-    '--start-at',
-    options.startAt,
+    ...(options.coordinator === true
+      ? ['--coordinator', `http://${coordinatorName(name)}:${COORDINATOR_PORT}`]
+      : ['--start-at', options.startAt]),
     '--out',
     shardDir(name, index),
     ...options.extraArgs,
@@ -254,6 +268,72 @@ function shardJobDoc(options: K8sManifestOptions): Document {
         ' cores are its own. CPU throttling would show up as event-loop delay, which llmbench reports.',
       ].join('\n'),
     )
+  return doc
+}
+
+/** The coordinator's address inside the namespace: shards reach it by the Service's name. */
+function coordinatorServiceDoc(options: K8sManifestOptions): Document {
+  return yamlDoc({
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: metadata(options, coordinatorName(options.name), 'coordinator'),
+    spec: {
+      selector: labels(options, 'coordinator'),
+      ports: [{ name: 'coordinate', port: COORDINATOR_PORT, targetPort: COORDINATOR_PORT, protocol: 'TCP' }],
+    },
+  })
+}
+
+/**
+ * `llmbench coordinate` in one pod, told the shard count once. Never restarted: a new coordinator
+ * would not know the levels already started, and the shards, having lost theirs, have stopped (exit 6).
+ * Its report goes to its log (--json), and with a claim to coordination.json beside the shards.
+ */
+function coordinatorJobDoc(options: K8sManifestOptions): Document {
+  const { name, shards } = options
+  const claim = options.resultsClaim
+  const doc = yamlDoc({
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: metadata(options, coordinatorName(name), 'coordinator'),
+    spec: {
+      backoffLimit: 0,
+      template: {
+        metadata: { labels: labels(options, 'coordinator') },
+        spec: {
+          restartPolicy: 'Never',
+          automountServiceAccountToken: false,
+          securityContext: POD_SECURITY,
+          containers: [
+            {
+              name: 'coordinate',
+              image: options.image,
+              args: [
+                'coordinate',
+                '--shards',
+                String(shards),
+                '--host',
+                '0.0.0.0',
+                '--port',
+                String(COORDINATOR_PORT),
+                '--json',
+                ...(claim === null ? [] : ['--out', `${RESULTS_DIR}/${name}/coordination.json`]),
+              ],
+              ports: [{ containerPort: COORDINATOR_PORT, name: 'coordinate' }],
+              ...(claim === null ? {} : { volumeMounts: [{ name: 'results', mountPath: RESULTS_DIR }] }),
+              securityContext: CONTAINER_SECURITY,
+            },
+          ],
+          ...(claim === null ? {} : { volumes: [resultsVolume(claim)] }),
+        },
+      },
+    },
+  })
+  comment(
+    doc,
+    ['spec', 'backoffLimit'],
+    ' Never retried: a new coordinator would not know the levels already started.',
+  )
   return doc
 }
 
@@ -378,12 +458,20 @@ function header(options: K8sManifestOptions): string {
   const { name, shards, startAt } = options
   const ns = nsFlag(options)
   const shardSelector = `app.kubernetes.io/instance=${name},app.kubernetes.io/component=shard`
-  const lines = [
-    `llmbench: one run as ${shards} shards (Indexed Job "${name}"), all starting at ${startAt}.`,
-    'Rendered by `llmbench k8s-manifest`; the guide is deploy/k8s/README.md in the llmbench repository.',
-    `Apply it before ${startAt}: a shard that starts later than that starts late.`,
-    `  kubectl apply${ns} -f THIS_FILE`,
-  ]
+  const lines =
+    options.coordinator === true
+      ? [
+          `llmbench: one run as ${shards} shards (Indexed Job "${name}"), each level started at one instant by the coordinator (Job and Service "${coordinatorName(name)}").`,
+          'Rendered by `llmbench k8s-manifest`; the guide is deploy/k8s/README.md in the llmbench repository.',
+          `  kubectl apply${ns} -f THIS_FILE`,
+          `The coordinator's account: kubectl logs${ns} job/${coordinatorName(name)}`,
+        ]
+      : [
+          `llmbench: one run as ${shards} shards (Indexed Job "${name}"), all starting at ${startAt}.`,
+          'Rendered by `llmbench k8s-manifest`; the guide is deploy/k8s/README.md in the llmbench repository.',
+          `Apply it before ${startAt}: a shard that starts later than that starts late.`,
+          `  kubectl apply${ns} -f THIS_FILE`,
+        ]
   if (options.resultsClaim !== null) {
     lines.push(
       `  kubectl wait${ns} --for=condition=complete job/${name} --timeout=24h`,

@@ -198,12 +198,68 @@ export interface ShardInfo {
   clock_offset_ms: number | null
   /** Digest of everything that must be equal across shards to merge them. */
   config_digest: string
+  /** --coordinator: this shard's clock against the coordinator's and its levels as coordinated; absent without. */
+  coordinator?: ShardCoordination
+}
+
+/** What ended a coordinated level or run before its time (run/shard/coordination-protocol.ts). */
+export interface CoordinationCut {
+  /** The shard lost; null when the run ended for another reason (the coordinator lost, a disagreement). */
+  shard: number | null
+  /** When it was seen, on the coordinator's clock (ms since the epoch). */
+  at_ms: number
+  reason: string
+}
+
+/** A shard's account of the coordination (meta.shard.coordinator). */
+export interface ShardCoordination {
+  url: string
+  /** Coordinator clock minus this shard's, ms (best of several exchanges, NTP style). */
+  offset_ms: number
+  /** The true offset is within offset_ms ± bound_ms (half the exchange's round trip). */
+  bound_ms: number
+  rtt_ms: number
+  levels: {
+    /** 0-based position in the run. */
+    level: number
+    value: number
+    /** The instant given to every shard, coordinator clock (ms since the epoch). */
+    start_at_ms: number
+    /** When this shard released the level, coordinator clock. */
+    started_ms: number
+    /** Every shard finished it; false = cut (see incomplete); null = still running. */
+    complete: boolean | null
+    incomplete: CoordinationCut | null
+  }[]
+  /** What ended the run early; null = it was not. */
+  ended: CoordinationCut | null
 }
 
 export interface MergeInfo {
-  shards: { index: number; host: string; dir: string; records: number; clock_offset_ms: number | null }[]
+  shards: {
+    index: number
+    host: string
+    dir: string
+    records: number
+    clock_offset_ms: number | null
+    /** Coordinator clock minus this shard's, ms, and its bound: how its records were aligned; null without a coordinator. */
+    coordinator_offset_ms?: number | null
+    coordinator_bound_ms?: number | null
+  }[]
   config_digest: string
   overlap: LevelOverlap[]
+  /**
+   * What the merged timeline rests on: `coordinator` = each shard's records moved by its measured
+   * offset; `wall-clock` = the hosts' clocks trusted as they were (no coordinator).
+   */
+  time_base?: 'coordinator' | 'wall-clock'
+  /**
+   * How far apart two shards' records can be, at most, from where they were on one clock: the sum
+   * of the two largest offset bounds, ms; null when the time base is the wall clock (not known).
+   */
+  alignment_error_ms?: number | null
+  /** Levels a coordinator marked incomplete (a shard lost mid-level): shown, never judged. */
+  incomplete?: { level: number; shard: number | null; at: string; reason: string }[]
 }
 
 /** How well the shards' measured windows of one level overlapped. */
@@ -213,6 +269,8 @@ export interface LevelOverlap {
   ratio: number
   /** Each shard's measured window, ms on the merged clock (the first shard's). */
   windows: { shard: number; start_ms: number; end_ms: number }[]
+  /** The ratio is below the merge's minimum (MIN_OVERLAP): the shards did not load the server together for all of it. */
+  flagged?: boolean
 }
 
 /** How a closed-loop level's streams start: their first sends spread over `spread_ms` (0 = at once). */

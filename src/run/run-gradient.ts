@@ -95,6 +95,8 @@ import {
   withKeepAlive,
 } from './setup/run-targets.js'
 import { readServerSelf } from './setup/server-self-read.js'
+import type { LevelCoordination } from './shard/coordinator-link.js'
+import { testClockShiftMs, wallOrigin } from './shard/shard-clock.js'
 import type { StopSignal } from './stop-signal.js'
 
 export { DISTINCT_PROMPTS } from './plan/prepare-workload.js'
@@ -134,6 +136,8 @@ interface RunSettings {
   shard?: ShardInfo
   /** Wall-clock start of each level (shards start together); absent = now, levels back to back. */
   schedule?: StartSchedule
+  /** --coordinator: each level started and ended with the other shards (run/shard/coordinator-link.ts). */
+  coordination?: LevelCoordination
 }
 
 export type RunOutcome =
@@ -217,6 +221,9 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
       setUp.cacheReset?.meta ?? null,
     )
     meta.run_id = sink.runId
+    // A shard's records are put on the others' clocks by this: read to the ms, as the coordinator's
+    // offset is measured against it (shard-clock.ts); a test shifts it to play a host whose clock is off.
+    if (options.shard !== undefined) meta.time_origin_ms = wallOrigin() + testClockShiftMs()
     const proxy = proxyMetaOf(endpoint.url, endpoint.proxy)
     if (proxy !== null) meta.client.proxy = proxy
     if (sources.trace !== null) meta.trace = sources.trace.meta
@@ -295,6 +302,7 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
       },
     }
     await runLoad(gradient)
+    await options.coordination?.finish()
     // The threads' heaps go before the report is drawn, not after: the report's peak is the run's.
     await pool.close()
     // Before the report: drawing the charts holds the main thread for seconds, and a scrape that
@@ -654,11 +662,13 @@ async function runLevel(gradient: Gradient, value: number): Promise<BenchResult 
   const planned = planLevel(config, value, options.shard ?? WHOLE_RUN, gradient.traceOffsets, stagger)
   const level =
     planned === null || gradient.prompts === null ? planned : { ...planned, prompts: gradient.prompts.levels }
-  if (options.schedule !== undefined)
-    await waitForLevelStart(options.schedule, gradient.levelsStarted, stop, log)
+  const position = gradient.levelsStarted
+  if (options.coordination !== undefined) await options.coordination.beforeLevel(position, value)
+  else if (options.schedule !== undefined) await waitForLevelStart(options.schedule, position, stop, log)
   gradient.levelsStarted++
   if (level === null || stop.requested) {
     if (level === null) log(`level ${value}: this shard's share is empty; skipped`)
+    await options.coordination?.afterLevel(position, stop.requested)
     return null
   }
   const repeats = meta.load.repeat ?? 1
@@ -716,6 +726,8 @@ async function runLevel(gradient: Gradient, value: number): Promise<BenchResult 
     }
   }
   measure.sink.repeat = null
+  // Before the level is written: a shard lost elsewhere meanwhile cuts it here too (the stop is requested).
+  await options.coordination?.afterLevel(position, stop.requested)
   if (busiest === null) return null
   const { client, outcomes } = busiest
   meta.client.architecture = architecture(gradient.workers, gradient.connections, config.load.mode)

@@ -11,6 +11,8 @@ import type { StartSchedule } from './plan/start-schedule.js'
 import { defaultOutDir, freeFolderName, prepareResultFolder } from './result-folder.js'
 import { type RunOutcome, runGradient } from './run-gradient.js'
 import { estimateClockOffsetMs } from './setup/clock-offset.js'
+import { CoordinatorLink } from './shard/coordinator-link.js'
+import { testClockShiftMs, wallClock } from './shard/shard-clock.js'
 import type { StopSignal } from './stop-signal.js'
 
 /**
@@ -34,6 +36,8 @@ export interface RunRequest {
   schedule?: { start_at_ms: number; level_span_s?: number | undefined }
   /** Replace the run already in the folder (that run's files only); without it such a folder is refused. */
   force?: boolean
+  /** With a shard: the URL of `llmbench coordinate`, which starts and ends every level for all shards; null or absent = none. */
+  coordinator?: string | null
 }
 
 /** A run with its folder ready and its schedule fixed; nothing has been sent yet. */
@@ -42,6 +46,7 @@ export interface PreparedRun {
   endpoint: Endpoint
   shard: Pick<ShardInfo, 'index' | 'count'> | null
   schedule: StartSchedule | undefined
+  coordinator: string | null
   outDir: string
   /** What readying the folder removed (a failed preflight's files, or the run --force replaced); null = nothing. */
   replaced: string | null
@@ -89,7 +94,8 @@ export function prepareRun(request: RunRequest): PreparedRun {
           start_at_ms: request.schedule.start_at_ms,
           level_span_s: request.schedule.level_span_s ?? derivedLevelSpan(config),
         }
-  return { config, endpoint: request.endpoint, shard, schedule, outDir, replaced }
+  const coordinator = shard === null ? null : (request.coordinator ?? null)
+  return { config, endpoint: request.endpoint, shard, schedule, coordinator, outDir, replaced }
 }
 
 /** Identifies the shard (host, clock offset, config digest), then runs the gradient into the prepared folder. */
@@ -111,17 +117,32 @@ export async function startRun(run: PreparedRun, session: RunSession): Promise<S
     )
     if (stop.requested) return { kind: 'interrupted-during-set-up' }
   }
-  return runGradient({
-    config,
-    endpoint,
-    outDir,
-    log,
-    stop,
-    ...(session.notice ? { notice: session.notice } : {}),
-    ...(session.progress ? { progress: session.progress } : {}),
-    ...(shard ? { shard } : {}),
-    ...(schedule ? { schedule } : {}),
-  })
+  // Throws CoordinationError when the coordinator refuses the shard or cannot be reached.
+  const link =
+    shard === undefined || run.coordinator === null
+      ? null
+      : await CoordinatorLink.connect(
+          run.coordinator,
+          { shard: shard.index, count: shard.count, host: shard.host, config_digest: shard.config_digest },
+          { clock: wallClock(testClockShiftMs()), stop, log },
+        )
+  if (shard !== undefined && link !== null) shard.coordinator = link.info
+  try {
+    return await runGradient({
+      config,
+      endpoint,
+      outDir,
+      log,
+      stop,
+      ...(session.notice ? { notice: session.notice } : {}),
+      ...(session.progress ? { progress: session.progress } : {}),
+      ...(shard ? { shard } : {}),
+      ...(schedule ? { schedule } : {}),
+      ...(link ? { coordination: link } : {}),
+    })
+  } finally {
+    await link?.close()
+  }
 }
 
 /**

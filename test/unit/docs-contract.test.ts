@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url'
 import type { CommandSpec } from '../../src/cli/args.js'
 import { CHECK_SPEC, MODELS_SPEC } from '../../src/cli/commands/check.js'
 import { COMPARE_SPEC } from '../../src/cli/commands/compare.js'
+import { COORDINATE_SPEC } from '../../src/cli/commands/coordinate.js'
 import { DEMO_SPEC } from '../../src/cli/commands/demo.js'
 import { COMMANDS_HELP } from '../../src/cli/commands/help.js'
 import { INIT_SPEC } from '../../src/cli/commands/init.js'
@@ -40,6 +41,7 @@ const SPECS: CommandSpec[] = [
   REPORT_SPEC,
   COMPARE_SPEC,
   MERGE_SPEC,
+  COORDINATE_SPEC,
   MODEL_SPEC,
   PREDICT_SPEC,
   K8S_MANIFEST_SPEC,

@@ -6,6 +6,7 @@ import { after, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { parseAllDocuments } from 'yaml'
 import { parseFlags } from '../../src/cli/args.js'
+import { COORDINATE_SPEC } from '../../src/cli/commands/coordinate.js'
 import { k8sManifestCommand } from '../../src/cli/commands/k8s-manifest.js'
 import { MERGE_SPEC } from '../../src/cli/commands/merge.js'
 import { RUN_SPEC } from '../../src/cli/commands/run.js'
@@ -217,6 +218,56 @@ test("every pod's args, once expanded, are accepted by `llmbench run` itself as 
     ['shard-0', 'shard-1', 'shard-2'].map((s) => `/results/llmbench-example/${s}`),
   )
   assert.equal(parsed.flags.out, '/results/llmbench-example/merged')
+})
+
+test('--coordinator: a Service and a Job for `llmbench coordinate`, told the shard count once; every shard is sent to it instead of --start-at', () => {
+  const shards = 3
+  const docs = parseManifest(renderK8sManifest(options({ shards, coordinator: true })))
+  const service = byKind(docs, 'Service', 'coordinator')
+  const coordinator = byKind(docs, 'Job', 'coordinator')
+  const job = byKind(docs, 'Job', 'shard')
+  // The Service finds the coordinator pod by its labels, on the port the coordinator listens on.
+  assert.deepEqual(at(service, 'spec', 'selector'), at(coordinator, 'spec', 'template', 'metadata', 'labels'))
+  const [command, ...rest] = argsOf(coordinator)
+  assert.equal(command, 'coordinate')
+  const parsed = parseFlags(COORDINATE_SPEC, rest)
+  assert.equal(parsed.flags.shards, String(shards), 'the shard count, from the one option')
+  assert.equal(parsed.flags.host, '0.0.0.0', 'reachable from the shard pods')
+  const port = Number(parsed.flags.port)
+  assert.equal(at(service, 'spec', 'ports', 0, 'port'), port)
+  assert.equal(
+    parsed.flags.out,
+    '/results/llmbench-example/coordination.json',
+    'beside the shards, on the claim',
+  )
+  assert.equal(at(coordinator, 'spec', 'backoffLimit'), 0)
+  assert.equal(podSpec(coordinator).restartPolicy, 'Never')
+  for (let i = 0; i < shards; i++) {
+    const [run, ...runArgs] = expand(argsOf(job), { JOB_COMPLETION_INDEX: String(i) })
+    assert.equal(run, 'run')
+    const { flags } = parseFlags(RUN_SPEC, runArgs)
+    assert.deepEqual(resolveShard(flags, {}), { index: i, count: shards })
+    assert.equal(flags['start-at'], undefined, 'the coordinator starts the levels')
+    const url = new URL(flags.coordinator as string)
+    assert.equal(url.hostname, at(service, 'metadata', 'name'), 'the Service, by its name in the namespace')
+    assert.equal(Number(url.port), port)
+  }
+  // Names stay DNS labels at the longest job name.
+  const long = 'x'.repeat(52)
+  const names = parseManifest(renderK8sManifest(options({ name: long, coordinator: true }))).map(
+    (doc) => at(doc, 'metadata', 'name') as string,
+  )
+  for (const name of names) assert.ok(name.length <= 63, name)
+  // Without it, no coordinator and the wall-clock schedule as before.
+  const plain = parseManifest(renderK8sManifest(options({ shards })))
+  assert.equal(plain.filter((doc) => doc.kind === 'Service').length, 0)
+  assert.equal(valueAfter(argsOf(byKind(plain, 'Job', 'shard')), '--coordinator'), undefined)
+  // A run flag the manifest now owns.
+  assert.throws(
+    () => renderK8sManifest(options({ extraArgs: ['--coordinator', 'http://elsewhere:1'] })),
+    (error: unknown) =>
+      error instanceof K8sManifestError && /--coordinator is set by the manifest/.test(error.message),
+  )
 })
 
 test('the API key arrives only through a secretKeyRef, never as a value', () => {

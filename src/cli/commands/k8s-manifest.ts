@@ -91,6 +91,11 @@ export const K8S_MANIFEST_SPEC: CommandSpec = {
       default: `now + ${DEFAULT_START_DELAY_S / 60} minutes`,
     },
     {
+      name: 'coordinator',
+      type: 'boolean',
+      help: 'add `llmbench coordinate` (a Job and a Service): every level starts at one instant for all shards, clock offsets measured; not with --start-at',
+    },
+    {
       name: 'results-claim',
       type: 'string',
       value: 'PVC',
@@ -116,6 +121,7 @@ const FLAG_OF: Record<keyof K8sManifestOptions, string> = {
   configFiles: '-c/--config',
   apiKeySecret: '--secret',
   startAt: '--start-at',
+  coordinator: '--coordinator',
   resultsClaim: '--results-claim',
   extraArgs: 'the run flags after --',
   cpu: '--cpu',
@@ -135,6 +141,12 @@ export async function k8sManifestCommand(argv: string[], io: Io): Promise<number
   const now = new Date()
   const configPaths = (flags.config as string[] | undefined) ?? []
   const shards = parseShards(stringFlag(flags, 'shards'))
+  const coordinated = flags.coordinator === true
+  if (coordinated && stringFlag(flags, 'start-at') !== undefined)
+    throw new CliError(
+      'llmbench k8s-manifest: --coordinator and --start-at: the coordinator starts every level; give one or the other',
+      EXIT.usage,
+    )
   const startAt = parseStartAt(stringFlag(flags, 'start-at'), now)
   const name = stringFlag(flags, 'name') ?? defaultName(now)
   const runArgs = [...extraArgs]
@@ -177,6 +189,7 @@ export async function k8sManifestCommand(argv: string[], io: Io): Promise<number
     startAt: startAt.toISOString(),
     resultsClaim: stringFlag(flags, 'results-claim') ?? null,
     extraArgs: runArgs,
+    ...(coordinated ? { coordinator: true } : {}),
   }
   const namespace = stringFlag(flags, 'namespace')
   if (namespace !== undefined) options.namespace = namespace
@@ -200,12 +213,16 @@ export async function k8sManifestCommand(argv: string[], io: Io): Promise<number
     io.out(`wrote ${out}\n`)
   }
   const lead = Math.round((startAt.getTime() - now.getTime()) / 1000)
-  io.err(`llmbench k8s-manifest: ${shards} shards of "${name}" start at ${options.startAt} (in ${lead} s)\n`)
+  io.err(
+    coordinated
+      ? `llmbench k8s-manifest: ${shards} shards of "${name}", each level started by the coordinator\n`
+      : `llmbench k8s-manifest: ${shards} shards of "${name}" start at ${options.startAt} (in ${lead} s)\n`,
+  )
   for (const file of unshippedFiles(config))
     io.err(
       `note: the config names ${file} by path, but the pods see only /config (the -c files), /results and the image's /app/datasets: put it on the claim and name it by its /results/... path\n`,
     )
-  if (lead < MIN_START_DELAY_S)
+  if (!coordinated && lead < MIN_START_DELAY_S)
     io.err(
       `note: that leaves under ${MIN_START_DELAY_S} s to schedule and start every pod; shards that start late are out of step\n`,
     )

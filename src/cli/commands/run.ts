@@ -36,6 +36,12 @@ export const RUN_SPEC: CommandSpec = {
       default: '$JOB_COMPLETION_INDEX/$JOB_COMPLETIONS when set',
     },
     {
+      name: 'coordinator',
+      type: 'string',
+      value: 'URL',
+      help: 'with --shard: the URL of `llmbench coordinate`, which starts every level at one instant for all shards',
+    },
+    {
       name: 'start-at',
       type: 'string',
       value: 'TIME',

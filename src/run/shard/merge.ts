@@ -4,7 +4,7 @@ import type { RequestRecord } from '../../records/types.js'
 import type { BenchResult } from '../../result/bench-result.js'
 import { buildResult } from '../../result/build-result.js'
 import type { LoadedRun } from '../../result/load-run.js'
-import type { LevelOverlap, RunMeta } from '../../result/run-meta.js'
+import type { LevelOverlap, MergeInfo, RunMeta } from '../../result/run-meta.js'
 import type { ServerScrape } from '../../server-metrics/scrape-file.js'
 
 /**
@@ -25,20 +25,22 @@ export interface MergeOutcome {
   warnings: string[]
 }
 
-/** Below this the shards did not load the server together for most of the level. */
-export const MIN_OVERLAP = 0.9
+/** Below this the shards did not load the server together for the level's window: flagged. */
+export const MIN_OVERLAP = 0.95
 
 export function mergeShards(runs: readonly LoadedRun[]): MergeOutcome {
   const shards = checkShards(runs)
   const reference = shards[0] as ShardRun
-  const origin = reference.meta.time_origin_ms as number
+  const base = timeBase(shards)
+  const origin = base.originOf(reference)
   const records: RequestRecord[] = []
   for (const shard of shards) {
-    // Each process stamps on its own monotonic clock; its time origin (wall clock) puts it on the first shard's.
-    const shift = (shard.meta.time_origin_ms as number) - origin
+    // Each process stamps on its own monotonic clock; its time origin, on the time base, puts it on the first shard's.
+    const shift = base.originOf(shard) - origin
     for (const record of shard.records) records.push(shiftRecord({ ...record, shard: shard.index }, shift))
   }
-  const meta = mergedMeta(shards)
+  const incomplete = incompleteLevels(shards)
+  const meta = mergedMeta(shards, new Set(incomplete.map((cut) => cut.level)))
   const overlap = levelOverlaps(
     records,
     meta.levels_run.map((level) => level.value),
@@ -50,32 +52,100 @@ export function mergeShards(runs: readonly LoadedRun[]): MergeOutcome {
       dir: shard.dir,
       records: shard.records.length,
       clock_offset_ms: shard.meta.shard?.clock_offset_ms ?? null,
+      coordinator_offset_ms: shard.meta.shard?.coordinator?.offset_ms ?? null,
+      coordinator_bound_ms: shard.meta.shard?.coordinator?.bound_ms ?? null,
     })),
     config_digest: reference.meta.shard?.config_digest ?? '',
     overlap,
+    time_base: base.kind,
+    alignment_error_ms: base.errorMs,
+    incomplete,
   }
-  const warnings = overlap
-    .filter((level) => level.ratio < MIN_OVERLAP)
-    .map(
-      (level) =>
-        `level ${level.level}: the shards' measured windows overlapped ${(level.ratio * 100).toFixed(0)}% ` +
-        `(below ${MIN_OVERLAP * 100}%): they did not load the server together for all of it; ` +
-        'check the clocks (NTP) and use --start-at with a --level-span long enough for every shard',
-    )
-  return { result: buildResult(records, meta, serverScrapesOf(runs, origin)), records, warnings }
+  const timeBaseWarning =
+    base.kind === 'wall-clock' && shards.length > 1
+      ? [
+          "the shards ran without a coordinator: their records are aligned by the hosts' wall clocks, whose error is not known",
+        ]
+      : []
+  const warnings = [
+    ...timeBaseWarning,
+    ...incomplete.map(
+      (cut) =>
+        `level ${cut.level}: incomplete (${cut.reason} at ${cut.at}): shown, not judged; it was not the load planned`,
+    ),
+    ...overlap
+      .filter((level) => level.flagged === true)
+      .map(
+        (level) =>
+          `level ${level.level}: the shards' measured windows overlapped ${(level.ratio * 100).toFixed(0)}% ` +
+          `(below ${MIN_OVERLAP * 100}%): they did not load the server together for all of it; ` +
+          (base.kind === 'coordinator'
+            ? 'a shard started late or ran longer than the others'
+            : 'run the shards with a coordinator (llmbench coordinate, run --coordinator)'),
+      ),
+  ]
+  return { result: buildResult(records, meta, serverScrapesOf(runs, shards, base)), records, warnings }
+}
+
+interface TimeBase {
+  kind: 'coordinator' | 'wall-clock'
+  /** A shard's time origin on the merged time base, ms since the epoch. */
+  originOf(shard: ShardRun): number
+  /** Largest misalignment of two shards' records, ms; null = not known. */
+  errorMs: number | null
+}
+
+/**
+ * With every shard coordinated, each time origin is moved onto the coordinator's clock by the shard's
+ * measured offset, and two shards are aligned within the sum of their bounds; otherwise the hosts'
+ * wall clocks are trusted as they were.
+ */
+function timeBase(shards: readonly ShardRun[]): TimeBase {
+  const coordinated = shards.map((shard) => shard.meta.shard?.coordinator)
+  if (coordinated.some((info) => info === undefined))
+    return { kind: 'wall-clock', originOf: (shard) => shard.meta.time_origin_ms as number, errorMs: null }
+  const bounds = coordinated.map((info) => info?.bound_ms as number).sort((a, b) => b - a)
+  return {
+    kind: 'coordinator',
+    originOf: (shard) =>
+      (shard.meta.time_origin_ms as number) + (shard.meta.shard?.coordinator?.offset_ms as number),
+    errorMs: Math.ceil(((bounds[0] ?? 0) + (bounds[1] ?? 0)) * 1000) / 1000,
+  }
+}
+
+/** Levels any shard's coordinator account says were cut, once each (the first account of the cut). */
+function incompleteLevels(shards: readonly ShardRun[]): NonNullable<MergeInfo['incomplete']> {
+  const cuts = new Map<number, NonNullable<MergeInfo['incomplete']>[number]>()
+  for (const shard of shards)
+    for (const level of shard.meta.shard?.coordinator?.levels ?? []) {
+      if (level.complete !== false || cuts.has(level.value)) continue
+      const cut = level.incomplete
+      cuts.set(level.value, {
+        level: level.value,
+        shard: cut?.shard ?? null,
+        at: cut === null ? '' : new Date(cut.at_ms).toISOString(),
+        reason: cut?.reason ?? 'cut short',
+      })
+    }
+  return [...cuts.values()]
 }
 
 /**
  * Every shard scraped the same server: one shard's scrapes are enough, and adding several would count
  * the server's counters once per shard. The first shard (by index) that has any, on the merged clock.
  */
-function serverScrapesOf(runs: readonly LoadedRun[], origin: number): ServerScrape[] {
+function serverScrapesOf(
+  runs: readonly LoadedRun[],
+  shards: readonly ShardRun[],
+  base: TimeBase,
+): ServerScrape[] {
   const sorted = [...runs].sort(
     (a, b) => (a.result.meta.shard?.index ?? 0) - (b.result.meta.shard?.index ?? 0),
   )
   const run = sorted.find((one) => (one.serverScrapes?.length ?? 0) > 0)
-  if (run === undefined) return []
-  const shift = (run.result.meta.time_origin_ms as number) - origin
+  const shard = shards.find((one) => one.dir === run?.dir)
+  if (run === undefined || shard === undefined) return []
+  const shift = base.originOf(shard) - base.originOf(shards[0] as ShardRun)
   return (run.serverScrapes as ServerScrape[]).map((scrape) => ({ ...scrape, at: scrape.at + shift }))
 }
 
@@ -151,13 +221,15 @@ function shiftRecord(record: RequestRecord, shift: number): RequestRecord {
  * The first shard's meta with what the shards add up to: workers, levels (in the order run, each
  * with every shard's client figures side by side), totals, estimates, and partial if any was.
  */
-function mergedMeta(shards: readonly ShardRun[]): RunMeta {
+function mergedMeta(shards: readonly ShardRun[], incomplete: ReadonlySet<number>): RunMeta {
   const first = shards[0] as ShardRun
-  const levels = new Map<number, { workers: number; client: LevelClientStats }>()
+  const levels = new Map<number, { workers: number; client: LevelClientStats; interrupted?: true }>()
   for (const shard of shards) {
     for (const level of shard.meta.levels_run) {
       const merged = levels.get(level.value) ?? { workers: 0, client: { cpu_percent: 0, loops: [] } }
       merged.workers += level.workers
+      // Cut on any shard, or marked incomplete by the coordinator: shown, never judged as whole.
+      if (level.interrupted === true || incomplete.has(level.value)) merged.interrupted = true
       const client = merged.client
       // Shards run on their own machines: the busiest one is the figure that matters.
       client.cpu_percent = Math.max(client.cpu_percent, level.client.cpu_percent)
@@ -226,10 +298,12 @@ function levelOverlaps(records: readonly RequestRecord[], levels: readonly numbe
     const ends = list.map(([, w]) => w.end)
     const span = Math.max(...ends) - Math.min(...starts)
     const common = Math.min(...ends) - Math.max(...starts)
+    const ratio = list.length < 2 || span <= 0 ? 1 : Math.round((Math.max(0, common) / span) * 1000) / 1000
     return {
       level,
-      ratio: list.length < 2 || span <= 0 ? 1 : Math.round((Math.max(0, common) / span) * 1000) / 1000,
+      ratio,
       windows: list.map(([shard, w]) => ({ shard, start_ms: round1(w.start), end_ms: round1(w.end) })),
+      flagged: ratio < MIN_OVERLAP,
     }
   })
 }
