@@ -103,7 +103,10 @@ export function predict(model: CapacityModel, request: PredictRequest): Predicti
       meets_slos: request.slos.length === 0 ? null : meetsSlos(point, request.slos),
     }
   })
-  const slots = Math.max(1, Math.round(model.parameters.slots.value))
+  // Gauges only from slots the run saw: an assumed count is a lower bound ("at least 6, the most in
+  // flight"), and gauges built on it put the knee of an 8-slot server at 4. Without them the curve decides,
+  // as it does in a run whose server shows no gauges.
+  const slots = model.parameters.slots.measured ? Math.max(1, Math.round(model.parameters.slots.value)) : null
   const knees = CORNERS.map((corner) => kneeOf(request.levels, at(corner), slots))
   const capacities = CORNERS.map((corner) => sloCapacityOf(request.levels, at(corner), request.slos))
   const knee = rangeOf(knees, 'knee', request.levels)
@@ -160,28 +163,30 @@ function meetsSlos(level: LevelPrediction, slos: readonly Slo[]): boolean {
 /**
  * The knee by the run's own rule (analysis/saturation.ts): the server's gauges first, then the curve.
  * The engine's gauges in a closed loop with no client overhead are exact: every stream is in flight,
- * min(streams, slots) of them run and the rest wait; TTFT p95 is the latency judged, as a run
- * judges it by default. So a prediction and a measurement of the same workload name the same knee.
+ * min(streams, slots) of them run and the rest wait (slots null: not measured, so no gauges); TTFT
+ * p95 is the latency judged, as a run judges it by default. So a prediction and a measurement of the same workload name the same knee.
  */
 function kneeOf(
   levels: readonly number[],
   predicted: readonly LevelPrediction[],
-  slots: number,
+  slots: number | null,
 ): number | null {
   const figures = levels.map((level, i): ScalingFigures => {
     const p = predicted[i] as LevelPrediction
-    const running = Math.min(level, slots)
-    const waiting = Math.max(0, level - slots)
+    const gauges =
+      slots === null
+        ? null
+        : {
+            running: { mean: Math.min(level, slots), max: Math.min(level, slots) },
+            waiting: { mean: Math.max(0, level - slots), max: Math.max(0, level - slots) },
+          }
     return {
       value: level,
       output_tokens_per_s: p.output_tokens_per_s,
       ttft_ms: p.ttft_ms,
       success_rate: 1,
       achieved_concurrency: { mean: level, max: level },
-      server: {
-        running: { mean: running, max: running },
-        waiting: { mean: waiting, max: waiting },
-      },
+      server: gauges,
     } as ScalingFigures
   })
   return findSaturation(figures, 'p95', false, slots)?.value ?? null

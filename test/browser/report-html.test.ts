@@ -211,8 +211,19 @@ test('report.html renders every chart in real Chromium, with no console error an
         // Vega draws the x axis' labels first, then the y axis'.
         [...(axes.at(-1)?.querySelectorAll('text') ?? [])].map((text) => text.textContent ?? ''),
       )
-    const fastest = Math.min(...typed.levels.map((level) => level.ttft_ms.min ?? Number.POSITIVE_INFINITY))
+    // The lowest value each chart plots: the TTFT chart its percentiles per level, the distribution
+    // every request (its fastest). Held against the fastest request, the percentile chart failed
+    // whenever a level's p50 sat above the 1-2-5 tick over the fastest request (50 ms over 30.8 ms).
+    const plotted = (key: string) =>
+      typed.levels.map(
+        (level) => (level.ttft_ms as unknown as Record<string, number | null>)[key] ?? Infinity,
+      )
+    const lowest: Record<string, number> = {
+      ttft: Math.min(...typed.meta.percentiles.flatMap((p) => plotted(`p${p}`))),
+      'ttft-distribution': Math.min(...plotted('min')),
+    }
     for (const name of ['ttft', 'ttft-distribution']) {
+      const fastest = lowest[name] as number
       const labels = await yLabels(name)
       const ms = labels.map((label) =>
         label.endsWith(' s') ? Number.parseFloat(label) * 1000 : Number.parseFloat(label),
@@ -224,7 +235,7 @@ test('report.html renders every chart in real Chromium, with no console error an
       )
       assert.ok(
         ms.some((value) => value <= fastest),
-        `${name}: a tick at or below the fastest TTFT, ${fastest} ms: ${labels.join(', ')}`,
+        `${name}: a tick at or below its lowest TTFT, ${fastest} ms: ${labels.join(', ')}`,
       )
     }
     const success = await yLabels('success-rate')
