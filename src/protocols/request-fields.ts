@@ -34,13 +34,13 @@ export interface RequestFields {
 
 const ONE_PROMPT = (): number => 1
 const ALWAYS = (): boolean => true
+const INPUT_REFUSAL = "'input' must be a string or an array"
+const MESSAGES_REFUSAL = "'messages' must be an array of messages"
 
 /** OpenAI's `stream_options: {include_usage: true}`. */
 function asksForUsage(body: Json): boolean {
   return isObject(body.stream_options) && body.stream_options.include_usage === true
 }
-const INPUT_REFUSAL = "'input' must be a string or an array"
-const MESSAGES_REFUSAL = "'messages' must be an array of messages"
 
 /** A text `input`, or the items of an array one, as turns. */
 function inputTurns(body: Json, item: (value: unknown) => unknown): unknown[] | null {

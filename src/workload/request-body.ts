@@ -38,15 +38,15 @@ export function buildBody(
   const name = options.protocol ?? protocolOfEndpoint(options.endpoint)
   const protocol = protocolOf(name)
   const { carries } = protocol
-  const refuse = (capability: Capability, what: string, send: string): void => {
+  // Refused unless the protocol's descriptor carries what is sent.
+  const needs = (capability: Capability, what: string, send: string): void => {
     if (!carries[capability])
       throw new Error(`the ${name} protocol has no ${what}: send ${send} to ${carriersInWords(capability)}`)
   }
-  if (images.length > 0) refuse('images', 'image parts', 'images')
-  if (audio.length > 0) refuse('audio', 'audio parts', 'audio')
-  if ((structured?.schema ?? null) !== null)
-    refuse('structuredOutput', 'response format', 'a response schema')
-  if ((structured?.tools ?? null) !== null) refuse('tools', 'tools', 'tools')
+  if (images.length > 0) needs('images', 'image parts', 'images')
+  if (audio.length > 0) needs('audio', 'audio parts', 'audio')
+  if ((structured?.schema ?? null) !== null) needs('structuredOutput', 'response format', 'a response schema')
+  if ((structured?.tools ?? null) !== null) needs('tools', 'tools', 'tools')
   const ignoreEos = options.ignoreEos === true
   return Buffer.from(
     JSON.stringify(protocol.body({ model, prompt, maxTokens, stream, ignoreEos, images, audio, structured })),
