@@ -1,7 +1,7 @@
 /**
  * The request body of each protocol, as its API documents it. A body says the model, the prompt and
- * (when the protocol generates) the output length and whether to stream; nothing else, so the
- * server's defaults stay in force.
+ * (when the protocol generates) the output length and whether to stream, and the media and
+ * structured output its descriptor says it carries; nothing else, so the server's defaults stay in force.
  */
 
 import { type ChatMessage, type Prompt, promptText } from './prompt.js'
@@ -13,6 +13,7 @@ import {
   type PromptImage,
   responsesImagePart,
 } from './prompt-images.js'
+import { chatStructuredFields, type StructuredOutput } from './structured-parts.js'
 
 type Body = Record<string, unknown>
 
@@ -31,6 +32,8 @@ export interface BodyRequest {
   images?: readonly PromptImage[]
   /** Audio clips (chat only), after the images; none when absent. */
   audio?: readonly PromptAudio[]
+  /** The answer's schema and the functions offered (chat only); none when absent. */
+  structured?: StructuredOutput
 }
 
 type ImagePart = (image: PromptImage) => Record<string, unknown>
@@ -61,9 +64,9 @@ function messagesWithImages(
   )
 }
 
-/** Chat completions: the prompt as `messages`. */
+/** Chat completions: the prompt as `messages`, then the structured output's fields (response_format, tools). */
 export function chatBody(request: BodyRequest): Body {
-  return openAiBody(request, {
+  const body = openAiBody(request, {
     messages: messagesWithImages(
       request.prompt,
       request.images,
@@ -72,6 +75,7 @@ export function chatBody(request: BodyRequest): Body {
       (request.audio ?? []).map(chatAudioPart),
     ),
   })
+  return request.structured === undefined ? body : { ...body, ...chatStructuredFields(request.structured) }
 }
 
 /** Legacy completions (/v1/completions): the prompt's text as `prompt`. */

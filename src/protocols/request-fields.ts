@@ -1,8 +1,11 @@
 /**
- * Where a server finds what a request of each protocol asks: its prompt and its output length. The
- * other side of protocol-bodies.ts: llmbench writes a body with those, its simulator reads one with
- * these (sim/server.ts), through the protocol's descriptor (wire-protocol.ts).
+ * Where a server finds what a request of each protocol asks: its prompt, its output length and
+ * whether a stream should end with the token counts. The other side of protocol-bodies.ts: llmbench
+ * writes a body with those, its simulator reads one with these (sim/server.ts), through the
+ * protocol's descriptor (wire-protocol.ts).
  */
+
+import { isObject } from '../json-object.js'
 
 type Json = Record<string, unknown>
 
@@ -21,11 +24,23 @@ export interface RequestFields {
   maxTokens(body: Json): unknown
   /** The texts the request asks about at once (embeddings' vectors); 1 for every generating protocol. */
   inputs(body: Json): number
+  /**
+   * Whether a streamed answer ends with the token counts (usage): chat and legacy completions send
+   * them only when `stream_options.include_usage` asks (protocol-bodies.ts always does); the
+   * Responses API, Messages and embeddings always send them.
+   */
+  streamsUsage(body: Json): boolean
 }
 
 const ONE_PROMPT = (): number => 1
+const ALWAYS = (): boolean => true
 const INPUT_REFUSAL = "'input' must be a string or an array"
 const MESSAGES_REFUSAL = "'messages' must be an array of messages"
+
+/** OpenAI's `stream_options: {include_usage: true}`. */
+function asksForUsage(body: Json): boolean {
+  return isObject(body.stream_options) && body.stream_options.include_usage === true
+}
 
 /** A text `input`, or the items of an array one, as turns. */
 function inputTurns(body: Json, item: (value: unknown) => unknown): unknown[] | null {
@@ -41,6 +56,7 @@ export const CHAT_FIELDS: RequestFields = {
   promptRefusal: MESSAGES_REFUSAL,
   maxTokens: (body) => body.max_completion_tokens ?? body.max_tokens,
   inputs: ONE_PROMPT,
+  streamsUsage: asksForUsage,
 }
 
 /** Legacy completions: `prompt`, counted as text; the output length as chat's. */
@@ -58,6 +74,7 @@ export const RESPONSES_FIELDS: RequestFields = {
   promptRefusal: INPUT_REFUSAL,
   maxTokens: (body) => body.max_output_tokens,
   inputs: ONE_PROMPT,
+  streamsUsage: ALWAYS,
 }
 
 /** Anthropic Messages: the top-level `system` as a turn before `messages`; `max_tokens`. */
@@ -71,6 +88,7 @@ export const MESSAGES_FIELDS: RequestFields = {
   promptRefusal: MESSAGES_REFUSAL,
   maxTokens: (body) => body.max_tokens,
   inputs: ONE_PROMPT,
+  streamsUsage: ALWAYS,
 }
 
 /** Embeddings: `input`, a text or texts, one vector each; no output, so one engine step. */
@@ -80,4 +98,5 @@ export const EMBEDDINGS_FIELDS: RequestFields = {
   promptRefusal: INPUT_REFUSAL,
   maxTokens: () => 1,
   inputs: (body) => (Array.isArray(body.input) ? body.input.length : 1),
+  streamsUsage: ALWAYS,
 }

@@ -507,7 +507,7 @@ function parseOptions(
   // A protocol that never streams (embeddings) answers with one body whatever `stream` says.
   const stream = streams && (body.stream ?? false)
   if (typeof stream !== 'boolean') return badRequest("'stream' must be a boolean")
-  const includeUsage = isObject(body.stream_options) && body.stream_options.include_usage === true
+  const includeUsage = fields.streamsUsage(body)
   // Servers that honour ignore_eos/min_tokens (vLLM, SGLang, TGI) generate up to max_tokens regardless.
   const minTokens = typeof body.min_tokens === 'number' ? body.min_tokens : 0
   const eosAllowed = body.ignore_eos !== true && minTokens < maxTokens

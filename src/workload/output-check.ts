@@ -1,7 +1,8 @@
 import { isObject } from '../json-object.js'
+import type { StructuredOutput } from '../protocols/structured-parts.js'
 import type { OutputCheckResult, RequestRecord, ToolCallPart } from '../records/types.js'
 import type { z } from '../zod.js'
-import { compileSchema, type StructuredOutput } from './structured-output.js'
+import { compileSchema } from './structured-output.js'
 
 /**
  * Whether each answer is what was asked for (--response-schema, --tools): checked on the main thread

@@ -1,7 +1,8 @@
-import { carriersInWords } from '../protocols/capabilities.js'
+import { type Capability, carriersInWords } from '../protocols/capabilities.js'
 import { type Protocol, protocolOfEndpoint } from '../protocols/names.js'
 import type { Prompt } from '../protocols/prompt.js'
 import type { PromptAudio, PromptImage } from '../protocols/prompt-images.js'
+import type { StructuredOutput } from '../protocols/structured-parts.js'
 import { protocolOf } from '../protocols/wire-protocol.js'
 
 /** Builds the JSON request body, serialized once per prompt and reused as bytes. */
@@ -17,13 +18,14 @@ export interface BodyOptions {
    * `min_tokens`: vLLM, SGLang, TGI), so outputs reach the length the run is about.
    */
   ignoreEos?: boolean
-  /** Fields added to every body as they are (--response-schema's response_format, --tools' tools). */
-  extra?: Record<string, unknown>
+  /** The answer's schema and the functions offered (--response-schema, --tools), in every body. */
+  structured?: StructuredOutput
 }
 
 /**
  * `images`, encoded once when the workload is planned, go in the last user turn after its text; a
- * protocol without image (or audio) parts is refused rather than sent the text alone.
+ * protocol without image (or audio) parts, or without a field for the structured output's schema or
+ * tools, is refused rather than sent the rest alone.
  */
 export function buildBody(
   options: BodyOptions,
@@ -32,17 +34,21 @@ export function buildBody(
   images: readonly PromptImage[] = [],
   audio: readonly PromptAudio[] = [],
 ): Buffer {
-  const { model, stream } = options
+  const { model, stream, structured } = options
   const name = options.protocol ?? protocolOfEndpoint(options.endpoint)
   const protocol = protocolOf(name)
   const { carries } = protocol
-  if (images.length > 0 && !carries.images) {
-    throw new Error(`the ${name} protocol has no image parts: send images to ${carriersInWords('images')}`)
+  // Refused unless the protocol's descriptor carries what is sent.
+  const needs = (capability: Capability, what: string, send: string): void => {
+    if (!carries[capability])
+      throw new Error(`the ${name} protocol has no ${what}: send ${send} to ${carriersInWords(capability)}`)
   }
-  if (audio.length > 0 && !carries.audio) {
-    throw new Error(`the ${name} protocol has no audio parts: send audio to ${carriersInWords('audio')}`)
-  }
+  if (images.length > 0) needs('images', 'image parts', 'images')
+  if (audio.length > 0) needs('audio', 'audio parts', 'audio')
+  if ((structured?.schema ?? null) !== null) needs('structuredOutput', 'response format', 'a response schema')
+  if ((structured?.tools ?? null) !== null) needs('tools', 'tools', 'tools')
   const ignoreEos = options.ignoreEos === true
-  const body = protocol.body({ model, prompt, maxTokens, stream, ignoreEos, images, audio })
-  return Buffer.from(JSON.stringify(options.extra === undefined ? body : { ...body, ...options.extra }))
+  return Buffer.from(
+    JSON.stringify(protocol.body({ model, prompt, maxTokens, stream, ignoreEos, images, audio, structured })),
+  )
 }

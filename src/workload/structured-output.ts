@@ -1,36 +1,19 @@
 import { readFileSync } from 'node:fs'
 import { isObject } from '../json-object.js'
+import {
+  type JsonSchema,
+  type StructuredOutput,
+  TOOL_CHOICES,
+  type ToolFunction,
+} from '../protocols/structured-parts.js'
 import { z } from '../zod.js'
 import { unboundedPattern } from './bounded-pattern.js'
 
 /**
- * Structured output and tool calling (issue 29): what chat bodies carry beside the prompt
- * (`response_format` with a JSON Schema, `tools` and `tool_choice`), loaded once before the run, and
- * the validators each answer is checked with on the main thread (./output-check.ts).
+ * Structured output and tool calling (issue 29): the answer's schema and the functions offered,
+ * loaded once before the run (the protocol's body builder writes them: protocols/structured-parts.ts),
+ * and the validators each answer is checked with on the main thread (./output-check.ts).
  */
-
-/** A JSON Schema object as written (the file's, or the built-in one). */
-export type JsonSchema = Record<string, unknown>
-
-export interface ToolFunction {
-  name: string
-  description?: string
-  parameters: JsonSchema
-}
-
-export interface StructuredOutput {
-  /** The answer's schema (response_format), null = none asked. */
-  schema: { name: string; schema: JsonSchema } | null
-  /** The functions offered (tools), null = none. */
-  tools: ToolFunction[] | null
-  toolChoice: string
-  /**
-   * How response_format asks for the schema: OpenAI's `{type: "json_schema", json_schema: {name,
-   * strict, schema}}`, or `{type: "json_object", schema}`, the form every llama.cpp build reads (builds
-   * of early 2025 ignore the other and answer free text). Absent = openai.
-   */
-  schemaForm?: 'openai' | 'json-object'
-}
 
 /** The structured output in the form `engine` reads: llama.cpp gets its own schema form. */
 export function forEngine(output: StructuredOutput, engine: string | null): StructuredOutput {
@@ -123,8 +106,6 @@ export const BUILTIN_TOOLS: ToolFunction[] = [
   },
 ]
 
-const TOOL_CHOICES = new Set(['auto', 'required', 'none'])
-
 /** The run's structured output, from its settings; files are read and checked here, before anything is sent. */
 export function loadStructuredOutput(settings: {
   response_schema: string | null
@@ -154,26 +135,6 @@ export function loadStructuredOutput(settings: {
     )
   }
   return { schema, tools, toolChoice: choice }
-}
-
-/** What a chat body carries beside its messages for this structured output. */
-export function structuredBodyFields(output: StructuredOutput): Record<string, unknown> {
-  const fields: Record<string, unknown> = {}
-  if (output.schema !== null)
-    fields.response_format =
-      output.schemaForm === 'json-object'
-        ? { type: 'json_object', schema: output.schema.schema }
-        : {
-            type: 'json_schema',
-            json_schema: { name: output.schema.name, strict: true, schema: output.schema.schema },
-          }
-  if (output.tools !== null) {
-    fields.tools = output.tools.map((fn) => ({ type: 'function', function: fn }))
-    fields.tool_choice = TOOL_CHOICES.has(output.toolChoice)
-      ? output.toolChoice
-      : { type: 'function', function: { name: output.toolChoice } }
-  }
-  return fields
 }
 
 /** A validator of values against a JSON Schema (zod's reading of it); a schema it cannot read is refused. */

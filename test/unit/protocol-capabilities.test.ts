@@ -103,3 +103,26 @@ test('a body with images or audio for a protocol without those parts is refused,
     else assert.throws(sendAudio, { message: /no audio parts: send audio to chat$/ })
   }
 })
+
+test('a body with a response schema or tools for a protocol without those fields is refused, naming the ones with them', () => {
+  const schema = { name: 'answer', schema: { type: 'object' } }
+  const tools = [{ name: 'lookup', parameters: { type: 'object' } }]
+  for (const protocol of PROTOCOLS) {
+    const options = { model: 'm', endpoint: protocolOf(protocol).path, protocol, stream: false }
+    const { structuredOutput, tools: carriesTools } = protocolOf(protocol).carries
+    const sendSchema = () =>
+      buildBody({ ...options, structured: { schema, tools: null, toolChoice: 'auto' } }, 'hi', 4)
+    const sendTools = () =>
+      buildBody({ ...options, structured: { schema: null, tools, toolChoice: 'auto' } }, 'hi', 4)
+    if (structuredOutput) assert.doesNotThrow(sendSchema, protocol)
+    else
+      assert.throws(sendSchema, {
+        message: `the ${protocol} protocol has no response format: send a response schema to ${eitherOf(protocolsCarrying('structuredOutput'))}`,
+      })
+    if (carriesTools) assert.doesNotThrow(sendTools, protocol)
+    else
+      assert.throws(sendTools, {
+        message: `the ${protocol} protocol has no tools: send tools to ${eitherOf(protocolsCarrying('tools'))}`,
+      })
+  }
+})

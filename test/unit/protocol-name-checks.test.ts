@@ -25,14 +25,22 @@ function sourceFiles(dir: string): string[] {
 
 // 'completion' too: the simulator once called legacy completions so.
 const NAMES = [...PROTOCOLS, 'completion'].join('|')
-/** `x === 'chat'`, `'chat' !== x`, `case 'chat':`, `['chat', 'responses'].includes(x)`. */
+/** A protocol's name as a literal, in any quotes. */
+const NAME = `['"\`](${NAMES})['"\`]`
+/**
+ * `x === 'chat'`, `'chat' !== x`, `case 'chat':`, `['chat', 'responses'].includes(x)`, a set of names,
+ * and a path or name tested by its end (`endpoint.endsWith('/messages')`). A table typed
+ * `Record<Protocol, ...>` (the simulator's answer formats) is not a check: the compiler asks it for an
+ * entry for every protocol, so a new one cannot be missed there.
+ */
 const NAME_CHECK = new RegExp(
   [
-    `[!=]==\\s*'(${NAMES})'`,
-    `'(${NAMES})'\\s*[!=]==`,
-    `case\\s+'(${NAMES})'\\s*:`,
-    `\\[\\s*'(${NAMES})'[^\\]]*\\]\\s*\\.(includes|indexOf)\\(`,
-    `new Set(<[^>]*>)?\\(\\s*\\[\\s*'(${NAMES})'`,
+    `[!=]==?\\s*${NAME}`,
+    `${NAME}\\s*[!=]==?`,
+    `case\\s+${NAME}\\s*:`,
+    `\\[\\s*${NAME}[^\\]]*\\]\\s*\\.(includes|indexOf)\\(`,
+    `new Set(<[^>]*>)?\\(\\s*\\[\\s*${NAME}`,
+    `\\.(startsWith|endsWith)\\(\\s*['"\`][^'"\`]*\\b(${NAMES})['"\`]\\s*\\)`,
   ].join('|'),
 )
 
@@ -60,6 +68,9 @@ test('the scan sees the shapes of a name check', () => {
     "!['chat', 'responses', 'messages'].includes(protocol)",
     "new Set<Protocol>(['chat', 'responses'])",
     "kind === 'completion'",
+    'if (protocol === "messages")',
+    'protocol == `embeddings`',
+    "endpoint.endsWith('/v1/messages')",
   ])
     assert.match(line, NAME_CHECK, line)
   for (const line of [
@@ -67,6 +78,9 @@ test('the scan sees the shapes of a name check', () => {
     "protocol: 'chat',",
     "into('embeddings', accumulator)",
     "url.protocol === 'https:'",
+    'const EVENT_WRITERS: Record<Protocol, Writer | null> = { chat: null, responses: ResponsesWriter }',
+    "endpoint.endsWith('/v1/models')",
+    "protocol === 'chat-like'",
   ])
     assert.doesNotMatch(line, NAME_CHECK, line)
 })

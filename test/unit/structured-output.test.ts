@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { outputValidShare, structuredAccumulator } from '../../src/metrics/structured-figures.js'
+import { chatStructuredFields } from '../../src/protocols/structured-parts.js'
 import type { RequestRecord } from '../../src/records/types.js'
 import { callsInText, OutputCheck } from '../../src/workload/output-check.js'
 import { buildBody } from '../../src/workload/request-body.js'
@@ -11,7 +12,6 @@ import {
   BUILTIN_TOOLS,
   forEngine,
   loadStructuredOutput,
-  structuredBodyFields,
 } from '../../src/workload/structured-output.js'
 import { configErrorMessage } from '../helpers/config-error.js'
 import { makeRecord } from '../helpers/records.js'
@@ -41,7 +41,7 @@ test('chat bodies carry the schema as response_format (OpenAI form, or llama.cpp
     model: 'm',
     endpoint: '/v1/chat/completions',
     stream: true,
-    extra: structuredBodyFields(output),
+    structured: output,
   }
   const body = JSON.parse(String(buildBody(options, 'hello', 16)))
   assert.deepEqual(body.response_format, {
@@ -52,7 +52,7 @@ test('chat bodies carry the schema as response_format (OpenAI form, or llama.cpp
   assert.deepEqual(body.tools[0], { type: 'function', function: BUILTIN_TOOLS[0] })
   assert.deepEqual(body.tool_choice, { type: 'function', function: { name: 'get_weather' } })
   assert.equal(body.max_tokens, 16, 'the rest of the body is as before')
-  const llama = structuredBodyFields(forEngine(output, 'llama.cpp'))
+  const llama = chatStructuredFields(forEngine(output, 'llama.cpp'))
   assert.deepEqual(llama.response_format, { type: 'json_object', schema: BUILTIN_SCHEMA })
   assert.equal(loadStructuredOutput({ response_schema: null, tools: null, tool_choice: 'auto' }), null)
 })

@@ -3,6 +3,7 @@ import { bodyOptionsOf, type Endpoint } from '../../client/target.js'
 import type { RunConfig } from '../../config/types.js'
 import { carriersInWords } from '../../protocols/capabilities.js'
 import { promptText } from '../../protocols/prompt.js'
+import type { StructuredOutput } from '../../protocols/structured-parts.js'
 import { protocolOf } from '../../protocols/wire-protocol.js'
 import type { RequestRecord } from '../../records/types.js'
 import type { Calibration } from '../../result/run-meta.js'
@@ -12,12 +13,7 @@ import { meanLength } from '../../workload/lengths.js'
 import { mediaBudget } from '../../workload/media-budget.js'
 import type { BodyOptions } from '../../workload/request-body.js'
 import type { SessionSet } from '../../workload/sessions.js'
-import {
-  loadStructuredOutput,
-  type StructuredOutput,
-  StructuredOutputError,
-  structuredBodyFields,
-} from '../../workload/structured-output.js'
+import { loadStructuredOutput, StructuredOutputError } from '../../workload/structured-output.js'
 import { loadTokenizer, type Tokenizer, TokenizerError } from '../../workload/tokenizers.js'
 import { TraceError } from '../../workload/trace-file.js'
 import type { TraceReplay } from '../../workload/trace-replay.js'
@@ -148,7 +144,7 @@ function controlReserve(config: RunConfig): number {
 /** The bodies' options: the endpoint's, with the structured output's fields when there are any. */
 function bodyOf(endpoint: Endpoint, structured: StructuredOutput | null): BodyOptions {
   const body = bodyOptionsOf(endpoint)
-  return structured === null ? body : { ...body, extra: structuredBodyFields(structured) }
+  return structured === null ? body : { ...body, structured }
 }
 
 /** Requests a session run sends over all its levels (warm-up included), unbounded for timed levels. */
