@@ -1,6 +1,6 @@
 // test-lane: long
 // (test/run.sh starts the long files first, so the shared lane does not end on one of them)
-// wall-clock: start spreads and throughput of coordinated shards against one client, on real timers
+// wall-clock: the shards release levels on real timers; their starts are held to each one's lateness and the offsets
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -10,7 +10,6 @@ import type { CoordinationReport } from '../../src/run/shard/coordinator-server.
 import { runCli, simRunArgs } from '../helpers/cli.js'
 import { makeHosts, type NsProcess, netnsUnavailable, spawnCliIn, type TestHosts } from '../helpers/netns.js'
 import { tempDir } from '../helpers/run-config.js'
-import { startSimulatorProcess } from '../helpers/sim-process.js'
 import { waitUntil } from '../helpers/wait.js'
 
 /**
@@ -21,16 +20,8 @@ import { waitUntil } from '../helpers/wait.js'
  */
 const unavailable = netnsUnavailable()
 
-// As shards.test.ts: enough slots that shards do not queue behind each other more than one client
-// would, and a prefill short beside a decode step, so when streams are released within one step of
-// each other changes TTFT by at most one decode step.
-const PARAMS = {
-  slots: 32,
-  prefill_base_ms: 1,
-  prefill_ms_per_token: 0,
-  decode_base_ms: 10,
-  decode_ms_per_seq: 0,
-}
+// As shards.test.ts: enough slots that shards do not queue behind each other, and a prefill short
+// beside a decode step.
 const SIM_FLAGS = [
   '--slots',
   '32',
@@ -135,7 +126,7 @@ function startShard(
   return shard
 }
 
-test('four shards on hosts of their own, clocks off by -300, 0, +150 and +900 ms: offsets recovered, levels started together, merged ≈ one client', {
+test('four shards on hosts of their own, clocks off by -300, 0, +150 and +900 ms: offsets recovered, levels started together, merged from every shard', {
   timeout: 240_000,
   skip: unavailable ?? false,
 }, async (t) => {
@@ -143,118 +134,96 @@ test('four shards on hosts of their own, clocks off by -300, 0, +150 and +900 ms
   const levels = [4, 8]
   const requests = 40
   const dir = tempDir()
-  const simAlone = await startSimulatorProcess(PARAMS)
-  try {
-    await withHosts(shifts.length, 'a', async (hosts, started) => {
-      const coordinator = await startHub(hosts, started, shifts.length)
-      const shards = shifts.map((shift, i) =>
-        startShard(hosts, started, i, shifts.length, shift, join(dir, `s${i}`), requests, levels),
-      )
-      // One client with the same total load, against a simulator of its own with the same parameters,
-      // beside the shards (same host, same seconds). Its streams start together, as the shards' do.
-      const [single, ...codes] = await Promise.all([
-        runCli(runArgs(simAlone.url, join(dir, 'single'), requests, levels, ['--no-stagger']), {
-          timeoutMs: 180_000,
-        }),
-        ...shards.map((shard) => shard.exited),
-      ])
-      for (const [i, code] of codes.entries()) assert.equal(code, 0, shards[i]?.stderr())
-      assert.equal(await coordinator.exited, 0, coordinator.stderr())
-      assert.equal(single.code, 0, single.stderr)
-      const report = JSON.parse(coordinator.stdout()) as CoordinationReport
-      const results = shards.map((shard) => JSON.parse(shard.stdout()) as BenchResult)
+  await withHosts(shifts.length, 'a', async (hosts, started) => {
+    const coordinator = await startHub(hosts, started, shifts.length)
+    const shards = shifts.map((shift, i) =>
+      startShard(hosts, started, i, shifts.length, shift, join(dir, `s${i}`), requests, levels),
+    )
+    // Merged against one client of the same total load is shards.test.ts's question (one host, the
+    // single process on the shards' own schedule): here 4 shards, a hub and a coordinator already load
+    // 2 cores, and a fifth client beside them measured its own starvation (523 against 751 tok/s at load 10).
+    const codes = await Promise.all(shards.map((shard) => shard.exited))
+    for (const [i, code] of codes.entries()) assert.equal(code, 0, shards[i]?.stderr())
+    assert.equal(await coordinator.exited, 0, coordinator.stderr())
+    const report = JSON.parse(coordinator.stdout()) as CoordinationReport
+    const results = shards.map((shard) => JSON.parse(shard.stdout()) as BenchResult)
 
-      // Each shard's measured offset (coordinator − shard) recovers its injected shift within its bound.
-      const accounts = results.map((result) => result.meta.shard?.coordinator)
-      for (const [i, account] of accounts.entries()) {
-        assert.ok(account !== undefined, `shard ${i} has its coordinator account`)
-        const error = Math.abs(account.offset_ms + (shifts[i] as number))
-        t.diagnostic(
-          `shard ${i}: shift ${shifts[i]} ms, measured offset ${account.offset_ms} ± ${account.bound_ms} ms (error ${error.toFixed(3)} ms)`,
-        )
-        assert.ok(
-          error <= account.bound_ms + 0.01,
-          `shard ${i}: off by ${error} ms, bound ${account.bound_ms} ms`,
-        )
-      }
-      // Each shard releases a level at the instant the coordinator set (start_at_ms), translated to its
-      // own clock by its measured offset; how late its timer fired is its own lateness (started − planned,
-      // on its clock: a host's scheduling, which this loaded machine decides, not llmbench). What the
-      // offsets decide is the rest: on the true clock (the injected shift taken out) the shards started
-      // within the spread of their lateness plus what the offsets' bounds allow them to be wrong by.
-      const bounds = accounts.map((account) => account?.bound_ms as number).sort((a, b) => b - a)
-      const alignment = (bounds[0] as number) + (bounds[1] as number)
-      const spread = (list: number[]) => Math.max(...list) - Math.min(...list)
-      for (const [position, value] of levels.entries()) {
-        const entries = accounts.map((account) => account?.levels[position])
-        const said = entries.map((entry) => entry?.started_ms as number)
-        const planned = entries.map((entry) => entry?.start_at_ms as number)
-        const lateness = said.map((ms, i) => ms - (planned[i] as number))
-        const truth = said.map((ms, i) => ms - (accounts[i]?.offset_ms as number) - (shifts[i] as number))
-        t.diagnostic(
-          `level ${value}: lateness ${lateness.map((ms) => ms.toFixed(1)).join(', ')} ms; started within ${spread(said).toFixed(1)} ms on the coordinator's clock, ${spread(truth).toFixed(1)} ms on the true clock (alignment error ${alignment.toFixed(2)} ms)`,
-        )
-        assert.equal(report.levels[position]?.complete, true)
-        assert.equal(new Set(planned).size, 1, `one planned instant for level ${value}: ${planned}`)
-        for (const late of lateness)
-          assert.ok(late >= 0, `a shard released level ${value} early: ${lateness}`)
-        // The coordinator's account is the shards' own (rounded to 0.1 ms).
-        assert.ok(
-          Math.abs((report.levels[position]?.start_spread_ms ?? Number.NaN) - spread(said)) <= 0.2,
-          `level ${value}: coordinator says ${report.levels[position]?.start_spread_ms}, shards ${spread(said)}`,
-        )
-        assert.ok(
-          spread(truth) <= spread(lateness) + alignment + 0.2,
-          `level ${value}: ${spread(truth)} ms apart on the true clock, lateness spread ${spread(lateness)}, alignment ${alignment}`,
-        )
-      }
-
-      const merge = await runCli([
-        'merge',
-        ...shifts.map((_, i) => join(dir, `s${i}`)),
-        '--out',
-        join(dir, 'merged'),
-        '--json',
-      ])
-      assert.equal(merge.code, 0, merge.stderr)
-      const merged = JSON.parse(merge.stdout) as BenchResult
-      assert.equal(merged.meta.merged?.time_base, 'coordinator')
-      assert.equal(merged.meta.merged?.alignment_error_ms, Math.ceil(alignment * 1000) / 1000)
-      const whole = JSON.parse(single.stdout) as BenchResult
-      assert.deepEqual(
-        merged.levels.map((level) => level.requests),
-        whole.levels.map((level) => level.requests),
+    // Each shard's measured offset (coordinator − shard) recovers its injected shift within its bound.
+    const accounts = results.map((result) => result.meta.shard?.coordinator)
+    for (const [i, account] of accounts.entries()) {
+      assert.ok(account !== undefined, `shard ${i} has its coordinator account`)
+      const error = Math.abs(account.offset_ms + (shifts[i] as number))
+      t.diagnostic(
+        `shard ${i}: shift ${shifts[i]} ms, measured offset ${account.offset_ms} ± ${account.bound_ms} ms (error ${error.toFixed(3)} ms)`,
       )
-      for (const level of merged.levels) {
-        const alone = whole.levels.find((one) => one.value === level.value)
-        assert.ok(alone !== undefined)
-        const overlap = merged.meta.merged?.overlap.find((one) => one.level === level.value)
-        t.diagnostic(
-          `c=${level.value}: merged ${level.output_tokens_per_s} tok/s, TTFT p50 ${level.ttft_ms.p50} ms; single ${alone.output_tokens_per_s} tok/s, TTFT p50 ${alone.ttft_ms.p50} ms; windows overlap ${((overlap?.ratio ?? 0) * 100).toFixed(0)}%`,
-        )
-        assert.notEqual(level.verdict, 'interrupted')
-        // Same load, same kind of server, the same seconds of this machine: the tolerance of shards.test.ts.
-        const ratio = level.output_tokens_per_s / alone.output_tokens_per_s
-        assert.ok(ratio > 0.75 && ratio < 1.33, `c=${level.value}: throughput ratio ${ratio.toFixed(2)}`)
-        const p50 = level.ttft_ms.p50 as number
-        const aloneP50 = alone.ttft_ms.p50 as number
-        // A request released mid-step waits for the step to end: TTFT moves by whole decode steps with
-        // the phase at which streams are released (11.4 against 22.1 ms at c=8 in CI: one step of 10 ms).
-        // Within one step and 2 ms, or 40% where TTFT is larger.
-        assert.ok(
-          Math.abs(p50 - aloneP50) <= Math.max(PARAMS.decode_base_ms + 2, 0.4 * aloneP50),
-          `c=${level.value}: TTFT p50 ${p50} vs ${aloneP50}`,
-        )
-      }
+      assert.ok(
+        error <= account.bound_ms + 0.01,
+        `shard ${i}: off by ${error} ms, bound ${account.bound_ms} ms`,
+      )
+    }
+    // Each shard releases a level at the instant the coordinator set (start_at_ms), translated to its
+    // own clock by its measured offset; how late its timer fired is its own lateness (started − planned,
+    // on its clock: a host's scheduling, which this loaded machine decides, not llmbench). What the
+    // offsets decide is the rest: on the true clock (the injected shift taken out) the shards started
+    // within the spread of their lateness plus what the offsets' bounds allow them to be wrong by.
+    const bounds = accounts.map((account) => account?.bound_ms as number).sort((a, b) => b - a)
+    const alignment = (bounds[0] as number) + (bounds[1] as number)
+    const spread = (list: number[]) => Math.max(...list) - Math.min(...list)
+    for (const [position, value] of levels.entries()) {
+      const entries = accounts.map((account) => account?.levels[position])
+      const said = entries.map((entry) => entry?.started_ms as number)
+      const planned = entries.map((entry) => entry?.start_at_ms as number)
+      const lateness = said.map((ms, i) => ms - (planned[i] as number))
+      const truth = said.map((ms, i) => ms - (accounts[i]?.offset_ms as number) - (shifts[i] as number))
+      t.diagnostic(
+        `level ${value}: lateness ${lateness.map((ms) => ms.toFixed(1)).join(', ')} ms; started within ${spread(said).toFixed(1)} ms on the coordinator's clock, ${spread(truth).toFixed(1)} ms on the true clock (alignment error ${alignment.toFixed(2)} ms)`,
+      )
+      assert.equal(report.levels[position]?.complete, true)
+      assert.equal(new Set(planned).size, 1, `one planned instant for level ${value}: ${planned}`)
+      for (const late of lateness) assert.ok(late >= 0, `a shard released level ${value} early: ${lateness}`)
+      // The coordinator's account is the shards' own (rounded to 0.1 ms).
+      assert.ok(
+        Math.abs((report.levels[position]?.start_spread_ms ?? Number.NaN) - spread(said)) <= 0.2,
+        `level ${value}: coordinator says ${report.levels[position]?.start_spread_ms}, shards ${spread(said)}`,
+      )
+      assert.ok(
+        spread(truth) <= spread(lateness) + alignment + 0.2,
+        `level ${value}: ${spread(truth)} ms apart on the true clock, lateness spread ${spread(lateness)}, alignment ${alignment}`,
+      )
+    }
+
+    const merge = await runCli([
+      'merge',
+      ...shifts.map((_, i) => join(dir, `s${i}`)),
+      '--out',
+      join(dir, 'merged'),
+      '--json',
+    ])
+    assert.equal(merge.code, 0, merge.stderr)
+    const merged = JSON.parse(merge.stdout) as BenchResult
+    assert.equal(merged.meta.merged?.time_base, 'coordinator')
+    assert.equal(merged.meta.merged?.alignment_error_ms, Math.ceil(alignment * 1000) / 1000)
+    // The merge is the shards' records together: every request of every shard, the level's tokens
+    // per second over the union of the shards' windows (no more than their sum, no less than one's).
+    for (const [position, level] of merged.levels.entries()) {
+      const parts = results.map((result) => result.levels[position])
       assert.equal(
-        merged.saturation?.value ?? null,
-        whole.saturation?.value ?? null,
-        'the same knee (or none)',
+        level.requests,
+        parts.reduce((sum, part) => sum + (part?.requests ?? 0), 0),
       )
-    })
-  } finally {
-    await simAlone.close()
-  }
+      const rates = parts.map((part) => part?.output_tokens_per_s ?? 0)
+      const overlap = merged.meta.merged?.overlap.find((one) => one.level === level.value)
+      t.diagnostic(
+        `c=${level.value}: merged ${level.output_tokens_per_s} tok/s, shards ${rates.join(', ')}; TTFT p50 ${level.ttft_ms.p50} ms; windows overlap ${((overlap?.ratio ?? 0) * 100).toFixed(0)}%`,
+      )
+      assert.notEqual(level.verdict, 'interrupted')
+      const sum = rates.reduce((a, b) => a + b, 0)
+      assert.ok(
+        level.output_tokens_per_s <= sum * 1.001 && level.output_tokens_per_s >= Math.max(...rates) * 0.999,
+        `c=${level.value}: merged ${level.output_tokens_per_s} tok/s outside [${Math.max(...rates)}, ${sum}]`,
+      )
+    }
+  })
 })
 
 test('a shard killed mid-level: the coordinator ends the level, says which shard and when, and the merge never judges that level', {
