@@ -15,11 +15,12 @@ import { renderTable, renderVerdict } from '../report/terminal.js'
 import { LiveMetricsError } from '../run/level/live-metrics.js'
 import { describeDefaultSizing, levelRequestBudget } from '../run/level/precision-watch.js'
 import { WorkloadError } from '../run/plan/prepare-workload.js'
+import { RunShapeError } from '../run/plan/run-shape.js'
 import { MAX_START_WAIT_MS, parseStartAt } from '../run/plan/start-schedule.js'
 import { FolderInUseError, FolderUnwritableError } from '../run/result-folder.js'
 import { INTERRUPT_GRACE_MS } from '../run/run-gradient.js'
 import { fdLimitWarning } from '../run/setup/fd-limit.js'
-import { endpointFromEnv } from '../run/setup/resolve-endpoint.js'
+import type { RunTargets } from '../run/setup/run-targets.js'
 import { CoordinationError } from '../run/shard/coordinator-link.js'
 import { parseShard } from '../run/shard/shard.js'
 import {
@@ -60,55 +61,20 @@ export async function executeRun(
     throw new CliError('--fail-on-slo needs objectives: set --slo (or [slo] in config.toml)', EXIT.usage)
   }
   const shard = resolveShard(flags, process.env)
-  if (shard !== null && config.load.precision !== null)
-    throw new CliError(
-      '--precision with --shard: each shard would stop its share on its own figures, and the merged level would be precise by accident. Run --precision in one process (its worker threads spread the load), or shard fixed-size levels',
-      EXIT.usage,
-    )
-  // endpointFromEnv says when the key is missing, or sent otherwise than as a bearer token.
-  const endpoint = options.endpoint ?? endpointFromEnv(config, process.env, log)
   const schedule = resolveSchedule(flags)
-  // A shard's repeats would be merged with the other shards' by level alone, and --start-at's schedule
-  // gives each level one slot: neither knows a level run more than once.
-  if (config.load.repeat > 1 && (shard !== null || schedule !== undefined))
-    throw new CliError(
-      `--repeat ${config.load.repeat} cannot be combined with ${shard !== null ? '--shard (or JOB_COMPLETION_INDEX)' : '--start-at'}: run the repeats in one process, or compare separate sharded runs`,
-      EXIT.usage,
-    )
-  // A shard runs its share of levels it is told; a search chooses its next level from what it measured.
-  if (config.run.search && (shard !== null || schedule !== undefined))
-    throw new CliError(
-      `--search cannot be combined with ${shard !== null ? '--shard (or JOB_COMPLETION_INDEX)' : '--start-at'}: a search chooses each level from the ones before, which a shard or a schedule fixes in advance`,
-      EXIT.usage,
-    )
-  // Both targets' blocks alternate inside one process: a shard would run one target's share.
-  if (config.run.paired && (shard !== null || schedule !== undefined))
-    throw new CliError(
-      `--paired cannot be combined with ${shard !== null ? '--shard (or JOB_COMPLETION_INDEX)' : '--start-at'}: both targets' blocks alternate in one process`,
-      EXIT.usage,
-    )
   const coordinator = resolveCoordinator(flags, shard !== null, schedule !== undefined)
+  // The run's shape (default sizing, combinations refused) and its endpoints, each with its own key,
+  // are prepareRun's, as for a program using the library; resolving them says when a key is missing.
   const run = readyRun({
     config,
-    endpoint,
+    ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
+    note: log,
     shard,
     schedule,
     coordinator,
     force: flags.force === true,
   })
-  // Levels nobody sized were given the default precision by prepareRun (the library's choice too).
-  const sizing = describeDefaultSizing(run.config.load)
-  if (sizing !== null) log(sizing)
-  log(describePlan(run))
-  const proxy = proxyNote(endpoint.url, endpoint.proxy)
-  if (proxy !== null) log(proxy)
-  const underDriven = underDrivenWarning(config.load)
-  if (underDriven !== null) log(underDriven)
-  const fdLimit = fdLimitWarning(config.load)
-  if (fdLimit !== null) log(fdLimit)
-  if (run.replaced !== null) log(`note: ${run.replaced}`)
-  for (const note of ignoredFlags(config, flags)) log(`note: ${note}`)
-  for (const note of configConflicts(config)) log(`note: ${note}`)
+  for (const line of planLines(run, config, flags)) log(line)
   const stop = new StopSignal()
   const onSignal = (): void => {
     if (stop.requested) {
@@ -142,63 +108,98 @@ export async function executeRun(
       if (error instanceof CoordinationError) throw new CliError(error.message, EXIT.coordination)
       throw error
     }
-    if (outcome.kind === 'interrupted-during-set-up') {
-      io.err('interrupted during the set-up: no request of the run was sent\n')
-      return EXIT.interrupted
-    }
-    if (outcome.kind === 'preflight-failed') {
-      io.err(
-        `${preflightSummaryNamed(outcome.preflight.summary, hintsFor(config))}\n  (skip this check with --no-preflight)\n`,
-      )
-      return EXIT.preflight
-    }
-    if (outcome.kind === 'interrupted-before-load') {
-      io.err(`interrupted during the ${outcome.phase}: no level was run; no result folder was written\n`)
-      return EXIT.interrupted
-    }
-    if (outcome.kind === 'over-budget' || outcome.kind === 'cache-reset-refused') {
-      io.err(`llmbench: not started: ${outcome.reason}\n`)
-      return EXIT.usage
-    }
-    const { result } = outcome
-    if (flags.json === true) io.out(`${JSON.stringify(result, null, 2)}\n`)
-    else
-      io.out(
-        `${renderTable(result, { width: tableWidth(flags) })}\n${renderVerdict(withHintsNamed(result, hintsFor(config)), { calibrationSaid: !quiet })}\n` +
-          `${whereWritten(run.outDir, config.metrics.output_json).join('\n')}\n`,
-      )
-    if (config.run.history_dir !== null) {
-      log(`history: appended to ${appendHistory(config.run.history_dir, result)}`)
-      log(`history: ${await historyPage(config.run.history_dir)}`)
-    }
-    // The coordinator (or this shard) ended the run as a shard was lost: its own exit code, not an interrupt's.
-    const cut = result.meta.shard?.coordinator?.ended ?? null
-    if (cut !== null) {
-      io.err(
-        `coordinated run ended: ${cut.reason} at ${new Date(cut.at_ms).toISOString()}; the level in progress is marked incomplete\n`,
-      )
-      return EXIT.coordination
-    }
-    if (stop.requested) return EXIT.interrupted
-    const failures = runFailures(result.levels, config.metrics.min_success_rate, (value) =>
-      levelName(result.meta, value),
-    )
-    if (failures.length > 0) {
-      io.err(
-        `Run failed (exit 1): it measured nothing to trust:\n${failures.map((f) => `  ${f}`).join('\n')}\n`,
-      )
-      return EXIT.gateFailed
-    }
-    if (config.run.fail_on_slo && result.capacity === null) {
-      io.err(`SLO gate failed: ${result.capacity_summary}\n`)
-      return EXIT.gateFailed
-    }
-    // Judged only on a whole run: an interrupted or failed one returned above and never says pass.
-    if (config.run.gate) return pairedGate(run.outDir, io)
-    return EXIT.ok
+    return await exitCodeOf(outcome, { run, config, flags, io, stop, log })
   } finally {
     for (const signal of STOP_SIGNALS) process.off(signal, onSignal)
   }
+}
+
+/** What is said before the run: the default sizing, the plan line, and notes on the settings. */
+function planLines(run: PreparedRun, config: RunConfig, flags: ParsedFlags): string[] {
+  const { endpoint } = run
+  // Levels nobody sized were given the default precision by prepareRun (the library's choice too).
+  const sizing = describeDefaultSizing(run.config.load)
+  return [
+    ...(sizing === null ? [] : [sizing]),
+    describePlan(run),
+    proxyNote(endpoint.url, endpoint.proxy),
+    underDrivenWarning(config.load),
+    fdLimitWarning(config.load),
+    run.replaced === null ? null : `note: ${run.replaced}`,
+    ...ignoredFlags(config, flags).map((note) => `note: ${note}`),
+    ...configConflicts(config).map((note) => `note: ${note}`),
+  ].filter((line): line is string => line !== null)
+}
+
+/** The exit code of a run's outcome, with what it says on stdout and stderr. */
+async function exitCodeOf(
+  outcome: StartOutcome,
+  context: {
+    run: PreparedRun
+    /** The config as loaded: where each setting was given (hintsFor) is known of this object. */
+    config: RunConfig
+    flags: ParsedFlags
+    io: Io
+    stop: StopSignal
+    log: (line: string) => void
+  },
+): Promise<number> {
+  const { run, config, flags, io, stop, log } = context
+  const quiet = flags.quiet === true
+  if (outcome.kind === 'interrupted-during-set-up') {
+    io.err('interrupted during the set-up: no request of the run was sent\n')
+    return EXIT.interrupted
+  }
+  if (outcome.kind === 'preflight-failed') {
+    io.err(
+      `${preflightSummaryNamed(outcome.preflight.summary, hintsFor(config))}\n  (skip this check with --no-preflight)\n`,
+    )
+    return EXIT.preflight
+  }
+  if (outcome.kind === 'interrupted-before-load') {
+    io.err(`interrupted during the ${outcome.phase}: no level was run; no result folder was written\n`)
+    return EXIT.interrupted
+  }
+  if (outcome.kind === 'over-budget' || outcome.kind === 'cache-reset-refused') {
+    io.err(`llmbench: not started: ${outcome.reason}\n`)
+    return EXIT.usage
+  }
+  const { result } = outcome
+  if (flags.json === true) io.out(`${JSON.stringify(result, null, 2)}\n`)
+  else
+    io.out(
+      `${renderTable(result, { width: tableWidth(flags) })}\n${renderVerdict(withHintsNamed(result, hintsFor(config)), { calibrationSaid: !quiet })}\n` +
+        `${whereWritten(run.outDir, config.metrics.output_json).join('\n')}\n`,
+    )
+  if (config.run.history_dir !== null) {
+    log(`history: appended to ${appendHistory(config.run.history_dir, result)}`)
+    log(`history: ${await historyPage(config.run.history_dir)}`)
+  }
+  // The coordinator (or this shard) ended the run as a shard was lost: its own exit code, not an interrupt's.
+  const cut = result.meta.shard?.coordinator?.ended ?? null
+  if (cut !== null) {
+    io.err(
+      `coordinated run ended: ${cut.reason} at ${new Date(cut.at_ms).toISOString()}; the level in progress is marked incomplete\n`,
+    )
+    return EXIT.coordination
+  }
+  if (stop.requested) return EXIT.interrupted
+  const failures = runFailures(result.levels, config.metrics.min_success_rate, (value) =>
+    levelName(result.meta, value),
+  )
+  if (failures.length > 0) {
+    io.err(
+      `Run failed (exit 1): it measured nothing to trust:\n${failures.map((f) => `  ${f}`).join('\n')}\n`,
+    )
+    return EXIT.gateFailed
+  }
+  if (config.run.fail_on_slo && result.capacity === null) {
+    io.err(`SLO gate failed: ${result.capacity_summary}\n`)
+    return EXIT.gateFailed
+  }
+  // Judged only on a whole run: an interrupted or failed one returned above and never says pass.
+  if (config.run.gate) return pairedGate(run.outDir, io)
+  return EXIT.ok
 }
 
 /** What the first interrupt does, said at once, in each phase of the run. */
@@ -212,18 +213,26 @@ const INTERRUPT_ANSWERS: Record<RunPhase, string> = {
 /** Signals that stop a run: no new requests, in-flight ones drain, the partial result is written. */
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
 
-/** One result folder, one run: a folder holding a run is refused unless --force (before anything is sent). */
+/**
+ * One result folder, one run: a folder holding a run is refused unless --force, and settings no run
+ * can take are a usage error (before anything is sent).
+ */
 function readyRun(request: RunRequest): PreparedRun {
   try {
     return prepareRun(request)
   } catch (error) {
-    if (error instanceof FolderInUseError || error instanceof FolderUnwritableError)
+    if (
+      error instanceof FolderInUseError ||
+      error instanceof FolderUnwritableError ||
+      error instanceof RunShapeError
+    )
       throw new CliError(error.message, EXIT.usage)
     throw error
   }
 }
 
-function describePlan({ config, endpoint, outDir }: PreparedRun): string {
+function describePlan(run: PreparedRun): string {
+  const { config, endpoint, outDir } = run
   const { load, workload } = config
   const window =
     load.warmup_s > 0 || load.cooldown_s > 0
@@ -254,7 +263,7 @@ function describePlan({ config, endpoint, outDir }: PreparedRun): string {
       `(+${load.warmup_requests} warm-up per level), ${config.client.stream ? 'streaming' : 'not streaming'} -> ${outDir}`
     )
   return (
-    `llmbench: ${config.target.model} at ${displayUrl(endpoint.url)}${splitWords(config)}: ` +
+    `llmbench: ${config.target.model} at ${displayUrl(endpoint.url)}${splitWords(run.targets)}: ` +
     `${levels}, ${bound} per level (+${load.warmup_requests} warm-up), ` +
     // A protocol that generates nothing (embeddings): only the input length means anything.
     `input ${input}${protocolOf(endpoint.protocol).generatesTokens ? ` / output ${formatLength(workload.output)} tokens` : ` tokens (${endpoint.protocol})`}${workload.profile === null ? '' : ` (profile ${workload.profile})`}, ` +
@@ -262,21 +271,18 @@ function describePlan({ config, endpoint, outDir }: PreparedRun): string {
   )
 }
 
-/** Several endpoints or models: how many more, and how each level is shared between them. */
-function splitWords({ target }: PreparedRun['config']): string {
-  const endpoints = 1 + target.more_base_urls.length
-  const models = 1 + target.more_models.length
-  if (endpoints * models === 1) return ''
-  const weights = (list: number[], count: number): string =>
-    list.length === 0 ? 'equal shares' : `weights ${list.slice(0, count).join(':')}`
+/** Several endpoints or models: how many more, and how each level is shared between them (the resolved list's). */
+function splitWords(targets: RunTargets): string {
+  const { endpoints, models } = targets
+  if (endpoints.length * models.length === 1) return ''
+  const weights = (list: readonly { weight: number }[]): string =>
+    list.every((item) => item.weight === list[0]?.weight)
+      ? 'equal shares'
+      : `weights ${list.map((item) => item.weight).join(':')}`
   const parts = [
-    ...(endpoints > 1
-      ? [`+${endpoints - 1} more endpoint(s), ${weights(target.endpoint_weights, endpoints)}`]
-      : []),
-    ...(models > 1
-      ? [
-          `models ${[target.model, ...target.more_models].join(', ')}, ${weights(target.model_weights, models)}`,
-        ]
+    ...(endpoints.length > 1 ? [`+${endpoints.length - 1} more endpoint(s), ${weights(endpoints)}`] : []),
+    ...(models.length > 1
+      ? [`models ${models.map((model) => model.id).join(', ')}, ${weights(models)}`]
       : []),
   ]
   return ` (${parts.join('; ')}; each given its share of every level)`

@@ -70,6 +70,7 @@ import {
   prepareWorkload,
   type WorkloadSources,
 } from './plan/prepare-workload.js'
+import { refuseUnrunnable, shapedConfig } from './plan/run-shape.js'
 import { sampleSizeAdvice } from './plan/sample-advice.js'
 import { sessionWork } from './plan/session-plan.js'
 import { type StartSchedule, waitForLevelStart } from './plan/start-schedule.js'
@@ -111,7 +112,11 @@ const MAX_REFINE_STEPS = 3
 export type RunOptions = RunSettings &
   (
     | {
-        /** Where requests go and with which key, headers and timeouts, resolved once (see resolveEndpoint). */
+        /** Every endpoint and (endpoint, model) target, resolved once (prepareRun, or resolveTargets). */
+        targets: RunTargets
+      }
+    | {
+        /** The first endpoint, resolved (see resolveEndpoint); the others are resolved beside it from `config`. */
         endpoint: Endpoint
       }
     | {
@@ -156,15 +161,16 @@ export type RunOutcome =
  * ends, bench_result.json rewritten after every level, then --refine), and the finish (the final
  * result and the report).
  */
-export async function runGradient(options: RunOptions): Promise<RunOutcome> {
+export async function runGradient(given: RunOptions): Promise<RunOutcome> {
+  // The same shape of run as prepareRun's (a config it shaped comes back as is): the library's runGradient is the CLI's run.
+  const options = { ...given, config: shapedConfig(given.config, given.shard !== undefined) }
   const { config, outDir, stop } = options
+  refuseUnrunnable(config, {
+    sharded: options.shard !== undefined,
+    scheduled: options.schedule !== undefined,
+  })
   // An unsendable key (the run's or an endpoint's own) is refused here, before anything is sent or written.
-  const targets = resolveTargets(
-    config,
-    'endpoint' in options ? options.endpoint : resolveEndpoint(config, options.apiKey),
-    process.env,
-    options.log,
-  )
+  const targets = targetsOf(options)
   // The first endpoint, scrubbing every endpoint's secrets: the probes and the reads of the server send to it.
   const endpoint = firstEndpoint(targets)
   // Bad tokenizer or dataset files fail before anything is sent or written.
@@ -190,77 +196,16 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
       config.load.mode,
     )
     const connections = policyAfterProbes(endpoint, options.log)
-    const keepAlive = endpoint.keepAlive && connections.server_closes_after_response === null
-    const bodies = setUp.prepared.plan.prompts.map((prompt) => prompt.body)
-    pool = await WorkerPool.start(
-      workerCount,
-      { ...endpoint, keepAlive },
-      bodies,
-      options.shard ?? WHOLE_RUN,
-      sessionWork(setUp.prepared.plan, config),
-      isSplit(targets)
-        ? {
-            targets: withKeepAlive(targets.targets, keepAlive),
-            modelBodies: modelBodies(
-              bodies,
-              targets.models.map((m) => m.id),
-            ),
-            weights: targets.weights,
-          }
-        : undefined,
-    )
+    pool = await startPool(options, targets, setUp.prepared, workerCount, connections)
     const threads = pool
     live?.watchInFlight(() => threads.inFlight)
-    const meta = describeRun(
-      config,
-      workerCount,
-      setUp.prepared,
-      setUp.estimate,
-      options.shard,
-      connections,
-      setUp.cacheReset?.meta ?? null,
-    )
-    meta.run_id = sink.runId
-    // A shard's records are put on the others' clocks by this: read to the ms, as the coordinator's
-    // offset is measured against it (shard-clock.ts); a test shifts it to play a host whose clock is off.
-    if (options.shard !== undefined) meta.time_origin_ms = wallOrigin() + testClockShiftMs()
-    const proxy = proxyMetaOf(endpoint.url, endpoint.proxy)
-    if (proxy !== null) meta.client.proxy = proxy
-    if (sources.trace !== null) meta.trace = sources.trace.meta
-    meta.server = setUp.server
-    const timing = setUp.timing
-    const deadlines = fluidityDeadlines(
-      timing?.at_length?.ttft_ms ?? timing?.ttft_ms?.median ?? null,
-      timing?.tpot_ms?.median ?? null,
-      timing?.at_length !== undefined,
-    )
-    if (deadlines !== null) meta.fluidity = deadlines
-    if (isSplit(targets))
-      meta.split = await splitMeta(targets, setUp.server, config.run.preflight, stop, config.run)
-    if (meta.load.stagger !== undefined && meta.load.levels.some((streams) => streams > 1))
-      options.log(meta.load.stagger.note)
-    meta.totals = sink.totals
+    const meta = await runMetaOf(options, { targets, sources, setUp, sink, workerCount, connections })
     const resultPath = join(outDir, config.metrics.output_json)
     // Written before the first level, so even a crash leaves a folder `report` can rebuild.
     writeJsonAtomic(resultPath, finishResult([], meta))
     // Before the first level, so its counters have a scrape from before it started.
     scraper = await startServerMetrics(config, targets, outDir, sink.runId, options.log)
-    const { progress } = options
-    const seconds = setUp.estimate?.request_seconds
-    const span = traceSpanSeconds(sources.trace?.offsets_ms ?? null)
-    const clock = new RunClock(
-      config,
-      seconds === undefined
-        ? null
-        : {
-            request_s: seconds.median,
-            prefill_s: seconds.prefill_s ?? 0,
-            trace:
-              sources.trace === null || span === null
-                ? null
-                : { rows: sources.trace.rows.length, span_s: span },
-          },
-    )
+    const clock = runClockOf(config, setUp.estimate, sources)
     const gradient: Gradient = {
       clock,
       options,
@@ -288,18 +233,7 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
         setUp.prepared.plan.level_prompts === undefined || setUp.prepared.plan.control_prompts === undefined
           ? null
           : { levels: setUp.prepared.plan.level_prompts, control: setUp.prepared.plan.control_prompts },
-      measure: {
-        pool,
-        sink,
-        stop,
-        planned: setUp.prepared.plan.prompts,
-        countTokens: (text) => sources.tokenizer.count(text),
-        ...(sources.structured === null ? {} : { check: new OutputCheck(sources.structured) }),
-        requestsPerLevel: sources.trace?.rows.length ?? config.load.requests_per_level,
-        // The whole timed window (warm-up, measured, cool-down): past it, the level drains.
-        durationPerLevelS: config.load.duration_per_level_s === null ? null : timedLevelSeconds(config.load),
-        ...(progress === undefined ? {} : { progress: (p: LevelProgress) => progress(clock.at(p)) }),
-      },
+      measure: measureContextOf(options, { pool, sink, sources, prepared: setUp.prepared, clock }),
     }
     await runLoad(gradient)
     await options.coordination?.finish()
@@ -324,6 +258,140 @@ export async function runGradient(options: RunOptions): Promise<RunOutcome> {
 }
 
 type LevelFigures = Omit<LevelSummary, 'verdict' | 'advice'>
+
+/** The run's meta before the first level: the plan described, with what the set-up learnt of the server and the endpoints. */
+async function runMetaOf(
+  options: RunOptions,
+  made: {
+    targets: RunTargets
+    sources: WorkloadSources
+    setUp: Extract<SetUp, { kind: 'ready' }>
+    sink: RecordSink
+    workerCount: number
+    connections: ConnectionPolicy
+  },
+): Promise<RunMeta> {
+  const { config, stop } = options
+  const { targets, sources, setUp, sink, workerCount, connections } = made
+  const endpoint = firstEndpoint(targets)
+  const meta = describeRun(
+    config,
+    workerCount,
+    setUp.prepared,
+    setUp.estimate,
+    options.shard,
+    connections,
+    setUp.cacheReset?.meta ?? null,
+  )
+  meta.run_id = sink.runId
+  // A shard's records are put on the others' clocks by this: read to the ms, as the coordinator's
+  // offset is measured against it (shard-clock.ts); a test shifts it to play a host whose clock is off.
+  if (options.shard !== undefined) meta.time_origin_ms = wallOrigin() + testClockShiftMs()
+  const proxy = proxyMetaOf(endpoint.url, endpoint.proxy)
+  if (proxy !== null) meta.client.proxy = proxy
+  if (sources.trace !== null) meta.trace = sources.trace.meta
+  meta.server = setUp.server
+  const timing = setUp.timing
+  const deadlines = fluidityDeadlines(
+    timing?.at_length?.ttft_ms ?? timing?.ttft_ms?.median ?? null,
+    timing?.tpot_ms?.median ?? null,
+    timing?.at_length !== undefined,
+  )
+  if (deadlines !== null) meta.fluidity = deadlines
+  if (isSplit(targets))
+    meta.split = await splitMeta(targets, setUp.server, config.run.preflight, stop, config.run)
+  if (meta.load.stagger !== undefined && meta.load.levels.some((streams) => streams > 1))
+    options.log(meta.load.stagger.note)
+  meta.totals = sink.totals
+  return meta
+}
+
+/** The run's elapsed time and the estimate of the rest, from the probes' request time (or none). */
+function runClockOf(config: RunConfig, estimate: CostEstimate | null, sources: WorkloadSources): RunClock {
+  const seconds = estimate?.request_seconds
+  const span = traceSpanSeconds(sources.trace?.offsets_ms ?? null)
+  return new RunClock(
+    config,
+    seconds === undefined
+      ? null
+      : {
+          request_s: seconds.median,
+          prefill_s: seconds.prefill_s ?? 0,
+          trace:
+            sources.trace === null || span === null
+              ? null
+              : { rows: sources.trace.rows.length, span_s: span },
+        },
+  )
+}
+
+/**
+ * The worker threads, each holding the run's bodies and, with several targets, every target's
+ * endpoint: keep-alive off everywhere when the probes saw the first server close connections.
+ */
+function startPool(
+  options: RunOptions,
+  targets: RunTargets,
+  prepared: PreparedWorkload,
+  workerCount: number,
+  connections: ConnectionPolicy,
+): Promise<WorkerPool> {
+  const endpoint = firstEndpoint(targets)
+  const keepAlive = endpoint.keepAlive && connections.server_closes_after_response === null
+  const bodies = prepared.plan.prompts.map((prompt) => prompt.body)
+  return WorkerPool.start(
+    workerCount,
+    { ...endpoint, keepAlive },
+    bodies,
+    options.shard ?? WHOLE_RUN,
+    sessionWork(prepared.plan, options.config),
+    isSplit(targets)
+      ? {
+          targets: withKeepAlive(targets.targets, keepAlive),
+          modelBodies: modelBodies(
+            bodies,
+            targets.models.map((m) => m.id),
+          ),
+          weights: targets.weights,
+        }
+      : undefined,
+  )
+}
+
+/** What every level is measured with: the threads, the records' sink, the planned prompts and the level's bounds. */
+function measureContextOf(
+  options: RunOptions,
+  made: {
+    pool: WorkerPool
+    sink: RecordSink
+    sources: WorkloadSources
+    prepared: PreparedWorkload
+    clock: RunClock
+  },
+): MeasureContext {
+  const { config, stop, progress } = options
+  const { pool, sink, sources, prepared, clock } = made
+  return {
+    pool,
+    sink,
+    stop,
+    planned: prepared.plan.prompts,
+    countTokens: (text) => sources.tokenizer.count(text),
+    ...(sources.structured === null ? {} : { check: new OutputCheck(sources.structured) }),
+    requestsPerLevel: sources.trace?.rows.length ?? config.load.requests_per_level,
+    // The whole timed window (warm-up, measured, cool-down): past it, the level drains.
+    durationPerLevelS: config.load.duration_per_level_s === null ? null : timedLevelSeconds(config.load),
+    ...(progress === undefined ? {} : { progress: (p: LevelProgress) => progress(clock.at(p)) }),
+  }
+}
+
+/** The options' targets, or the config's resolved beside the given endpoint (or the one the key makes). */
+function targetsOf(options: RunOptions): RunTargets {
+  if ('targets' in options) return options.targets
+  const { config } = options
+  const first = 'endpoint' in options ? options.endpoint : resolveEndpoint(config, options.apiKey)
+  return resolveTargets(config, first, process.env, options.log)
+}
 
 type SetUp =
   | {

@@ -1,31 +1,40 @@
 import { hostname } from 'node:os'
 import type { Endpoint } from '../client/target.js'
-import { levelsSizedByDefault } from '../config/load.js'
 import type { RunConfig } from '../config/types.js'
 import type { LevelProgress } from '../report/progress.js'
 import type { ShardInfo } from '../result/run-meta.js'
-import { defaultPrecisionLoad } from './level/precision-watch.js'
 import { configDigest } from './plan/config-digest.js'
 import { timedLevelSeconds } from './plan/level-plan.js'
+import { refuseUnrunnable, shapedConfig } from './plan/run-shape.js'
 import type { StartSchedule } from './plan/start-schedule.js'
 import { defaultOutDir, freeFolderName, prepareResultFolder } from './result-folder.js'
 import { type RunOutcome, runGradient } from './run-gradient.js'
 import { estimateClockOffsetMs } from './setup/clock-offset.js'
+import { endpointFromEnv } from './setup/resolve-endpoint.js'
+import { firstEndpoint, type RunTargets, resolveTargets } from './setup/run-targets.js'
 import { CoordinatorLink } from './shard/coordinator-link.js'
 import { testClockShiftMs, wallClock } from './shard/shard-clock.js'
 import type { StopSignal } from './stop-signal.js'
 
 /**
- * One run (or one shard of a run spread over machines) from a loaded config and a resolved
- * endpoint: what a library user calls, and what `llmbench run` calls after turning its flags into
- * these options. `prepareRun` decides everything that needs no request (the result folder, the
- * schedule); `startRun` then identifies the shard and runs the gradient:
+ * One run (or one shard of a run spread over machines) from a loaded config: what a library user
+ * calls, and what `llmbench run` calls after turning its flags into these options. `prepareRun`
+ * decides everything that needs no request (the config's default sizing, the endpoints with their
+ * keys, the result folder, the schedule); `startRun` then identifies the shard and runs the gradient:
  *
- *   const outcome = await startRun(prepareRun({ config, endpoint, shard: { index: 0, count: 4 } }), { log, stop })
+ *   const outcome = await startRun(prepareRun({ config, shard: { index: 0, count: 4 } }), { log, stop })
  */
 export interface RunRequest {
   config: RunConfig
-  endpoint: Endpoint
+  /**
+   * The first endpoint (base_url), resolved (resolveEndpoint); absent = the config's, with the key
+   * from its environment variable (endpointFromEnv). The other endpoints are resolved beside it.
+   */
+  endpoint?: Endpoint
+  /** Where the endpoints' keys and header variables are read; default process.env. */
+  env?: NodeJS.ProcessEnv
+  /** Notes said while the endpoints are resolved (a key not set, headers sent); default: none. */
+  note?: (line: string) => void
   /** Shard `index` (0-based) of `count` of every level; null or absent = the whole run. */
   shard?: Pick<ShardInfo, 'index' | 'count'> | null
   /**
@@ -42,7 +51,11 @@ export interface RunRequest {
 
 /** A run with its folder ready and its schedule fixed; nothing has been sent yet. */
 export interface PreparedRun {
+  /** The config as the run uses it: levels nobody sized given the default precision (run/plan/run-shape.ts). */
   config: RunConfig
+  /** The run's endpoints and (endpoint, model) targets, each with its own key and headers, resolved once. */
+  targets: RunTargets
+  /** The first endpoint (targets' first): the probes, the clock offset and the reads of the server go to it. */
   endpoint: Endpoint
   shard: Pick<ShardInfo, 'index' | 'count'> | null
   schedule: StartSchedule | undefined
@@ -70,17 +83,20 @@ export type StartOutcome =
   | { kind: 'interrupted-during-set-up' }
 
 /**
- * Names the result folder (config.run.out_dir, else a free results/<time>-<model>[-shard-I-of-N]),
- * readies it (a folder holding a run is refused unless `force`: FolderInUseError;
- * one that cannot be written: FolderUnwritableError) and fixes the schedule. Before anything is sent.
+ * Shapes the config (run/plan/run-shape.ts: a run it cannot make is a RunShapeError), resolves the
+ * endpoints (an unsendable key is a ConfigError), names the result folder (config.run.out_dir, else a
+ * free results/<time>-<model>[-shard-I-of-N]), readies it (a folder holding a run is refused unless
+ * `force`: FolderInUseError; one that cannot be written: FolderUnwritableError) and fixes the
+ * schedule. Before anything is sent.
  */
 export function prepareRun(request: RunRequest): PreparedRun {
   const shard = request.shard ?? null
-  // Levels nobody sized run until the knee's own figures are precise (DEFAULT_PRECISION), decided
-  // here so that a program calling the library gets the run the same settings get on the command line.
-  const config = levelsSizedByDefault(request.config)
-    ? { ...request.config, load: defaultPrecisionLoad(request.config, shard !== null) }
-    : request.config
+  // Decided here, not in the CLI: a program calling the library gets the run the command line gets.
+  const config = shapedConfig(request.config, shard !== null)
+  refuseUnrunnable(config, { sharded: shard !== null, scheduled: request.schedule !== undefined })
+  const env = request.env ?? process.env
+  const note = request.note ?? (() => {})
+  const targets = resolveTargets(config, request.endpoint ?? endpointFromEnv(config, env, note), env, note)
   const outDir =
     config.run.out_dir ??
     freeFolderName(
@@ -95,12 +111,13 @@ export function prepareRun(request: RunRequest): PreparedRun {
           level_span_s: request.schedule.level_span_s ?? derivedLevelSpan(config),
         }
   const coordinator = shard === null ? null : (request.coordinator ?? null)
-  return { config, endpoint: request.endpoint, shard, schedule, coordinator, outDir, replaced }
+  const endpoint = firstEndpoint(targets)
+  return { config, targets, endpoint, shard, schedule, coordinator, outDir, replaced }
 }
 
 /** Identifies the shard (host, clock offset, config digest), then runs the gradient into the prepared folder. */
 export async function startRun(run: PreparedRun, session: RunSession): Promise<StartOutcome> {
-  const { config, endpoint, schedule, outDir } = run
+  const { config, targets, endpoint, schedule, outDir } = run
   const { log, stop } = session
   let shard: ShardInfo | undefined
   if (run.shard !== null) {
@@ -130,7 +147,7 @@ export async function startRun(run: PreparedRun, session: RunSession): Promise<S
   try {
     return await runGradient({
       config,
-      endpoint,
+      targets,
       outDir,
       log,
       stop,

@@ -645,6 +645,35 @@ test('k8s-manifest usage errors exit 2 and name the flag', async () => {
   await usageError(['--shards', '2'], /base URL/)
 })
 
+test("k8s-manifest refuses an endpoint's own secret header or key variable: the pods would carry it in clear, or lack it", async () => {
+  const endpointFile = (entry: string): string => {
+    const path = join(tmp, `endpoint-${Math.random().toString(36).slice(2)}.toml`)
+    writeFileSync(
+      path,
+      `[target]\nbase_url = "http://a.test/v1"\nmodel = "m"\napi_key_env = "MY_API_KEY"\nmore_base_urls = [${entry}]\n`,
+    )
+    return path
+  }
+  await usageError(
+    [
+      '--shards',
+      '2',
+      '-c',
+      endpointFile('{ url = "http://b.test/v1", headers = { Authorization = "Bearer sk-in-b" } }'),
+    ],
+    /the header\(s\) authorization \(endpoint http:\/\/b\.test\/v1\) would be carried in clear/,
+  )
+  await usageError(
+    ['--shards', '2', '-c', endpointFile('{ url = "http://b.test/v1", api_key_env = "B_KEY" }')],
+    /endpoint http:\/\/b\.test\/v1 takes its key from \$B_KEY, which the pods would not have \(only \$MY_API_KEY comes from the Secret\)/,
+  )
+  // An entry naming the run's own variable, or only public headers, is carried as before.
+  const same = endpointFile(
+    '{ url = "http://b.test/v1", api_key_env = "MY_API_KEY", headers = { "X-Tenant" = "b" } }',
+  )
+  assert.equal((await command(['--shards', '2', '-c', same])).code, 0)
+})
+
 test('k8s-manifest --help lists the flags with their defaults', async () => {
   // Wide enough that no flag's text wraps (a pipe's help is 100 columns wide).
   const columns = process.env.COLUMNS

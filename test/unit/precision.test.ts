@@ -179,12 +179,12 @@ test('the library sizes unsized levels as the CLI does: prepareRun gives the def
     configFiles: [],
     flags: { base_url: 'http://h/v1', model: 'm', out: join(out, 'r') },
   })
-  const run = prepareRun({ config, endpoint: {} as never })
+  const run = prepareRun({ config, env: {} })
   assert.deepEqual(run.config.load.precision, DEFAULT_PRECISION)
   assert.equal(run.config.load.stop_out_of_reach, true)
   const sized = loadRunConfig({
     configFiles: [],
     flags: { base_url: 'http://h/v1', model: 'm', requests: 12, out: join(out, 's') },
   })
-  assert.equal(prepareRun({ config: sized, endpoint: {} as never }).config.load.precision, null)
+  assert.equal(prepareRun({ config: sized, env: {} }).config.load.precision, null)
 })

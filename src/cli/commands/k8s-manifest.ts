@@ -1,7 +1,8 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { basename } from 'node:path'
+import { displayUrl } from '../../client/redact.js'
 import { isSecretHeaderName } from '../../config/headers.js'
-import type { RunConfig } from '../../config/types.js'
+import type { MoreEndpoint, RunConfig } from '../../config/types.js'
 import {
   APP_DIR,
   CONFIG_DIR,
@@ -160,19 +161,7 @@ export async function k8sManifestCommand(argv: string[], io: Io): Promise<number
   // Load the config as each pod will (files + run flags), so mistakes show up here, once, rather than
   // in N pods after the start time; it also names the variable the API key must arrive in.
   const config = loadConfigOrThrow(configPaths, configFlags(parseRunFlags(extraArgs)))
-  // A key stored in a -c file (a Claude Code settings.json) would land in the ConfigMap in clear.
-  const stored = config.target.api_key_file
-  if (stored !== null)
-    throw new CliError(
-      `llmbench k8s-manifest: ${stored.file} holds the API key (${stored.path.join('.')}), which the ConfigMap would carry in clear: give a file without it and the key in the Secret (--secret, as $${config.target.api_key_env})`,
-      EXIT.usage,
-    )
-  const secretHeaders = Object.keys(config.target.headers).filter(isSecretHeaderName)
-  if (secretHeaders.length > 0)
-    throw new CliError(
-      `llmbench k8s-manifest: the header(s) ${secretHeaders.join(', ')} would be carried in clear by the manifest (ConfigMap or pod arguments): send that credential as the API key instead (it comes from the Secret; --auth places it) or leave the header out`,
-      EXIT.usage,
-    )
+  refuseClearCredentials(config)
   const cpu = stringFlag(flags, 'cpu')
   // Node's availableParallelism() counts the node's cores, not the pod's CPU limit, so `--workers auto`
   // would start a thread per node core, all squeezed into the limit.
@@ -227,6 +216,44 @@ export async function k8sManifestCommand(argv: string[], io: Io): Promise<number
       `note: that leaves under ${MIN_START_DELAY_S} s to schedule and start every pod; shards that start late are out of step\n`,
     )
   return EXIT.ok
+}
+
+/**
+ * What the manifest would carry in clear, or not at all, is refused: a key stored in a -c file (a
+ * Claude Code settings.json) would land in the ConfigMap; a secret header, the run's or an endpoint's
+ * own, in the ConfigMap or the pods' arguments; and an endpoint's own key variable is not in the
+ * pods' environment (only the run's comes from the Secret), so that endpoint would be sent no key.
+ */
+function refuseClearCredentials(config: RunConfig): void {
+  const refuse = (message: string): never => {
+    throw new CliError(`llmbench k8s-manifest: ${message}`, EXIT.usage)
+  }
+  const { target } = config
+  const stored = target.api_key_file
+  if (stored !== null)
+    refuse(
+      `${stored.file} holds the API key (${stored.path.join('.')}), which the ConfigMap would carry in clear: give a file without it and the key in the Secret (--secret, as $${target.api_key_env})`,
+    )
+  const entries = target.more_base_urls.filter((entry): entry is MoreEndpoint => typeof entry !== 'string')
+  const secretHeaders = [
+    ...Object.keys(target.headers).filter(isSecretHeaderName),
+    ...entries.flatMap((entry) =>
+      Object.keys(entry.headers ?? {})
+        .filter(isSecretHeaderName)
+        .map((name) => `${name} (endpoint ${displayUrl(entry.url)})`),
+    ),
+  ]
+  if (secretHeaders.length > 0)
+    refuse(
+      `the header(s) ${secretHeaders.join(', ')} would be carried in clear by the manifest (ConfigMap or pod arguments): send that credential as the API key instead (it comes from the Secret; --auth places it) or leave the header out`,
+    )
+  const ownKey = entries.find(
+    (entry) => entry.api_key_env !== undefined && entry.api_key_env !== target.api_key_env,
+  )
+  if (ownKey !== undefined)
+    refuse(
+      `endpoint ${displayUrl(ownKey.url)} takes its key from $${ownKey.api_key_env}, which the pods would not have (only $${target.api_key_env} comes from the Secret): run one manifest per key, or give the endpoints one key`,
+    )
 }
 
 /** Files the config reads by path (dataset, profile, tokenizer.json) that a pod has neither mounted nor in its image. */
