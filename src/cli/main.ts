@@ -38,6 +38,8 @@ const RUN_STAGES = [
   () => import('../metrics/summarize.js'),
   () => import('../server-metrics/level-figures.js'),
   () => import('../result/build-result.js'),
+  () => import('../run/plan/prepare-workload.js'),
+  () => import('../run/setup/preflight.js'),
   () => import('../run/run-gradient.js'),
 ]
 

@@ -477,6 +477,11 @@ export const SETTING_FLAG_TABLE: Record<'target' | 'load', readonly FlagSpec[]> 
       help: 'also write requests.parquet into the result folder',
     },
     {
+      name: 'no-charts',
+      type: 'boolean',
+      help: 'do not draw charts/ and report.html at the end (`llmbench report DIR` draws them)',
+    },
+    {
       name: 'metrics-port',
       type: 'string',
       value: 'PORT',

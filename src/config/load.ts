@@ -137,6 +137,7 @@ export const DEFAULTS: RunConfig = deepFreeze({
     history_dir: null,
     max_cost: null,
     export_parquet: false,
+    charts: true,
     metrics_port: null,
     metrics_host: '127.0.0.1',
   },

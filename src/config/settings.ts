@@ -1207,6 +1207,19 @@ export const SETTINGS = {
       group: 'load',
     },
   },
+  charts: {
+    doc: 'draw charts/ and report.html when the run ends (off: bench_result.json, summary.md and the exports only; `llmbench report DIR` draws them later)',
+    at: ['run', 'charts'],
+    schema: bool,
+    json: 'bench.charts',
+    toml: 'metrics.charts',
+    flag: {
+      name: 'no-charts',
+      kind: 'negated',
+      help: 'do not draw charts/ and report.html at the end (`llmbench report DIR` draws them)',
+      group: 'load',
+    },
+  },
   metrics_port: {
     doc: "serve the client's live metrics for Prometheus on this port during the run (off when unset)",
     at: ['run', 'metrics_port'],

@@ -219,6 +219,11 @@ export interface RunConfig {
     max_cost: number | null
     /** Also write requests.parquet into the result folder (src/report/exports.ts). */
     export_parquet: boolean
+    /**
+     * Draw charts/ and report.html when the run ends; false: summary.md and the exports only, the
+     * drawing (seconds of CPU) left to `llmbench report DIR`.
+     */
+    charts: boolean
     /** Serve the client's live metrics for Prometheus on this port during the run; null = off. */
     metrics_port: number | null
     /** The address the live metrics endpoint binds (loopback unless asked). */

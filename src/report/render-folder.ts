@@ -23,11 +23,12 @@ export interface ReportOptions extends ExportOptions {
    */
   records?: readonly RequestRecord[] | null
   /**
-   * False: summary.md and the exports only, no charts and no report.html. An interrupted run draws
-   * nothing: the drawing is seconds of CPU (several times that on a loaded machine), which a person
-   * who pressed Ctrl-C is not waiting for; `llmbench report DIR` draws it from the folder.
+   * Anything but true (the default): summary.md and the exports only, no charts and no report.html,
+   * and a note saying why. An interrupted run draws nothing: the drawing is seconds of CPU (several
+   * times that on a loaded machine), which a person who pressed Ctrl-C is not waiting for; nor does a
+   * run told `--no-charts`. `llmbench report DIR` draws it from the folder.
    */
-  draw?: boolean
+  draw?: true | NotDrawn
   /**
    * False: the "What if" section shows the fitted model and how it reproduced the levels (both in
    * bench_result.json already) but predicts no other workload's knee, which is a replay of the model
@@ -38,9 +39,16 @@ export interface ReportOptions extends ExportOptions {
 }
 
 /** The note a run prints when it left the drawing to `report`. */
-export function notDrawnNote(dir: string): string {
-  return `charts and report.html not drawn after the interrupt (seconds of drawing a stopped run does not wait for): \`llmbench report ${dir}\` draws them`
+export function notDrawnNote(dir: string, why: NotDrawn = 'interrupted'): string {
+  const because =
+    why === 'interrupted'
+      ? 'after the interrupt (seconds of drawing a stopped run does not wait for)'
+      : '(--no-charts)'
+  return `charts and report.html not drawn ${because}: \`llmbench report ${dir}\` draws them`
 }
+
+/** Why a run left the drawing to `report`: it was stopped, or the settings said so (`--no-charts`). */
+export type NotDrawn = 'interrupted' | 'not asked'
 
 /**
  * PNG for places that show no SVG. resvg draws text only with a font: it uses the system's (CI
@@ -68,7 +76,7 @@ export async function writeReports(
 ): Promise<string | null> {
   writeFileSync(join(dir, SUMMARY_FILE), renderMarkdown(result, options.predictKnees ?? true))
   const { server, requests } = await writeTablesAndTimelines(dir, result, options)
-  if (options.draw === false) return notDrawnNote(dir)
+  if (options.draw !== undefined && options.draw !== true) return notDrawnNote(dir, options.draw)
   // vega and vega-lite (hundreds of files) load when a report is drawn, not when a run starts: a run
   // at a tight `ulimit -n` must get as far as its fd check, and `init` or `sim` never need them.
   let charts: Chart[]

@@ -970,8 +970,8 @@ async function finishRun(gradient: Gradient): Promise<RunOutcome> {
   options.stop.enter('report')
   const reportNote = await writeReports(options.outDir, result, {
     parquet: options.config.run.export_parquet,
-    // Interrupted during the load: the partial result is written, the drawing left to `report`.
-    draw: !meta.partial,
+    // Interrupted during the load, or not asked for: the result is written, the drawing left to `report`.
+    draw: meta.partial ? 'interrupted' : options.config.run.charts ? true : 'not asked',
     // The knees of other workloads are `report`'s to predict: the model's replays are nobody's wait here.
     predictKnees: false,
   })

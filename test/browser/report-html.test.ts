@@ -29,20 +29,23 @@ const ARTIFACTS = fileURLToPath(new URL('../../test-results/', import.meta.url))
 /** A demo run over a gradient with a knee (the simulator's 16 batch slots), into a fresh folder. */
 async function demoRun(name: string, extra: string[]): Promise<string> {
   const out = join(tempDir(), name)
-  const demo = await runCli([
-    'demo',
-    '--levels',
-    '1,4,16,32',
-    '--duration',
-    '1',
-    '--min-success-rate',
-    '0',
-    '--no-preflight',
-    '--quiet',
-    '--out',
-    out,
-    ...extra,
-  ])
+  const demo = await runCli(
+    [
+      'demo',
+      '--levels',
+      '1,4,16,32',
+      '--duration',
+      '1',
+      '--min-success-rate',
+      '0',
+      '--no-preflight',
+      '--quiet',
+      '--out',
+      out,
+      ...extra,
+    ],
+    { charts: true },
+  )
   assert.equal(demo.code, 0, demo.stderr)
   return out
 }

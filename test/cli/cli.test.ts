@@ -229,7 +229,9 @@ test('demo: starts the simulator, runs a short gradient, prints the table and wr
   timeout: 60_000,
 }, async () => {
   const out = join(tempDir(), 'demo')
-  const result = await runCli(['demo', '--levels', '1,4', '--duration', '0.5', '--out', out])
+  const result = await runCli(['demo', '--levels', '1,4', '--duration', '0.5', '--out', out], {
+    charts: true,
+  })
   assert.equal(result.code, 0, result.stderr)
   assert.match(result.stdout, /conc\.[\s\S]*success[\s\S]*TTFT ms[\s\S]*TPOT ms[\s\S]*tok\/s/)
   assert.match(result.stdout, /│ 4 +│/)

@@ -88,7 +88,7 @@ test('a server that gets 3x slower during the last level: the control moved, the
 }, async () => {
   // Requests 27 to 39 are level 4; from the 31st on, every cost is tripled.
   const slowing = startSimulator({ ...SIM, slowdown: { after_requests: 30, factor: 3 } })
-  await withSimRun(slowing, { flags: FLAGS, timeoutMs: 100_000 }, ({ out, run }) => {
+  await withSimRun(slowing, { flags: FLAGS, timeoutMs: 100_000, charts: true }, ({ out, run }) => {
     assert.equal(run.code, 0, run.stderr)
     const result = readResult(out)
     const drift = result.drift

@@ -25,6 +25,7 @@ test('prompt + max_tokens over the context: the preflight passes, every request 
     flags: FLAGS,
     extra: ['--input-tokens', '100', '--output-tokens', '256'],
     folder: 'ctx-fail',
+    charts: true,
   }
   await withSimRun(starting, overContext, async ({ sim, out, run }) => {
     assert.equal(run.code, 1, run.stderr)

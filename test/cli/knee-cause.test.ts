@@ -25,6 +25,7 @@ test("a whole run against the simulator's /metrics: the knee is explained by the
         'server-metrics-interval': 0.2,
       },
       timeoutMs: 150_000,
+      charts: true,
     },
     ({ out, run }) => {
       assert.equal(run.code, 0, run.stderr)

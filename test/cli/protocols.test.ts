@@ -21,6 +21,7 @@ const OUTPUT_TOKENS = 12
 
 async function runProtocol(
   protocol: string,
+  charts = false,
 ): Promise<{ result: BenchResult; records: RequestRecord[]; stdout: string; out: string }> {
   const flags = {
     protocol,
@@ -34,7 +35,7 @@ async function runProtocol(
   const starting = startSimulator({ prefill_base_ms: 2, decode_base_ms: 2 })
   return withSimRun(
     starting,
-    { flags, timeoutMs: 90_000, folder: `protocol-${protocol}` },
+    { flags, timeoutMs: 90_000, folder: `protocol-${protocol}`, charts },
     ({ out, run }) => {
       assert.equal(run.code, 0, run.stderr)
       assert.match(run.stderr, /preflight ok/)
@@ -80,7 +81,7 @@ for (const protocol of ['responses', 'messages'] as const) {
 test('run --protocol embeddings: latency and inputs/s, tokens/s; TTFT and TPOT shown as not applicable', {
   timeout: 120_000,
 }, async () => {
-  const { result, records, stdout, out } = await runProtocol('embeddings')
+  const { result, records, stdout, out } = await runProtocol('embeddings', true)
   assert.equal(result.meta.workload.stream, false, 'embeddings are never streamed')
   for (const record of records) {
     assert.equal(record.error, null, record.error?.message)

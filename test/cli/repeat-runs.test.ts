@@ -59,7 +59,7 @@ test('--repeat 3 on the simulator: each level run 3 times back to back, the runs
   const first = join(dir, 'first')
   const sim = await startSimulator(SIM)
   try {
-    const made = await runCli(simRunArgs(sim.url, first, FLAGS), { timeoutMs: 150_000 })
+    const made = await runCli(simRunArgs(sim.url, first, FLAGS), { timeoutMs: 150_000, charts: true })
     assert.equal(made.code, 0, made.stderr)
   } finally {
     await sim.close()

@@ -21,6 +21,8 @@ const FLAGS = {
   quiet: true,
 } as const
 
+const { quiet: _quiet, ...LOUD } = FLAGS
+
 function runArgs(url: string, out: string, extra: string[] = []): string[] {
   return simRunArgs(url, out, FLAGS, extra)
 }
@@ -130,4 +132,36 @@ test('run --out that cannot be written is a usage error naming the path (exit 2)
   } finally {
     await sim.close()
   }
+})
+
+test('--no-charts: the figures, summary.md and the exports, no charts/ or report.html, and the run says how to draw them; report draws them', {
+  timeout: 120_000,
+}, async () => {
+  const starting = startSimulator({ prefill_base_ms: 1, decode_base_ms: 1 })
+  // The helper adds --no-charts to every run that does not ask for charts: said here, as a user types it.
+  await withSimRun(
+    starting,
+    // Not --quiet: the note is what a user reads.
+    { flags: LOUD, extra: ['--no-charts'], folder: 'undrawn' },
+    async ({ out, run }) => {
+      assert.equal(run.code, 0, run.stderr)
+      for (const file of ['bench_result.json', 'summary.md', 'levels.csv', 'requests.csv'])
+        assert.ok(existsSync(join(out, file)), file)
+      assert.equal(existsSync(join(out, 'charts')), false)
+      assert.equal(existsSync(join(out, 'report.html')), false)
+      assert.ok(
+        run.stderr.includes(
+          `charts and report.html not drawn (--no-charts): \`llmbench report ${out}\` draws them`,
+        ),
+        run.stderr,
+      )
+      const drawn = await runCli(['report', out], { charts: true })
+      assert.equal(drawn.code, 0, drawn.stderr)
+      assert.ok(
+        existsSync(join(out, 'charts', 'ttft.svg')) && existsSync(join(out, 'report.html')),
+        drawn.stderr,
+      )
+      assert.match(drawn.stderr, /Wrote in .*charts\/?, report\.html/)
+    },
+  )
 })

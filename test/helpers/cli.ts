@@ -10,13 +10,28 @@ export interface CliResult {
   stderr: string
 }
 
+/** Commands that draw charts/ and report.html when they end, unless told `--no-charts`. */
+const DRAWING = new Set(['run', 'demo', 'report'])
+
+/**
+ * A test's arguments as the CLI gets them: `run`, `demo` and `report` told `--no-charts` unless the
+ * test reads what is drawn (`charts: true`). Drawing is a second or two of CPU per command (vega,
+ * resvg); a hundred-odd runs in the suite drew charts nobody read, on a 2-core machine. What is drawn
+ * is the subject of the tests that ask for it (report-html, rendered-folders, and the runs whose
+ * report.html they read).
+ */
+export function cliArgs(args: readonly string[], charts = false): string[] {
+  const drawing = DRAWING.has(args[0] ?? '') && !args.includes('--help') && !args.includes('-h')
+  return drawing && !charts && !args.includes('--no-charts') ? [...args, '--no-charts'] : [...args]
+}
+
 /** Runs the built CLI as a real child process; killed if it outlives `timeoutMs`. */
 export function runCli(
   args: string[],
-  options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {},
+  options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number; charts?: boolean } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
+    const child = spawn(process.execPath, [CLI, ...cliArgs(args, options.charts)], {
       env: { ...process.env, ...options.env },
       cwd: options.cwd,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -41,12 +56,17 @@ export function runCli(
 }
 
 /** The CLI as a live child, for tests that signal it mid-run: its exit and its stderr so far. */
-export function spawnCli(args: string[]): {
+export function spawnCli(
+  args: string[],
+  charts = false,
+): {
   child: ReturnType<typeof spawn>
   exited: Promise<number | null>
   stderr: () => string
 } {
-  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [CLI, ...cliArgs(args, charts)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   let stderr = ''
   child.stderr?.on('data', (data: Buffer) => {
     stderr += data.toString()

@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
-import { CLI } from './cli.js'
+import { CLI, cliArgs } from './cli.js'
 
 /**
  * Test hosts on one machine: a network namespace per host, each with its own address, made by the
@@ -112,7 +112,7 @@ export interface NsProcess {
 
 export function spawnCliIn(ns: string, args: string[], env: NodeJS.ProcessEnv = {}): NsProcess {
   // `ip netns exec` execs node in place: the child's pid is node's, and a signal to it reaches node.
-  const child = spawn('ip', ['netns', 'exec', ns, process.execPath, CLI, ...args], {
+  const child = spawn('ip', ['netns', 'exec', ns, process.execPath, CLI, ...cliArgs(args)], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })

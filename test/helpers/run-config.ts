@@ -52,5 +52,8 @@ export function testConfig(
   // requests. Several threads are tested where they are the subject (workers.test.ts), and tests of
   // timing figures ask for a thread per core (TIMING_FIGURES).
   config.run.workers = overrides.workers ?? 1
+  // No charts/ or report.html (a second or two of CPU each), as cliArgs does for the CLI's runs; a test
+  // that reads them sets config.run.charts back to true.
+  config.run.charts = false
   return config
 }

@@ -18,6 +18,8 @@ export interface SimRunSpec {
   timeoutMs?: number
   /** The result folder's name, in a fresh temporary folder. */
   folder?: string
+  /** The check reads charts/ or report.html: the run draws them (see cliArgs). */
+  charts?: boolean
 }
 
 export interface SimRun<S extends Simulator> {
@@ -42,6 +44,7 @@ export async function withSimRun<S extends Simulator, T>(
     const run = await runCli(simRunArgs(sim.url, out, spec.flags, spec.extra), {
       env: spec.env,
       timeoutMs: spec.timeoutMs,
+      charts: spec.charts ?? false,
     })
     return await check({ sim, out, run })
   } finally {

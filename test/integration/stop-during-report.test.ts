@@ -22,6 +22,8 @@ test('a stop while the report is drawn lets it finish: every level kept, the res
   const out = tempDir()
   try {
     const config = testConfig(sim.url, SIM_MODEL, { levels: [1, 2], requests: 4, warmup: 0, out_dir: out })
+    // The subject is the drawing a stop lets finish.
+    config.run.charts = true
     const stop = new StopWhenReporting()
     const outcome = await runGradient({ config, apiKey: null, outDir: out, log: () => {}, stop })
     assert.equal(stop.requested, true)

@@ -138,6 +138,8 @@ test('request-rate mode: a server stall shows in latency from the intended send 
     // later arrivals wait in the client; their latency from the send would hide that wait.
     config.load.max_in_flight = 2
     config.run.workers = 2
+    // Its report.html is read below.
+    config.run.charts = true
     const stallMs = 800
     let held = false
     // Stall once the level is well under way: 20 requests done.

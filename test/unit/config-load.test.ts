@@ -153,6 +153,7 @@ const DOCUMENTED_DEFAULTS: RunConfig = {
     history_dir: null,
     max_cost: null,
     export_parquet: false,
+    charts: true,
     metrics_port: null,
     metrics_host: '127.0.0.1',
   },

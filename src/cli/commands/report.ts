@@ -50,6 +50,11 @@ export const REPORT_SPEC: CommandSpec = {
       type: 'boolean',
       help: 'also write requests.parquet (kept up to date without it when the folder already has one)',
     },
+    {
+      name: 'no-charts',
+      type: 'boolean',
+      help: 'rewrite the figures, summary.md and the exports only; leave charts/ and report.html as they are',
+    },
     WIDE_FLAG,
   ],
 }
@@ -116,7 +121,11 @@ export async function reportCommand(argv: string[], io: Io): Promise<number> {
     )
   if (rewriteSummary) writeJsonAtomic(run.resultFile, result)
   const parquet = flags.parquet === true || existsSync(join(run.dir, REQUESTS_PARQUET_FILE))
-  const reportNote = await writeReports(run.dir, result, { parquet, records: run.records })
+  const reportNote = await writeReports(run.dir, result, {
+    parquet,
+    records: run.records,
+    ...(flags['no-charts'] === true ? { draw: 'not asked' as const } : {}),
+  })
   if (reportNote !== null) io.err(`note: ${reportNote}\n`)
   io.out(
     flags.json === true
