@@ -31,6 +31,8 @@ interface LevelDecode {
   gapAt: number[]
   gapMs: number[]
   sampled: number
+  /** The level's curves, drawn once for every call of points() until its next record (null: to draw). */
+  curves: { decoding: StepCurve; held: ContextCurve } | null
 }
 
 /**
@@ -60,9 +62,11 @@ export class DecodeEvidence {
         gapAt: [],
         gapMs: [],
         sampled: 0,
+        curves: null,
       }
       this.byLevel.set(record.level, level)
     }
+    level.curves = null
     level.from.push(times[0] as number)
     level.to.push(times[times.length - 1] as number)
     const timings = record.server_timings ?? null
@@ -91,8 +95,9 @@ export class DecodeEvidence {
   ): DecodePoint[] {
     const bins = new Map<string, { batch: number; gaps: number[]; context: number }>()
     for (const level of this.byLevel.values()) {
-      const decoding = stepCurve(level.from, level.to)
-      const held = contextCurve(level)
+      // The same for every call: a run's result is drawn several times from the same records.
+      level.curves ??= { decoding: stepCurve(level.from, level.to), held: contextCurve(level) }
+      const { decoding, held } = level.curves
       const prefilling = prefillMsOf === null ? null : prefillCurve(level, prefillMsOf)
       level.gapAt.forEach((at, i) => {
         const gap = level.gapMs[i] as number
