@@ -171,7 +171,8 @@ export class SseParser {
 
   private addData(value: string): void {
     if (this.firstData === null) this.firstData = value
-    else (this.moreData ??= []).push(value)
+    else if (this.moreData === null) this.moreData = [value]
+    else this.moreData.push(value)
   }
 
   private dispatch(arrivedAt: number): void {
