@@ -45,6 +45,7 @@ import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { startTruthServer } from '../fidelity/start-truth-server.js'
+import { runArgs } from './run-args.js'
 
 const QUICK = process.argv.includes('--quick')
 /** Only the memory-per-stream table (no CPU table). */
@@ -88,30 +89,16 @@ function llmbench(workers: string, cli = CLI, label = 'llmbench'): Client {
     name: `${label} --workers ${workers}`,
     command: (port, streams, events) => [
       process.execPath,
-      cli,
-      'run',
-      '--base-url',
-      `http://127.0.0.1:${port}/v1`,
-      '--model',
-      'truth',
-      '--levels',
-      String(streams),
-      '--requests',
-      String(Math.max(1, Math.round(events / TOKENS))),
-      '--warmup',
-      '0',
-      '--no-preflight',
-      '--no-server-metrics',
-      '--workers',
-      workers,
-      '--input-tokens',
-      '8',
-      '--output-tokens',
-      String(TOKENS),
-      '--json',
-      '--quiet',
-      '--out',
-      mkdtempSync(join(tmpdir(), 'llmbench-cost-')),
+      ...runArgs({
+        cli,
+        port,
+        streams,
+        requests: Math.round(events / TOKENS),
+        tokens: TOKENS,
+        workers,
+        out: mkdtempSync(join(tmpdir(), 'llmbench-cost-')),
+        json: true,
+      }),
     ],
   }
 }

@@ -48,8 +48,12 @@ export class SseParser {
   /** A read ended in CR: if the next read starts with LF, that LF belongs to the same line end. */
   private skipLeadingLf = false
   private isFirstLine = true
-  private readonly dataLines: string[] = []
-  private hasData = false
+  /**
+   * The event's `data:` lines: the first apart, the rest (rare) in a list made when one comes, so the
+   * common one-line event costs no array work (a push and a length reset per event were measurable).
+   */
+  private firstData: string | null = null
+  private moreData: string[] | null = null
   private eventType = ''
   private errorField: string | null = null
   /** Comment lines seen (keep-alives such as sse-starlette's `: ping`). */
@@ -134,8 +138,7 @@ export class SseParser {
     if (isDataField(line, from, end)) {
       // The common case, without allocating the field name.
       const valueStart = from + 5 < end && line[from + 5] === SPACE ? from + 6 : from + 5
-      this.dataLines.push(line.toString('utf8', valueStart, end))
-      this.hasData = true
+      this.addData(line.toString('utf8', valueStart, end))
       return
     }
     const found = line.indexOf(COLON, from)
@@ -152,8 +155,7 @@ export class SseParser {
     }
     switch (field) {
       case 'data':
-        this.dataLines.push(value)
-        this.hasData = true
+        this.addData(value)
         break
       case 'event':
         this.eventType = value
@@ -167,16 +169,22 @@ export class SseParser {
     }
   }
 
+  private addData(value: string): void {
+    if (this.firstData === null) this.firstData = value
+    else if (this.moreData === null) this.moreData = [value]
+    else this.moreData.push(value)
+  }
+
   private dispatch(arrivedAt: number): void {
-    if (!this.hasData && this.errorField === null) {
+    const first = this.firstData
+    if (first === null && this.errorField === null) {
       this.eventType = ''
       return
     }
-    const data = this.dataLines.length === 1 ? (this.dataLines[0] as string) : this.dataLines.join('\n')
+    const data = first === null ? '' : this.moreData === null ? first : [first, ...this.moreData].join('\n')
     const event: SseEvent = { event: this.eventType, data, error: this.errorField }
-    // Emptied in place, not replaced: one array for the whole stream rather than one per event.
-    this.dataLines.length = 0
-    this.hasData = false
+    this.firstData = null
+    this.moreData = null
     this.eventType = ''
     this.errorField = null
     this.events++

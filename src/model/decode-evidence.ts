@@ -31,7 +31,18 @@ interface LevelDecode {
   gapAt: number[]
   gapMs: number[]
   sampled: number
+  /** What every call of points() reads of each sampled gap, until the level's next record (null: to read). */
+  seen: SeenGaps | null
 }
+
+/** Each sampled gap's batch (the level's requests decoding when it began) and the context they held then. */
+interface SeenGaps {
+  batch: Int32Array
+  context: Float64Array
+}
+
+/** A context bin's key beside its batch size's: batch × this + bin (bins are 2·log2 of tokens per sequence, far below it). */
+const CONTEXT_BIN_KEYS = 4096
 
 /**
  * The decode evidence of a run, fed record by record: each streamed request's decode window and a
@@ -60,9 +71,11 @@ export class DecodeEvidence {
         gapAt: [],
         gapMs: [],
         sampled: 0,
+        seen: null,
       }
       this.byLevel.set(record.level, level)
     }
+    level.seen = null
     level.from.push(times[0] as number)
     level.to.push(times[times.length - 1] as number)
     const timings = record.server_timings ?? null
@@ -89,30 +102,32 @@ export class DecodeEvidence {
     /** One point per batch size and context held (half-octave bins of context per sequence), not per batch size alone. */
     byContext = false,
   ): DecodePoint[] {
-    const bins = new Map<string, { batch: number; gaps: number[]; context: number }>()
+    const bins = new Map<number, { batch: number; gaps: number[]; context: number }>()
     for (const level of this.byLevel.values()) {
-      const decoding = stepCurve(level.from, level.to)
-      const held = contextCurve(level)
+      // The same for every call: a run's result is drawn after every level and at its end.
+      level.seen ??= seenGaps(level)
+      const { batch: batches, context: contexts } = level.seen
       const prefilling = prefillMsOf === null ? null : prefillCurve(level, prefillMsOf)
-      level.gapAt.forEach((at, i) => {
-        const gap = level.gapMs[i] as number
-        const batch = countAt(decoding, at).count
-        if (batch < 1) return
+      for (let i = 0; i < batches.length; i++) {
+        const batch = batches[i] as number
+        if (batch < 1) continue
         if (prefilling !== null) {
+          const at = level.gapAt[i] as number
           const during = countAt(prefilling, at)
-          if (during.count > 0 || during.nextChange < at + gap) return
+          if (during.count > 0 || during.nextChange < at + (level.gapMs[i] as number)) continue
         }
-        const context = contextAt(held, at)
+        const context = contexts[i] as number
         const key = byContext
-          ? `${batch}:${Math.round(2 * Math.log2(Math.max(1, context / batch)))}`
-          : String(batch)
+          ? batch * CONTEXT_BIN_KEYS + Math.round(2 * Math.log2(Math.max(1, context / batch)))
+          : batch
+        const gap = level.gapMs[i] as number
         const bin = bins.get(key)
         if (bin === undefined) bins.set(key, { batch, gaps: [gap], context })
         else {
           bin.gaps.push(gap)
           bin.context += context
         }
-      })
+      }
     }
     return [...bins.values()]
       .filter((bin) => bin.gaps.length >= MIN_GAPS_PER_BATCH)
@@ -124,6 +139,17 @@ export class DecodeEvidence {
         contextTokens: bin.context / bin.gaps.length,
       }))
   }
+}
+
+function seenGaps(level: LevelDecode): SeenGaps {
+  const decoding = stepCurve(level.from, level.to)
+  const held = contextCurve(level)
+  const seen = { batch: new Int32Array(level.gapAt.length), context: new Float64Array(level.gapAt.length) }
+  level.gapAt.forEach((at, i) => {
+    seen.batch[i] = countAt(decoding, at).count
+    seen.context[i] = contextAt(held, at)
+  })
+  return seen
 }
 
 /** Each request's prefill, ending at its first token: as the server timed it, else as fitted. */

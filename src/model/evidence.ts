@@ -22,6 +22,8 @@ export interface ModelEvidenceSeen {
 export class ModelEvidence {
   private readonly prefill: PrefillEvidence
   private readonly decode = new DecodeEvidence()
+  /** What seen() last returned, until the next record: a run draws its result after every level and at its end. */
+  private lastSeen: ModelEvidenceSeen | null = null
 
   /** `soloLevel`: the level at which one request runs alone (1 in concurrency mode), null when none. */
   constructor(soloLevel: number | null) {
@@ -29,11 +31,17 @@ export class ModelEvidence {
   }
 
   add(record: RequestRecord): void {
+    this.lastSeen = null
     this.prefill.add(record)
     this.decode.add(record)
   }
 
   seen(): ModelEvidenceSeen {
+    this.lastSeen ??= this.draw()
+    return this.lastSeen
+  }
+
+  private draw(): ModelEvidenceSeen {
     const prefill = this.prefill.points()
     return {
       prefill,

@@ -1,11 +1,11 @@
-import * as vega from 'vega'
-import { compile, type TopLevelSpec } from 'vega-lite'
+import type { TopLevelSpec } from 'vega-lite'
 import { levelName } from '../metrics/level-name.js'
 import { protocolOf } from '../protocols/wire-protocol.js'
 import type { BenchResult } from '../result/bench-result.js'
 import { msAxis, PERCENT_AXIS, pointTooltip } from './chart-axes.js'
 import { kneeLayers } from './chart-knee.js'
 import type { ServerTimeline } from './server-timeline.js'
+import { vegaLibraries } from './vega-libraries.js'
 import { levelAxisTitle } from './workload-notes.js'
 
 /** One chart of the report: a file name, a title, and how many series and points it must show. */
@@ -236,6 +236,7 @@ async function distributionSvg(points: Point[], axisTitle: string, knee: number 
 
 /** A Vega-Lite spec as SVG, drawn in Node (no browser, no network). */
 export async function render(spec: TopLevelSpec): Promise<string> {
+  const { vega, compile } = await vegaLibraries()
   const view = new vega.View(vega.parse(compile(spec).spec), { renderer: 'none' })
   try {
     return await view.toSVG()

@@ -36,6 +36,11 @@ export interface ReportOptions extends ExportOptions {
    * its end costs nothing the user did not ask for); `report DIR` predicts them. Default true.
    */
   predictKnees?: boolean
+  /**
+   * True when this process wrote DIR/requests.jsonl itself (a run's own report): its lines are read
+   * back without the record schema's check, which they were built to pass. Default false.
+   */
+  ownRecords?: boolean
 }
 
 /** The note a run prints when it left the drawing to `report`. */
@@ -120,7 +125,8 @@ async function writeTablesAndTimelines(
   const records =
     options.records !== undefined
       ? options.records
-      : (readRunRecords(join(dir, RECORDS_FILE), result.meta.run_id)?.records ?? null)
+      : (readRunRecords(join(dir, RECORDS_FILE), result.meta.run_id, options.ownRecords !== true)?.records ??
+        null)
   await writeExports(dir, result, records, options)
   const levels = result.levels.map((level) => ({
     value: level.value,

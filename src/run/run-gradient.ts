@@ -974,6 +974,8 @@ async function finishRun(gradient: Gradient): Promise<RunOutcome> {
     draw: meta.partial ? 'interrupted' : options.config.run.charts ? true : 'not asked',
     // The knees of other workloads are `report`'s to predict: the model's replays are nobody's wait here.
     predictKnees: false,
+    // Written by this run a moment ago: read back without the schema check a foreign folder gets.
+    ownRecords: true,
   })
   if (reportNote !== null) options.log(`note: ${reportNote}`)
   // A shard's summary is partial: the merged one is the job's answer (`merge` appends it).
