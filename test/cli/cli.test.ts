@@ -10,7 +10,7 @@ import { readRecords } from '../../src/records/jsonl-reader.js'
 import { escapeHtml } from '../../src/report/escape-html.js'
 import type { BenchResult } from '../../src/result/bench-result.js'
 import { SIM_MODEL, startSimulator } from '../../src/sim/server.js'
-import { CLI, runCli, spawnCli } from '../helpers/cli.js'
+import { CLI, cliArgs, runCli, spawnCli } from '../helpers/cli.js'
 import { filesUnder } from '../helpers/files.js'
 import { readSseFixture } from '../helpers/fixtures.js'
 import { startReplayServer } from '../helpers/replay-server.js'
@@ -460,7 +460,11 @@ test('a live progress line is drawn on a terminal, and never in a pipe', { timeo
   const tty = await new Promise<string>((resolve, reject) => {
     const child = spawn(
       'script',
-      ['-qec', `${process.execPath} ${CLI} demo --levels 2 --duration 1.5 --out ${out}`, '/dev/null'],
+      [
+        '-qec',
+        `${process.execPath} ${CLI} ${cliArgs(['demo', '--levels', '2', '--duration', '1.5', '--out', out]).join(' ')}`,
+        '/dev/null',
+      ],
       {
         stdio: ['ignore', 'pipe', 'pipe'],
       },
