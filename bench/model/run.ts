@@ -17,54 +17,13 @@ import { findSaturation } from '../../src/analysis/saturation.js'
 import type { ScalingFigures } from '../../src/analysis/scaling-step.js'
 import { summarizeSamples } from '../../src/metrics/distribution.js'
 import type { CapacityParameters } from '../../src/model/capacity-model.js'
-import { resolveSimParams, type SimParams } from '../../src/model/engine.js'
+import type { SimParams } from '../../src/model/engine.js'
 import { ModelEvidence } from '../../src/model/evidence.js'
 import { fitCapacity } from '../../src/model/fit.js'
 import { type Predicted, predict } from '../../src/model/predict.js'
 import type { RequestRecord } from '../../src/records/types.js'
+import { TRUTHS, type Truth } from './truths.js'
 import { type VirtualLevel, virtualRecords } from './virtual-run.js'
-
-interface Truth {
-  name: string
-  engine: string
-  contextPerSlot: number
-  params: SimParams
-}
-
-const TRUTHS: Truth[] = [
-  {
-    name: 'GPU-like (prefills overlap decoding)',
-    engine: 'vllm',
-    contextPerSlot: 8192,
-    params: resolveSimParams({
-      slots: 8,
-      prefill_base_ms: 15,
-      prefill_ms_per_token: 0.08,
-      prefill_ms_per_token_sq: 2e-5,
-      decode_base_ms: 12,
-      decode_ms_per_seq: 0.6,
-      decode_ms_per_context_token: 0.0004,
-      prefill_blocks_decode: 0,
-      kv_cache_tokens: 8 * 8192,
-    }),
-  },
-  {
-    name: 'CPU-like (a prefill stalls decoding, as llama.cpp on the kit)',
-    engine: 'llama.cpp',
-    contextPerSlot: 4096,
-    params: resolveSimParams({
-      slots: 4,
-      prefill_base_ms: 10,
-      prefill_ms_per_token: 0.5,
-      prefill_ms_per_token_sq: 3e-4,
-      decode_base_ms: 10,
-      decode_ms_per_seq: 4,
-      decode_ms_per_context_token: 0.002,
-      prefill_blocks_decode: 1,
-      kv_cache_tokens: 4 * 4096,
-    }),
-  },
-]
 
 /** The calibration's design: what identifies each parameter. */
 function calibrationLoads(truth: Truth): VirtualLevel[] {
