@@ -14,6 +14,7 @@ import {
 import { type CalibrationRun, conformalQuantile, fitCalibration } from '../../src/model/calibration-fit.js'
 import { mostOverlapping } from '../../src/model/calibration-measure.js'
 import { decodeStepMs, resolveSimParams, type SimParams } from '../../src/model/engine.js'
+import { MODEL_FILE_FORMAT, readModelFile } from '../../src/model/model-file.js'
 import { predict } from '../../src/model/predict.js'
 
 /** A CPU-like server as llama.cpp on the kit: prefills stall decoding, attention cost in both phases. */
@@ -226,4 +227,38 @@ test('the conformal quantile is the ⌈(n+1)·0.9⌉-th smallest |error|, the la
   assert.equal(conformalQuantile([0.1, -0.3, 0.2], 0.9), 0.3)
   const twenty = Array.from({ length: 20 }, (_, i) => (i + 1) / 100)
   assert.equal(conformalQuantile(twenty, 0.9), 0.19)
+})
+
+test('a model file is read back as the model it holds, and a bad one is refused naming the key', () => {
+  const model = calibrateOn(TRUTH, 4)
+  const file = {
+    format: MODEL_FILE_FORMAT,
+    calibrated_at: '2026-12-06T00:00:00.000Z',
+    server: {
+      base_url: 'http://127.0.0.1:1',
+      model: 'm',
+      engine: 'llama.cpp',
+      context_per_slot: 1024,
+      context_source: 'server',
+    },
+    calibration: { budget_s: 150, spent_s: 1, design: '', points: [] },
+    model,
+  }
+  const read = readModelFile(JSON.parse(JSON.stringify(file)))
+  assert.ok('model' in read, JSON.stringify(read))
+  assert.deepEqual(read.model.parameters, model.parameters)
+  assert.deepEqual(read.model.interval, model.interval)
+  const refused = (json: unknown) => {
+    const outcome = readModelFile(json)
+    assert.ok('problems' in outcome, 'refused')
+    return outcome.problems.join('\n')
+  }
+  assert.match(refused([]), /expected a JSON object/)
+  assert.match(refused({ ...file, format: 'llmbench.result/2' }), /^format: expected "llmbench.model\/1"/)
+  const negative = structuredClone(file)
+  negative.model.parameters.decode_ms_per_seq.value = -1
+  assert.match(refused(negative), /model\.parameters\.decode_ms_per_seq: value -1/)
+  const wide = structuredClone(file)
+  ;(wide.model.interval as { relative_error: { ttft_ms: unknown } }).relative_error.ttft_ms = 'wide'
+  assert.match(refused(wide), /model\.interval\.relative_error\.ttft_ms: expected a number/)
 })
