@@ -10,8 +10,8 @@
  *      (src/model/predict.ts) and measured against the truth's engine, per level: output tok/s, TTFT p50,
  *      TPOT p50, and the knee by the run's rule; with the mean and worst error, and how many measured
  *      points fell inside the predicted interval.
- * Not here yet: an open-loop rate (predict models a closed loop only) and the kit (--kit).
- * Run: npm run bench:model
+ * Not here yet: an open-loop rate (predict models a closed loop only). --kit: on the real engine kit
+ * (bench/model/kit.ts). Run: npm run bench:model
  */
 import { findSaturation } from '../../src/analysis/saturation.js'
 import type { ScalingFigures } from '../../src/analysis/scaling-step.js'
@@ -241,10 +241,6 @@ function summary(name: string, errors: readonly number[]): string {
 }
 
 function main(): void {
-  if (process.argv.includes('--kit')) {
-    console.error('bench:model --kit: not built yet (it needs llmbench model --calibrate against the kit)')
-    process.exit(2)
-  }
   const started = performance.now()
   const all: Errors = { throughput: [], ttft: [], tpot: [], inside: 0, points: 0, knees: 0, kneesEqual: 0 }
   console.log('# bench:model — the capacity model against a simulator of known parameters (virtual time)')
@@ -258,4 +254,6 @@ function main(): void {
   console.log(`(${((performance.now() - started) / 1000).toFixed(1)} s)`)
 }
 
-main()
+// --kit: the same judgement on the real engine kit, in wall-clock time (bench/model/kit.ts).
+if (process.argv.includes('--kit')) await import('./kit.js')
+else main()
