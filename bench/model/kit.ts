@@ -9,10 +9,11 @@
  *      window, as the run reports it), TTFT p50, TPOT p50, whether the measured throughput fell
  *      inside the 90% interval; the knee predicted against the run's.
  * Wall-clock, minutes, and it loads the CPU: not a test. Needs `npx tsc -p tsconfig.json` first (runs dist/).
- * Options: --slots 4,2  --requests N (per held-out level, default 16)  --budget-s N  --keep DIR
+ * Options: --slots 4,2  --requests N (per held-out level, default 16)  --budget-s N  --keep DIR  --reuse
+ * (a model file already in --keep is taken as the calibration)
  */
 import { execFileSync, spawnSync } from 'node:child_process'
-import { mkdtempSync, readFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -89,15 +90,17 @@ async function oneSlotCount(
   try {
     const file = join(dir, `model-${slots}.json`)
     console.error(`\n# ${slots} slots: calibrating ${url}`)
-    cli([
-      'model',
-      '--calibrate',
-      '--url',
-      url,
-      '--out',
-      file,
-      ...(budget === undefined ? [] : ['--budget-s', budget]),
-    ])
+    // --reuse: a model file already in --keep is the calibration (a bench cut after it resumes there).
+    if (!(process.argv.includes('--reuse') && existsSync(file)))
+      cli([
+        'model',
+        '--calibrate',
+        '--url',
+        url,
+        '--out',
+        file,
+        ...(budget === undefined ? [] : ['--budget-s', budget]),
+      ])
     const model = JSON.parse(readFileSync(file, 'utf8')).server.model as string
     const levels = [...new Set([1, 2, slots, 2 * slots])].sort((a, b) => a - b)
     for (const w of WORKLOADS) {
@@ -108,6 +111,8 @@ async function oneSlotCount(
         'run',
         '--base-url',
         url,
+        '--model',
+        model,
         '--levels',
         levels.join(','),
         '--requests',
