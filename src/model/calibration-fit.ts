@@ -53,7 +53,7 @@ export function fitCalibration(runs: readonly CalibrationRun[], server: Calibrat
   const loops = measures.filter((m) => m.point.purpose !== 'prefill' && m.outputTokensPerS !== null)
   const decodePoints = measures.filter((m) => m.point.purpose === 'decode')
   const fitInput = {
-    prefill: seen.prefill,
+    prefill: { ...seen.prefill, relative: true },
     decode: seen.decode,
     levels: [],
     mode: 'request_rate' as const,

@@ -14,6 +14,7 @@ import {
 import { type CalibrationRun, conformalQuantile, fitCalibration } from '../../src/model/calibration-fit.js'
 import { mostOverlapping } from '../../src/model/calibration-measure.js'
 import { decodeStepMs, resolveSimParams, type SimParams } from '../../src/model/engine.js'
+import { fitCapacity } from '../../src/model/fit.js'
 import { MODEL_FILE_FORMAT, readModelFile } from '../../src/model/model-file.js'
 import { predict } from '../../src/model/predict.js'
 
@@ -261,4 +262,33 @@ test('a model file is read back as the model it holds, and a bad one is refused 
   const wide = structuredClone(file)
   ;(wide.model.interval as { relative_error: { ttft_ms: unknown } }).relative_error.ttft_ms = 'wide'
   assert.match(refused(wide), /model\.interval\.relative_error\.ttft_ms: expected a number/)
+})
+
+test("fitted on the relative error, a calibration's short prompts keep their own prefill time", () => {
+  // ±15% per request, as a busy machine's timings: in ms the long prompts' noise dwarfs a short one's time.
+  const noise = (i: number) => 1 + 0.15 * Math.sin(i * 1.3)
+  const ms = (tokens: number) => 10 + 0.5 * tokens + 3e-4 * tokens * tokens
+  const points = prefillLengths(1024).flatMap((tokens, j) =>
+    [0, 1, 2].map((r) => ({ tokens, ms: ms(tokens) * noise(3 * j + r) })),
+  )
+  const at = (relative: boolean, tokens: number) => {
+    const p = fitCapacity({
+      prefill: { points, source: 'timings', relative },
+      decode: { overlap: [], stall: [] },
+      levels: [],
+      mode: 'request_rate',
+      server: { engine: 'llama.cpp', slots: 4, context_per_slot: 1024 },
+      knee: null,
+      workload: { input_tokens: 16, output_tokens: 2 },
+    }).parameters
+    return (
+      p.prefill_base_ms.value +
+      p.prefill_ms_per_token.value * tokens +
+      (p.prefill_ms_per_token_sq?.value ?? 0) * tokens ** 2
+    )
+  }
+  const miss = (relative: boolean, tokens: number) => Math.abs(at(relative, tokens) / ms(tokens) - 1)
+  assert.ok(miss(true, 16) < 0.1, `relative fit at 16 tokens: ${at(true, 16)} against ${ms(16)}`)
+  assert.ok(miss(false, 16) > miss(true, 16), `in ms: ${at(false, 16)}`)
+  assert.ok(miss(true, 766) < 0.1, `relative fit at 766 tokens: ${at(true, 766)} against ${ms(766)}`)
 })
