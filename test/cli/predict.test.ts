@@ -135,7 +135,10 @@ test('model and predict refuse what they cannot do, with exit 2 and the reason',
       ['model', '--calibrate', '--url', 'http://127.0.0.1:9', '--budget-s', '0'],
       /--budget-s must be a number > 0/,
     ],
-    [['predict', '--model-file', notModel], /--model-file .*format: expected "llmbench.model\/1"/],
+    [
+      ['predict', '--model-file', notModel],
+      /--model-file \S+: its model cannot be used:\s+format: expected "llmbench.model\/1"/,
+    ],
     [['predict', llama, '--model-file', notModel], /a result folder or --model-file, not both/],
   ]
   const outs = await Promise.all(cases.map(([args]) => runCli(args)))
