@@ -10,61 +10,20 @@
  *      (src/model/predict.ts) and measured against the truth's engine, per level: output tok/s, TTFT p50,
  *      TPOT p50, and the knee by the run's rule; with the mean and worst error, and how many measured
  *      points fell inside the predicted interval.
- * Not here yet: an open-loop rate (predict models a closed loop only) and the kit (--kit).
- * Run: npm run bench:model
+ * Not here yet: an open-loop rate (predict models a closed loop only). --kit: on the real engine kit
+ * (bench/model/kit.ts). Run: npm run bench:model
  */
 import { findSaturation } from '../../src/analysis/saturation.js'
 import type { ScalingFigures } from '../../src/analysis/scaling-step.js'
 import { summarizeSamples } from '../../src/metrics/distribution.js'
 import type { CapacityParameters } from '../../src/model/capacity-model.js'
-import { resolveSimParams, type SimParams } from '../../src/model/engine.js'
+import type { SimParams } from '../../src/model/engine.js'
 import { ModelEvidence } from '../../src/model/evidence.js'
 import { fitCapacity } from '../../src/model/fit.js'
 import { type Predicted, predict } from '../../src/model/predict.js'
 import type { RequestRecord } from '../../src/records/types.js'
+import { TRUTHS, type Truth } from './truths.js'
 import { type VirtualLevel, virtualRecords } from './virtual-run.js'
-
-interface Truth {
-  name: string
-  engine: string
-  contextPerSlot: number
-  params: SimParams
-}
-
-const TRUTHS: Truth[] = [
-  {
-    name: 'GPU-like (prefills overlap decoding)',
-    engine: 'vllm',
-    contextPerSlot: 8192,
-    params: resolveSimParams({
-      slots: 8,
-      prefill_base_ms: 15,
-      prefill_ms_per_token: 0.08,
-      prefill_ms_per_token_sq: 2e-5,
-      decode_base_ms: 12,
-      decode_ms_per_seq: 0.6,
-      decode_ms_per_context_token: 0.0004,
-      prefill_blocks_decode: 0,
-      kv_cache_tokens: 8 * 8192,
-    }),
-  },
-  {
-    name: 'CPU-like (a prefill stalls decoding, as llama.cpp on the kit)',
-    engine: 'llama.cpp',
-    contextPerSlot: 4096,
-    params: resolveSimParams({
-      slots: 4,
-      prefill_base_ms: 10,
-      prefill_ms_per_token: 0.5,
-      prefill_ms_per_token_sq: 3e-4,
-      decode_base_ms: 10,
-      decode_ms_per_seq: 4,
-      decode_ms_per_context_token: 0.002,
-      prefill_blocks_decode: 1,
-      kv_cache_tokens: 4 * 4096,
-    }),
-  },
-]
 
 /** The calibration's design: what identifies each parameter. */
 function calibrationLoads(truth: Truth): VirtualLevel[] {
@@ -282,10 +241,6 @@ function summary(name: string, errors: readonly number[]): string {
 }
 
 function main(): void {
-  if (process.argv.includes('--kit')) {
-    console.error('bench:model --kit: not built yet (it needs llmbench model --calibrate against the kit)')
-    process.exit(2)
-  }
   const started = performance.now()
   const all: Errors = { throughput: [], ttft: [], tpot: [], inside: 0, points: 0, knees: 0, kneesEqual: 0 }
   console.log('# bench:model — the capacity model against a simulator of known parameters (virtual time)')
@@ -299,4 +254,6 @@ function main(): void {
   console.log(`(${((performance.now() - started) / 1000).toFixed(1)} s)`)
 }
 
-main()
+// --kit: the same judgement on the real engine kit, in wall-clock time (bench/model/kit.ts).
+if (process.argv.includes('--kit')) await import('./kit.js')
+else main()

@@ -16,7 +16,14 @@ export interface FittedParameter {
   measured: boolean
   /** Where it came from, in words: "prompt_ms against prompt_n of 14 requests at 4 lengths". */
   basis: string
+  /**
+   * A calibrated model's word for where it came from (`model --calibrate`): measured by the
+   * calibration, the server's self-description, or assumed. Absent in a model fitted on a run.
+   */
+  source?: ParameterSource
 }
+
+export type ParameterSource = 'measured' | 'server' | 'assumed'
 
 export interface CapacityParameters {
   slots: FittedParameter
@@ -66,6 +73,19 @@ export interface CapacityModel {
    * step was seen with. A null range was not seen. Absent in results of older versions.
    */
   validity?: { prompt_tokens: TokenRange | null; context_tokens_per_sequence: TokenRange | null }
+  /**
+   * A calibrated model's prediction interval (`model --calibrate`): the relative error within which
+   * the model reproduced about `coverage` of the calibration's own points, per figure. Predictions
+   * from it are given this interval instead of the parameters' 95% corners widened by the largest error.
+   */
+  interval?: PredictionInterval
+}
+
+export interface PredictionInterval {
+  coverage: number
+  relative_error: { output_tokens_per_s: number; ttft_ms: number; tpot_ms: number }
+  /** How it was found, in words. */
+  basis: string
 }
 
 export interface TokenRange {

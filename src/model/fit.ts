@@ -29,7 +29,16 @@ export interface FitLevel {
 }
 
 export interface FitInput {
-  prefill: { points: readonly PrefillPoint[]; source: 'timings' | 'ttft' }
+  prefill: {
+    points: readonly PrefillPoint[]
+    source: 'timings' | 'ttft'
+    /**
+     * Fit the relative error (each point weighted 1/time²) rather than the ms: a designed calibration's
+     * prompts span 16 to 766 tokens, and in ms the long ones' noise set the fixed cost a short one pays
+     * (124 ms on the kit against 31 ms measured). A run's points, at its few lengths, are fitted in ms.
+     */
+    relative?: boolean
+  }
   /** The decode step at each batch size, over all gaps and over those beside no prefill (evidence.ts). */
   decode: {
     overlap: readonly DecodePoint[]
@@ -94,7 +103,13 @@ export function fitCapacity(input: FitInput): CapacityModel {
   const notes: string[] = []
   const levels = input.levels.filter(usable)
   const slots = fitSlots(input, levels)
-  const prefill = fitPrefill(input.prefill.points, input.prefill.source, input.workload.input_tokens, notes)
+  const prefill = fitPrefill(
+    input.prefill.points,
+    input.prefill.source,
+    input.workload.input_tokens,
+    notes,
+    input.prefill.relative === true,
+  )
   // Fitted both ways, as whether prefills stall decoding decides which gaps are decode steps alone:
   // on the streamed requests' gaps at each batch size, else on each level's median gap.
   const decodeNotes: [string[], string[]] = [[], []]
@@ -204,6 +219,7 @@ function fitPrefill(
   source: 'timings' | 'ttft',
   workloadTokens: number,
   notes: string[],
+  relative = false,
 ): PrefillParameters {
   const what =
     source === 'timings'
@@ -212,6 +228,7 @@ function fitPrefill(
   const lengths = new Set(points.map((point) => point.tokens)).size
   const xs = points.map((point) => point.tokens)
   const ys = points.map((point) => point.ms)
+  const weights = relative ? ys.map((y) => 1 / Math.max(1, y) ** 2) : undefined
   const seen = `${points.length} requests at ${lengths} prompt lengths (${Math.min(...xs)}–${Math.max(...xs)} tokens)`
   // Curvature is tested only on three lengths seen twice or more each: one request alone at a length
   // (a single long probe) bends a square term to its own noise (one late probe of 388 tokens on a
@@ -221,11 +238,12 @@ function fitPrefill(
       ? fitWithoutOutliers(
           xs.map((x) => [1, x, x * x]),
           ys,
+          weights,
         )
       : { fit: null, left: 0 }
   const curvature = quadratic.fit?.intervals[2] ?? null
   if (quadratic.fit !== null && curvature !== null && (curvature.low ?? 0) > 0) {
-    const basis = `${what}: ${seen}${outliersText(quadratic.left)}, a line and its square`
+    const basis = `${what}: ${seen}${outliersText(quadratic.left)}, a line and its square${relative ? ', fitted on the relative error' : ''}`
     return {
       prefill_base_ms: fromCoefficient(quadratic.fit, 0, basis),
       prefill_ms_per_token: fromCoefficient(quadratic.fit, 1, basis),
@@ -235,6 +253,7 @@ function fitPrefill(
   const { fit, left } = fitWithoutOutliers(
     xs.map((x) => [1, x]),
     ys,
+    weights,
   )
   if (fit !== null && lengths >= 2) {
     const basis = `${what}: ${seen}${outliersText(left)}`
@@ -321,8 +340,9 @@ function fromCoefficient(fit: LeastSquaresFit, j: number, basis: string): Fitted
 export function fitWithoutOutliers(
   rows: readonly (readonly number[])[],
   ys: readonly number[],
+  weights?: readonly number[],
 ): { fit: LeastSquaresFit | null; left: number } {
-  const fit = fitLeastSquares(rows, ys)
+  const fit = fitLeastSquares(rows, ys, weights)
   if (fit === null || rows.length < 5) return { fit, left: 0 }
   const value = (row: readonly number[]) => row.reduce((sum, x, j) => sum + x * (fit.coefficients[j] ?? 0), 0)
   const residuals = rows.map((row, i) => (ys[i] as number) - value(row))
@@ -346,6 +366,7 @@ export function fitWithoutOutliers(
   const again = fitLeastSquares(
     rows.filter((_, i) => keep[i]),
     ys.filter((_, i) => keep[i]),
+    weights?.filter((_, i) => keep[i]),
   )
   return again === null ? { fit, left: 0 } : { fit: again, left }
 }

@@ -53,6 +53,8 @@ export interface Prediction {
   } | null
   /** How the intervals were made, in words. */
   interval: string
+  /** A calibrated model's interval coverage (0.9); absent where the interval is the parameters' 95% corners widened. */
+  coverage?: number
   /** Where the prediction leaves what the fit saw. */
   warnings: string[]
 }
@@ -65,7 +67,7 @@ const CORNERS: readonly ModelCorner[] = ['point', 'slow', 'fast']
  * model made reproducing the run it was fitted on. Pure and deterministic.
  */
 export function predict(model: CapacityModel, request: PredictRequest): Prediction {
-  const widen = model.reproduction.max_error ?? 0
+  const widths = widthsOf(model)
   const percentiles = [...new Set([50, 90, 95, 99, ...request.slos.map((slo) => slo.percentile)])]
   const byCorner = new Map(
     CORNERS.map((corner) => {
@@ -91,15 +93,19 @@ export function predict(model: CapacityModel, request: PredictRequest): Predicti
   const levels = request.levels.map((level, i) => {
     const each = CORNERS.map((corner) => at(corner)[i] as LevelPrediction)
     const point = each[0] as LevelPrediction
-    const figure = (of: (p: LevelPrediction) => number): Predicted => spread(each.map(of), widen)
+    // A calibrated error already holds the parameters' own uncertainty (it is the model's miss on
+    // the points they were fitted on): spread around the point alone, not the corners too.
+    const around = widths.coverage === undefined ? each : each.slice(0, 1)
+    const figure = (of: (p: LevelPrediction) => number): Predicted =>
+      spread(around.map(of), widths.output_tokens_per_s)
     const requestsPerS = (p: LevelPrediction) => p.output_tokens_per_s / request.output_tokens
     return {
       level,
       output_tokens_per_s: figure((p) => p.output_tokens_per_s),
       requests_per_s: figure(requestsPerS),
-      ttft_ms: distributionOf(each, (p) => p.ttft_ms, widen),
-      tpot_ms: distributionOf(each, (p) => p.tpot_ms, widen),
-      e2e_ms: distributionOf(each, (p) => p.e2e_ms, widen),
+      ttft_ms: distributionOf(around, (p) => p.ttft_ms, widths.ttft_ms),
+      tpot_ms: distributionOf(around, (p) => p.tpot_ms, widths.tpot_ms),
+      e2e_ms: distributionOf(around, (p) => p.e2e_ms, widths.e2e_ms),
       meets_slos: request.slos.length === 0 ? null : meetsSlos(point, request.slos),
     }
   })
@@ -117,12 +123,51 @@ export function predict(model: CapacityModel, request: PredictRequest): Predicti
     knee,
     slo_capacity,
     replicas: request.rate === null ? null : replicasFor(request.rate, levels, slo_capacity ?? knee),
-    interval:
-      'each figure at the fitted parameters, between the model run at the slow and the fast ends of their 95% intervals' +
+    interval: widths.text,
+    ...(widths.coverage === undefined ? {} : { coverage: widths.coverage }),
+    warnings: warningsFor(model, request),
+  }
+}
+
+/**
+ * How far each figure's interval reaches past the model run at its parameters' ends: a calibrated
+ * model's own 90% errors per figure (calibration-fit.ts); else the largest error reproducing the run
+ * it was fitted on, for every figure alike.
+ */
+function widthsOf(model: CapacityModel): {
+  output_tokens_per_s: number
+  ttft_ms: number
+  tpot_ms: number
+  e2e_ms: number
+  text: string
+  coverage?: number
+} {
+  const corners =
+    'each figure at the fitted parameters, between the model run at the slow and the fast ends of their 95% intervals'
+  const calibrated = model.interval
+  if (calibrated !== undefined) {
+    const e = calibrated.relative_error
+    const pct = (x: number) => `${(x * 100).toFixed(1)}%`
+    return {
+      ...e,
+      e2e_ms: Math.max(e.ttft_ms, e.tpot_ms),
+      coverage: calibrated.coverage,
+      text:
+        `${Math.round(calibrated.coverage * 100)}% prediction interval: each figure at the fitted parameters, ± the model's calibrated error ` +
+        `(throughput ${pct(e.output_tokens_per_s)}, TTFT ${pct(e.ttft_ms)}, TPOT ${pct(e.tpot_ms)}: ${calibrated.basis})`,
+    }
+  }
+  const widen = model.reproduction.max_error ?? 0
+  return {
+    output_tokens_per_s: widen,
+    ttft_ms: widen,
+    tpot_ms: widen,
+    e2e_ms: widen,
+    text:
+      corners +
       (widen > 0
         ? `, widened by ${(widen * 100).toFixed(1)}% (the largest error reproducing the fitted run)`
         : ''),
-    warnings: warningsFor(model, request),
   }
 }
 

@@ -88,15 +88,23 @@ export function renderPrediction(prediction: Prediction): string {
     cells
       .map((cell, i) => (i === 0 ? cell.padStart(widths[i] as number) : cell.padEnd(widths[i] as number)))
       .join('  ')
+  const outside = prediction.warnings.filter((warning) => warning.startsWith('outside the calibrated range'))
+  const coverage = Math.round((prediction.coverage ?? 0.95) * 100)
   const lines = [
-    `Predicted for ${input_tokens}-token prompts and ${output_tokens} output tokens (point, then 95% prediction interval):`,
+    // Said before the figures, not after them: a figure extrapolated is read differently.
+    ...outside.map(
+      (warning) => `OUTSIDE THE CALIBRATED RANGE: ${warning.replace(/^outside the calibrated range: /, '')}`,
+    ),
+    `Predicted for ${input_tokens}-token prompts and ${output_tokens} output tokens (point, then ${coverage}% prediction interval):`,
     line(header),
     ...rows.map(line),
     prediction.knee.text,
     ...(prediction.slo_capacity === null ? [] : [prediction.slo_capacity.text]),
     ...(prediction.replicas === null ? [] : [prediction.replicas.text]),
     `intervals: ${prediction.interval}`,
-    ...prediction.warnings.map((warning) => `warning: ${warning}`),
+    ...prediction.warnings
+      .filter((warning) => !outside.includes(warning))
+      .map((warning) => `warning: ${warning}`),
   ]
   return `${lines.join('\n')}\n`
 }

@@ -121,6 +121,7 @@ test('predict DIR: longer prompts predict fewer requests per second, every point
 
 test('model and predict refuse what they cannot do, with exit 2 and the reason', async () => {
   const llama = copyOf('llama')
+  const notModel = join(llama, 'bench_result.json')
   const cases: [string[], RegExp][] = [
     [['model', copyOf('emb')], /has no capacity model/],
     [['predict', llama, '--levels', '0,2'], /--levels must be a list of integers >= 1/],
@@ -128,6 +129,17 @@ test('model and predict refuse what they cannot do, with exit 2 and the reason',
     [['predict', llama, '--slo', 'ttfr_p50_ms=100'], /predicts ttft, tpot and e2e, not ttfr/],
     [['predict', llama, '--rate=-1'], /--rate must be requests per second > 0/],
     [['predict'], /give one result folder/],
+    [['model', '--calibrate'], /give the server with --url/],
+    [['model', '--url', 'http://127.0.0.1:9'], /--url goes with --calibrate/],
+    [
+      ['model', '--calibrate', '--url', 'http://127.0.0.1:9', '--budget-s', '0'],
+      /--budget-s must be a number > 0/,
+    ],
+    [
+      ['predict', '--model-file', notModel],
+      /--model-file \S+: its model cannot be used:\s+format: expected "llmbench.model\/1"/,
+    ],
+    [['predict', llama, '--model-file', notModel], /a result folder or --model-file, not both/],
   ]
   const outs = await Promise.all(cases.map(([args]) => runCli(args)))
   for (const [i, [args, message]] of cases.entries()) {

@@ -1,6 +1,8 @@
-import { join } from 'node:path'
+import { readFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { parseSloKey, type Slo } from '../../metrics/slo.js'
 import type { CapacityModel } from '../../model/capacity-model.js'
+import { type ModelFile, readModelFile } from '../../model/model-file.js'
 import { type Prediction, predict } from '../../model/predict.js'
 import { renderPrediction } from '../../report/model-text.js'
 import type { BenchResult } from '../../result/bench-result.js'
@@ -17,15 +19,24 @@ export const PREDICT_SPEC: CommandSpec = {
   summary:
     "Predict another workload from the capacity model fitted on a result folder's run: figures per level, the knee, the SLO capacity and replicas, each with a 95% interval; --confirm measures it.",
   usage:
-    'llmbench predict DIR [--input-tokens N] [--output-tokens N] [--levels 1,2,4] [--slo KEY=MS,...] [--rate N] [--confirm]\n\n' +
+    'llmbench predict DIR [--input-tokens N] [--output-tokens N] [--levels 1,2,4] [--slo KEY=MS,...] [--rate N] [--confirm]\n' +
+    'llmbench predict --model-file FILE [the same flags]\n\n' +
     'The model fitted on the run in DIR (see `llmbench model DIR`) is run in virtual time on the workload\n' +
     'given, at each level: throughput, requests/s, TTFT, TPOT and E2E, each at the fitted parameters and\n' +
     "between the model run at both ends of their intervals, widened by the model's error on the run it was\n" +
     'fitted on. Then the knee, the highest level meeting the SLOs, and with --rate how many replicas serve\n' +
     'that many requests/s. --confirm then runs the predicted workload against the same server at one or two\n' +
     'levels (the knee and the level below it, or --confirm-levels) and prints predicted against measured;\n' +
-    'the confirmation run is a result folder of its own, with prediction.json holding both and the error.',
+    'the confirmation run is a result folder of its own, with prediction.json holding both and the error.\n' +
+    'With --model-file the model is the calibrated one `model --calibrate` wrote, its intervals 90% prediction\n' +
+    'intervals calibrated on its own points; the levels default to 1, 2, the slots and twice the slots.',
   flags: [
+    {
+      name: 'model-file',
+      type: 'string',
+      value: 'FILE',
+      help: 'predict from a calibrated model file (`model --calibrate`) instead of a result folder',
+    },
     { name: 'input-tokens', type: 'string', value: 'N', help: 'prompt tokens', default: "the run's" },
     { name: 'output-tokens', type: 'string', value: 'N', help: 'output tokens', default: "the run's" },
     {
@@ -93,18 +104,14 @@ export async function predictCommand(argv: string[], io: Io): Promise<number> {
     io.out(renderHelp(PREDICT_SPEC))
     return EXIT.ok
   }
-  if (positionals.length !== 1)
-    throw new CliError('llmbench predict: give one result folder (or its bench_result.json)', EXIT.usage)
-  const dir = positionals[0] as string
-  const fitted = folderModel('predict', dir)
-  const { result } = fitted
-  const model = withSlots(fitted.model, countFlag(flags, 'slots'))
-  const meta = result.meta
+  const source = predictionSource(flags, positionals)
+  const model = withSlots(source.model, countFlag(flags, 'slots'))
+  const dir = source.dir
   const request = {
     input_tokens: countFlag(flags, 'input-tokens') ?? Math.round(model.fitted_on.input_tokens),
     output_tokens: countFlag(flags, 'output-tokens') ?? Math.round(model.fitted_on.output_tokens),
-    levels: levelsFlag(flags, 'levels') ?? meta.load.levels,
-    slos: slosFlag(flags) ?? slosOf(meta.slo ?? {}),
+    levels: levelsFlag(flags, 'levels') ?? source.levels(model),
+    slos: slosFlag(flags) ?? source.slos,
     rate: rateFlag(flags),
   }
   const prediction = predict(model, request)
@@ -119,14 +126,15 @@ export async function predictCommand(argv: string[], io: Io): Promise<number> {
   io.err(
     `confirm: running ${request.input_tokens}-token prompts, ${request.output_tokens} output tokens at ${confirmLevels.join(',')} into ${out}\n`,
   )
+  const target = source.target
   const runArgs = [
     '--base-url',
-    meta.target.base_url,
+    target.base_url,
     '--model',
-    meta.target.model,
+    target.model,
     '--endpoint',
-    meta.target.endpoint,
-    ...(meta.target.protocol === undefined ? [] : ['--protocol', meta.target.protocol]),
+    target.endpoint,
+    ...(target.protocol === undefined ? [] : ['--protocol', target.protocol]),
     ...(stringFlag(flags, 'api-key-env') === undefined
       ? []
       : ['--api-key-env', stringFlag(flags, 'api-key-env') as string]),
@@ -138,7 +146,7 @@ export async function predictCommand(argv: string[], io: Io): Promise<number> {
     String(request.input_tokens),
     '--output-tokens',
     String(request.output_tokens),
-    ...(meta.workload.ignore_eos === true ? ['--ignore-eos'] : []),
+    ...(target.ignore_eos ? ['--ignore-eos'] : []),
     '--out',
     out,
     '--quiet',
@@ -158,6 +166,83 @@ export async function predictCommand(argv: string[], io: Io): Promise<number> {
     `Wrote ${join(out, 'prediction.json')} (predicted, measured and the error${interrupted ? '; interrupted: the levels that finished' : ''})\n`,
   )
   return interrupted ? code : EXIT.ok
+}
+
+/** What a prediction is made from: a result folder's fitted model, or a calibrated model file. */
+interface PredictionSource {
+  model: CapacityModel
+  /** Where the confirmation folder goes by default. */
+  dir: string
+  levels: (model: CapacityModel) => number[]
+  slos: Slo[]
+  /** The server --confirm measures. */
+  target: { base_url: string; model: string; endpoint: string; protocol?: string; ignore_eos: boolean }
+}
+
+function predictionSource(flags: Record<string, unknown>, positionals: readonly string[]): PredictionSource {
+  const file = stringFlag(flags as never, 'model-file')
+  if (file !== undefined) {
+    if (positionals.length > 0)
+      throw new CliError('llmbench predict: give a result folder or --model-file, not both', EXIT.usage)
+    const { model, file: read } = modelFileAt(file)
+    return {
+      model,
+      dir: dirname(file),
+      // One stream, two, the slots and twice the slots: below, at and past the knee a run would find.
+      levels: (m) => {
+        const slots = Math.max(1, Math.round(m.parameters.slots.value))
+        return [...new Set([1, 2, slots, 2 * slots])].sort((a, b) => a - b)
+      },
+      slos: [],
+      target: {
+        base_url: read.server.base_url,
+        model: read.server.model,
+        endpoint: '/v1/chat/completions',
+        ignore_eos: true,
+      },
+    }
+  }
+  if (positionals.length !== 1)
+    throw new CliError(
+      'llmbench predict: give one result folder (or its bench_result.json), or --model-file FILE',
+      EXIT.usage,
+    )
+  const dir = positionals[0] as string
+  const { result, model } = folderModel('predict', dir)
+  const meta = result.meta
+  return {
+    model,
+    dir,
+    levels: () => meta.load.levels,
+    slos: slosOf(meta.slo ?? {}),
+    target: {
+      base_url: meta.target.base_url,
+      model: meta.target.model,
+      endpoint: meta.target.endpoint,
+      ...(meta.target.protocol === undefined ? {} : { protocol: meta.target.protocol }),
+      ignore_eos: meta.workload.ignore_eos === true,
+    },
+  }
+}
+
+/** A model file's calibrated model; a usage error naming the file and the key when it cannot be used. */
+function modelFileAt(path: string): { model: CapacityModel; file: ModelFile } {
+  let json: unknown
+  try {
+    json = JSON.parse(readFileSync(path, 'utf8'))
+  } catch (error) {
+    throw new CliError(
+      `llmbench predict: --model-file ${path}: ${error instanceof Error ? error.message : String(error)}`,
+      EXIT.usage,
+    )
+  }
+  const read = readModelFile(json)
+  if ('problems' in read)
+    throw new CliError(
+      `llmbench predict: --model-file ${path}: its model cannot be used:\n  ${read.problems.join('\n  ')}`,
+      EXIT.usage,
+    )
+  return read
 }
 
 /** The confirming run's result; an interrupted run that wrote none confirmed nothing. */
