@@ -4,7 +4,13 @@
  * as the client stamps them. Hundreds of runs take a second, the same on any machine: the gate bench
  * (./run.ts) and the tests that judge runs rather than time them (test/helpers/virtual-run.ts).
  */
-import { SimEngine, type SimParams, type VirtualClock } from '../../src/model/engine.js'
+import {
+  type EngineObserver,
+  SimEngine,
+  type SimParams,
+  type SimStats,
+  type VirtualClock,
+} from '../../src/model/engine.js'
 import { standardNormal } from '../../src/random.js'
 import type { RequestRecord } from '../../src/records/types.js'
 
@@ -61,8 +67,15 @@ export class Target {
     params: SimParams,
     private readonly clock: VirtualClock,
     private readonly lengths: { input: number; output: number },
+    /** Sees the engine as a server's /metrics does (src/sim/vllm-metrics.ts), for scrapes in virtual time. */
+    observer: EngineObserver | null = null,
   ) {
-    this.engine = new SimEngine(params, clock)
+    this.engine = new SimEngine(params, clock, observer)
+  }
+
+  /** The engine's counts now: what a /metrics scrape's gauges read. */
+  stats(): SimStats {
+    return this.engine.stats()
   }
 
   /**

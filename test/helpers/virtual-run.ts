@@ -1,7 +1,7 @@
 import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { hostCosts, Target } from '../../bench/gate/virtual-target.js'
+import { type BlockStamp, hostCosts, Target } from '../../bench/gate/virtual-target.js'
 import { resolveSimParams, type SimParams, VirtualClock } from '../../src/model/engine.js'
 import { seededRandom } from '../../src/random.js'
 import type { RequestRecord } from '../../src/records/types.js'
@@ -9,6 +9,10 @@ import type { BenchResult } from '../../src/result/bench-result.js'
 import { buildResult } from '../../src/result/build-result.js'
 import { RECORDS_FILE, RESULT_FILE, SERVER_METRICS_FILE } from '../../src/result/folder-layout.js'
 import { controlRequests } from '../../src/run/plan/level-plan.js'
+import { parseExposition } from '../../src/server-metrics/prometheus-text.js'
+import type { ScrapeOk } from '../../src/server-metrics/scrape-file.js'
+import { mapScrape } from '../../src/server-metrics/vocabulary.js'
+import { VllmMetrics } from '../../src/sim/vllm-metrics.js'
 
 /**
  * A result folder as `run` writes it, made in virtual time: the simulator's engine on a
@@ -20,14 +24,18 @@ import { controlRequests } from '../../src/run/plan/level-plan.js'
  *
  * The run's set-up (client, workload, estimate) is the one of test/fixtures/rendered/conc, a real
  * run of a 4-slot simulator over levels 1,2,4,8: its meta is the template, its lengths and levels
- * replaced by this run's.
+ * replaced by this run's. A level past the template's takes its last level's client figures (a
+ * quiet client: never the bottleneck).
+ *
+ * With `scrapeEveryMs`, the server's /metrics is scraped as `run` does, in virtual time: the
+ * simulator's own vLLM metrics (src/sim/vllm-metrics.ts) rendered, parsed and mapped by the
+ * scraper's functions, once at each level's start and every `scrapeEveryMs` while the engine is busy.
  */
 const TEMPLATE = fileURLToPath(new URL('../fixtures/rendered/conc/', import.meta.url))
-const TEMPLATE_LEVELS = [1, 2, 4, 8]
 
 export interface VirtualRun {
   sim: Partial<SimParams>
-  /** A subset of 1,2,4,8 (the template's levels, whose client figures are kept). */
+  /** The concurrency levels, in the order run. */
   levels: readonly number[]
   requests: number
   inputTokens: number
@@ -36,6 +44,8 @@ export interface VirtualRun {
   seed: number
   /** Each level run this many times back to back (`--repeat`); default 1. */
   repeat?: number
+  /** Scrape the server's /metrics this often (ms of virtual time) into server-metrics.jsonl; none without. */
+  scrapeEveryMs?: number
 }
 
 /** Writes the run into `dir` (a new folder) and returns its result. */
@@ -43,11 +53,40 @@ export function writeVirtualRun(dir: string, run: VirtualRun): BenchResult {
   const template = JSON.parse(readFileSync(join(TEMPLATE, RESULT_FILE), 'utf8')) as BenchResult
   const runId = template.meta.run_id as string
   const clock = new VirtualClock()
+  const params = resolveSimParams(run.sim)
+  const metrics = run.scrapeEveryMs === undefined ? null : new VllmMetrics('sim', params.kv_cache_tokens)
   const target = new Target(
-    hostCosts(resolveSimParams(run.sim), { decode: 1, prefill: 1 }, () => 1, clock, seededRandom(run.seed)),
+    hostCosts(params, { decode: 1, prefill: 1 }, () => 1, clock, seededRandom(run.seed)),
     clock,
     { input: run.inputTokens, output: run.outputTokens },
+    metrics,
   )
+  const scrapes: ScrapeOk[] = []
+  const scrape = (): void => {
+    if (metrics === null) return
+    const { values } = mapScrape(parseExposition(metrics.render(target.stats())))
+    scrapes.push({
+      kind: 'scrape',
+      url: 'http://sim/metrics',
+      at: clock.now(),
+      duration_ms: 0,
+      values,
+      run: runId,
+    })
+  }
+  // Re-armed only while the engine has work, so the clock runs out when the block is done.
+  const scrapeWhileBusy = (every: number): void => {
+    clock.after(every, () => {
+      scrape()
+      const { running, waiting } = target.stats()
+      if (running + waiting > 0) scrapeWhileBusy(every)
+    })
+  }
+  const block = (streams: number, requests: number, stamp: BlockStamp): RequestRecord[] => {
+    scrape()
+    if (run.scrapeEveryMs !== undefined) scrapeWhileBusy(run.scrapeEveryMs)
+    return target.block(streams, requests, stamp)
+  }
   // The run clock of a real run starts near a second in (the process's own start-up).
   clock.advanceBy(1_000)
   const repeat = run.repeat ?? 1
@@ -55,7 +94,7 @@ export function writeVirtualRun(dir: string, run: VirtualRun): BenchResult {
   for (const level of run.levels)
     for (let r = 0; r < repeat; r++)
       records.push(
-        ...target.block(level, run.requests, {
+        ...block(level, run.requests, {
           level,
           phase: 'measure',
           run: runId,
@@ -64,7 +103,7 @@ export function writeVirtualRun(dir: string, run: VirtualRun): BenchResult {
       )
   const first = run.levels[0] as number
   records.push(
-    ...target.block(first, controlRequests(run.requests, first), {
+    ...block(first, controlRequests(run.requests, first), {
       level: first,
       phase: 'control',
       run: runId,
@@ -80,14 +119,25 @@ export function writeVirtualRun(dir: string, run: VirtualRun): BenchResult {
       requests_per_level: run.requests,
       ...(repeat > 1 ? { repeat } : {}),
     },
-    levels_run: template.meta.levels_run.filter((level) => run.levels.includes(level.value)),
+    levels_run: run.levels.map((value) => levelRun(template, value)),
+    ...(run.scrapeEveryMs === undefined ? {} : { server_metrics: { interval_s: run.scrapeEveryMs / 1000 } }),
   }
-  if (!run.levels.every((level) => TEMPLATE_LEVELS.includes(level)))
-    throw new Error(`writeVirtualRun: levels ${run.levels} not all in the template's ${TEMPLATE_LEVELS}`)
-  const result = buildResult(records, meta)
+  const result = buildResult(records, meta, scrapes)
   cpSync(TEMPLATE, dir, { recursive: true, filter: (path) => !path.includes('expected') })
   rmSync(join(dir, SERVER_METRICS_FILE), { force: true })
-  writeFileSync(join(dir, RECORDS_FILE), records.map((record) => `${JSON.stringify(record)}\n`).join(''))
+  writeFileSync(join(dir, RECORDS_FILE), lines(records))
+  if (scrapes.length > 0) writeFileSync(join(dir, SERVER_METRICS_FILE), lines(scrapes))
   writeFileSync(join(dir, RESULT_FILE), JSON.stringify(result))
   return result
+}
+
+/** The template's client figures of a level, or of its last level for one past them. */
+function levelRun(template: BenchResult, value: number): BenchResult['meta']['levels_run'][number] {
+  const levels = template.meta.levels_run
+  const own = levels.find((level) => level.value === value)
+  return own ?? { ...(levels[levels.length - 1] as (typeof levels)[number]), value }
+}
+
+function lines(values: readonly object[]): string {
+  return values.map((value) => `${JSON.stringify(value)}\n`).join('')
 }
