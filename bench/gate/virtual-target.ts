@@ -57,7 +57,7 @@ export function hostCosts(
 
 /** What every record of a block carries besides its timings. */
 export type BlockStamp = Pick<RequestRecord, 'level' | 'phase'> &
-  Partial<Pick<RequestRecord, 'pair' | 'repeat' | 'run'>>
+  Partial<Pick<RequestRecord, 'pair' | 'repeat' | 'run' | 'target'>>
 
 /** One target on the shared host: its engine, driven by closed-loop blocks of requests. */
 export class Target {
@@ -83,6 +83,17 @@ export class Target {
    * are done (nothing else is loaded meanwhile) and returns their records.
    */
   block(streams: number, requests: number, stamp: BlockStamp): RequestRecord[] {
+    const records = this.start(streams, requests, stamp)
+    this.clock.runAll()
+    return records
+  }
+
+  /**
+   * The same block started but not run: the records fill in as the clock runs, so several targets on
+   * one clock are loaded at the same time (a run's level split over endpoints). `starts`: stream i's
+   * first send, ms from now (src/schedule/stagger.ts, as the client staggers them); all at once without.
+   */
+  start(streams: number, requests: number, stamp: BlockStamp, starts?: Float64Array): RequestRecord[] {
     const records: RequestRecord[] = []
     let sent = 0
     const send = (): void => {
@@ -101,8 +112,11 @@ export class Target {
         },
       )
     }
-    for (let i = 0; i < Math.min(streams, requests); i++) send()
-    this.clock.runAll()
+    for (let i = 0; i < Math.min(streams, requests); i++) {
+      const at = starts?.[i] ?? 0
+      if (at > 0) this.clock.after(at, send)
+      else send()
+    }
     return records
   }
 }

@@ -2,13 +2,22 @@ import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { type BlockStamp, hostCosts, Target } from '../../bench/gate/virtual-target.js'
-import { resolveSimParams, type SimParams, VirtualClock } from '../../src/model/engine.js'
+import {
+  decodeStepMs,
+  prefillMs,
+  resolveSimParams,
+  type SimParams,
+  VirtualClock,
+} from '../../src/model/engine.js'
 import { seededRandom } from '../../src/random.js'
 import type { RequestRecord } from '../../src/records/types.js'
 import type { BenchResult } from '../../src/result/bench-result.js'
 import { buildResult } from '../../src/result/build-result.js'
 import { RECORDS_FILE, RESULT_FILE, SERVER_METRICS_FILE } from '../../src/result/folder-layout.js'
 import { controlRequests } from '../../src/run/plan/level-plan.js'
+import { splitProportionally } from '../../src/schedule/split.js'
+import { staggeredStarts, staggerSpreadMs } from '../../src/schedule/stagger.js'
+import { targetStreams } from '../../src/schedule/target-share.js'
 import { parseExposition } from '../../src/server-metrics/prometheus-text.js'
 import type { ScrapeOk } from '../../src/server-metrics/scrape-file.js'
 import { mapScrape } from '../../src/server-metrics/vocabulary.js'
@@ -46,6 +55,16 @@ export interface VirtualRun {
   repeat?: number
   /** Scrape the server's /metrics this often (ms of virtual time) into server-metrics.jsonl; none without. */
   scrapeEveryMs?: number
+  /**
+   * More endpoints beside `sim`'s, as `target.more_base_urls`: each its own server on the same clock,
+   * given its share of every level's streams and requests as the run splits them (weights 1).
+   */
+  moreEndpoints?: readonly Partial<SimParams>[]
+  /**
+   * With moreEndpoints: each endpoint's streams start spread over three quarters of one request, as
+   * the client staggers them (src/schedule/stagger.ts), not in one batch whose prefills add up.
+   */
+  stagger?: boolean
 }
 
 /** Writes the run into `dir` (a new folder) and returns its result. */
@@ -53,14 +72,34 @@ export function writeVirtualRun(dir: string, run: VirtualRun): BenchResult {
   const template = JSON.parse(readFileSync(join(TEMPLATE, RESULT_FILE), 'utf8')) as BenchResult
   const runId = template.meta.run_id as string
   const clock = new VirtualClock()
+  const servers = [run.sim, ...(run.moreEndpoints ?? [])]
+  if (servers.length > 1 && run.scrapeEveryMs !== undefined)
+    throw new Error('writeVirtualRun: scrapes are of one endpoint; give scrapeEveryMs or moreEndpoints')
   const params = resolveSimParams(run.sim)
   const metrics = run.scrapeEveryMs === undefined ? null : new VllmMetrics('sim', params.kv_cache_tokens)
-  const target = new Target(
-    hostCosts(params, { decode: 1, prefill: 1 }, () => 1, clock, seededRandom(run.seed)),
-    clock,
-    { input: run.inputTokens, output: run.outputTokens },
-    metrics,
+  const lengths = { input: run.inputTokens, output: run.outputTokens }
+  const targets = servers.map(
+    (sim, i) =>
+      new Target(
+        hostCosts(
+          resolveSimParams(sim),
+          { decode: 1, prefill: 1 },
+          () => 1,
+          clock,
+          seededRandom(run.seed + i),
+        ),
+        clock,
+        lengths,
+        i === 0 ? metrics : null,
+      ),
   )
+  const target = targets[0] as Target
+  const staggerOf = (server: SimParams, streams: number): Float64Array => {
+    const oneRequestMs =
+      prefillMs(server, run.inputTokens) +
+      (run.outputTokens - 1) * decodeStepMs(server, 1, run.inputTokens + run.outputTokens / 2)
+    return staggeredStarts(streams, staggerSpreadMs(oneRequestMs, null), run.seed)
+  }
   const scrapes: ScrapeOk[] = []
   const scrape = (): void => {
     if (metrics === null) return
@@ -85,7 +124,26 @@ export function writeVirtualRun(dir: string, run: VirtualRun): BenchResult {
   const block = (streams: number, requests: number, stamp: BlockStamp): RequestRecord[] => {
     scrape()
     if (run.scrapeEveryMs !== undefined) scrapeWhileBusy(run.scrapeEveryMs)
-    return target.block(streams, requests, stamp)
+    if (targets.length === 1) return target.block(streams, requests, stamp)
+    // The run's split: each endpoint keeps its own streams, its requests in proportion to them.
+    const shares = targetStreams(
+      streams,
+      targets.map(() => 1),
+    )
+    const counts = splitProportionally(requests, shares)
+    const started = targets.map((each, endpoint) => {
+      const streamsOf = shares[endpoint] as number
+      const starts =
+        run.stagger === true ? staggerOf(resolveSimParams(servers[endpoint]), streamsOf) : undefined
+      return each.start(
+        streamsOf,
+        counts[endpoint] as number,
+        { ...stamp, target: { endpoint, model: 0 } },
+        starts,
+      )
+    })
+    clock.runAll()
+    return started.flat()
   }
   // The run clock of a real run starts near a second in (the process's own start-up).
   clock.advanceBy(1_000)
@@ -109,8 +167,18 @@ export function writeVirtualRun(dir: string, run: VirtualRun): BenchResult {
       run: runId,
     }),
   )
+  // Each endpoint numbers its own requests: the run numbers them all.
+  if (targets.length > 1) records.forEach((record, seq) => Object.assign(record, { seq }))
   const meta = {
     ...template.meta,
+    ...(targets.length > 1
+      ? {
+          split: {
+            endpoints: servers.map((_, i) => ({ url: `http://sim-${i}/v1`, weight: 1, slots: null })),
+            models: [{ id: template.meta.target.model, weight: 1 }],
+          },
+        }
+      : {}),
     slo: {},
     workload: { ...template.meta.workload, input_tokens: run.inputTokens, output_tokens: run.outputTokens },
     load: {
