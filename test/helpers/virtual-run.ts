@@ -1,9 +1,18 @@
 import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { type BlockStamp, hostCosts, Target } from '../../bench/gate/virtual-target.js'
+import { type BlockStamp, type CostChange, hostCosts, Target } from '../../bench/gate/virtual-target.js'
+import {
+  bracketed,
+  bracketLadder,
+  MAX_SEARCH_PROBES,
+  nextProbe,
+  type SearchPlan,
+  searchOutcome,
+} from '../../src/analysis/search.js'
 import {
   decodeStepMs,
+  type EngineObserver,
   prefillMs,
   resolveSimParams,
   type SimParams,
@@ -14,6 +23,7 @@ import type { RequestRecord } from '../../src/records/types.js'
 import type { BenchResult } from '../../src/result/bench-result.js'
 import { buildResult } from '../../src/result/build-result.js'
 import { RECORDS_FILE, RESULT_FILE, SERVER_METRICS_FILE } from '../../src/result/folder-layout.js'
+import type { RunMeta } from '../../src/result/run-meta.js'
 import { controlRequests } from '../../src/run/plan/level-plan.js'
 import { splitProportionally } from '../../src/schedule/split.js'
 import { staggeredStarts, staggerSpreadMs } from '../../src/schedule/stagger.js'
@@ -21,6 +31,7 @@ import { targetStreams } from '../../src/schedule/target-share.js'
 import { parseExposition } from '../../src/server-metrics/prometheus-text.js'
 import type { ScrapeOk } from '../../src/server-metrics/scrape-file.js'
 import { mapScrape } from '../../src/server-metrics/vocabulary.js'
+import type { SimSlowdown } from '../../src/sim/slowdown.js'
 import { VllmMetrics } from '../../src/sim/vllm-metrics.js'
 
 /**
@@ -44,8 +55,19 @@ const TEMPLATE = fileURLToPath(new URL('../fixtures/rendered/conc/', import.meta
 
 export interface VirtualRun {
   sim: Partial<SimParams>
-  /** The concurrency levels, in the order run. */
-  levels: readonly number[]
+  /** The concurrency levels, in the order run; with `search`, the ones it chooses. */
+  levels?: readonly number[]
+  /** --search over this plan, the levels chosen as `run` chooses them (the answer measured again at the end). */
+  search?: SearchPlan
+  /** The run's SLOs (metrics.slo), e.g. { ttft_p95_ms: 120 }. */
+  slo?: Record<string, number>
+  /** The drift control at the end (the first level again); default true. */
+  control?: boolean
+  /**
+   * The server slows down mid-run as the simulator's `slowdown` does: from its request
+   * `after_requests` + 1 on (counted as they get a slot), every cost `factor` times.
+   */
+  slowdown?: SimSlowdown
   requests: number
   inputTokens: number
   outputTokens: number
@@ -61,8 +83,8 @@ export interface VirtualRun {
    */
   moreEndpoints?: readonly Partial<SimParams>[]
   /**
-   * With moreEndpoints: each endpoint's streams start spread over three quarters of one request, as
-   * the client staggers them (src/schedule/stagger.ts), not in one batch whose prefills add up.
+   * Each endpoint's streams start spread over three quarters of one request, as the client staggers
+   * them (src/schedule/stagger.ts), not in one batch whose prefills add up; default all at once.
    */
   stagger?: boolean
 }
@@ -78,23 +100,27 @@ export function writeVirtualRun(dir: string, run: VirtualRun): BenchResult {
   const params = resolveSimParams(run.sim)
   const metrics = run.scrapeEveryMs === undefined ? null : new VllmMetrics('sim', params.kv_cache_tokens)
   const lengths = { input: run.inputTokens, output: run.outputTokens }
+  // The first server's costs, changed in place by a slowdown.
+  const change = { decode: 1, prefill: 1 }
   const targets = servers.map(
     (sim, i) =>
       new Target(
         hostCosts(
           resolveSimParams(sim),
-          { decode: 1, prefill: 1 },
+          i === 0 ? change : { decode: 1, prefill: 1 },
           () => 1,
           clock,
           seededRandom(run.seed + i),
         ),
         clock,
         lengths,
-        i === 0 ? metrics : null,
+        i === 0 ? slowingDown(run.slowdown, change, metrics) : null,
       ),
   )
   const target = targets[0] as Target
-  const staggerOf = (server: SimParams, streams: number): Float64Array => {
+  const staggered = (endpoint: number, streams: number): Float64Array | undefined => {
+    if (run.stagger !== true) return undefined
+    const server = resolveSimParams(servers[endpoint])
     const oneRequestMs =
       prefillMs(server, run.inputTokens) +
       (run.outputTokens - 1) * decodeStepMs(server, 1, run.inputTokens + run.outputTokens / 2)
@@ -124,7 +150,11 @@ export function writeVirtualRun(dir: string, run: VirtualRun): BenchResult {
   const block = (streams: number, requests: number, stamp: BlockStamp): RequestRecord[] => {
     scrape()
     if (run.scrapeEveryMs !== undefined) scrapeWhileBusy(run.scrapeEveryMs)
-    if (targets.length === 1) return target.block(streams, requests, stamp)
+    if (targets.length === 1) {
+      const started = target.start(streams, requests, stamp, staggered(0, streams))
+      clock.runAll()
+      return started
+    }
     // The run's split: each endpoint keeps its own streams, its requests in proportion to them.
     const shares = targetStreams(
       streams,
@@ -133,8 +163,7 @@ export function writeVirtualRun(dir: string, run: VirtualRun): BenchResult {
     const counts = splitProportionally(requests, shares)
     const started = targets.map((each, endpoint) => {
       const streamsOf = shares[endpoint] as number
-      const starts =
-        run.stagger === true ? staggerOf(resolveSimParams(servers[endpoint]), streamsOf) : undefined
+      const starts = staggered(endpoint, streamsOf)
       return each.start(
         streamsOf,
         counts[endpoint] as number,
@@ -149,7 +178,9 @@ export function writeVirtualRun(dir: string, run: VirtualRun): BenchResult {
   clock.advanceBy(1_000)
   const repeat = run.repeat ?? 1
   const records: RequestRecord[] = []
-  for (const level of run.levels)
+  const levelsRun: number[] = []
+  const measure = (level: number): void => {
+    levelsRun.push(level)
     for (let r = 0; r < repeat; r++)
       records.push(
         ...block(level, run.requests, {
@@ -159,17 +190,8 @@ export function writeVirtualRun(dir: string, run: VirtualRun): BenchResult {
           ...(repeat > 1 ? { repeat: r } : {}),
         }),
       )
-  const first = run.levels[0] as number
-  records.push(
-    ...block(first, controlRequests(run.requests, first), {
-      level: first,
-      phase: 'control',
-      run: runId,
-    }),
-  )
-  // Each endpoint numbers its own requests: the run numbers them all.
-  if (targets.length > 1) records.forEach((record, seq) => Object.assign(record, { seq }))
-  const meta = {
+  }
+  const metaOf = (levels: readonly number[]): RunMeta => ({
     ...template.meta,
     ...(targets.length > 1
       ? {
@@ -179,17 +201,58 @@ export function writeVirtualRun(dir: string, run: VirtualRun): BenchResult {
           },
         }
       : {}),
-    slo: {},
+    slo: { ...run.slo },
     workload: { ...template.meta.workload, input_tokens: run.inputTokens, output_tokens: run.outputTokens },
     load: {
       ...template.meta.load,
-      levels: [...run.levels],
+      levels: [...levels],
       requests_per_level: run.requests,
       ...(repeat > 1 ? { repeat } : {}),
+      ...(run.search === undefined ? {} : { search: run.search }),
     },
-    levels_run: run.levels.map((value) => levelRun(template, value)),
+    levels_run: levels.map((value) => levelRun(template, value)),
     ...(run.scrapeEveryMs === undefined ? {} : { server_metrics: { interval_s: run.scrapeEveryMs / 1000 } }),
+  })
+  if (run.search === undefined) for (const level of run.levels ?? []) measure(level)
+  else {
+    // --search as runLoad drives it: the ladder until bracketed, probes inside the bracket, the
+    // answer measured again; each choice made by the search's own functions on the result so far.
+    const plan = run.search
+    const judged = (): BenchResult => buildResult(records, metaOf(levelsRun))
+    for (const level of bracketLadder(plan.range)) {
+      measure(level)
+      const { levels, saturation } = judged()
+      if (bracketed(plan, levels, saturation)) break
+    }
+    for (let step = 0; step < MAX_SEARCH_PROBES; step++) {
+      const { levels, saturation } = judged()
+      const probe = nextProbe(plan, 'concurrency', levels, saturation)
+      if (probe === null) break
+      measure(probe.value)
+    }
+    const { levels, saturation } = judged()
+    const answer = searchOutcome(plan, 'concurrency', levels, saturation).value
+    if (plan.target === 'slo' && answer !== null)
+      records.push(
+        ...block(answer, controlRequests(run.requests, answer), {
+          level: answer,
+          phase: 'recheck',
+          run: runId,
+        }),
+      )
   }
+  const first = levelsRun[0] as number
+  if (run.control !== false)
+    records.push(
+      ...block(first, controlRequests(run.requests, first), {
+        level: first,
+        phase: 'control',
+        run: runId,
+      }),
+    )
+  // Each endpoint numbers its own requests: the run numbers them all.
+  if (targets.length > 1) records.forEach((record, seq) => Object.assign(record, { seq }))
+  const meta = metaOf(levelsRun)
   const result = buildResult(records, meta, scrapes)
   cpSync(TEMPLATE, dir, { recursive: true, filter: (path) => !path.includes('expected') })
   rmSync(join(dir, SERVER_METRICS_FILE), { force: true })
@@ -197,6 +260,29 @@ export function writeVirtualRun(dir: string, run: VirtualRun): BenchResult {
   if (scrapes.length > 0) writeFileSync(join(dir, SERVER_METRICS_FILE), lines(scrapes))
   writeFileSync(join(dir, RESULT_FILE), JSON.stringify(result))
   return result
+}
+
+/** Counts the requests as they get a slot and multiplies the costs from request `after_requests` + 1 on. */
+function slowingDown(
+  slowdown: SimSlowdown | undefined,
+  change: CostChange,
+  next: EngineObserver | null,
+): EngineObserver | null {
+  if (slowdown === undefined) return next
+  let admitted = 0
+  return {
+    admitted(queuedMs) {
+      admitted++
+      if (admitted === slowdown.after_requests + 1) {
+        change.decode = slowdown.factor
+        change.prefill = slowdown.factor
+      }
+      next?.admitted(queuedMs)
+    },
+    firstToken: (inputTokens, ttftMs) => next?.firstToken(inputTokens, ttftMs),
+    nextToken: (gapMs) => next?.nextToken(gapMs),
+    completed: (e2eMs) => next?.completed(e2eMs),
+  }
 }
 
 /** The template's client figures of a level, or of its last level for one past them. */
