@@ -251,7 +251,7 @@ export function writeVirtualRun(dir: string, run: VirtualRun): BenchResult {
       }),
     )
   // Each endpoint numbers its own requests: the run numbers them all.
-  if (targets.length > 1) records.forEach((record, seq) => Object.assign(record, { seq }))
+  if (targets.length > 1) for (const [seq, record] of records.entries()) record.seq = seq
   const meta = metaOf(levelsRun)
   const result = buildResult(records, meta, scrapes)
   cpSync(TEMPLATE, dir, { recursive: true, filter: (path) => !path.includes('expected') })
