@@ -92,8 +92,15 @@ export class Target {
    * The same block started but not run: the records fill in as the clock runs, so several targets on
    * one clock are loaded at the same time (a run's level split over endpoints). `starts`: stream i's
    * first send, ms from now (src/schedule/stagger.ts, as the client staggers them); all at once without.
+   * `lengths`: the block's own prompt and output lengths (a calibration probe's), else the target's.
    */
-  start(streams: number, requests: number, stamp: BlockStamp, starts?: Float64Array): RequestRecord[] {
+  start(
+    streams: number,
+    requests: number,
+    stamp: BlockStamp,
+    starts?: Float64Array,
+    lengths = this.lengths,
+  ): RequestRecord[] {
     const records: RequestRecord[] = []
     let sent = 0
     const send = (): void => {
@@ -102,11 +109,11 @@ export class Target {
       const sentAt = this.clock.now()
       const tokens: number[] = []
       this.engine.submit(
-        { inputTokens: this.lengths.input, outputTokens: this.lengths.output },
+        { inputTokens: lengths.input, outputTokens: lengths.output },
         {
           onToken: () => tokens.push(this.clock.now()),
           onFinish: () => {
-            records.push(record(seq, sentAt, tokens, this.clock.now(), this.lengths.input, stamp))
+            records.push(record(seq, sentAt, tokens, this.clock.now(), lengths.input, stamp))
             if (sent < requests) send()
           },
         },

@@ -61,6 +61,11 @@ export interface VirtualRun {
   search?: SearchPlan
   /** The run's SLOs (metrics.slo), e.g. { ttft_p95_ms: 120 }. */
   slo?: Record<string, number>
+  /**
+   * Prompt lengths probed once each before the levels, one output token (phase "calibration"), as
+   * `--calibrate` probes them: the capacity model's prefill evidence.
+   */
+  calibrate?: readonly number[]
   /** The drift control at the end (the first level again); default true. */
   control?: boolean
   /**
@@ -179,6 +184,13 @@ export function writeVirtualRun(dir: string, run: VirtualRun): BenchResult {
   const repeat = run.repeat ?? 1
   const records: RequestRecord[] = []
   const levelsRun: number[] = []
+  for (const input of run.calibrate ?? []) {
+    scrape()
+    records.push(
+      ...target.start(1, 1, { level: 0, phase: 'calibration', run: runId }, undefined, { input, output: 1 }),
+    )
+    clock.runAll()
+  }
   const measure = (level: number): void => {
     levelsRun.push(level)
     for (let r = 0; r < repeat; r++)
