@@ -36,8 +36,10 @@ export function hostCosts(
   host: Host,
   clock: VirtualClock,
   random: () => number,
+  /** The steps' coefficient of variation. */
+  noise = STEP_NOISE,
 ): SimParams {
-  const noisy = (): number => host(clock.now()) * Math.max(0.5, 1 + STEP_NOISE * standardNormal(random))
+  const noisy = (): number => host(clock.now()) * Math.max(0.5, 1 + noise * standardNormal(random))
   return {
     ...base,
     get prefill_base_ms() {

@@ -78,6 +78,8 @@ export interface VirtualRun {
   outputTokens: number
   /** The seed of the steps' noise: an A/A pair is two seeds of one server. */
   seed: number
+  /** Each engine step's coefficient of variation; default 5% (bench/gate/virtual-target.ts STEP_NOISE). */
+  stepNoise?: number
   /** Each level run this many times back to back (`--repeat`); default 1. */
   repeat?: number
   /** Scrape the server's /metrics this often (ms of virtual time) into server-metrics.jsonl; none without. */
@@ -116,6 +118,7 @@ export function writeVirtualRun(dir: string, run: VirtualRun): BenchResult {
           () => 1,
           clock,
           seededRandom(run.seed + i),
+          run.stepNoise,
         ),
         clock,
         lengths,
@@ -186,10 +189,12 @@ export function writeVirtualRun(dir: string, run: VirtualRun): BenchResult {
   const levelsRun: number[] = []
   for (const input of run.calibrate ?? []) {
     scrape()
-    records.push(
-      ...target.start(1, 1, { level: 0, phase: 'calibration', run: runId }, undefined, { input, output: 1 }),
-    )
+    const probe = target.start(1, 1, { level: 0, phase: 'calibration', run: runId }, undefined, {
+      input,
+      output: 1,
+    })
     clock.runAll()
+    records.push(...probe)
   }
   const measure = (level: number): void => {
     levelsRun.push(level)
