@@ -4,7 +4,13 @@
  * as the client stamps them. Hundreds of runs take a second, the same on any machine: the gate bench
  * (./run.ts) and the tests that judge runs rather than time them (test/helpers/virtual-run.ts).
  */
-import { SimEngine, type SimParams, type VirtualClock } from '../../src/model/engine.js'
+import {
+  type EngineObserver,
+  SimEngine,
+  type SimParams,
+  type SimStats,
+  type VirtualClock,
+} from '../../src/model/engine.js'
 import { standardNormal } from '../../src/random.js'
 import type { RequestRecord } from '../../src/records/types.js'
 
@@ -30,8 +36,10 @@ export function hostCosts(
   host: Host,
   clock: VirtualClock,
   random: () => number,
+  /** The steps' coefficient of variation. */
+  noise = STEP_NOISE,
 ): SimParams {
-  const noisy = (): number => host(clock.now()) * Math.max(0.5, 1 + STEP_NOISE * standardNormal(random))
+  const noisy = (): number => host(clock.now()) * Math.max(0.5, 1 + noise * standardNormal(random))
   return {
     ...base,
     get prefill_base_ms() {
@@ -51,7 +59,7 @@ export function hostCosts(
 
 /** What every record of a block carries besides its timings. */
 export type BlockStamp = Pick<RequestRecord, 'level' | 'phase'> &
-  Partial<Pick<RequestRecord, 'pair' | 'repeat' | 'run'>>
+  Partial<Pick<RequestRecord, 'pair' | 'repeat' | 'run' | 'target'>>
 
 /** One target on the shared host: its engine, driven by closed-loop blocks of requests. */
 export class Target {
@@ -61,8 +69,15 @@ export class Target {
     params: SimParams,
     private readonly clock: VirtualClock,
     private readonly lengths: { input: number; output: number },
+    /** Sees the engine as a server's /metrics does (src/sim/vllm-metrics.ts), for scrapes in virtual time. */
+    observer: EngineObserver | null = null,
   ) {
-    this.engine = new SimEngine(params, clock)
+    this.engine = new SimEngine(params, clock, observer)
+  }
+
+  /** The engine's counts now: what a /metrics scrape's gauges read. */
+  stats(): SimStats {
+    return this.engine.stats()
   }
 
   /**
@@ -70,6 +85,24 @@ export class Target {
    * are done (nothing else is loaded meanwhile) and returns their records.
    */
   block(streams: number, requests: number, stamp: BlockStamp): RequestRecord[] {
+    const records = this.start(streams, requests, stamp)
+    this.clock.runAll()
+    return records
+  }
+
+  /**
+   * The same block started but not run: the records fill in as the clock runs, so several targets on
+   * one clock are loaded at the same time (a run's level split over endpoints). `starts`: stream i's
+   * first send, ms from now (src/schedule/stagger.ts, as the client staggers them); all at once without.
+   * `lengths`: the block's own prompt and output lengths (a calibration probe's), else the target's.
+   */
+  start(
+    streams: number,
+    requests: number,
+    stamp: BlockStamp,
+    starts?: Float64Array,
+    lengths = this.lengths,
+  ): RequestRecord[] {
     const records: RequestRecord[] = []
     let sent = 0
     const send = (): void => {
@@ -78,18 +111,21 @@ export class Target {
       const sentAt = this.clock.now()
       const tokens: number[] = []
       this.engine.submit(
-        { inputTokens: this.lengths.input, outputTokens: this.lengths.output },
+        { inputTokens: lengths.input, outputTokens: lengths.output },
         {
           onToken: () => tokens.push(this.clock.now()),
           onFinish: () => {
-            records.push(record(seq, sentAt, tokens, this.clock.now(), this.lengths.input, stamp))
+            records.push(record(seq, sentAt, tokens, this.clock.now(), lengths.input, stamp))
             if (sent < requests) send()
           },
         },
       )
     }
-    for (let i = 0; i < Math.min(streams, requests); i++) send()
-    this.clock.runAll()
+    for (let i = 0; i < Math.min(streams, requests); i++) {
+      const at = starts?.[i] ?? 0
+      if (at > 0) this.clock.after(at, send)
+      else send()
+    }
     return records
   }
 }
