@@ -822,6 +822,23 @@ async function runLevel(gradient: Gradient, value: number): Promise<BenchResult 
   // Before the level is written: a shard lost elsewhere meanwhile cuts it here too (the stop is requested).
   await options.coordination?.afterLevel(position, stop.requested)
   if (busiest === null) return null
+  return recordLevel(gradient, value, busiest, pooled, precision)
+}
+
+/**
+ * A measured level into the result: its pooled summary, its meta entry (client watch, precision,
+ * interruption), the result rewritten on disk and the progress line.
+ */
+function recordLevel(
+  gradient: Gradient,
+  value: number,
+  busiest: MeasuredLevel,
+  pooled: LevelSummarizer,
+  precision: PrecisionWatch | undefined,
+): BenchResult {
+  const { options, meta } = gradient
+  const { config, stop, log } = options
+  const scrapes = () => gradient.scraper?.scrapes ?? []
   const { client, outcomes } = busiest
   meta.client.architecture = architecture(gradient.workers, gradient.connections, config.load.mode)
   const window = pooled.window()
