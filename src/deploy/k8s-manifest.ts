@@ -146,55 +146,6 @@ function configMapDoc(options: K8sManifestOptions): Document {
 
 function shardJobDoc(options: K8sManifestOptions): Document {
   const { shards, name } = options
-  // Kubernetes expands $(VAR) in args from the container's env, so one pod template gives every pod
-  // its own shard and folder.
-  const index = '$(JOB_COMPLETION_INDEX)'
-  const runArgs = [
-    'run',
-    ...options.configFiles.flatMap((file) => ['-c', `${CONFIG_DIR}/${file.name}`]),
-    '--shard',
-    `${index}/${shards}`,
-    ...(options.coordinator === true
-      ? ['--coordinator', `http://${coordinatorName(name)}:${COORDINATOR_PORT}`]
-      : ['--start-at', options.startAt]),
-    '--out',
-    shardDir(name, index),
-    ...options.extraArgs,
-  ]
-  const env: Record<string, unknown>[] = [
-    {
-      // Indexed Jobs set this already; declaring it ourselves keeps $(JOB_COMPLETION_INDEX) in args
-      // defined whatever the cluster version does (the Job controller then leaves ours alone).
-      name: 'JOB_COMPLETION_INDEX',
-      valueFrom: {
-        fieldRef: { fieldPath: "metadata.annotations['batch.kubernetes.io/job-completion-index']" },
-      },
-    },
-    { name: 'JOB_COMPLETIONS', value: String(shards) },
-  ]
-  if (options.apiKeySecret !== null) {
-    const { name: secret, key, env: variable } = options.apiKeySecret
-    env.push({ name: variable, valueFrom: { secretKeyRef: { name: secret, key } } })
-  }
-  const held = options.resultsClaim === null
-  const container = {
-    name: 'llmbench',
-    image: options.image,
-    // Without a shared claim the results die with the container, so a small shell keeps it alive
-    // after the run until they are copied out; with a claim, the image's entrypoint runs as it is.
-    ...(held ? { command: ['/bin/sh', '-c', HOLD_SCRIPT, 'llmbench'] } : {}),
-    args: runArgs,
-    env,
-    ...resources(options),
-    ...(held
-      ? { readinessProbe: { exec: { command: ['test', '-e', `${RESULTS_DIR}/.done`] }, periodSeconds: 5 } }
-      : {}),
-    volumeMounts: [
-      { name: 'config', mountPath: CONFIG_DIR, readOnly: true },
-      { name: 'results', mountPath: RESULTS_DIR },
-    ],
-    securityContext: CONTAINER_SECURITY,
-  }
   const doc = yamlDoc({
     apiVersion: 'batch/v1',
     kind: 'Job',
@@ -223,7 +174,7 @@ function shardJobDoc(options: K8sManifestOptions): Document {
               ],
             },
           },
-          containers: [container],
+          containers: [shardContainer(options)],
           volumes: [
             { name: 'config', configMap: { name: configMapName(options) } },
             resultsVolume(options.resultsClaim),
@@ -232,6 +183,75 @@ function shardJobDoc(options: K8sManifestOptions): Document {
       },
     },
   })
+  explainShardJob(doc, options)
+  return doc
+}
+
+/** `llmbench run` as every pod runs it: one argument list, each pod's shard filled in by Kubernetes. */
+function shardRunArgs(options: K8sManifestOptions): string[] {
+  const { shards, name } = options
+  // Kubernetes expands $(VAR) in args from the container's env, so one pod template gives every pod
+  // its own shard and folder.
+  const index = '$(JOB_COMPLETION_INDEX)'
+  return [
+    'run',
+    ...options.configFiles.flatMap((file) => ['-c', `${CONFIG_DIR}/${file.name}`]),
+    '--shard',
+    `${index}/${shards}`,
+    ...(options.coordinator === true
+      ? ['--coordinator', `http://${coordinatorName(name)}:${COORDINATOR_PORT}`]
+      : ['--start-at', options.startAt]),
+    '--out',
+    shardDir(name, index),
+    ...options.extraArgs,
+  ]
+}
+
+/** The shard container's environment: its index and count, and the API key from its Secret. */
+function shardEnv(options: K8sManifestOptions): Record<string, unknown>[] {
+  const env: Record<string, unknown>[] = [
+    {
+      // Indexed Jobs set this already; declaring it ourselves keeps $(JOB_COMPLETION_INDEX) in args
+      // defined whatever the cluster version does (the Job controller then leaves ours alone).
+      name: 'JOB_COMPLETION_INDEX',
+      valueFrom: {
+        fieldRef: { fieldPath: "metadata.annotations['batch.kubernetes.io/job-completion-index']" },
+      },
+    },
+    { name: 'JOB_COMPLETIONS', value: String(options.shards) },
+  ]
+  if (options.apiKeySecret !== null) {
+    const { name: secret, key, env: variable } = options.apiKeySecret
+    env.push({ name: variable, valueFrom: { secretKeyRef: { name: secret, key } } })
+  }
+  return env
+}
+
+/** The one container of a shard pod: llmbench run, its config and results mounted. */
+function shardContainer(options: K8sManifestOptions) {
+  const held = options.resultsClaim === null
+  return {
+    name: 'llmbench',
+    image: options.image,
+    // Without a shared claim the results die with the container, so a small shell keeps it alive
+    // after the run until they are copied out; with a claim, the image's entrypoint runs as it is.
+    ...(held ? { command: ['/bin/sh', '-c', HOLD_SCRIPT, 'llmbench'] } : {}),
+    args: shardRunArgs(options),
+    env: shardEnv(options),
+    ...resources(options),
+    ...(held
+      ? { readinessProbe: { exec: { command: ['test', '-e', `${RESULTS_DIR}/.done`] }, periodSeconds: 5 } }
+      : {}),
+    volumeMounts: [
+      { name: 'config', mountPath: CONFIG_DIR, readOnly: true },
+      { name: 'results', mountPath: RESULTS_DIR },
+    ],
+    securityContext: CONTAINER_SECURITY,
+  }
+}
+
+/** The comments on the Job that say why it is built the way it is (retries, spread, resources). */
+function explainShardJob(doc: Document, options: K8sManifestOptions): void {
   comment(
     doc,
     ['spec', 'completionMode'],
@@ -268,7 +288,6 @@ function shardJobDoc(options: K8sManifestOptions): Document {
         ' cores are its own. CPU throttling would show up as event-loop delay, which llmbench reports.',
       ].join('\n'),
     )
-  return doc
 }
 
 /** The coordinator's address inside the namespace: shards reach it by the Service's name. */

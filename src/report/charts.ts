@@ -39,15 +39,75 @@ export async function renderCharts(
 ): Promise<Chart[]> {
   const levels = [...result.levels].sort((a, b) => a.value - b.value)
   const keys = result.meta.percentiles.map((p) => `p${p}`)
-  const series = (
-    name: string,
-    pick: (level: BenchResult['levels'][number]) => number | null | undefined,
-  ): Point[] =>
+  const charts = lineChartSpecs(result, levels, keys)
+  const stats = ['min', ...keys, 'max']
+  const distribution = levels.flatMap((level) =>
+    stats.flatMap((stat) => {
+      const value = level.ttft_ms[stat]
+      return value === null || value === undefined ? [] : [{ concurrency: level.value, value, series: stat }]
+    }),
+  )
+  const knee = result.saturation?.value ?? null
+  const distributionChart: Promise<Chart> = (async () => ({
+    name: 'ttft-distribution',
+    title: 'TTFT distribution per level',
+    svg: await distributionSvg(distribution, levelAxisTitle(result.meta), knee),
+    series: new Set(distribution.map((point) => point.series)).size,
+    points: distribution.length,
+  }))()
+  // A chart with nothing to draw is left out (embeddings have no TTFT or TPOT).
+  const lineCharts = Promise.all(
+    charts
+      .filter((chart) => chart.points.length > 0)
+      .map(async (chart) => ({
+        name: chart.name,
+        title: chart.title,
+        svg: await toSvg(chart, levelAxisTitle(result.meta), knee),
+        series: new Set(chart.points.map((point) => point.series)).size,
+        points: chart.points.length,
+      })),
+  )
+  const timelineChart: Chart[] =
+    timeline === null || timeline.samples.length === 0
+      ? []
+      : [
+          {
+            name: 'server-timeline',
+            title: 'Server: running and waiting requests over the run',
+            svg: await timelineSvg(timeline, knee === null ? null : levelName(result.meta, knee)),
+            series: new Set(timeline.samples.map((sample) => sample.series)).size,
+            points: timeline.samples.length,
+          },
+        ]
+  return [
+    ...(await lineCharts),
+    ...(distribution.length > 0 ? [await distributionChart] : []),
+    ...timelineChart,
+  ]
+}
+
+type Level = BenchResult['levels'][number]
+interface LineChart {
+  name: string
+  title: string
+  unit: string
+  points: Point[]
+  y?: YAxis
+}
+
+/** One line's points: the figure `pick` finds in each level that has it, against the level's value. */
+function seriesOf(levels: Level[]) {
+  return (name: string, pick: (level: Level) => number | null | undefined): Point[] =>
     levels.flatMap((level) => {
       const value = pick(level)
       return value === null || value === undefined ? [] : [{ concurrency: level.value, value, series: name }]
     })
-  const charts: { name: string; title: string; unit: string; points: Point[]; y?: YAxis }[] = [
+}
+
+/** The line charts (a figure against the level value each) as data, before they are drawn. */
+function lineChartSpecs(result: BenchResult, levels: Level[], keys: string[]): LineChart[] {
+  const series = seriesOf(levels)
+  const charts: LineChart[] = [
     {
       name: 'ttft',
       title: 'Time to first token',
@@ -110,50 +170,7 @@ export async function renderCharts(
       y: 'log-ms',
       points: [...series('client TTFT p50', (level) => level.ttft_ms.p50), ...serverSide],
     })
-  const stats = ['min', ...keys, 'max']
-  const distribution = levels.flatMap((level) =>
-    stats.flatMap((stat) => {
-      const value = level.ttft_ms[stat]
-      return value === null || value === undefined ? [] : [{ concurrency: level.value, value, series: stat }]
-    }),
-  )
-  const knee = result.saturation?.value ?? null
-  const distributionChart: Promise<Chart> = (async () => ({
-    name: 'ttft-distribution',
-    title: 'TTFT distribution per level',
-    svg: await distributionSvg(distribution, levelAxisTitle(result.meta), knee),
-    series: new Set(distribution.map((point) => point.series)).size,
-    points: distribution.length,
-  }))()
-  // A chart with nothing to draw is left out (embeddings have no TTFT or TPOT).
-  const lineCharts = Promise.all(
-    charts
-      .filter((chart) => chart.points.length > 0)
-      .map(async (chart) => ({
-        name: chart.name,
-        title: chart.title,
-        svg: await toSvg(chart, levelAxisTitle(result.meta), knee),
-        series: new Set(chart.points.map((point) => point.series)).size,
-        points: chart.points.length,
-      })),
-  )
-  const timelineChart: Chart[] =
-    timeline === null || timeline.samples.length === 0
-      ? []
-      : [
-          {
-            name: 'server-timeline',
-            title: 'Server: running and waiting requests over the run',
-            svg: await timelineSvg(timeline, knee === null ? null : levelName(result.meta, knee)),
-            series: new Set(timeline.samples.map((sample) => sample.series)).size,
-            points: timeline.samples.length,
-          },
-        ]
-  return [
-    ...(await lineCharts),
-    ...(distribution.length > 0 ? [await distributionChart] : []),
-    ...timelineChart,
-  ]
+  return charts
 }
 
 /** The engine's gauges against time, a rule where each level's measured window began (the knee's in red). */

@@ -405,6 +405,64 @@ type SetUp =
     }
   | Exclude<RunOutcome, { kind: 'done' }>
 
+/** What the preflight learnt before the plan: the server's self-description and its warm timing. */
+interface Probed {
+  kind: 'probed'
+  server: ServerSelf | null
+  timing: ProbeTiming | null
+}
+
+/**
+ * The preflight of every target, then the server's self-description and a few warm probes for the
+ * plan's projection. A failure or a stop ends the set-up here.
+ */
+async function preflightAll(
+  options: RunOptions,
+  targets: RunTargets,
+  sources: WorkloadSources,
+  sink: RecordSink,
+): Promise<Probed | SetUp> {
+  const { config, log, stop } = options
+  const endpoint = firstEndpoint(targets)
+  const recordsPath = sink.path
+  const preflight = await runPreflight(endpoint, { interrupt: stop.setupInterrupt })
+  sink.keep(preflight.record)
+  if (stop.requested) return { kind: 'interrupted-before-load', phase: 'preflight', recordsPath }
+  // A failed preflight's diagnosis is the caller's to print, once, with what to do about it.
+  if (!preflight.ok) return { kind: 'preflight-failed', preflight }
+  log(preflight.summary)
+  // Several endpoints or models: each other target must answer too, before any load is sent.
+  for (const target of targets.targets.slice(1)) {
+    const label = `preflight of ${displayUrl(target.endpoint.url)} (${target.endpoint.body.model})`
+    const other = await runPreflight(target.endpoint, { interrupt: stop.setupInterrupt, label })
+    sink.keep(other.record)
+    if (stop.requested) return { kind: 'interrupted-before-load', phase: 'preflight', recordsPath }
+    if (!other.ok) return { kind: 'preflight-failed', preflight: other }
+    log(other.summary)
+  }
+  // Once the endpoint answers: a server that failed the preflight is not asked more, and the
+  // preflight's own timing (the run's projection) is not shared with these reads.
+  const server = await readServerSelf(endpoint, { interrupt: stop.setupInterrupt })
+  if (stop.requested) return { kind: 'interrupted-before-load', phase: 'preflight', recordsPath }
+  if (server !== null) log(describeServerSelf(server))
+  // The plan's projection from a few warm probes, not from the cold preflight alone.
+  const probed = await timeProbes(
+    endpoint,
+    stop.setupInterrupt,
+    undefined,
+    lengthProbeFor(endpoint, sources.prompts, sources.input_mean),
+  )
+  for (const record of probed.records) sink.keep(record)
+  if (stop.requested) return { kind: 'interrupted-before-load', phase: 'preflight', recordsPath }
+  const timing = probed.timing
+  if (timing !== null) {
+    log(describeTiming(timing))
+    const advice = sampleSizeAdvice(config, timing, config.metrics.percentiles)
+    if (advice !== null) log(advice)
+  }
+  return { kind: 'probed', server, timing }
+}
+
 /**
  * Before the load: the preflight request, the plan's size and cost (refused above --max-cost), the
  * workload with its calibration probes. A stop here cuts the request in flight and ends the run.
@@ -418,46 +476,13 @@ async function setUpRun(
   const { config, log, stop } = options
   const endpoint = firstEndpoint(targets)
   const recordsPath = sink.path
-  let preflight: PreflightResult | null = null
-  let server: ServerSelf | null = null
-  let timing: ProbeTiming | null = null
-  if (config.run.preflight) {
-    preflight = await runPreflight(endpoint, { interrupt: stop.setupInterrupt })
-    sink.keep(preflight.record)
-    if (stop.requested) return { kind: 'interrupted-before-load', phase: 'preflight', recordsPath }
-    // A failed preflight's diagnosis is the caller's to print, once, with what to do about it.
-    if (!preflight.ok) return { kind: 'preflight-failed', preflight }
-    log(preflight.summary)
-    // Several endpoints or models: each other target must answer too, before any load is sent.
-    for (const target of targets.targets.slice(1)) {
-      const label = `preflight of ${displayUrl(target.endpoint.url)} (${target.endpoint.body.model})`
-      const other = await runPreflight(target.endpoint, { interrupt: stop.setupInterrupt, label })
-      sink.keep(other.record)
-      if (stop.requested) return { kind: 'interrupted-before-load', phase: 'preflight', recordsPath }
-      if (!other.ok) return { kind: 'preflight-failed', preflight: other }
-      log(other.summary)
-    }
-    // Once the endpoint answers: a server that failed the preflight is not asked more, and the
-    // preflight's own timing (the run's projection) is not shared with these reads.
-    server = await readServerSelf(endpoint, { interrupt: stop.setupInterrupt })
-    if (stop.requested) return { kind: 'interrupted-before-load', phase: 'preflight', recordsPath }
-    if (server !== null) log(describeServerSelf(server))
-    // The plan's projection from a few warm probes, not from the cold preflight alone.
-    const probed = await timeProbes(
-      endpoint,
-      stop.setupInterrupt,
-      undefined,
-      lengthProbeFor(endpoint, sources.prompts, sources.input_mean),
-    )
-    for (const record of probed.records) sink.keep(record)
-    if (stop.requested) return { kind: 'interrupted-before-load', phase: 'preflight', recordsPath }
-    timing = probed.timing
-    if (timing !== null) {
-      log(describeTiming(timing))
-      const advice = sampleSizeAdvice(config, timing, config.metrics.percentiles)
-      if (advice !== null) log(advice)
-    }
-  }
+  // Without the preflight, nothing is asked of the server before the load.
+  const probed: Probed | SetUp = config.run.preflight
+    ? await preflightAll(options, targets, sources, sink)
+    : { kind: 'probed', server: null, timing: null }
+  if (probed.kind !== 'probed') return probed
+  let server = probed.server
+  const timing = probed.timing
   const estimate = estimateRun(config, {
     input_mean: sources.input_mean,
     output_mean: sources.output_mean,
@@ -797,6 +822,23 @@ async function runLevel(gradient: Gradient, value: number): Promise<BenchResult 
   // Before the level is written: a shard lost elsewhere meanwhile cuts it here too (the stop is requested).
   await options.coordination?.afterLevel(position, stop.requested)
   if (busiest === null) return null
+  return recordLevel(gradient, value, busiest, pooled, precision)
+}
+
+/**
+ * A measured level into the result: its pooled summary, its meta entry (client watch, precision,
+ * interruption), the result rewritten on disk and the progress line.
+ */
+function recordLevel(
+  gradient: Gradient,
+  value: number,
+  busiest: MeasuredLevel,
+  pooled: LevelSummarizer,
+  precision: PrecisionWatch | undefined,
+): BenchResult {
+  const { options, meta } = gradient
+  const { config, stop, log } = options
+  const scrapes = () => gradient.scraper?.scrapes ?? []
   const { client, outcomes } = busiest
   meta.client.architecture = architecture(gradient.workers, gradient.connections, config.load.mode)
   const window = pooled.window()

@@ -83,6 +83,49 @@ export function describeRun(
   connections: ConnectionPolicy,
   cacheReset: CacheResetMeta | null = null,
 ): RunMeta {
+  const { load } = config
+  const meta: RunMeta = {
+    tool_version: TOOL_VERSION,
+    started_at: new Date().toISOString(),
+    finished_at: null,
+    partial: true,
+    target: {
+      base_url: displayUrl(config.target.base_url),
+      endpoint: config.target.endpoint,
+      model: config.target.model,
+      protocol: config.target.protocol,
+    },
+    workload: describeWorkload(config, prepared),
+    load: describeLoad(config, estimate, shard),
+    client: {
+      timeout_s: config.client.timeout_s,
+      retry: config.client.retry,
+      workers,
+      architecture: architecture(workers, connections, load.mode),
+      connections,
+      node_version: process.version,
+      cpus: availableParallelism(),
+      host: hostname(),
+    },
+    server_metrics: config.server_metrics.enabled ? { interval_s: config.server_metrics.interval_s } : null,
+    percentiles: config.metrics.percentiles,
+    slo: config.metrics.slo,
+    pricing: config.pricing,
+    estimate,
+    time_origin_ms: performance.timeOrigin,
+    levels_run: [],
+  }
+  if (shard !== undefined) meta.shard = shard
+  if (cacheReset !== null) meta.cache_reset = cacheReset
+  return meta
+}
+
+/** meta.load: how the load is sent (mode, levels, arrival or stagger) and how long each level lasts. */
+function describeLoad(
+  config: RunConfig,
+  estimate: CostEstimate | null,
+  shard: ShardInfo | undefined,
+): RunMeta['load'] {
   const { load, workload } = config
   const rateMode = load.mode === 'request_rate'
   const metaLoad: RunMeta['load'] = {
@@ -114,67 +157,41 @@ export function describeRun(
     metaLoad.warmup_s = load.warmup_s
     metaLoad.cooldown_s = load.cooldown_s
   }
-  const meta: RunMeta = {
-    tool_version: TOOL_VERSION,
-    started_at: new Date().toISOString(),
-    finished_at: null,
-    partial: true,
-    target: {
-      base_url: displayUrl(config.target.base_url),
-      endpoint: config.target.endpoint,
-      model: config.target.model,
-      protocol: config.target.protocol,
-    },
-    workload: {
-      input_tokens: prepared.plan.input_mean,
-      output_tokens: prepared.plan.output_mean,
-      input: trace ? 'trace' : workload.dataset === null ? formatLength(workload.input) : 'dataset',
-      output: trace ? 'trace' : formatLength(workload.output),
-      dataset: prepared.plan.source,
-      tokenizer: prepared.plan.tokenizer,
-      stream: config.client.stream && protocolOf(config.target.protocol).streams,
-      profile: workload.profile,
-      shared_prefix: workload.shared_prefix,
-      ignore_eos: workload.ignore_eos,
-      seed: workload.seed,
-      calibration: prepared.calibration,
-      ...(workload.images !== null
-        ? { images: workload.images }
-        : (prepared.plan.rows_with_images ?? 0) > 0
-          ? { images: 'dataset' }
-          : {}),
-      ...(workload.audio === null ? {} : { audio: workload.audio }),
-      ...(workload.response_schema === null ? {} : { response_schema: workload.response_schema }),
-      ...(workload.tools === null ? {} : { tools: workload.tools, tool_choice: workload.tool_choice }),
-      ...(workload.sessions
-        ? {
-            sessions: {
-              turns: workload.dataset === null ? workload.turns : null,
-              think_time_s: workload.think_time_s,
-            },
-          }
+  return metaLoad
+}
+
+/** meta.workload: the requests' lengths, their source and what each one carries besides text. */
+function describeWorkload(config: RunConfig, prepared: PreparedWorkload): RunMeta['workload'] {
+  const { workload } = config
+  const trace = workload.trace !== null
+  return {
+    input_tokens: prepared.plan.input_mean,
+    output_tokens: prepared.plan.output_mean,
+    input: trace ? 'trace' : workload.dataset === null ? formatLength(workload.input) : 'dataset',
+    output: trace ? 'trace' : formatLength(workload.output),
+    dataset: prepared.plan.source,
+    tokenizer: prepared.plan.tokenizer,
+    stream: config.client.stream && protocolOf(config.target.protocol).streams,
+    profile: workload.profile,
+    shared_prefix: workload.shared_prefix,
+    ignore_eos: workload.ignore_eos,
+    seed: workload.seed,
+    calibration: prepared.calibration,
+    ...(workload.images !== null
+      ? { images: workload.images }
+      : (prepared.plan.rows_with_images ?? 0) > 0
+        ? { images: 'dataset' }
         : {}),
-    },
-    load: metaLoad,
-    client: {
-      timeout_s: config.client.timeout_s,
-      retry: config.client.retry,
-      workers,
-      architecture: architecture(workers, connections, load.mode),
-      connections,
-      node_version: process.version,
-      cpus: availableParallelism(),
-      host: hostname(),
-    },
-    server_metrics: config.server_metrics.enabled ? { interval_s: config.server_metrics.interval_s } : null,
-    percentiles: config.metrics.percentiles,
-    slo: config.metrics.slo,
-    pricing: config.pricing,
-    estimate,
-    time_origin_ms: performance.timeOrigin,
-    levels_run: [],
+    ...(workload.audio === null ? {} : { audio: workload.audio }),
+    ...(workload.response_schema === null ? {} : { response_schema: workload.response_schema }),
+    ...(workload.tools === null ? {} : { tools: workload.tools, tool_choice: workload.tool_choice }),
+    ...(workload.sessions
+      ? {
+          sessions: {
+            turns: workload.dataset === null ? workload.turns : null,
+            think_time_s: workload.think_time_s,
+          },
+        }
+      : {}),
   }
-  if (shard !== undefined) meta.shard = shard
-  if (cacheReset !== null) meta.cache_reset = cacheReset
-  return meta
 }

@@ -74,77 +74,155 @@ interface ShardState {
 export async function startCoordinator(options: CoordinatorOptions): Promise<RunningCoordinator> {
   const now = wallClock()
   const deadAfter = options.deadAfterMs ?? DEAD_AFTER_MS
-  const shards = new Map<number, ShardState>()
-  const levels: CoordinatorLevel[] = []
-  let digest: string | null = null
-  let ended: Incomplete | null = null
-  let settle: (report: CoordinationReport) => void = () => {}
-  const done = new Promise<CoordinationReport>((resolve) => {
-    settle = resolve
-  })
-  let settled = false
+  const run = new Coordination(options, now)
+  const server = createServer(routes(run, now))
 
-  const report = (): CoordinationReport => ({
-    shards: [...shards.values()]
-      .map((state) => {
-        const { shard, host, offset_ms, bound_ms, rtt_ms } = state.register
-        return { shard, host, offset_ms, bound_ms, rtt_ms, lost: state.lost }
-      })
-      .sort((a, b) => a.shard - b.shard),
-    levels,
-    incomplete: ended,
+  const watchdog = setInterval(() => {
+    for (const state of run.shards.values())
+      if (now() - state.lastSeen > deadAfter) run.lose(state, `no heartbeat for ${deadAfter} ms`)
+  }, 100)
+  watchdog.unref()
+  void run.done.then(() => clearInterval(watchdog))
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(options.port, options.host, () => resolve())
   })
-  const finish = (): void => {
-    if (settled) return
-    settled = true
-    settle(report())
+  const address = server.address() as AddressInfo
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address
+  return {
+    url: `http://${host}:${address.port}`,
+    done: run.done,
+    async close() {
+      clearInterval(watchdog)
+      for (const state of run.shards.values()) state.events?.end()
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    },
   }
-  const send = (state: ShardState, event: Event): void => {
-    state.events?.write(`${JSON.stringify(event)}\n`)
+}
+
+type Handler = (body: unknown, res: ServerResponse) => unknown
+
+/** The HTTP face of a coordination: GETs answered at once, POSTs read as JSON and handed to `run`. */
+function routes(run: Coordination, now: () => number) {
+  const handlers: Record<string, Handler> = {
+    'POST /register': (body, res) => run.register(body as Register, res),
+    'POST /heartbeat': (body) => run.heartbeat(body),
+    'POST /ready': (body, res) => run.ready(body as Ready, res),
+    'POST /done': (body, res) => run.levelDone(body as Done, res),
+    'POST /finish': (body) => run.shardFinished(body),
   }
-  const broadcast = (event: Event): void => {
-    for (const state of shards.values()) if (state.lost === null && !state.finished) send(state, event)
+  return (req: IncomingMessage, res: ServerResponse) => {
+    const received = now()
+    const url = new URL(req.url ?? '/', 'http://coordinator')
+    const route = `${req.method} ${url.pathname}`
+    if (route === 'GET /time') return json(res, 200, { received_ms: received, sent_ms: now() })
+    if (route === 'GET /events') return run.openEvents(url, req, res)
+    if (route === 'GET /status') return json(res, 200, run.report())
+    const handler = handlers[route]
+    if (handler === undefined) return json(res, 404, { error: `no ${route}` })
+    readJson(req)
+      .then((body) => {
+        const answer = handler(body, res)
+        if (!res.headersSent) json(res, 200, answer)
+      })
+      .catch((error: unknown) => json(res, 400, { error: String(error) }))
   }
-  const current = (): CoordinatorLevel | undefined => {
-    const level = levels.at(-1)
+}
+
+/**
+ * The state of one coordinated run, and what each message from a shard does to it. One object so
+ * the handlers, the events streams and the watchdog all see the same shards, levels and end.
+ */
+class Coordination {
+  readonly shards = new Map<number, ShardState>()
+  readonly levels: CoordinatorLevel[] = []
+  private digest: string | null = null
+  private ended: Incomplete | null = null
+  private settled = false
+  private settle: (report: CoordinationReport) => void = () => {}
+  /** Resolves when every shard finished, or at the first loss. */
+  readonly done = new Promise<CoordinationReport>((resolve) => {
+    this.settle = resolve
+  })
+  private readonly options: CoordinatorOptions
+  private readonly now: () => number
+
+  constructor(options: CoordinatorOptions, now: () => number) {
+    this.options = options
+    this.now = now
+  }
+
+  report(): CoordinationReport {
+    return {
+      shards: [...this.shards.values()]
+        .map((state) => {
+          const { shard, host, offset_ms, bound_ms, rtt_ms } = state.register
+          return { shard, host, offset_ms, bound_ms, rtt_ms, lost: state.lost }
+        })
+        .sort((a, b) => a.shard - b.shard),
+      levels: this.levels,
+      incomplete: this.ended,
+    }
+  }
+
+  private finish(): void {
+    if (this.settled) return
+    this.settled = true
+    this.settle(this.report())
+  }
+
+  private broadcast(event: Event): void {
+    for (const state of this.shards.values())
+      if (state.lost === null && !state.finished) state.events?.write(`${JSON.stringify(event)}\n`)
+  }
+
+  private current(): CoordinatorLevel | undefined {
+    const level = this.levels.at(-1)
     return level !== undefined && level.ended_ms === null ? level : undefined
   }
 
+  private stateOf(body: unknown): ShardState | undefined {
+    return this.shards.get((body as { shard?: unknown } | null)?.shard as number)
+  }
+
   /** Ends the run: the level in progress (if any) is incomplete, the others are told to stop. */
-  const abort = (incomplete: Incomplete): void => {
-    if (ended !== null || settled) return
-    ended = incomplete
-    const level = current()
+  private abort(incomplete: Incomplete): void {
+    if (this.ended !== null || this.settled) return
+    this.ended = incomplete
+    const level = this.current()
     if (level !== undefined) {
       level.ended_ms = incomplete.at_ms
       level.complete = false
       level.incomplete = incomplete
     }
     const where = level === undefined ? 'between levels' : `during level ${level.value}`
-    options.log(
+    this.options.log(
       `coordinate: ${incomplete.reason} ${where} at ${new Date(incomplete.at_ms).toISOString()}; the run is ended`,
     )
-    broadcast({ type: 'abort', level: level?.level ?? null, incomplete })
-    finish()
+    this.broadcast({ type: 'abort', level: level?.level ?? null, incomplete })
+    this.finish()
   }
-  const lose = (state: ShardState, reason: string): void => {
-    if (state.lost !== null || state.finished || ended !== null) return
+
+  lose(state: ShardState, reason: string): void {
+    if (state.lost !== null || state.finished || this.ended !== null) return
     const shard = state.register.shard
-    state.lost = { shard, at_ms: round1(now()), reason: `shard ${shard} lost (${reason})` }
-    abort(state.lost)
+    state.lost = { shard, at_ms: round1(this.now()), reason: `shard ${shard} lost (${reason})` }
+    this.abort(state.lost)
   }
 
   /** All registered and ready for the same next level: start it at one instant. */
-  const maybeStart = (): void => {
-    if (ended !== null || current() !== undefined || shards.size < options.shards) return
-    const states = [...shards.values()]
-    const next = levels.length
+  private maybeStart(): void {
+    if (this.ended !== null || this.current() !== undefined || this.shards.size < this.options.shards) return
+    const states = [...this.shards.values()]
+    const next = this.levels.length
     if (!states.every((state) => state.ready?.level === next)) return
     const values = new Set(states.map((state) => state.ready?.value))
     if (values.size > 1) {
-      abort({
+      this.abort({
         shard: null,
-        at_ms: round1(now()),
+        at_ms: round1(this.now()),
         reason: `the shards asked for different levels at position ${next + 1}: ${[...values].join(', ')}`,
       })
       return
@@ -154,117 +232,113 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     const level: CoordinatorLevel = {
       level: next,
       value: states[0]?.ready?.value as number,
-      start_at_ms: round1(now() + lead),
+      start_at_ms: round1(this.now() + lead),
       started_ms: {},
       start_spread_ms: null,
       ended_ms: null,
       complete: false,
       incomplete: null,
     }
-    levels.push(level)
+    this.levels.push(level)
     for (const state of states) state.ready = null
-    broadcast({ type: 'start', level: level.level, value: level.value, at_ms: level.start_at_ms })
+    this.broadcast({ type: 'start', level: level.level, value: level.value, at_ms: level.start_at_ms })
   }
 
-  const handlers: Record<string, (body: unknown, url: URL, res: ServerResponse) => unknown> = {
-    'POST /register': (body, _url, res) => {
-      const register = body as Register
-      const problem = registerProblem(register)
-      const refusal =
-        problem ??
-        (shards.has(register.shard)
-          ? `shard ${register.shard} is registered already`
-          : digest !== null && register.config_digest !== digest
-            ? `shard ${register.shard} belongs to another run (config digest ${register.config_digest}, the others' ${digest})`
-            : null)
-      if (refusal !== null) {
-        // Said here too: the run waits for a shard that was turned away.
-        options.log(`coordinate: refused a registration: ${refusal}`)
-        return refuse(res, refusal)
-      }
-      digest = register.config_digest
-      shards.set(register.shard, {
-        register,
-        events: null,
-        lastSeen: now(),
-        ready: null,
-        finished: false,
-        lost: null,
-      })
-      options.log(
-        `coordinate: shard ${register.shard}/${register.count} on ${register.host}: clock offset ${register.offset_ms} ms ± ${register.bound_ms} ms (${shards.size} of ${options.shards} registered)`,
-      )
-      return { ok: true }
-    },
-    'POST /heartbeat': (body) => {
-      const state = stateOf(body)
-      if (state !== undefined) state.lastSeen = now()
-      return { ok: true }
-    },
-    'POST /ready': (body, _url, res) => {
-      const ready = body as Ready
-      const state = stateOf(body)
-      if (state === undefined) return refuse(res, 'not registered')
-      state.lastSeen = now()
-      state.ready = ready
-      maybeStart()
-      return { ok: true }
-    },
-    'POST /done': (body, _url, res) => {
-      const report = body as Done
-      const state = stateOf(body)
-      const level = current()
-      if (state === undefined) return refuse(res, 'not registered')
-      if (level === undefined || level.level !== report.level) return { ok: true }
-      level.started_ms[String(report.shard)] = round1(report.started_ms)
-      if (report.interrupted)
-        abort({
-          shard: report.shard,
-          at_ms: round1(now()),
-          reason: `shard ${report.shard} stopped its level`,
-        })
-      const started = Object.values(level.started_ms)
-      if (ended !== null || started.length < shards.size) return { ok: true }
-      level.start_spread_ms = round1(Math.max(...started) - Math.min(...started))
-      level.ended_ms = round1(now())
-      level.complete = true
-      options.log(
-        `coordinate: level ${level.value} ended; the shards started within ${level.start_spread_ms} ms of each other${lateWords(level)}`,
-      )
-      broadcast({ type: 'end', level: level.level, complete: true })
-      maybeStart()
-      return { ok: true }
-    },
-    'POST /finish': (body) => {
-      const state = stateOf(body)
-      if (state !== undefined) state.finished = true
-      if (shards.size === options.shards && [...shards.values()].every((one) => one.finished)) finish()
-      return { ok: true }
-    },
+  /** POST /register: a shard joins, unless it is malformed, a duplicate or from another run. */
+  register(register: Register, res: ServerResponse): unknown {
+    const problem = this.registerProblem(register)
+    const refusal =
+      problem ??
+      (this.shards.has(register.shard)
+        ? `shard ${register.shard} is registered already`
+        : this.digest !== null && register.config_digest !== this.digest
+          ? `shard ${register.shard} belongs to another run (config digest ${register.config_digest}, the others' ${this.digest})`
+          : null)
+    if (refusal !== null) {
+      // Said here too: the run waits for a shard that was turned away.
+      this.options.log(`coordinate: refused a registration: ${refusal}`)
+      return refuse(res, refusal)
+    }
+    this.digest = register.config_digest
+    this.shards.set(register.shard, {
+      register,
+      events: null,
+      lastSeen: this.now(),
+      ready: null,
+      finished: false,
+      lost: null,
+    })
+    this.options.log(
+      `coordinate: shard ${register.shard}/${register.count} on ${register.host}: clock offset ${register.offset_ms} ms ± ${register.bound_ms} ms (${this.shards.size} of ${this.options.shards} registered)`,
+    )
+    return { ok: true }
   }
-  const stateOf = (body: unknown): ShardState | undefined =>
-    shards.get((body as { shard?: unknown } | null)?.shard as number)
 
-  const server = createServer((req, res) => {
-    const received = now()
-    const url = new URL(req.url ?? '/', 'http://coordinator')
-    const route = `${req.method} ${url.pathname}`
-    if (route === 'GET /time') return json(res, 200, { received_ms: received, sent_ms: now() })
-    if (route === 'GET /events') return openEvents(url, req, res)
-    if (route === 'GET /status') return json(res, 200, report())
-    const handler = handlers[route]
-    if (handler === undefined) return json(res, 404, { error: `no ${route}` })
-    readJson(req)
-      .then((body) => {
-        const answer = handler(body, url, res)
-        if (!res.headersSent) json(res, 200, answer)
+  private registerProblem(register: Register): string | null {
+    const count = this.options.shards
+    if (!Number.isInteger(register?.shard) || register.shard < 0 || register.shard >= count)
+      return `shard must be an index 0..${count - 1}`
+    if (register.count !== count)
+      return `the run is split ${register.count} ways; this coordinator was started for ${count} shards`
+    if (![register.offset_ms, register.bound_ms, register.rtt_ms].every(Number.isFinite))
+      return 'offset_ms, bound_ms and rtt_ms must be numbers'
+    if (this.ended !== null) return 'the run has ended'
+    return null
+  }
+
+  heartbeat(body: unknown): unknown {
+    const state = this.stateOf(body)
+    if (state !== undefined) state.lastSeen = this.now()
+    return { ok: true }
+  }
+
+  ready(ready: Ready, res: ServerResponse): unknown {
+    const state = this.stateOf(ready)
+    if (state === undefined) return refuse(res, 'not registered')
+    state.lastSeen = this.now()
+    state.ready = ready
+    this.maybeStart()
+    return { ok: true }
+  }
+
+  /** POST /done: a shard finished the level; the level ends when every shard has. */
+  levelDone(report: Done, res: ServerResponse): unknown {
+    const state = this.stateOf(report)
+    const level = this.current()
+    if (state === undefined) return refuse(res, 'not registered')
+    if (level === undefined || level.level !== report.level) return { ok: true }
+    level.started_ms[String(report.shard)] = round1(report.started_ms)
+    if (report.interrupted)
+      this.abort({
+        shard: report.shard,
+        at_ms: round1(this.now()),
+        reason: `shard ${report.shard} stopped its level`,
       })
-      .catch((error: unknown) => json(res, 400, { error: String(error) }))
-  })
+    const started = Object.values(level.started_ms)
+    if (this.ended !== null || started.length < this.shards.size) return { ok: true }
+    level.start_spread_ms = round1(Math.max(...started) - Math.min(...started))
+    level.ended_ms = round1(this.now())
+    level.complete = true
+    this.options.log(
+      `coordinate: level ${level.value} ended; the shards started within ${level.start_spread_ms} ms of each other${lateWords(level)}`,
+    )
+    this.broadcast({ type: 'end', level: level.level, complete: true })
+    this.maybeStart()
+    return { ok: true }
+  }
+
+  /** POST /finish: a shard is through; the run is done when every shard is. */
+  shardFinished(body: unknown): unknown {
+    const state = this.stateOf(body)
+    if (state !== undefined) state.finished = true
+    if (this.shards.size === this.options.shards && [...this.shards.values()].every((one) => one.finished))
+      this.finish()
+    return { ok: true }
+  }
 
   /** The shard's events stream: held open for its life; its close before /finish is the shard lost. */
-  function openEvents(url: URL, req: IncomingMessage, res: ServerResponse): void {
-    const state = shards.get(Number(url.searchParams.get('shard')))
+  openEvents(url: URL, req: IncomingMessage, res: ServerResponse): void {
+    const state = this.shards.get(Number(url.searchParams.get('shard')))
     if (state === undefined) {
       json(res, 404, { error: 'register first' })
       return
@@ -275,43 +349,8 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Run
     req.socket.setNoDelay(true)
     res.on('close', () => {
       if (state.events === res) state.events = null
-      lose(state, 'its connection closed')
+      this.lose(state, 'its connection closed')
     })
-  }
-
-  const watchdog = setInterval(() => {
-    for (const state of shards.values())
-      if (now() - state.lastSeen > deadAfter) lose(state, `no heartbeat for ${deadAfter} ms`)
-  }, 100)
-  watchdog.unref()
-  void done.then(() => clearInterval(watchdog))
-
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(options.port, options.host, () => resolve())
-  })
-  const address = server.address() as AddressInfo
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address
-  return {
-    url: `http://${host}:${address.port}`,
-    done,
-    async close() {
-      clearInterval(watchdog)
-      for (const state of shards.values()) state.events?.end()
-      server.closeAllConnections()
-      await new Promise<void>((resolve) => server.close(() => resolve()))
-    },
-  }
-
-  function registerProblem(register: Register): string | null {
-    if (!Number.isInteger(register?.shard) || register.shard < 0 || register.shard >= options.shards)
-      return `shard must be an index 0..${options.shards - 1}`
-    if (register.count !== options.shards)
-      return `the run is split ${register.count} ways; this coordinator was started for ${options.shards} shards`
-    if (![register.offset_ms, register.bound_ms, register.rtt_ms].every(Number.isFinite))
-      return 'offset_ms, bound_ms and rtt_ms must be numbers'
-    if (ended !== null) return 'the run has ended'
-    return null
   }
 }
 
