@@ -47,19 +47,8 @@ export async function calibrateServer(request: CalibrateRequest): Promise<ModelF
   const started = performance.now()
   const deadline = started + budgetS * 1000
   const elapsedS = () => (performance.now() - started) / 1000
-  const self = await readServerSelf(endpoint)
-  const fromServer = self?.context_per_slot ?? null
-  const contextPerSlot = fromServer ?? request.contextPerSlot
-  if (contextPerSlot === null)
-    throw new CalibrationRefused(
-      'the server did not say its context per slot (llama.cpp /props n_ctx): give it with --context N, so prompts can be spread to half of it',
-    )
+  const { self, contextPerSlot, fromServer } = await serverContext(request)
   const declaredSlots = self?.slots ?? null
-  log(
-    `calibrating ${displayUrl(endpoint.url)} (${endpoint.body.model}) within ${budgetS} s: ` +
-      `${self?.engine ?? 'engine not recognised'}, ${declaredSlots ?? 'unknown'} slots, ${contextPerSlot} tokens of context per slot` +
-      (fromServer === null ? ' (--context)' : ''),
-  )
   const tokenizer = loadTokenizer('o200k')
   const prompts = new ExactPromptSource(tokenizer, { seed: 7 })
   const longest = Math.max(...prefillLengths(contextPerSlot))
@@ -143,6 +132,24 @@ export async function calibrateServer(request: CalibrateRequest): Promise<ModelF
     calibration: { budget_s: budgetS, spent_s: spent, design: design.richness, points: planned },
     model,
   }
+}
+
+/** What the server says of itself, and the context per slot the prompts are spread over (its own, or --context). */
+async function serverContext(request: CalibrateRequest) {
+  const { endpoint, budgetS, log } = request
+  const self = await readServerSelf(endpoint)
+  const fromServer = self?.context_per_slot ?? null
+  const contextPerSlot = fromServer ?? request.contextPerSlot
+  if (contextPerSlot === null)
+    throw new CalibrationRefused(
+      'the server did not say its context per slot (llama.cpp /props n_ctx): give it with --context N, so prompts can be spread to half of it',
+    )
+  log(
+    `calibrating ${displayUrl(endpoint.url)} (${endpoint.body.model}) within ${budgetS} s: ` +
+      `${self?.engine ?? 'engine not recognised'}, ${self?.slots ?? 'unknown'} slots, ${contextPerSlot} tokens of context per slot` +
+      (fromServer === null ? ' (--context)' : ''),
+  )
+  return { self, contextPerSlot, fromServer }
 }
 
 /** The plan in words: points, what they are, the estimate against the budget left. */
