@@ -25,10 +25,85 @@ export function cliArgs(args: readonly string[], charts = false): string[] {
   return drawing && !charts && !args.includes('--no-charts') ? [...args, '--no-charts'] : [...args]
 }
 
-/** Runs the built CLI as a real child process; killed if it outlives `timeoutMs`. */
+/**
+ * Commands whose answers are the subject of their tests, run in the test's own process when the test
+ * sets no environment or folder of its own: the same dispatch the CLI's process runs
+ * (src/cli/dispatch.ts), without a node process per call (0.5-1 s of module loading each, some
+ * hundred and fifty calls per suite). `run` and `demo` always get a process: signals, worker threads
+ * and the exit the tests of a run are about; `sim` and `coordinate` serve until stopped.
+ */
+const IN_PROCESS = new Set([
+  'report',
+  'compare',
+  'predict',
+  'merge',
+  'check',
+  'models',
+  'init',
+  'k8s-manifest',
+])
+
+/**
+ * Runs the CLI: the built CLI as a real child process (killed if it outlives `timeoutMs`), or the
+ * command in this process (IN_PROCESS; `process: true` asks for a child anyway).
+ */
 export function runCli(
   args: string[],
-  options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number; charts?: boolean } = {},
+  options: {
+    env?: NodeJS.ProcessEnv
+    cwd?: string
+    timeoutMs?: number
+    charts?: boolean
+    process?: true
+  } = {},
+): Promise<CliResult> {
+  const inProcess =
+    IN_PROCESS.has(args[0] ?? '') &&
+    options.env === undefined &&
+    options.cwd === undefined &&
+    !options.process
+  return inProcess
+    ? runInProcess(cliArgs(args, options.charts), options.timeoutMs)
+    : runProcess(args, options)
+}
+
+/** The dispatch the CLI's process runs, here: its words collected, an internal error as main.ts says it. */
+async function runInProcess(args: string[], timeoutMs = 60_000): Promise<CliResult> {
+  const { main } = await import('../../src/cli/dispatch.js')
+  let stdout = ''
+  let stderr = ''
+  const io = {
+    out: (text: string) => {
+      stdout += text
+    },
+    err: (text: string) => {
+      stderr += text
+    },
+  }
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`llmbench ${args.join(' ')} did not finish in time\n${stderr}`)),
+      timeoutMs,
+    )
+  })
+  try {
+    const code = await Promise.race([main(args, io), late])
+    return { code, stdout, stderr }
+  } catch (error) {
+    if (error instanceof Error && error.message.includes('did not finish in time')) throw error
+    io.err(
+      `llmbench: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    )
+    return { code: 1, stdout, stderr }
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+function runProcess(
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number; charts?: boolean },
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...cliArgs(args, options.charts)], {
