@@ -42,8 +42,8 @@ export function pairedInconclusiveReason(
   const why = untrustedClient(client)
   if (why === null) return null
   return mode === 'together'
-    ? `${why}, with A and B loaded together (--paired-mode together): both targets shared this one client at the same time, so its own limit sits in both sides of every pair`
-    : `${why} in a block of this level (--paired-mode interleave): A and B took turns on this one client, so its own limit may sit in one side of a pair only`
+    ? `${why}, with A and B loaded together (--paired-mode together): both targets shared this one client at the same time, so whatever it added sits in both sides of every pair`
+    : `${why} in a block of this level (--paired-mode interleave): A and B took turns on this one client, so what it added may sit in one side of a pair only`
 }
 
 /**
