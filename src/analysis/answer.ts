@@ -130,17 +130,23 @@ export function answerLines(result: Judged): {
           .join(' · ')
         const capacity =
           target.capacity === null ? '' : `; meets the SLOs up to ${round2(target.capacity.value)}`
-        // --paired: each target had the whole level, in its turn (its blocks), not a share of it.
+        // --paired: each target had the whole level, in its turn (its blocks) or at the same time
+        // as the other (--paired-mode together), not a share of it.
+        const side = target.model_index + target.endpoint_index === 0 ? 'A' : 'B'
         const share =
-          split?.paired === true
-            ? `${target.model_index + target.endpoint_index === 0 ? 'A' : 'B'}: the whole level in its blocks`
-            : `${Math.round(target.share * 100)}% of each level`
+          split?.paired !== true
+            ? `${Math.round(target.share * 100)}% of each level`
+            : split.paired_mode === 'together'
+              ? `${side}: the whole level in its blocks, beside ${side === 'A' ? 'B' : 'A'}`
+              : `${side}: the whole level in its blocks`
         return `${name} (${share}): ${target.saturation_summary}${capacity}`
       })
       .concat(
         result.meta.split?.paired === true
           ? [
-              'paired run: A and B took turns in blocks of each level; `llmbench compare DIR` judges B against A pair by pair',
+              result.meta.split.paired_mode === 'together'
+                ? 'paired run: A and B loaded together in blocks of each level, one client driving both; `llmbench compare DIR` judges B against A pair by pair'
+                : 'paired run: A and B took turns in blocks of each level; `llmbench compare DIR` judges B against A pair by pair',
             ]
           : [],
       ),

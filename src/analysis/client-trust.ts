@@ -29,6 +29,24 @@ export function inconclusiveReason(base: Client | undefined, next: Client | unde
 }
 
 /**
+ * A --paired level's client health, for the one run that measured both targets: the reason names the
+ * paired mode and says both targets shared this client (not "base run" and "new run": there was one
+ * run, one client). Loaded together (`together`) both sides waited on it in the same seconds;
+ * in turns (`interleave`, the figures of the busiest block) it drove one side at a time. Either way
+ * a difference between A and B may be the client's own. Null when it held up.
+ */
+export function pairedInconclusiveReason(
+  client: Client | undefined,
+  mode: 'interleave' | 'together',
+): string | null {
+  const why = untrustedClient(client)
+  if (why === null) return null
+  return mode === 'together'
+    ? `${why}, with A and B loaded together (--paired-mode together): both targets shared this one client at the same time, so whatever it added sits in both sides of every pair`
+    : `${why} in a block of this level (--paired-mode interleave): A and B took turns on this one client, so what it added may sit in one side of a pair only`
+}
+
+/**
  * How much latency a noisy machine may have added to a level's figures in either run: the sum of
  * the two runs' late timers at p99 (a noisy run's own, 0 for a quiet one). Null when a client was
  * bound, or was noisy without saying how late its timers were: then no size of change clears it.

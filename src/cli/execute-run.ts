@@ -198,7 +198,7 @@ async function exitCodeOf(
     return EXIT.gateFailed
   }
   // Judged only on a whole run: an interrupted or failed one returned above and never says pass.
-  if (config.run.gate) return pairedGate(run.outDir, io)
+  if (config.run.gate) return pairedGate(run.outDir, io, config.run)
   return EXIT.ok
 }
 

@@ -448,6 +448,18 @@ export const SETTING_FLAG_TABLE: Record<'target' | 'load', readonly FlagSpec[]> 
       help: 'with --paired: end the run with the paired judgement of `compare DIR` (written to gate.json) and its exit code: 0 pass, 1 regression, 5 inconclusive',
     },
     {
+      name: 'max-regression',
+      type: 'string',
+      value: 'KEY=N%,...',
+      help: 'with --paired --gate: the allowed worsening per figure, as `compare --max-regression` takes it; replaces the defaults',
+    },
+    {
+      name: 'min-change',
+      type: 'string',
+      value: 'KEY=N,...',
+      help: 'with --paired --gate: the absolute floor a regression must also exceed, as `compare --min-change` takes it; merged with the defaults',
+    },
+    {
       name: 'search',
       type: 'boolean',
       help: 'search between the lowest and highest level for the highest meeting the SLOs (else the knee)',

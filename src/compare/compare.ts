@@ -1,4 +1,4 @@
-import { clientJitterMs, inconclusiveReason } from '../analysis/client-trust.js'
+import { clientJitterMs, inconclusiveReason, pairedInconclusiveReason } from '../analysis/client-trust.js'
 import type { Saturation } from '../analysis/saturation.js'
 import {
   absoluteChange,
@@ -97,8 +97,11 @@ export type CompareOutcome = 'pass' | 'regression' | 'inconclusive'
 export type CompareBasis =
   | { kind: 'within-run' }
   | { kind: 'between-run'; runs: { base: number; new: number } }
-  /** --paired: one run's two targets in alternating blocks; the interval a paired t interval over the pairs. */
-  | { kind: 'paired'; pairs: number }
+  /**
+   * --paired: one run's two targets in blocks stamped with their pair, alternating or (mode
+   * 'together', --paired-mode together) loaded at once; the interval a paired t interval over the pairs.
+   */
+  | { kind: 'paired'; pairs: number; mode?: 'together' }
 
 export interface Comparison {
   /** What differs between the runs' set-ups; compared only when allowed. */
@@ -238,6 +241,11 @@ export interface CompareOptions {
    * they ran in: each change is judged on the per-pair differences (between-runs.ts pairedChange).
    */
   paired?: boolean
+  /**
+   * With paired: how the run loaded its two targets (meta.split.paired_mode; absent = interleave):
+   * the basis and a client-bound level's reason say which, since one client drove both.
+   */
+  pairedMode?: 'interleave' | 'together'
 }
 
 /**
@@ -611,7 +619,11 @@ export function compareRuns(
   const result: Comparison = {
     mismatches: setupMismatches(base.meta, next.meta),
     basis: paired
-      ? { kind: 'paired', pairs: Math.min(basePairs?.size ?? 0, nextPairs?.size ?? 0) }
+      ? {
+          kind: 'paired',
+          pairs: Math.min(basePairs?.size ?? 0, nextPairs?.size ?? 0),
+          ...(options.pairedMode === 'together' ? { mode: 'together' as const } : {}),
+        }
       : betweenRuns
         ? { kind: 'between-run', runs: { base: baseRuns.length, new: nextRuns.length } }
         : { kind: 'within-run' },
@@ -653,7 +665,10 @@ export function compareRuns(
     })
     const clientOf = (run: RunRecords): Client | undefined =>
       run.levels?.find((level) => level.value === value)?.client
-    const inconclusive = inconclusiveReason(clientOf(base), clientOf(next))
+    // --paired: both sides are one run's, its one client (the sides carry the same levels).
+    const inconclusive = paired
+      ? pairedInconclusiveReason(clientOf(base), options.pairedMode ?? 'interleave')
+      : inconclusiveReason(clientOf(base), clientOf(next))
     const judged = inconclusive === null || options.strictClient === true
     if (!judged && (clientOf(base)?.bound === true || clientOf(next)?.bound === true)) clientBound = true
     const jitter = clientJitterMs(clientOf(base), clientOf(next))

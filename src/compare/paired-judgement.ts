@@ -9,12 +9,16 @@ import { pairedSides } from './paired-sides.js'
 export function judgePairedRun(
   run: LoadedRun & { records: NonNullable<LoadedRun['records']> },
   gates: Record<string, number>,
-  options: Omit<CompareOptions, 'paired'> = {},
+  options: Omit<CompareOptions, 'paired' | 'pairedMode'> = {},
 ): { comparison: Comparison; names: [string, string] } | null {
   const sides = pairedSides({ ...run.result, records: run.records })
   if (sides === null) return null
   return {
     names: sides.names,
-    comparison: compareRuns(sides.base, sides.next, gates, { ...options, paired: true }),
+    comparison: compareRuns(sides.base, sides.next, gates, {
+      ...options,
+      paired: true,
+      pairedMode: run.result.meta.split?.paired_mode ?? 'interleave',
+    }),
   }
 }

@@ -131,6 +131,8 @@ export const DEFAULTS: RunConfig = deepFreeze({
     paired: false,
     paired_mode: 'interleave',
     gate: false,
+    gate_max_regression: null,
+    gate_min_change: null,
     search: false,
     search_tolerance: null,
     reset_cache: 'off',
@@ -684,6 +686,14 @@ const FINAL_CHECKS: FinalCheck[] = [
       'expected gate with paired (--gate needs --paired): the gate judges the second target against the first pair by pair',
     sources: [...rawKeysOf('gate'), ...rawKeysOf('paired')],
   },
+  // The gate's thresholds say how the gate judges: without the gate nothing reads them.
+  {
+    path: 'gate_max_regression',
+    fails: (c) => (c.run.gate_max_regression !== null || c.run.gate_min_change !== null) && !c.run.gate,
+    message:
+      'expected max-regression and min-change with gate (--max-regression and --min-change need --paired --gate in a run): they are the thresholds of the paired judgement the run ends with',
+    sources: [...rawKeysOf('gate_max_regression'), ...rawKeysOf('gate_min_change'), ...rawKeysOf('gate')],
+  },
   // --paired-mode says how a paired run loads its targets: without pairs it says nothing.
   {
     path: 'paired_mode',
@@ -700,6 +710,20 @@ const FINAL_CHECKS: FinalCheck[] = [
     message:
       'expected exactly two targets with paired: two endpoints (--base-url A --base-url B) or two models (--model A --model B), the first the base, the second the one judged against it',
     sources: [...rawKeysOf('paired'), ...rawKeysOf('more_base_urls'), ...rawKeysOf('more_models')],
+  },
+  // --paired-mode together loads both targets at once: on one server they would slow each other, and
+  // a pair would compare the server with itself under twice the load, not A with B.
+  {
+    path: 'paired_mode',
+    fails: (c) => c.run.paired && c.run.paired_mode === 'together' && !separateEndpoints(c.target),
+    message:
+      'expected two different endpoints with paired_mode "together" (--base-url A --base-url B): both targets get the whole level at the same time, so they must be separate servers; two models on one endpoint, or one URL given twice, share one server and would slow each other (use --paired-mode interleave there)',
+    sources: [
+      ...rawKeysOf('paired_mode'),
+      ...rawKeysOf('more_base_urls'),
+      ...rawKeysOf('more_models'),
+      ...rawKeysOf('base_url'),
+    ],
   },
   {
     path: 'paired',
@@ -766,6 +790,18 @@ const FINAL_CHECKS: FinalCheck[] = [
 ]
 
 /** The shortest prompt a length can draw (normal draws are clamped at 1). */
+/**
+ * Two targets on two servers, as --paired-mode together needs: two endpoints (not two models on one)
+ * whose URLs differ beyond a trailing slash. Two ports of one host pass: the URL cannot tell whether
+ * they share hardware, and the docs say to keep interleave then.
+ */
+function separateEndpoints(target: RunConfig['target']): boolean {
+  const [second] = target.more_base_urls
+  if (target.more_models.length > 0 || second === undefined) return false
+  const plain = (url: string) => url.trim().replace(/\/+$/, '').toLowerCase()
+  return plain(typeof second === 'string' ? second : second.url) !== plain(target.base_url)
+}
+
 function shortestInput(spec: LengthSpec): number {
   if (spec.kind === 'fixed') return spec.value
   if (spec.kind === 'uniform') return spec.min

@@ -23,6 +23,7 @@ import { z } from '../zod.js'
 import { AUTH_MODES } from './auth-mode.js'
 import { CACHE_RESET_MODES } from './cache-reset-mode.js'
 import type { ConfigIssue } from './errors.js'
+import { floorsExpected, GATES_EXPECTED, readFloors, readGates } from './gate-thresholds.js'
 import { headerNameProblem, headerValueSendable, splitHeaderLine } from './headers.js'
 import { PAIRED_MODES } from './paired-mode.js'
 import { maskUrlSecrets } from './url.js'
@@ -353,6 +354,18 @@ export function plainFileName() {
 /** --reset-cache and reset_cache: when the server's prefix cache is reset (src/run/level/cache-reset.ts). */
 export function cacheResetMode() {
   return z.enum(CACHE_RESET_MODES, expect(CACHE_RESET_MODES.map((mode) => `"${mode}"`).join(', ')))
+}
+
+/** run --max-regression: the gate's thresholds as `compare` reads them (gate-thresholds.ts). */
+export function gateThresholds() {
+  const e = expect(GATES_EXPECTED)
+  return z.string(e).refine((text) => typeof readGates(text) !== 'string', e)
+}
+
+/** run --min-change: the gate's absolute floors as `compare` reads them (gate-thresholds.ts). */
+export function gateFloors() {
+  const e = expect(floorsExpected())
+  return z.string(e).refine((text) => typeof readFloors(text) !== 'string', e)
 }
 
 /** --paired-mode and paired_mode: how a paired run loads its two targets (src/config/paired-mode.ts). */

@@ -201,6 +201,10 @@ export interface RunConfig {
     paired_mode: PairedMode
     /** With paired: the run ends with compare's paired judgement and its exit code (0 pass, 1 regression, 5 inconclusive). */
     gate: boolean
+    /** With gate: --max-regression as `compare` takes it ("ttft_p95=10%,throughput=5%"), replacing the defaults; null = compare's defaults. */
+    gate_max_regression: string | null
+    /** With gate: --min-change as `compare` takes it ("tpot=1ms"), merged over the defaults; null = the defaults. */
+    gate_min_change: string | null
     /**
      * Search for the highest level meeting the SLOs (the knee without SLOs) between the lowest and
      * highest level, instead of running every level (analysis/search.ts).

@@ -4,6 +4,7 @@ import type { Chart } from './charts.js'
 import { COMPARISON_COLUMNS, comparisonSummaryLines, metricCells, outcomeMark } from './compare-render.js'
 import { escapeHtml } from './escape-html.js'
 import { HEADLINE_STYLE, headlineHtml } from './headline.js'
+import { PAIR_RATIOS_NOTE, PAIR_RATIOS_TITLE, pairRatioRows, ratioText } from './pair-ratios.js'
 import { levelAxisTitle } from './workload-notes.js'
 
 /** One compared run: where it is, and its summary. */
@@ -94,6 +95,27 @@ ${figures}
 <tbody>
 ${rows}
 </tbody></table>
-</body></html>
+${pairRatiosHtml(comparison)}</body></html>
+`
+}
+
+/** --paired: the pairs over time, B/A of each gated figure per pair in time order; nothing for two runs. */
+function pairRatiosHtml(comparison: Comparison): string {
+  const rows = pairRatioRows(comparison)
+  if (rows.length === 0) return ''
+  const width = Math.max(...rows.map((row) => row.ratios.length))
+  const pairs = Array.from({ length: width }, (_, i) => i)
+  const body = rows
+    .map(
+      (row) =>
+        `<tr><td>${row.level}</td><td>${escapeHtml(row.metric)}</td>${pairs.map((i) => `<td>${ratioText(row.ratios[i] ?? null)}</td>`).join('')}</tr>`,
+    )
+    .join('\n')
+  return `<h2>${PAIR_RATIOS_TITLE}</h2>
+<p>${PAIR_RATIOS_NOTE}</p>
+<table class="pair-ratios"><thead><tr><th>level</th><th>figure</th>${pairs.map((i) => `<th>pair ${i + 1}</th>`).join('')}</tr></thead>
+<tbody>
+${body}
+</tbody></table>
 `
 }

@@ -1,5 +1,6 @@
 import type { Comparison, LevelComparison, MetricComparison } from '../compare/compare.js'
 import type { KneeComparison, KneePlace } from '../compare/knee-gate.js'
+import { pairRatioMarkdown } from './pair-ratios.js'
 
 const pct = (value: number | null): string =>
   value === null ? '–' : `${value >= 0 ? '+' : ''}${(value * 100).toFixed(1)}%`
@@ -150,6 +151,8 @@ function resolutionLines(comparison: Comparison, name: (value: number) => string
 /** What the intervals rest on: said every time, so a pass on a noisy runner can be read for what it is. */
 function basisLine(comparison: Comparison): string {
   const basis = comparison.basis
+  if (basis?.kind === 'paired' && basis.mode === 'together')
+    return `Basis: paired blocks, loaded together: one run's two targets given each block of every level at the same time (${basis.pairs} pairs, --paired-mode together); base and new are the means over the blocks, the interval a paired t interval of the per-pair differences, so drift during the run hits both sides of a pair in the same seconds; one client drove both.`
   if (basis?.kind === 'paired')
     return `Basis: paired blocks: one run's two targets measured in alternating blocks of each level (${basis.pairs} pairs, --paired); base and new are the means over the blocks, the interval a paired t interval of the per-pair differences, so drift during the run hits both sides alike.`
   if (basis?.kind === 'between-run')
@@ -255,8 +258,11 @@ function inconclusiveLines(comparison: Comparison, name: (value: number) => stri
   ]
 }
 
-/** Markdown (also readable in a terminal): mismatches first, then per level the gated metrics. */
-export function renderComparison(comparison: Comparison, all = false): string {
+/**
+ * Markdown (also readable in a terminal): mismatches first, then per level the gated metrics, then
+ * for a --paired run the pairs over time (`pairs` false leaves them to the caller's own lines).
+ */
+export function renderComparison(comparison: Comparison, all = false, pairs = true): string {
   const rateMode = comparison.mode === 'request_rate'
   const lines: string[] = [
     ...comparisonSummaryLines(comparison),
@@ -270,5 +276,7 @@ export function renderComparison(comparison: Comparison, all = false): string {
       lines.push(`| ${metricCells(metric, level, comparison).join(' | ')} |`)
     }
   }
+  // --paired: the pairs over time after the table (the gate prints them as its own lines instead).
+  if (pairs) lines.push(...pairRatioMarkdown(comparison))
   return `${lines.join('\n')}\n`
 }

@@ -16,6 +16,9 @@ export const LEVELS_CSV_FILE = 'levels.csv'
 export const REQUESTS_CSV_FILE = 'requests.csv'
 /** Written only when asked (bench.parquet, --parquet). */
 export const REQUESTS_PARQUET_FILE = 'requests.parquet'
+/** `run --paired --gate`'s judgement (src/cli/paired-gate.ts): the comparison as JSON and as Markdown. */
+export const GATE_JSON_FILE = 'gate.json'
+export const GATE_MD_FILE = 'gate.md'
 /** The charts, each as .svg and .png. */
 export const CHARTS_DIR = 'charts'
 
@@ -31,5 +34,7 @@ export function runFiles(resultFile: string): string[] {
     LEVELS_CSV_FILE,
     REQUESTS_CSV_FILE,
     REQUESTS_PARQUET_FILE,
+    GATE_JSON_FILE,
+    GATE_MD_FILE,
   ]
 }

@@ -4,7 +4,8 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { answerLines } from '../../src/analysis/answer.js'
-import { compareRuns, DEFAULT_MAX_REGRESSION } from '../../src/compare/compare.js'
+import { DEFAULT_MAX_REGRESSION } from '../../src/compare/compare.js'
+import { judgePairedRun } from '../../src/compare/paired-judgement.js'
 import { pairedSides } from '../../src/compare/paired-sides.js'
 import { loadRun } from '../../src/result/load-run.js'
 import { describeOrder, pairedOrder } from '../../src/run/plan/paired-blocks.js'
@@ -45,12 +46,10 @@ async function pairedRun(second: typeof FAST, mode: 'interleave' | 'together' = 
     const run = loadRun(out)
     const sides = pairedSides({ ...result, records: run.records ?? [] })
     assert.ok(sides !== null, 'the folder is a paired run')
-    return {
-      config,
-      result,
-      records: run.records ?? [],
-      comparison: compareRuns(sides.base, sides.next, DEFAULT_MAX_REGRESSION, { paired: true }),
-    }
+    // As `compare DIR` judges the folder: the run's own paired mode read from its meta.
+    const judged = judgePairedRun({ ...run, records: run.records ?? [] }, DEFAULT_MAX_REGRESSION)
+    assert.ok(judged !== null)
+    return { config, result, records: run.records ?? [], comparison: judged.comparison }
   } finally {
     await a.close()
     await b.close()
@@ -103,7 +102,11 @@ test('--paired: blocks of both targets alternate in every level; B decoding 2x s
   assert.ok(tpot.length > 0 && tpot.every((r) => r.change > 0.5), JSON.stringify(comparison))
   assert.ok(
     comparison.regressions.some((r) => r.metric === 'tpot_p50') ||
-      comparison.inconclusive.some((r) => r.metric === 'tpot_p50' && /(base|new) run: /.test(r.reason)),
+      comparison.inconclusive.some(
+        (r) =>
+          r.metric === 'tpot_p50' &&
+          /\(--paired-mode interleave\): A and B took turns on this one client/.test(r.reason),
+      ),
     JSON.stringify(comparison.inconclusive),
   )
 })
@@ -145,8 +148,28 @@ test('--paired-mode together: both targets get the whole level at once, block by
     [2, 4],
   )
   assert.equal(comparison.basis.kind, 'paired')
+  assert.equal(comparison.basis.kind === 'paired' ? comparison.basis.mode : null, 'together')
   const tpot = [...comparison.regressions, ...comparison.inconclusive].filter((r) => r.metric === 'tpot_p50')
   assert.ok(tpot.length > 0 && tpot.every((r) => r.change > 0.5), JSON.stringify(comparison))
+  // The run's words say both targets were loaded at once, not in turns.
+  const lines = answerLines(result).targets.join('\n')
+  assert.match(
+    lines,
+    /\(A: the whole level in its blocks, beside B\)[\s\S]*\(B: the whole level in its blocks, beside A\)/,
+  )
+  assert.match(lines, /paired run: A and B loaded together in blocks of each level, one client driving both/)
+})
+
+test('--paired-mode together A/A: two identical simulators loaded together are not a regression', {
+  timeout: 180_000,
+}, async () => {
+  const { comparison } = await pairedRun(FAST, 'together')
+  assert.equal(comparison.basis.kind === 'paired' ? comparison.basis.mode : null, 'together')
+  assert.notEqual(comparison.outcome, 'regression', JSON.stringify(comparison.regressions))
+  // Where the loaded host made this client bound, the level says so with the mode, once.
+  for (const level of comparison.levels)
+    if (level.inconclusive !== null)
+      assert.match(level.inconclusive, /--paired-mode together\): both targets shared this one client/)
 })
 
 test('--paired refuses what it cannot pair (exit 2, naming the keys): one target, three, no fixed count, a search', {
@@ -188,13 +211,43 @@ test('--paired refuses what it cannot pair (exit 2, naming the keys): one target
   )
   assert.equal(misspelt.code, 2, misspelt.stderr)
   assert.match(misspelt.stderr, /paired-mode[\s\S]*"interleave", "together"/)
+  // together loads both targets at once: one server twice (two models on it, or one URL given twice) is refused.
+  for (const extra of [
+    ['--model', 'second-model'],
+    ['--base-url', `${url}/`],
+  ]) {
+    const shared = await runCli(
+      simRunArgs(url, out, { paired: true, 'paired-mode': 'together', levels: '1,2', requests: 8 }, extra),
+    )
+    assert.equal(shared.code, 2, shared.stderr)
+    assert.match(shared.stderr, /paired_mode "together".*must be separate servers.*--paired-mode interleave/)
+  }
+  // The gate's thresholds: read as compare reads them, refused before the run when unreadable or without --gate.
+  const badGate = await runCli(
+    simRunArgs(
+      url,
+      out,
+      { paired: true, gate: true, 'max-regression': 'tpot=lots', levels: '1,2', requests: 8 },
+      ['--base-url', url],
+    ),
+  )
+  assert.equal(badGate.code, 2, badGate.stderr)
+  assert.match(badGate.stderr, /max-regression[\s\S]*KEY=N% pairs/)
+  const ungatedThreshold = await runCli(
+    simRunArgs(url, out, { paired: true, 'min-change': 'tpot=1ms', levels: '1,2', requests: 8 }, [
+      '--base-url',
+      url,
+    ]),
+  )
+  assert.equal(ungatedThreshold.code, 2, ungatedThreshold.stderr)
+  assert.match(ungatedThreshold.stderr, /--min-change need --paired --gate/)
   // compare on one folder that is not a paired run says so.
   const single = await runCli(['compare', tempDir()])
   assert.equal(single.code, 2, single.stderr)
 })
 
 /** `run --paired --gate` through the CLI: its exit code is compare's, and gate.json holds the judgement. */
-async function gatedRun(second: typeof FAST) {
+async function gatedRun(second: typeof FAST, flags: Record<string, string> = {}) {
   const a = await startSimulator(FAST)
   const b = await startSimulator(second)
   const out = tempDir()
@@ -203,12 +256,27 @@ async function gatedRun(second: typeof FAST) {
       simRunArgs(
         a.url,
         out,
-        { paired: true, gate: true, levels: '2,4', requests: 32, 'output-tokens': 16, 'input-tokens': 32 },
+        {
+          paired: true,
+          gate: true,
+          levels: '2,4',
+          requests: 32,
+          'output-tokens': 16,
+          'input-tokens': 32,
+          ...flags,
+        },
         ['--base-url', b.url],
       ),
       { timeoutMs: 120_000 },
     )
-    return { ...ran, gate: JSON.parse(readFileSync(join(out, 'gate.json'), 'utf8')) as { outcome: string } }
+    return {
+      ...ran,
+      out,
+      gate: JSON.parse(readFileSync(join(out, 'gate.json'), 'utf8')) as {
+        outcome: string
+        basis: { mode?: string }
+      },
+    }
   } finally {
     await a.close()
     await b.close()
@@ -228,4 +296,38 @@ test('run --paired --gate exits 1 when B decodes 2x slower, 0 on A/A', { timeout
   const same = await gatedRun(FAST)
   assert.equal(same.code, 0, same.stderr)
   assert.equal(same.gate.outcome, 'pass')
+})
+
+test('run --paired --paired-mode together --gate: exit 1 when B decodes 2x slower, 0 on A/A; compare DIR gives the same codes; thresholds as compare takes them', {
+  timeout: 400_000,
+}, async () => {
+  const slower = await gatedRun({ ...FAST, decode_base_ms: 12 }, { 'paired-mode': 'together' })
+  assert.equal(slower.code, 1, slower.stderr)
+  assert.equal(slower.gate.outcome, 'regression')
+  assert.equal(slower.gate.basis.mode, 'together')
+  // compare on the folder judges it as the gate did, with the same exit code; its Markdown and HTML show the pairs.
+  const html = join(tempDir(), 'compare.html')
+  const compared = await runCli(['compare', slower.out, '--html', html])
+  assert.equal(compared.code, slower.code, compared.stderr)
+  assert.match(compared.stdout, /Basis: paired blocks, loaded together/)
+  assert.match(compared.stdout, /^\| 4 \| tpot_p50( \| \d+\.\d\d){4} \|$/m)
+  assert.match(readFileSync(html, 'utf8'), /<table class="pair-ratios">[\s\S]*<td>tpot_p50<\/td>/)
+  assert.match(readFileSync(join(slower.out, 'gate.md'), 'utf8'), /^\| 4 \| tpot_p50( \| \d+\.\d\d){4} \|$/m)
+  // The same folder under thresholds that leave TPOT, E2E and throughput ungated: the run's flags reach the gate.
+  const lenient = await runCli(['compare', slower.out, '--max-regression', 'ttft_p50=1000%'])
+  assert.equal(lenient.code, 0, lenient.stdout)
+  const lenientRun = await gatedRun(
+    { ...FAST, decode_base_ms: 12 },
+    {
+      'paired-mode': 'together',
+      'max-regression': 'ttft_p50=1000%',
+    },
+  )
+  assert.equal(lenientRun.code, 0, lenientRun.stderr)
+  assert.equal(lenientRun.gate.outcome, 'pass')
+  const same = await gatedRun(FAST, { 'paired-mode': 'together' })
+  assert.equal(same.code, 0, same.stderr)
+  assert.equal(same.gate.outcome, 'pass')
+  const sameCompared = await runCli(['compare', same.out])
+  assert.equal(sameCompared.code, 0, sameCompared.stdout)
 })

@@ -147,6 +147,8 @@ const DOCUMENTED_DEFAULTS: RunConfig = {
     paired: false,
     paired_mode: 'interleave',
     gate: false,
+    gate_max_regression: null,
+    gate_min_change: null,
     search: false,
     search_tolerance: null,
     reset_cache: 'off',

@@ -8,16 +8,13 @@ import {
   type RunRecords,
 } from '../../compare/compare.js'
 import { judgePairedRun } from '../../compare/paired-judgement.js'
-import { keysFor, measureOf, parseFigureKey } from '../../metrics/measures.js'
+import { readFloors, readGates } from '../../config/gate-thresholds.js'
 import { writeCompareHtml } from '../../report/compare-page.js'
 import { renderComparison } from '../../report/compare-render.js'
 import { type LoadedRun, loadRun } from '../../result/load-run.js'
 import { type CommandSpec, parseFlags, renderHelp, stringFlag } from '../args.js'
 import { CliError, EXIT } from '../exit-codes.js'
 import type { Io } from '../io.js'
-
-/** The gates besides the compared measures' percentiles (measures.ts). */
-const OTHER_GATES = new Set(['throughput', 'success_rate', 'fluidity_p90', 'tail', 'knee'])
 
 /** Gates whose allowed worsening is in points of a share, not a relative change. */
 const IN_POINTS = new Set(['success_rate', 'fluidity_p90', 'tail'])
@@ -79,47 +76,15 @@ export const COMPARE_SPEC: CommandSpec = {
 
 /** "ttft_p95=10%,success_rate=1pts" → { ttft_p95: 0.1, success_rate: 0.01 }; replaces the defaults. */
 export function parseGates(text: string): Record<string, number> {
-  const gates: Record<string, number> = {}
-  for (const pair of text.split(',')) {
-    const match = /^\s*([a-z_0-9]+)\s*=\s*(\d+(?:\.\d+)?)\s*(%|pts)?\s*$/.exec(pair)
-    const key = match?.[1]
-    if (
-      match === null ||
-      key === undefined ||
-      !(parseFigureKey(key, 'compare') !== null || OTHER_GATES.has(key))
-    ) {
-      throw new CliError(
-        `--max-regression: expected KEY=N% pairs (keys like ttft_p95, e2e_p99, throughput, success_rate, fluidity_p90, tail, knee), got ${JSON.stringify(pair)}`,
-        EXIT.usage,
-      )
-    }
-    gates[key] = Number(match[2]) / 100
-  }
+  const gates = readGates(text)
+  if (typeof gates === 'string') throw new CliError(`--max-regression: ${gates}`, EXIT.usage)
   return gates
 }
 
 /** "tpot=0.5ms,throughput=2tok/s" → { tpot: 0.5, throughput: 2 }; merged over the defaults. */
 export function parseFloors(text: string): Record<string, number> {
-  const floors: Record<string, number> = {}
-  for (const pair of text.split(',')) {
-    const match = /^\s*([a-z_0-9.]+)\s*=\s*(\d+(?:\.\d+)?)\s*(ms|tok\/s)?\s*$/.exec(pair)
-    const key = match?.[1]
-    const unit = match?.[3]
-    const latency =
-      key !== undefined && (measureOf(key)?.compare === true || parseFigureKey(key, 'compare') !== null)
-    if (
-      match === null ||
-      key === undefined ||
-      !(latency || key === 'throughput') ||
-      (unit !== undefined && unit !== (latency ? 'ms' : 'tok/s'))
-    ) {
-      throw new CliError(
-        `--min-change: expected KEY=N pairs (${keysFor('compare')} or a percentile like ttft_p99 in ms; throughput in tok/s), got ${JSON.stringify(pair)}`,
-        EXIT.usage,
-      )
-    }
-    floors[key] = Number(match[2])
-  }
+  const floors = readFloors(text)
+  if (typeof floors === 'string') throw new CliError(`--min-change: ${floors}`, EXIT.usage)
   return floors
 }
 
