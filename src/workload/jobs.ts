@@ -60,3 +60,18 @@ export function ancestorsOf(turns: readonly JobTurn[], index: number): number[] 
   }
   return [...seen].sort((a, b) => a - b)
 }
+
+/**
+ * The most turns of one job that can be in flight together, as far as its depths tell: the widest
+ * depth of the widest job (a fan-out's branches share a depth). A stream needs that many
+ * connections, or its parallel turns would queue on one socket and run one after another.
+ */
+export function parallelTurns(jobs: readonly JobSpec[]): number {
+  let widest = 1
+  for (const job of jobs) {
+    const perDepth = new Map<number, number>()
+    for (const depth of turnDepths(job.turns)) perDepth.set(depth, (perDepth.get(depth) ?? 0) + 1)
+    widest = Math.max(widest, ...perDepth.values())
+  }
+  return widest
+}
