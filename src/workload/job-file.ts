@@ -3,6 +3,8 @@ import { isObject, type Json } from '../json-object.js'
 import type { ChatMessage } from '../protocols/prompt.js'
 import { DatasetError, parseMessage, readText, refuseDeepNesting } from './dataset.js'
 import { type JobSet, type JobSpec, type JobTurn, MAX_JOB_TURNS } from './jobs.js'
+import { isRolloutLine, rolloutTraceJobs } from './rollout-trace-jobs.js'
+import { isSglangAgenticTrace, sglangAgenticJobs } from './sglang-agentic-jobs.js'
 
 /**
  * llmbench's own job file (docs/workloads.md, "Agentic jobs"): JSONL, one job per line,
@@ -27,6 +29,10 @@ const TURN_KEYS = ['input', 'input_tokens', 'output_tokens', 'tool_wait_s', 'par
 /** The prompt id of a job file's system prompts: the same text for every job asking the same length. */
 const SYSTEM_PROMPT_ID = 0
 
+/**
+ * A job file in any format llmbench reads, told apart by its content: SGLang's agentic trace (one
+ * JSON document with `conversations`), a rollout trace (JSONL with `out_lens`), else llmbench's own.
+ */
 export function loadJobFile(
   path: string,
   text: TextOfLength,
@@ -36,6 +42,33 @@ export function loadJobFile(
   const content = readText(path)
   if (content.trim() === '')
     throw new DatasetError(`job file ${path}: the file is empty; expected one job per line (JSONL)`)
+  const first = firstValue(content)
+  if (isSglangAgenticTrace(first)) return sglangAgenticJobs(path, content, outputTokens)
+  if (isRolloutLine(first)) return rolloutTraceJobs(path, content, text)
+  return llmbenchJobs(path, content, text, outputTokens, maxJobs)
+}
+
+/** The whole file's value when it is one JSON document, else its first line's; undefined when neither parses. */
+function firstValue(content: string): unknown {
+  try {
+    return JSON.parse(content)
+  } catch {
+    // JSONL: one value per line.
+  }
+  try {
+    return JSON.parse(content.trimStart().split('\n', 1)[0] as string)
+  } catch {
+    return undefined
+  }
+}
+
+function llmbenchJobs(
+  path: string,
+  content: string,
+  text: TextOfLength,
+  outputTokens: number,
+  maxJobs: number,
+): JobSet {
   const jobs: JobSpec[] = []
   const lines = content.split('\n')
   for (let i = 0; i < lines.length && jobs.length < maxJobs; i++) {

@@ -146,3 +146,72 @@ test('synthetic jobs: the stated shape (a root, a fan-out, its join, a chain) an
   )
   assert.deepEqual(chain[0]?.preamble, [])
 })
+
+const ROLLOUT = fileURLToPath(new URL('../fixtures/jobs/rollout-trace.jsonl', import.meta.url))
+const SGLANG = fileURLToPath(new URL('../fixtures/jobs/sglang-agentic-trace.json', import.meta.url))
+
+test("a rollout trace (vLLM TPU's {group, stream, prompt_len, out_lens, obs_lens}): a group is a job of parallel stream chains", () => {
+  const set = loadJobFile(ROLLOUT, WORDS, 99)
+  assert.match(set.source, /rollout trace: 2 groups as jobs, 3 streams, 6 turns/)
+  const [group0, group1] = set.jobs as [NonNullable<(typeof set.jobs)[0]>, NonNullable<(typeof set.jobs)[0]>]
+  assert.equal(group0.id, 'group-0')
+  // Streams in order (stream 0's 3 turns, then stream 1's 2), each a chain from its own root.
+  assert.deepEqual(
+    group0.turns.map((t) => [t.parents, t.output_tokens]),
+    [
+      [[], 39],
+      [[0], 6],
+      [[1], 5],
+      [[], 12],
+      [[3], 6],
+    ],
+  )
+  // Both roots send the group's one prompt, of the first stream's length (stream 0: 75 tokens).
+  assert.equal(group0.turns[0]?.input, group0.turns[3]?.input)
+  assert.equal(group0.turns[0]?.input.split(' ').length, 75)
+  // Turn i > 0 sends observation i-1; the observation after the last turn is never sent.
+  assert.deepEqual(
+    group0.turns.map((t) => t.input.split(' ').length),
+    [75, 2, 94, 75, 9],
+  )
+  assert.deepEqual(turnDepths(group0.turns), [0, 1, 2, 0, 1])
+  assert.equal(group1.turns.length, 1)
+  assert.ok(group0.turns.every((t) => t.tool_wait_ms === 0))
+  withFile(
+    '{"group": 0, "stream": 0, "prompt_len": 5, "out_lens": [3, 4], "obs_lens": [1]}\n{"group": 0, "stream": 1, "prompt_len": 5, "out_lens": [3, 4], "obs_lens": []}\n',
+    (path) =>
+      assert.throws(
+        () => loadJobFile(path, WORDS, 9),
+        /rollout trace .*:2: "obs_lens": 0 observations for 2 turns/,
+      ),
+  )
+  withFile('{"group": 0, "stream": 0, "prompt_len": 5, "out_lens": [3, 0]}\n', (path) =>
+    assert.throws(
+      () => loadJobFile(path, WORDS, 9),
+      /rollout trace .*:1: "out_lens": expected a non-empty array of whole numbers >= 1/,
+    ),
+  )
+})
+
+test("SGLang's agentic trace JSON: each conversation a chain, its deltas' messages as one user turn, the recorded replies dropped", () => {
+  const set = loadJobFile(SGLANG, WORDS, 99)
+  assert.match(set.source, /SGLang agentic trace: 2 conversations as jobs, 4 turns/)
+  const first = set.jobs[0] as NonNullable<(typeof set.jobs)[0]>
+  assert.deepEqual(first.preamble, [{ role: 'system', content: 'You are a coding agent.' }])
+  assert.deepEqual(
+    first.turns.map((t) => [t.input, t.output_tokens, t.parents]),
+    [
+      ['Fix the failing test.', 99, []],
+      ['FAIL parser.test.ts\n\nGo on.', 99, [0]],
+      ['Summarize.', 33, [1]],
+    ],
+  )
+  withFile(
+    '{"conversations": [[{"messages": [{"role": "user", "content": "a"}]}], [{"messages": "x"}]]}',
+    (path) =>
+      assert.throws(
+        () => loadJobFile(path, WORDS, 9),
+        /agentic trace .*: conversations\[1\]\[0\]\.messages: expected an array/,
+      ),
+  )
+})

@@ -21,11 +21,6 @@ const DISTINCT_JOBS = 256
 export function planJobs(config: RunConfig, tokenizer: Tokenizer, plannedRequests: number): JobSet {
   const { workload } = config
   const text = new ExactPromptSource(tokenizer, { seed: workload.seed })
-  if (workload.dataset !== null) return loadJobFile(workload.dataset, text, workload.output_tokens)
-  const steps = Math.min(MAX_JOB_TURNS, workload.turns)
-  const fanOut = Math.min(MAX_JOB_TURNS - steps + 1, workload.fan_out)
-  const turnsPerJob = steps >= 2 ? steps + fanOut - 1 : steps
-  const random = seededRandom(workload.seed * 7919 + 29)
   const system =
     workload.shared_prefix > 0
       ? new ExactPromptSource(tokenizer, {
@@ -33,6 +28,22 @@ export function planJobs(config: RunConfig, tokenizer: Tokenizer, plannedRequest
           sharedPrefixTokens: workload.shared_prefix,
         }).prompt(0, workload.shared_prefix)
       : ''
+  if (workload.dataset !== null) {
+    const set = loadJobFile(workload.dataset, text, workload.output_tokens)
+    if (system === '') return set
+    // A shared prefix before every job, as vLLM's --global-prefix-len puts one before every trajectory.
+    return {
+      source: `${set.source}, a ${workload.shared_prefix}-token shared system prompt first`,
+      jobs: set.jobs.map((job) => ({
+        ...job,
+        preamble: [{ role: 'system', content: system }, ...job.preamble],
+      })),
+    }
+  }
+  const steps = Math.min(MAX_JOB_TURNS, workload.turns)
+  const fanOut = Math.min(MAX_JOB_TURNS - steps + 1, workload.fan_out)
+  const turnsPerJob = steps >= 2 ? steps + fanOut - 1 : steps
+  const random = seededRandom(workload.seed * 7919 + 29)
   const jobs = syntheticJobs(text, system, {
     // Twice the jobs a run needs: threads take job numbers in strides, so n mod count repeats sooner.
     count: Math.max(1, Math.min(DISTINCT_JOBS, 2 * Math.ceil(plannedRequests / turnsPerJob))),
