@@ -513,6 +513,14 @@ const JOB_CHECKS: FinalCheck[] = [
     sources: [...rawKeysOf('jobs'), ...rawKeysOf('mode')],
     settings: ['jobs', 'mode'],
   },
+  {
+    path: 'slo',
+    fails: (c) => !c.workload.jobs && Object.keys(c.metrics.slo).some((key) => key.startsWith('jct_')),
+    message:
+      'expected jobs with an SLO on jct (job completion time): without --jobs there is no job to time, and the objective could never be met',
+    sources: [...rawKeysOf('slo'), ...rawKeysOf('jobs')],
+    settings: ['slo', 'jobs'],
+  },
 ]
 
 const FINAL_CHECKS: FinalCheck[] = [

@@ -1035,7 +1035,7 @@ export const SETTINGS = {
   },
   // --- metrics and gates
   slo: {
-    doc: 'objectives, e.g. { "ttft_p95_ms": 800, "tpot_p95_ms": 50 } (metrics ttft, tpot, e2e, and ttfr, ttfo, answer_tpot for reasoning models; any percentile)',
+    doc: 'objectives, e.g. { "ttft_p95_ms": 800, "tpot_p95_ms": 50 } (metrics ttft, tpot, e2e, and ttfr, ttfo, answer_tpot for reasoning models, jct (job completion time) with --jobs; any percentile)',
     at: ['metrics', 'slo'],
     schema: sloTable,
     json: 'bench.slo',

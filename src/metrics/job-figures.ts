@@ -55,20 +55,55 @@ interface JobSeen {
   byTurn: Map<number, TurnSeen>
 }
 
+/**
+ * The level's jobs as their records tell them, turn by turn: what both the job figures and an SLO
+ * on job completion time (slo.ts) read.
+ */
+export class JobLedger {
+  readonly jobs = new Map<string, JobSeen>()
+
+  /** False for a record that is no job's turn. */
+  add(record: RequestRecord): boolean {
+    if (record.job === undefined || record.turn === undefined) return false
+    let job = this.jobs.get(record.job)
+    if (job === undefined) {
+      job = { turns: record.job_turns ?? 1, byTurn: new Map() }
+      this.jobs.set(record.job, job)
+    }
+    addAttempt(job, record.turn, record)
+    return true
+  }
+
+  /**
+   * Each job's completion time for an SLO, error-adjusted as request SLOs are: a complete job's own;
+   * a job with a failed turn counts as the longest a client could wait for it (the request timeout
+   * for each of its turns), so a level cannot meet a JCT objective by failing its slow jobs. A job
+   * missing turns without a failure (cut by a timed level's window) is left out.
+   */
+  completionTimesMs(timeoutMs: number): number[] {
+    const times: number[] = []
+    for (const job of this.jobs.values()) {
+      const turns = [...job.byTurn.values()]
+      if (turns.some((t) => !t.ok)) times.push(timeoutMs * job.turns)
+      else if (turns.length === job.turns) times.push(completionMs(turns))
+    }
+    return times
+  }
+}
+
+/** First send to last end, ms. */
+function completionMs(turns: readonly TurnSeen[]): number {
+  return Math.max(...turns.map((t) => t.end_at)) - Math.min(...turns.map((t) => t.sent_at))
+}
+
 /** Fed the level's measured records; null when none is a job's turn. */
 export function jobAccumulator(windowSeconds: () => number): Accumulator<JobFigures | null> {
-  const jobs = new Map<string, JobSeen>()
+  const ledger = new JobLedger()
+  const jobs = ledger.jobs
   const depths = new Map<number, DepthTally>()
   return {
     add(record) {
-      if (record.job === undefined || record.turn === undefined) return
-      let job = jobs.get(record.job)
-      if (job === undefined) {
-        job = { turns: record.job_turns ?? 1, byTurn: new Map() }
-        jobs.set(record.job, job)
-      }
-      addAttempt(job, record.turn, record)
-      if (!isOk(record)) return
+      if (!ledger.add(record) || !isOk(record)) return
       const depth = record.job_depth ?? 0
       let tally = depths.get(depth)
       if (tally === undefined) {
@@ -119,9 +154,7 @@ function summarizeJobs(jobs: JobSeen[], depths: Map<number, DepthTally>, windowS
     const turns = [...job.byTurn.entries()].sort(([a], [b]) => a - b)
     if (turns.length !== job.turns || !turns.every(([, t]) => t.ok)) continue
     complete++
-    const first = Math.min(...turns.map(([, t]) => t.sent_at))
-    const last = Math.max(...turns.map(([, t]) => t.end_at))
-    jct.push(last - first)
+    jct.push(completionMs(turns.map(([, t]) => t)))
     withoutTools.push(criticalPathMs(job))
     for (const [, t] of turns) {
       input += t.input

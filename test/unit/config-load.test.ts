@@ -1034,6 +1034,11 @@ test('jobs: --fan-out and --tool-wait set the synthetic shape; sessions, an open
     embeddings.map((issue) => issue.message).join('\n'),
     /protocol that generates replies with jobs/,
   )
+  const jctWithoutJobs = issuesOf([], { ...TARGET, slo: { jct_p90_ms: 12_000 } })
+  assert.match(jctWithoutJobs.map((issue) => issue.message).join('\n'), /expected jobs with an SLO on jct/)
+  assert.deepEqual(load([], { ...TARGET, jobs: true, slo: { jct_p90_ms: 12_000 } }).metrics.slo, {
+    jct_p90_ms: 12_000,
+  })
   const badFanOut = issuesOf([], { ...TARGET, jobs: true, fan_out: 0 })
   assert.equal(badFanOut[0]?.path, '--fan-out')
 })

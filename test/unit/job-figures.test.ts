@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { accumulate } from '../../src/metrics/accumulator.js'
 import { jobAccumulator } from '../../src/metrics/job-figures.js'
+import { evaluateSlos, toSlos } from '../../src/metrics/slo.js'
 import type { RequestRecord } from '../../src/records/types.js'
 import { makeRecord } from '../helpers/records.js'
 
@@ -126,4 +127,25 @@ test('a job with a failed or missing turn is counted as incomplete, not timed', 
     null,
     'no job, no figures',
   )
+})
+
+test('an SLO on job completion time: met or missed by the jobs, a failed job counting as the timeout per turn', () => {
+  // JCTs 1000 and 500 ms: p50 750 by interpolation.
+  const slos = toSlos({ jct_p50_ms: 800 })
+  const met = evaluateSlos([...JOB_A, ...JOB_B], slos, 10_000, 1)
+  assert.deepEqual(
+    met.checks.map((c) => [c.key, c.value_ms, c.met]),
+    [['jct_p50_ms', 750, true]],
+  )
+  assert.equal(met.meets, true)
+  // Every request is good: a job objective does not judge requests one by one.
+  assert.equal(met.good_share, 1)
+  assert.equal(evaluateSlos([...JOB_A, ...JOB_B], toSlos({ jct_p50_ms: 700 }), 10_000, 1).meets, false)
+  // Job b fails a turn: it counts as 4 turns × the 10 s timeout, and the p50 jumps past any threshold.
+  const failed = JOB_B.map((r) =>
+    r.turn === 2 ? { ...r, error: { class: 'http_5xx' as const, message: 'boom' }, status: 500 } : r,
+  )
+  const missed = evaluateSlos([...JOB_A, ...failed], slos, 10_000, 1)
+  assert.equal(missed.checks[0]?.value_ms, 20_500)
+  assert.equal(missed.meets, false)
 })
