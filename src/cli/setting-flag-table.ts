@@ -282,6 +282,25 @@ export const SETTING_FLAG_TABLE: Record<'target' | 'load', readonly FlagSpec[]> 
       default: '0',
     },
     {
+      name: 'jobs',
+      type: 'boolean',
+      help: 'agentic jobs (from a --dataset job file, else synthetic); concurrency counts jobs',
+    },
+    {
+      name: 'fan-out',
+      type: 'string',
+      value: 'N',
+      help: 'parallel sub-agent turns at step 1 of a synthetic job, joined at step 2 (--jobs)',
+      default: '1',
+    },
+    {
+      name: 'tool-wait',
+      type: 'string',
+      value: 'SECONDS',
+      help: 'mean tool wait after a synthetic job turn, exponential (--jobs)',
+      default: '0',
+    },
+    {
       name: 'ignore-eos',
       type: 'boolean',
       help: 'send ignore_eos and min_tokens (vLLM, SGLang, TGI)',

@@ -102,6 +102,9 @@ export const DEFAULTS: RunConfig = deepFreeze({
     sessions: false,
     turns: 4,
     think_time_s: 0,
+    jobs: false,
+    fan_out: 1,
+    tool_wait_s: 0,
     ignore_eos: false,
     calibrate: true,
     seed: 1,
@@ -459,6 +462,69 @@ function schemaAndToolsWhere(): string {
 
 const DATASET_LENGTH_SOURCES = [...rawKeysOf('input_tokens'), ...rawKeysOf('output_tokens')]
 
+/** What a job run cannot be combined with, beside what it shares with sessions. */
+function jobConflicts(c: RunConfig): SettingId[] {
+  const conflicts: SettingId[] = []
+  if (c.workload.sessions) conflicts.push('sessions')
+  if (c.workload.trace !== null) conflicts.push('trace')
+  if (c.load.precision !== null) conflicts.push('precision')
+  if (c.load.repeat > 1) conflicts.push('repeat')
+  if (c.target.more_base_urls.length + c.target.more_models.length > 0) conflicts.push('more_base_urls')
+  if (c.workload.images !== null) conflicts.push('images')
+  if (c.workload.audio !== null) conflicts.push('audio')
+  if (c.workload.response_schema !== null) conflicts.push('response_schema')
+  if (c.workload.tools !== null) conflicts.push('tools')
+  return conflicts
+}
+
+/**
+ * Jobs run like sessions (a closed loop of conversations on one server, built from the replies), so
+ * they refuse what sessions refuse, and sessions themselves: a stream runs one or the other.
+ */
+const JOB_CHECKS: FinalCheck[] = [
+  {
+    path: 'jobs',
+    fails: (c) => c.workload.jobs && jobConflicts(c).length > 0,
+    message:
+      'expected jobs without sessions, a trace, precision, repeat, several endpoints or models, images, audio, a response schema or tools: a job runs its own conversations, turn by turn, on one server',
+    sources: [
+      ...rawKeysOf('jobs'),
+      ...rawKeysOf('sessions'),
+      ...rawKeysOf('trace'),
+      ...rawKeysOf('precision'),
+      ...rawKeysOf('repeat'),
+      ...rawKeysOf('more_base_urls'),
+      ...rawKeysOf('more_models'),
+      ...rawKeysOf('images'),
+      ...rawKeysOf('audio'),
+      ...rawKeysOf('response_schema'),
+      ...rawKeysOf('tools'),
+    ],
+  },
+  {
+    path: 'jobs',
+    fails: (c) => c.workload.jobs && !protocolOf(c.target.protocol).generatesTokens,
+    message: `expected a protocol that generates replies with jobs (${GENERATING.join(', ')}), got ${eitherOf(PROTOCOLS.filter((p) => !GENERATING.includes(p)))}: a job carries the replies into its next turns`,
+    sources: [...rawKeysOf('jobs'), ...rawKeysOf('protocol'), ...rawKeysOf('endpoint')],
+  },
+  {
+    path: 'jobs',
+    fails: (c) => c.workload.jobs && c.load.mode !== 'concurrency',
+    message:
+      'expected mode "concurrency" with jobs: a job\'s turns wait for each other, so only a closed loop can run them (its concurrency counts jobs in flight)',
+    sources: [...rawKeysOf('jobs'), ...rawKeysOf('mode')],
+    settings: ['jobs', 'mode'],
+  },
+  {
+    path: 'slo',
+    fails: (c) => !c.workload.jobs && Object.keys(c.metrics.slo).some((key) => key.startsWith('jct_')),
+    message:
+      'expected jobs with an SLO on jct (job completion time): without --jobs there is no job to time, and the objective could never be met',
+    sources: [...rawKeysOf('slo'), ...rawKeysOf('jobs')],
+    settings: ['slo', 'jobs'],
+  },
+]
+
 const FINAL_CHECKS: FinalCheck[] = [
   {
     path: 'base_url',
@@ -586,6 +652,7 @@ const FINAL_CHECKS: FinalCheck[] = [
       c.workload.dataset === null &&
       // Sessions send the shared prefix as a system prompt of its own, not as the start of each prompt.
       !c.workload.sessions &&
+      !c.workload.jobs &&
       c.workload.shared_prefix > 0 &&
       c.workload.shared_prefix >= shortestInput(c.workload.input),
     message: 'expected a shared prefix shorter than the shortest prompt (input_tokens)',
@@ -663,6 +730,7 @@ const FINAL_CHECKS: FinalCheck[] = [
     sources: [...rawKeysOf('sessions'), ...rawKeysOf('mode')],
     settings: ['sessions', 'mode'],
   },
+  ...JOB_CHECKS,
   // --repeat interleaves each level's runs; these add levels, turns or replays the interleaving cannot keep apart.
   {
     path: 'repeat',

@@ -757,6 +757,45 @@ export const SETTINGS = {
       group: 'load',
     },
   },
+  jobs: {
+    doc: 'agentic jobs: each stream runs jobs, graphs of turns with tool waits, fan-outs and joins, every request carrying its branch of the history with the replies generated in this run; from a --dataset job file, else synthetic (--turns steps, --fan-out, --tool-wait)',
+    at: ['workload', 'jobs'],
+    schema: bool,
+    json: 'bench.jobs',
+    toml: 'workload.jobs',
+    flag: {
+      name: 'jobs',
+      kind: 'switch',
+      help: 'agentic jobs (from a --dataset job file, else synthetic); concurrency counts jobs',
+      group: 'load',
+    },
+  },
+  fan_out: {
+    at: ['workload', 'fan_out'],
+    schema: positiveInt,
+    json: 'bench.fan_out',
+    toml: 'workload.fan_out',
+    flag: {
+      name: 'fan-out',
+      kind: 'number',
+      value: 'N',
+      help: 'parallel sub-agent turns at step 1 of a synthetic job, joined at step 2 (--jobs)',
+      group: 'load',
+    },
+  },
+  tool_wait: {
+    at: ['workload', 'tool_wait_s'],
+    schema: nonNegativeSeconds,
+    json: 'bench.tool_wait_seconds',
+    toml: 'workload.tool_wait_seconds',
+    flag: {
+      name: 'tool-wait',
+      kind: 'number',
+      value: 'SECONDS',
+      help: 'mean tool wait after a synthetic job turn, exponential (--jobs)',
+      group: 'load',
+    },
+  },
   ignore_eos: {
     at: ['workload', 'ignore_eos'],
     schema: bool,
@@ -998,7 +1037,7 @@ export const SETTINGS = {
   },
   // --- metrics and gates
   slo: {
-    doc: 'objectives, e.g. { "ttft_p95_ms": 800, "tpot_p95_ms": 50 } (metrics ttft, tpot, e2e, and ttfr, ttfo, answer_tpot for reasoning models; any percentile)',
+    doc: 'objectives, e.g. { "ttft_p95_ms": 800, "tpot_p95_ms": 50 } (metrics ttft, tpot, e2e, and ttfr, ttfo, answer_tpot for reasoning models, jct (job completion time) with --jobs; any percentile)',
     at: ['metrics', 'slo'],
     schema: sloTable,
     json: 'bench.slo',

@@ -139,6 +139,12 @@ export interface RunConfig {
     turns: number
     /** Pause between a session's reply and its next turn, seconds. */
     think_time_s: number
+    /** Agentic jobs (closed loop): graphs of turns from a job file (the dataset), or synthetic. */
+    jobs: boolean
+    /** Synthetic jobs: parallel turns at step 1, joined at step 2. */
+    fan_out: number
+    /** Synthetic jobs: mean tool wait after a turn with children, seconds (exponential). */
+    tool_wait_s: number
     /** Send ignore_eos and min_tokens (vLLM, SGLang, TGI) so outputs reach max_tokens. */
     ignore_eos: boolean
     /** Probe the server's prompt_tokens before the run and correct prompt lengths by its template overhead. */

@@ -17,6 +17,7 @@ import { type AnyFigure, accumulator, figure, type LevelContext, type LevelFigur
 import { fluidityAccumulator } from './fluidity.js'
 import { inBandAccumulator } from './in-band-figures.js'
 import { inFlightAccumulator } from './in-flight.js'
+import { jobAccumulator } from './job-figures.js'
 import { intervalsAccumulator } from './level-intervals.js'
 import { type Measure, type MeasureKey, measureOf } from './measures.js'
 import { networkAccumulator } from './network-figures.js'
@@ -770,6 +771,26 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
     absentWhenNull: true,
     source: {
       accumulator: into('turns', () => turnAccumulator()),
+    },
+  }),
+  figure({
+    fields: {
+      jobs: {
+        unit: 'object',
+        definition:
+          'levels[].jobs, job runs (--jobs) only, over the measured records: complete (jobs whose every turn succeeded) and ' +
+          'incomplete (a turn failed or was never sent); jct_ms_p50/p90, job completion time from the first turn sent to ' +
+          "the last turn ended, tool waits included; jct_without_tools_ms_p50/p90, the job graph's critical path with each " +
+          "turn costing its own requests' time (no tool waits, no client lateness); input_tokens_per_job and " +
+          "output_tokens_per_job (the server's prompt tokens summed over a complete job's turns: each carries its history; " +
+          'output tokens likewise); jobs_per_hour (complete jobs over the level window); by_depth[] per turn depth (0 = a ' +
+          "job's roots): requests, ttft_ms_p50/p90, cached_share (cached prompt tokens / prompt tokens, as turns[]). Others " +
+          'call these agentic or job-level figures.',
+      },
+    },
+    absentWhenNull: true,
+    source: {
+      accumulator: into('jobs', ({ tally }) => jobAccumulator(() => tally.durationS)),
     },
   }),
   figure({

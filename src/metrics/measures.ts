@@ -157,6 +157,20 @@ export const MEASURES = [
     compare: false,
   },
   {
+    // A job's figure, not a request's (--jobs): slo.ts reads it from the level's jobs (job-figures.ts).
+    key: 'jct',
+    gate: null,
+    values: 'one',
+    name: 'JCT',
+    unit: 'ms',
+    better: 'lower',
+    floor: null,
+    read: () => {},
+    slo: true,
+    precision: false,
+    compare: false,
+  },
+  {
     key: 'fluidity',
     gate: null,
     values: 'one',

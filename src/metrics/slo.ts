@@ -3,6 +3,7 @@ import { type Accumulator, accumulate, Samples } from './accumulator.js'
 import { isOk } from './derive.js'
 import { percentileOfSorted, round } from './distribution.js'
 import type { FluidityDeadlines } from './fluidity.js'
+import { JobLedger } from './job-figures.js'
 import {
   type Measure,
   type MeasureKey,
@@ -110,13 +111,17 @@ export function sloAccumulator(
   let goodTokens = 0
   const values = slos.map(() => new Samples())
   const measures = slos.map((slo) => measureOf(slo.metric) as Measure)
+  // Job completion time is a job's, not a request's: its values come from the level's jobs at the end.
+  const jobs = slos.some((slo) => slo.metric === 'jct') ? new JobLedger() : null
   return {
     add(record) {
       requests++
+      jobs?.add(record)
       const ok = isOk(record)
       let within = ok
       for (let i = 0; i < slos.length; i++) {
         const slo = slos[i] as Slo
+        if (slo.metric === 'jct') continue
         const measure = measures[i] as Measure
         const samples = values[i] as Samples
         // A failed request is the worst case: the timeout, or no fluidity at all.
@@ -140,6 +145,12 @@ export function sloAccumulator(
       }
     },
     result() {
+      if (jobs !== null) {
+        const times = jobs.completionTimesMs(timeoutMs)
+        slos.forEach((slo, i) => {
+          if (slo.metric === 'jct') (values[i] as Samples).pushAll(times)
+        })
+      }
       const checks = slos.map((slo, i): SloCheck => {
         const higher = (measures[i] as Measure).better === 'higher'
         // Higher is better: p90 is the value 90% of requests reach, the 10th percentile from below.

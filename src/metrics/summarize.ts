@@ -16,6 +16,7 @@ import type { FluidityDeadlines, FluidityFigures } from './fluidity.js'
 import type { InBandFigures } from './in-band-figures.js'
 import type { AchievedConcurrency, SteadyWindow } from './in-flight.js'
 import type { LevelIntervals } from './intervals.js'
+import type { JobFigures } from './job-figures.js'
 import { LevelTally } from './level-tally.js'
 import type { NetworkFigures } from './network-figures.js'
 import type { OpenLoopFigures } from './open-loop-figures.js'
@@ -123,6 +124,8 @@ export interface LevelSummary extends LevelFailures {
   output_valid_share?: number
   /** Session runs: figures per turn index (turn-figures.ts); absent otherwise. */
   turns?: TurnFigures[]
+  /** Job runs: job completion time, tokens per job, jobs per hour, TTFT and cached share by depth (job-figures.ts); absent otherwise. */
+  jobs?: JobFigures
   /** TTFT by the share of the prompt served from the server's prefix cache (cache-effect.ts); absent without hits. */
   cache_effect?: CacheShareBucket[]
   /** Speculative decoding from the cadence and the engine's own word (speculative.ts); absent without either. */

@@ -82,6 +82,11 @@ function build(): z.ZodType {
       reasoning_token_source: oneOf(['usage', 'events', 'tokenizer']).optional(),
       session: aString().optional(),
       turn: aCount().optional(),
+      job: aString().optional(),
+      job_depth: aCount().optional(),
+      job_parents: aList(aCount(), 'a list of turn indexes').optional(),
+      job_turns: aCount().optional(),
+      tool_wait_ms: aNumber().optional(),
       shard: aCount().optional(),
       target: anObject(
         { endpoint: aCount(), model: aCount() },

@@ -152,6 +152,16 @@ export interface RequestRecord {
   session?: string
   /** Multi-turn runs: the turn's index in its session, from 0; its request carries turns 0..turn-1 and their replies. */
   turn?: number
+  /** Job runs (--jobs): the job the request is a turn of, unique in the run (`<source id>#<run-wide job number>`). */
+  job?: string
+  /** Job runs: the turn's depth in its job's graph (0 = a root; else one more than its deepest parent). */
+  job_depth?: number
+  /** Job runs: the turns (indexes) this turn waited for; its request carries their branch of the history. */
+  job_parents?: number[]
+  /** Job runs: how many turns the job has, so a job cut short (a failure, the level's end) is known as such. */
+  job_turns?: number
+  /** Job runs: the tool wait after this turn's reply before its children could start, ms (client-side, not the server's). */
+  tool_wait_ms?: number
   /** Sharded runs: the shard that sent it (records of a merged run keep it). */
   shard?: number
   /**

@@ -1,5 +1,6 @@
 import { levelName } from '../metrics/level-name.js'
 import type { BenchResult } from '../result/bench-result.js'
+import { jobTables } from './job-tables.js'
 
 /**
  * The prefix cache's effect, under the level table: a session run's figures per turn (the prompt
@@ -37,7 +38,7 @@ export interface Section {
 
 function sections(result: BenchResult): Section[] {
   const levels = [...result.levels].sort((a, b) => a.value - b.value)
-  const found: Section[] = []
+  const found: Section[] = [...jobTables(result)]
   const turnRows = levels.flatMap((level) =>
     (level.turns ?? []).map((t) => [
       levelName(result.meta, level.value),
@@ -51,7 +52,7 @@ function sections(result: BenchResult): Section[] {
   )
   if (turnRows.length > 0)
     found.push({
-      title: 'Sessions, per turn (prompt tokens as the server counted them)',
+      title: `${result.meta.workload.jobs === undefined ? 'Sessions' : 'Jobs'}, per turn (prompt tokens as the server counted them)`,
       head: ['level', 'turn', 'requests', 'TTFT ms p50 / p95', 'input tok', 'cached tok', 'cached'],
       rows: turnRows,
     })

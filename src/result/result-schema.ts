@@ -235,6 +235,7 @@ function levelSchema(v1: boolean): z.ZodType {
     in_band: figures().optional(),
     reasoning: figures().optional(),
     turns: aList(figures()).optional(),
+    jobs: figures().optional(),
     cache_effect: aList(figures()).optional(),
     speculative: figures().optional(),
     acceptance_length: aNumber().optional(),

@@ -43,6 +43,8 @@ export interface RunMeta {
     calibration?: Calibration | { skipped: string } | null
     /** Session runs (--sessions): the turns of synthetic sessions (null: the dataset's) and the think time. */
     sessions?: { turns: number | null; think_time_s: number }
+    /** Job runs (--jobs): the synthetic jobs' steps, fan-out and mean tool wait (null: a job file's own). */
+    jobs?: { steps: number | null; fan_out: number | null; tool_wait_s: number | null }
     /** --images as given ("2x448x448"); absent without images. */
     images?: string
     /** --audio as given ("1x5"); absent without. */

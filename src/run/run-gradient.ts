@@ -47,6 +47,7 @@ import { startServerMetrics } from './level/server-metrics.js'
 import { sizeControl } from './plan/control-size.js'
 import { architecture, describeRun } from './plan/describe-run.js'
 import { describeEstimate, estimateRun } from './plan/estimate.js'
+import { jobWork } from './plan/job-plan.js'
 import {
   CONTROL_MIN_SECONDS,
   controlRequests,
@@ -344,7 +345,7 @@ function startPool(
     { ...endpoint, keepAlive },
     bodies,
     options.shard ?? WHOLE_RUN,
-    sessionWork(prepared.plan, options.config),
+    sessionWork(prepared.plan, options.config) ?? jobWork(prepared.plan),
     isSplit(targets)
       ? {
           targets: withKeepAlive(targets.targets, keepAlive),

@@ -2,8 +2,9 @@ import type { ConnectionCounts } from '../client/connections.js'
 import type { RequestPlan } from '../client/stream-client.js'
 import type { Scheduler } from '../clock.js'
 import type { RequestRecord } from '../records/types.js'
+import { type JobSource, jobLoop } from './job-loop.js'
 import { type LevelShare, type OpenShare, type TimedWindow, warmupConcurrency } from './level-share.js'
-import { type SessionSource, sessionLoop } from './session-loop.js'
+import { type SendTurn, type SessionSource, sessionLoop } from './session-loop.js'
 
 /** Which round of a level a thread runs: its warm-up requests first, then the measured round. */
 export type Round =
@@ -40,6 +41,8 @@ export interface RoundContext {
   clock: Scheduler<unknown>
   /** Multi-turn sessions (closed loop only): each stream runs whole sessions instead of single prompts. */
   sessions?: SessionSource
+  /** Agentic jobs (closed loop only): each stream runs whole jobs, graphs of turns. */
+  jobs?: JobSource
 }
 
 /**
@@ -134,14 +137,16 @@ async function runClosedLoop(
     left--
     return !context.stopRequested() && clock.now() < deadline
   }
-  const { sessions } = context
+  const { sessions, jobs } = context
+  const sendTurn: SendTurn = (promptId, body, wantedAt, stamp) =>
+    sendAttempts(share, window, context, promptId, wantedAt, body, stamp)
   const loops: Promise<void>[] = []
   const stream = (): Promise<void> =>
-    sessions === undefined
-      ? closedLoop(share, window, context, claim)
-      : sessionLoop(sessions, clock, claim, spend, (promptId, body, wantedAt, stamp) =>
-          sendAttempts(share, window, context, promptId, wantedAt, body, stamp),
-        )
+    jobs !== undefined
+      ? jobLoop(jobs, clock, claim, spend, sendTurn)
+      : sessions !== undefined
+        ? sessionLoop(sessions, clock, claim, spend, sendTurn)
+        : closedLoop(share, window, context, claim)
   for (let i = 0; i < load.concurrency; i++) {
     const startAt = starts?.[i]
     loops.push(startAt === undefined ? stream() : waitUntil(startAt, context).then(stream))

@@ -66,7 +66,7 @@ export async function sessionLoop(
  * which clients drop (and servers are not asked to see again). The reasoning events come before
  * the answer's, so the text received starts with the reasoning; when it does not, all is kept.
  */
-function answerText(record: RequestRecord): string {
+export function answerText(record: RequestRecord): string {
   const text = record.output_text ?? ''
   const reasoning = record.reasoning_text
   return reasoning !== undefined && text.startsWith(reasoning) ? text.slice(reasoning.length) : text

@@ -5,7 +5,7 @@ import type { RequestRecord } from '../records/types.js'
 import type { Round, RoundOutcome } from '../schedule/level-runner.js'
 import { connectionsOf, type LevelShare, shareOf } from '../schedule/level-share.js'
 import { sharesByTarget, type TargetWeights } from '../schedule/target-share.js'
-import type { FromWorker, SessionWork, SplitTarget, TargetSpec, ToWorker } from './protocol.js'
+import type { FromWorker, JobWork, SessionWork, SplitTarget, TargetSpec, ToWorker } from './protocol.js'
 
 interface RoundDone {
   loop: LoopStats
@@ -67,7 +67,8 @@ export class WorkerPool {
     target: TargetSpec,
     bodies: Buffer[],
     shard: { index: number; count: number } = { index: 0, count: 1 },
-    sessions?: SessionWork,
+    /** --sessions or --jobs: the conversations the threads build turn by turn. */
+    sessions?: SessionWork | JobWork,
     /** Several endpoints or models: the targets, each model's bodies, and how levels are split. */
     split?: { targets: SplitTarget[]; modelBodies: Buffer[][]; weights: TargetWeights },
   ): Promise<WorkerPool> {
@@ -86,7 +87,10 @@ export class WorkerPool {
     )
     workers.forEach((worker, index) => {
       const init: ToWorker = { type: 'init', worker: index, workers: count, shard, target, bodies }
-      if (sessions !== undefined) init.sessions = sessions
+      if (sessions !== undefined) {
+        if ('jobs' in sessions) init.jobs = sessions
+        else init.sessions = sessions
+      }
       if (split !== undefined) init.split = { targets: split.targets, modelBodies: split.modelBodies }
       worker.postMessage(init)
     })

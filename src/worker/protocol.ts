@@ -3,6 +3,7 @@ import type { LoopStats } from '../metrics/client-health.js'
 import type { RequestRecord } from '../records/types.js'
 import type { Round, RoundOutcome } from '../schedule/level-runner.js'
 import type { LevelShare } from '../schedule/level-share.js'
+import type { JobSpec } from '../workload/jobs.js'
 import type { SessionSpec } from '../workload/sessions.js'
 
 /**
@@ -37,6 +38,8 @@ export type ToWorker =
       split?: { targets: SplitTarget[]; modelBodies: Uint8Array[][] }
       /** --sessions: the conversations whose turns this thread builds and sends (bodies is then empty). */
       sessions?: SessionWork
+      /** --jobs: the jobs whose turns this thread builds and sends (bodies is then empty). */
+      jobs?: JobWork
     }
   | {
       type: 'round'
@@ -63,4 +66,9 @@ export type FromWorker =
 export interface SessionWork {
   specs: SessionSpec[]
   thinkMs: number
+}
+
+/** A job run's work: every thread holds all jobs and takes them by its own sequence, as for sessions. */
+export interface JobWork {
+  jobs: JobSpec[]
 }

@@ -6,9 +6,12 @@ import { bodyOptionsOf, closeTarget, openTarget, type Target } from '../client/t
 import { REAL_TIME } from '../clock.js'
 import { LoopMonitor } from '../metrics/client-health.js'
 import type { RequestRecord, RequestTarget } from '../records/types.js'
+import type { JobSource } from '../schedule/job-loop.js'
 import { type Round, type RoundOutcome, runRound } from '../schedule/level-runner.js'
 import { connectionsOf, type LevelShare } from '../schedule/level-share.js'
 import type { SessionSource } from '../schedule/session-loop.js'
+import { parallelTurns } from '../workload/jobs.js'
+import { threadJobs } from './job-source.js'
 import type { FromWorker, SplitTarget, TargetSpec, ToWorker } from './protocol.js'
 import { threadSessions } from './session-source.js'
 
@@ -31,6 +34,9 @@ let bodies: Buffer[] = []
 /** Several endpoints or models: the targets and each model's bodies; null with one of each. */
 let split: { targets: SplitTarget[]; modelBodies: Buffer[][] } | null = null
 let sessions: SessionSource | undefined
+let jobs: JobSource | undefined
+/** Connections per stream: a job's parallel turns each need their own (1 without jobs). */
+let connectionsPerStream = 1
 let seq = 0
 let promptRound = 0
 let stopRequested = false
@@ -106,7 +112,10 @@ async function runShares(shares: readonly LevelShare[], round: Round, keepAlive:
     level,
     pools: shares.map((share, t) =>
       connectionsOf(share) > 0
-        ? { ...openTarget(specOf(t), connectionsOf(share), watch), interrupt: interrupt.signal }
+        ? {
+            ...openTarget(specOf(t), connectionsOf(share) * connectionsPerStream, watch),
+            interrupt: interrupt.signal,
+          }
         : null,
     ),
   }
@@ -139,6 +148,7 @@ async function runShares(shares: readonly LevelShare[], round: Round, keepAlive:
           stopRequested: () => stopRequested || enough,
           clock: REAL_TIME,
           ...(sessions === undefined ? {} : { sessions }),
+          ...(jobs === undefined ? {} : { jobs }),
         })
       }),
     )
@@ -187,6 +197,10 @@ port.on('message', (message: ToWorker) => {
       // Session ids follow the same dealing as prompt ids: distinct across workers and shards.
       if (message.sessions !== undefined)
         sessions = threadSessions(message.sessions, bodyOptionsOf(message.target), () => nextPromptId())
+      if (message.jobs !== undefined) {
+        jobs = threadJobs(message.jobs, bodyOptionsOf(message.target), () => nextPromptId())
+        connectionsPerStream = parallelTurns(message.jobs.jobs)
+      }
       post({ type: 'ready' })
       break
     case 'stop':

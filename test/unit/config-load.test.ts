@@ -118,6 +118,9 @@ const DOCUMENTED_DEFAULTS: RunConfig = {
     sessions: false,
     turns: 4,
     think_time_s: 0,
+    jobs: false,
+    fan_out: 1,
+    tool_wait_s: 0,
     ignore_eos: false,
     calibrate: true,
     seed: 1,
@@ -1001,4 +1004,43 @@ test('reset_cache: settings.json bench.reset_cache, config.toml load.reset_cache
   const flag = issuesOf([], { ...TARGET, reset_cache: 'between' })
   assert.equal(flag.length, 1)
   assert.match(JSON.stringify(flag[0]), /reset-cache/)
+})
+
+test('jobs: --fan-out and --tool-wait set the synthetic shape; sessions, an open loop or embeddings are refused', () => {
+  const config = load([], {
+    ...TARGET,
+    jobs: true,
+    fan_out: 2,
+    tool_wait: 1.5,
+    input_tokens: 50,
+    shared_prefix: 200,
+  })
+  assert.equal(config.workload.jobs, true)
+  assert.equal(config.workload.fan_out, 2)
+  assert.equal(config.workload.tool_wait_s, 1.5)
+  const fromFile = load(
+    [tempFile('jobs.toml', '[workload]\njobs = true\nfan_out = 3\ntool_wait_seconds = 0.25\n')],
+    TARGET,
+  )
+  assert.deepEqual([fromFile.workload.fan_out, fromFile.workload.tool_wait_s], [3, 0.25])
+  const both = issuesOf([], { ...TARGET, jobs: true, sessions: true })
+  assert.deepEqual(
+    both.map((issue) => issue.path),
+    ['jobs'],
+  )
+  assert.match(both[0]?.message ?? '', /expected jobs without sessions/)
+  const open = issuesOf([], { ...TARGET, jobs: true, mode: 'rate' })
+  assert.match(open.map((issue) => issue.message).join('\n'), /mode "concurrency" with jobs/)
+  const embeddings = issuesOf([], { ...TARGET, jobs: true, protocol: 'embeddings' })
+  assert.match(
+    embeddings.map((issue) => issue.message).join('\n'),
+    /protocol that generates replies with jobs/,
+  )
+  const jctWithoutJobs = issuesOf([], { ...TARGET, slo: { jct_p90_ms: 12_000 } })
+  assert.match(jctWithoutJobs.map((issue) => issue.message).join('\n'), /expected jobs with an SLO on jct/)
+  assert.deepEqual(load([], { ...TARGET, jobs: true, slo: { jct_p90_ms: 12_000 } }).metrics.slo, {
+    jct_p90_ms: 12_000,
+  })
+  const badFanOut = issuesOf([], { ...TARGET, jobs: true, fan_out: 0 })
+  assert.equal(badFanOut[0]?.path, '--fan-out')
 })

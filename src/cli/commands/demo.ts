@@ -72,7 +72,9 @@ export async function demoCommand(argv: string[], io: Io): Promise<number> {
       '--timings',
       ...simReasoningArgs(flags),
       // Sessions and a shared prefix are prefix-cache runs: the server then has one, as vLLM's does.
-      ...(flags.sessions === true || (numberFlag(flags, 'shared-prefix') ?? 0) > 0 ? ['--prefix-cache'] : []),
+      ...(flags.sessions === true || flags.jobs === true || (numberFlag(flags, 'shared-prefix') ?? 0) > 0
+        ? ['--prefix-cache']
+        : []),
     ],
   })
   try {

@@ -153,6 +153,7 @@ export function defaultPrecisionLoad(config: RunConfig, sharded: boolean): RunCo
     load.mode !== 'concurrency' ||
     workload.trace !== null ||
     workload.sessions ||
+    workload.jobs ||
     load.repeat > 1 ||
     config.run.paired
   )

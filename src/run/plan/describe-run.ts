@@ -49,11 +49,11 @@ export function describeStagger(
     }
   // A session's later turns spend the level's request budget as they come: with staggered streams a
   // stream can claim a new session on the budget's last request, and the level overshoots it.
-  if (config.workload.sessions)
+  if (config.workload.sessions || config.workload.jobs)
     return {
       spread_ms: 0,
       from: 'off',
-      note: 'streams start together: sessions keep the request count only so',
+      note: `streams start together: ${config.workload.jobs ? 'jobs' : 'sessions'} keep the request count only so`,
     }
   const projected = estimate?.request_seconds?.median
   const timed = config.load.duration_per_level_s === null ? null : timedLevelSeconds(config.load)
@@ -190,6 +190,15 @@ function describeWorkload(config: RunConfig, prepared: PreparedWorkload): RunMet
           sessions: {
             turns: workload.dataset === null ? workload.turns : null,
             think_time_s: workload.think_time_s,
+          },
+        }
+      : {}),
+    ...(workload.jobs
+      ? {
+          jobs: {
+            steps: workload.dataset === null ? workload.turns : null,
+            fan_out: workload.dataset === null ? workload.fan_out : null,
+            tool_wait_s: workload.dataset === null ? workload.tool_wait_s : null,
           },
         }
       : {}),

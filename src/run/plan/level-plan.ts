@@ -26,6 +26,7 @@ export function plansControl(config: RunConfig): boolean {
     load.mode === 'concurrency' &&
     workload.trace === null &&
     !workload.sessions &&
+    !workload.jobs &&
     !config.run.paired
   )
 }

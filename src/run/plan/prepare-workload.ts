@@ -9,6 +9,7 @@ import type { RequestRecord } from '../../records/types.js'
 import type { Calibration } from '../../result/run-meta.js'
 import { type Dataset, DatasetError, loadDataset } from '../../workload/dataset.js'
 import { ExactPromptSource } from '../../workload/exact-prompts.js'
+import type { JobSet } from '../../workload/jobs.js'
 import { meanLength } from '../../workload/lengths.js'
 import { mediaBudget } from '../../workload/media-budget.js'
 import type { BodyOptions } from '../../workload/request-body.js'
@@ -19,6 +20,7 @@ import { TraceError } from '../../workload/trace-file.js'
 import type { TraceReplay } from '../../workload/trace-replay.js'
 import { levelRequestBudget } from '../level/precision-watch.js'
 import { calibrate, localLength } from '../setup/calibrate.js'
+import { jobMeans, planJobs } from './job-plan.js'
 import { controlRequests, plansControl } from './level-plan.js'
 import { planSessions, sessionMeans } from './session-plan.js'
 import { loadConfiguredTrace, planTraceWorkload, traceWarmupPrompts } from './trace-plan.js'
@@ -43,6 +45,8 @@ export interface WorkloadSources {
   trace: TraceReplay | null
   /** --sessions: the conversations to run turn by turn (the dataset is then read as these, not as prompts). */
   sessions: SessionSet | null
+  /** --jobs: the jobs to run turn by turn (the dataset is then read as a job file). */
+  jobs: JobSet | null
   prompts: ExactPromptSource
   /** Expected mean lengths per request: the plan's figures for the cost estimate. */
   input_mean: number
@@ -64,12 +68,14 @@ export function loadWorkloadSources(config: RunConfig): WorkloadSources {
   let dataset: Dataset | null = null
   let trace: TraceReplay | null = null
   let sessions: SessionSet | null = null
+  let jobs: JobSet | null = null
   let structured: StructuredOutput | null = null
   try {
     structured = loadStructuredOutput(workload)
     trace = loadConfiguredTrace(config)
     tokenizer = loadTokenizer(workload.tokenizer)
     if (workload.sessions) sessions = planSessions(config, tokenizer, sessionRequests(config))
+    else if (workload.jobs) jobs = planJobs(config, tokenizer, sessionRequests(config))
     else if (workload.dataset !== null)
       dataset = loadDataset(workload.dataset, (text) => tokenizer.count(text), {
         maxEntries: MAX_DATASET_ENTRIES,
@@ -114,11 +120,17 @@ export function loadWorkloadSources(config: RunConfig): WorkloadSources {
     inputMean = means.input_mean
     outputMean = means.output_mean
   }
+  if (jobs !== null) {
+    const means = jobMeans(jobs.jobs, (text) => tokenizer.count(text))
+    inputMean = means.input_mean
+    outputMean = means.output_mean
+  }
   return {
     tokenizer,
     dataset,
     trace,
     sessions,
+    jobs,
     prompts,
     input_mean: Math.round(inputMean),
     output_mean: Math.round(outputMean),
@@ -175,6 +187,7 @@ export async function prepareWorkload(
     sources.dataset === null &&
     sources.trace === null &&
     sources.sessions === null &&
+    sources.jobs === null &&
     config.workload.calibrate &&
     config.run.preflight
   ) {
@@ -198,6 +211,19 @@ export async function prepareWorkload(
     const plan: WorkloadPlan = {
       prompts: [],
       sessions,
+      input_mean: sources.input_mean,
+      output_mean: sources.output_mean,
+      source,
+      tokenizer: sources.tokenizer.name,
+    }
+    return { plan, calibration, probeRecords }
+  }
+  if (sources.jobs !== null) {
+    // Jobs' bodies are built turn by turn on the workers, from the jobs and the replies.
+    const { source, jobs } = sources.jobs
+    const plan: WorkloadPlan = {
+      prompts: [],
+      jobs,
       input_mean: sources.input_mean,
       output_mean: sources.output_mean,
       source,

@@ -4,6 +4,7 @@ import type { PromptImage } from '../../protocols/prompt-images.js'
 import { seededRandom } from '../../random.js'
 import type { Dataset } from '../../workload/dataset.js'
 import type { ExactPromptSource } from '../../workload/exact-prompts.js'
+import type { JobSpec } from '../../workload/jobs.js'
 import { drawLength } from '../../workload/lengths.js'
 import { parseAudioSpec, promptAudioSet } from '../../workload/prompt-audio-set.js'
 import { parseImageSpec, promptImageSet } from '../../workload/prompt-image-set.js'
@@ -28,6 +29,8 @@ export interface WorkloadPlan {
   prompts: PlannedPrompt[]
   /** --sessions: the conversations the workers run turn by turn; `prompts` is then empty. */
   sessions?: SessionSpec[]
+  /** --jobs: the jobs the workers run turn by turn; `prompts` is then empty. */
+  jobs?: JobSpec[]
   input_mean: number
   output_mean: number
   /**
