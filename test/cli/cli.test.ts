@@ -55,21 +55,16 @@ test('help for every command shows the defaults; no command and unknown ones exi
 })
 
 test('an unknown flag or a bad flag value is a usage error (exit 2), not ignored', async () => {
-  const unknown = await runCli(['run', '--model', 'm', '--concurency', '4'])
+  const unknown = await runCli(['run', '--model', 'm', '--concurency', '4'], { inProcess: true })
   assert.equal(unknown.code, 2)
   assert.match(unknown.stderr, /Unknown option '--concurency'/)
-  const near = await runCli(['run', '--model', 'm', '--level', '1,2'])
+  const near = await runCli(['run', '--model', 'm', '--level', '1,2'], { inProcess: true })
   assert.equal(near.code, 2)
   assert.match(near.stderr, /Unknown option '--level' \(did you mean --levels\?\)/)
-  const badLevels = await runCli([
-    'run',
-    '--base-url',
-    'http://127.0.0.1:9/v1',
-    '--model',
-    'm',
-    '--levels',
-    '1,x,4',
-  ])
+  const badLevels = await runCli(
+    ['run', '--base-url', 'http://127.0.0.1:9/v1', '--model', 'm', '--levels', '1,x,4'],
+    { inProcess: true },
+  )
   assert.equal(badLevels.code, 2)
   // The part as written, not "got NaN".
   assert.match(badLevels.stderr, /flags: --levels\[1\]: expected a positive integer, got "x"/)
@@ -85,7 +80,7 @@ test('a broken config file: every problem reported at once with file and key pat
       bench: { concurrency_levels: [1, -4] },
     }),
   )
-  const result = await runCli(['run', '-c', file])
+  const result = await runCli(['run', '-c', file], { inProcess: true })
   assert.equal(result.code, 2)
   assert.ok(result.stderr.includes(`${file}: llm.base_url: expected an http(s) URL`), result.stderr)
   assert.ok(result.stderr.includes(`${file}: llm.timout_seconds: expected a known key`), result.stderr)

@@ -15,7 +15,9 @@ const NOWHERE = 'http://127.0.0.1:9/v1'
 
 /** A run of `dataset` against a server that is not there: it must stop before the preflight. */
 const runWithDataset = (dataset: string, out: string) =>
-  runCli(['run', '--base-url', NOWHERE, '--model', 'm', '--dataset', dataset, '--out', out])
+  runCli(['run', '--base-url', NOWHERE, '--model', 'm', '--dataset', dataset, '--out', out], {
+    inProcess: true,
+  })
 
 /** The line the user sees for a refused file, after checking it is the only error and nothing was written. */
 function refusal(result: { code: number | null; stderr: string }, out: string): string {
@@ -37,11 +39,11 @@ test('settings.json nested 5,000 deep, as an object or an array: exit 2 naming t
   const arrays = join(dir, 'arrays.json')
   writeFileSync(arrays, `{"target": ${'['.repeat(5000)}${']'.repeat(5000)}}`)
   assert.equal(
-    refusal(await runCli(['run', '-c', objects, '--out', out]), out),
+    refusal(await runCli(['run', '-c', objects, '--out', out], { inProcess: true }), out),
     `${objects}: expected at most 64 levels of nesting at line 1, column 321, got "{\\"a\\":{\\"a\\":{\\""`,
   )
   assert.match(
-    refusal(await runCli(['run', '-c', arrays, '--out', out]), out),
+    refusal(await runCli(['run', '-c', arrays, '--out', out], { inProcess: true }), out),
     /arrays\.json: expected at most 64 levels of nesting at line 1, column 75, got "\[+"$/,
   )
 })
@@ -78,7 +80,7 @@ test('a 600 MB file of NUL bytes as the dataset or settings: refused from its fi
   const settings = join(dir, 'settings.json')
   writeFileSync(settings, Buffer.alloc(64 * 1024))
   assert.equal(
-    refusal(await runCli(['run', '-c', settings, '--out', out]), out),
+    refusal(await runCli(['run', '-c', settings, '--out', out], { inProcess: true }), out),
     `${settings}: expected a text file, got a NUL byte at byte 1`,
   )
 })

@@ -183,7 +183,7 @@ test('--precision refused where it cannot work, and its ceilings without it: exi
     },
   ]
   for (const { args, says } of cases) {
-    const run = await runCli([...base, ...args])
+    const run = await runCli([...base, ...args], { inProcess: true })
     assert.equal(run.code, 2, `${args.join(' ')}: ${run.stderr}`)
     assert.match(run.stderr, says, args.join(' '))
   }

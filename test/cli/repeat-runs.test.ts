@@ -192,8 +192,8 @@ test('--repeat refuses what it cannot interleave: --refine (exit 2, naming both)
 }, async () => {
   const out = join(tempDir(), 'never')
   const [refine, shard] = await Promise.all([
-    runCli(simRunArgs('http://127.0.0.1:9/v1', out, { repeat: 2, refine: true })),
-    runCli(simRunArgs('http://127.0.0.1:9/v1', out, { repeat: 2, shard: '0/2' })),
+    runCli(simRunArgs('http://127.0.0.1:9/v1', out, { repeat: 2, refine: true }), { inProcess: true }),
+    runCli(simRunArgs('http://127.0.0.1:9/v1', out, { repeat: 2, shard: '0/2' }), { inProcess: true }),
   ])
   assert.equal(refine.code, 2, refine.stderr)
   assert.match(refine.stderr, /repeat or refine, not both/)

@@ -74,7 +74,9 @@ test('--max-cost: the plan states the cost; above the limit the run does not sta
   )
   try {
     // 24 requests × (100 × $3 + 20 × $15) / 1M = $0.0144
-    const refused = await runCli(['run', '-c', config, '--max-cost', '0.01', '--out', join(dir, 'refused')])
+    const refused = await runCli(['run', '-c', config, '--max-cost', '0.01', '--out', join(dir, 'refused')], {
+      inProcess: true,
+    })
     assert.equal(refused.code, 2, refused.stderr)
     assert.match(
       refused.stderr,

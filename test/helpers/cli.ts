@@ -29,8 +29,9 @@ export function cliArgs(args: readonly string[], charts = false): string[] {
  * Commands whose answers are the subject of their tests, run in the test's own process when the test
  * sets no environment or folder of its own: the same dispatch the CLI's process runs
  * (src/cli/dispatch.ts), without a node process per call (0.5-1 s of module loading each, some
- * hundred and fifty calls per suite). `run` and `demo` always get a process: signals, worker threads
- * and the exit the tests of a run are about; `sim` and `coordinate` serve until stopped.
+ * hundred and fifty calls per suite). `run` and `demo` get a process (signals, worker threads and the
+ * exit the tests of a run are about) unless they only print their help, or the test says the run is
+ * refused before it starts (`inProcess: true`); `sim` and `coordinate` serve until stopped.
  */
 const IN_PROCESS = new Set([
   'report',
@@ -43,9 +44,13 @@ const IN_PROCESS = new Set([
   'k8s-manifest',
 ])
 
+function inProcessByDefault(args: readonly string[]): boolean {
+  return IN_PROCESS.has(args[0] ?? '') || args.includes('--help') || args.includes('-h')
+}
+
 /**
  * Runs the CLI: the built CLI as a real child process (killed if it outlives `timeoutMs`), or the
- * command in this process (IN_PROCESS; `process: true` asks for a child anyway).
+ * command in this process (see IN_PROCESS).
  */
 export function runCli(
   args: string[],
@@ -54,14 +59,12 @@ export function runCli(
     cwd?: string
     timeoutMs?: number
     charts?: boolean
-    process?: true
+    /** true: in this process (a run refused before it starts); false: a child; unset: by command. */
+    inProcess?: boolean
   } = {},
 ): Promise<CliResult> {
   const inProcess =
-    IN_PROCESS.has(args[0] ?? '') &&
-    options.env === undefined &&
-    options.cwd === undefined &&
-    !options.process
+    options.env === undefined && options.cwd === undefined && (options.inProcess ?? inProcessByDefault(args))
   return inProcess
     ? runInProcess(cliArgs(args, options.charts), options.timeoutMs)
     : runProcess(args, options)

@@ -188,18 +188,21 @@ test('--paired refuses what it cannot pair (exit 2, naming the keys): one target
     [{ paired: true, levels: '1,2', requests: 8, search: true }, ['--base-url', url], /without search/],
   ]
   for (const [flags, extra, message] of cases) {
-    const refused = await runCli(simRunArgs(url, out, flags, extra))
+    const refused = await runCli(simRunArgs(url, out, flags, extra), { inProcess: true })
     assert.equal(refused.code, 2, `${JSON.stringify(flags)}: ${refused.stderr}`)
     assert.match(refused.stderr, message)
     assert.match(refused.stderr, /paired/)
   }
   // --gate judges pairs: without --paired it is refused, naming the flag.
-  const ungated = await runCli(simRunArgs(url, out, { gate: true, levels: '1,2', requests: 8 }))
+  const ungated = await runCli(simRunArgs(url, out, { gate: true, levels: '1,2', requests: 8 }), {
+    inProcess: true,
+  })
   assert.equal(ungated.code, 2, ungated.stderr)
   assert.match(ungated.stderr, /--gate needs --paired/)
   // --paired-mode says how a paired run loads its targets: alone it is refused, naming both keys.
   const unpaired = await runCli(
     simRunArgs(url, out, { 'paired-mode': 'together', levels: '1,2', requests: 8 }),
+    { inProcess: true },
   )
   assert.equal(unpaired.code, 2, unpaired.stderr)
   assert.match(unpaired.stderr, /--paired-mode needs --paired/)
@@ -208,6 +211,7 @@ test('--paired refuses what it cannot pair (exit 2, naming the keys): one target
       '--base-url',
       url,
     ]),
+    { inProcess: true },
   )
   assert.equal(misspelt.code, 2, misspelt.stderr)
   assert.match(misspelt.stderr, /paired-mode[\s\S]*"interleave", "together"/)
@@ -218,6 +222,7 @@ test('--paired refuses what it cannot pair (exit 2, naming the keys): one target
   ]) {
     const shared = await runCli(
       simRunArgs(url, out, { paired: true, 'paired-mode': 'together', levels: '1,2', requests: 8 }, extra),
+      { inProcess: true },
     )
     assert.equal(shared.code, 2, shared.stderr)
     assert.match(shared.stderr, /paired_mode "together".*must be separate servers.*--paired-mode interleave/)
@@ -230,6 +235,7 @@ test('--paired refuses what it cannot pair (exit 2, naming the keys): one target
       { paired: true, gate: true, 'max-regression': 'tpot=lots', levels: '1,2', requests: 8 },
       ['--base-url', url],
     ),
+    { inProcess: true },
   )
   assert.equal(badGate.code, 2, badGate.stderr)
   assert.match(badGate.stderr, /max-regression[\s\S]*KEY=N% pairs/)
@@ -238,6 +244,7 @@ test('--paired refuses what it cannot pair (exit 2, naming the keys): one target
       '--base-url',
       url,
     ]),
+    { inProcess: true },
   )
   assert.equal(ungatedThreshold.code, 2, ungatedThreshold.stderr)
   assert.match(ungatedThreshold.stderr, /--min-change need --paired --gate/)

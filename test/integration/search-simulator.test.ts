@@ -157,7 +157,7 @@ test('--search refuses what would place levels of its own or fix them in advance
     [{ search: true, levels: '1,8', shard: '0/2' }, /--search cannot be combined with --shard/],
   ]
   for (const [flags, message] of cases) {
-    const refused = await runCli(simRunArgs('http://127.0.0.1:9/v1', out, flags))
+    const refused = await runCli(simRunArgs('http://127.0.0.1:9/v1', out, flags), { inProcess: true })
     assert.equal(refused.code, 2, `${JSON.stringify(flags)}: ${refused.stderr}`)
     assert.match(refused.stderr, message)
   }

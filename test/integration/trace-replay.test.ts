@@ -238,6 +238,7 @@ test('a bad trace row stops the run before anything is sent: exit 2, the file an
     const out = join(dir, 'out')
     // Port 9 (discard): nothing listens, and nothing may be sent.
     const cli = await runCli(simRunArgs('http://127.0.0.1:9', out, { trace, levels: 2 }), {
+      inProcess: true,
       timeoutMs: 30_000,
     })
     assert.equal(cli.code, 2, cli.stderr)
