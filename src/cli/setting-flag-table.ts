@@ -128,6 +128,20 @@ export const SETTING_FLAG_TABLE: Record<'target' | 'load', readonly FlagSpec[]> 
       help: "start a level's streams all at once (they may then run in step, a convoy)",
     },
     {
+      name: 'cancel-share',
+      type: 'string',
+      value: 'SHARE',
+      help: 'share of requests aborted mid-stream (0 to 1), counted apart from successes and failures',
+      default: '0',
+    },
+    {
+      name: 'cancel-after',
+      type: 'string',
+      value: 'first|N',
+      help: 'abort a cancelled request at its first token, or after N tokens',
+      default: 'first',
+    },
+    {
       name: 'requests',
       type: 'string',
       value: 'N',

@@ -74,6 +74,8 @@ export const DEFAULTS: RunConfig = deepFreeze({
     burstiness: 1,
     max_in_flight: 1024,
     stagger: true,
+    cancel_share: 0,
+    cancel_after: 'first',
     requests_per_level: 40,
     duration_per_level_s: null,
     precision: null,

@@ -238,6 +238,8 @@ function levelSchema(v1: boolean): z.ZodType {
     cache_effect: aList(figures()).optional(),
     speculative: figures().optional(),
     acceptance_length: aNumber().optional(),
+    cancellation: figures().optional(),
+    cancelled: aCount().optional(),
     notes: strings().optional(),
     client: levelClientSchema(),
     server: figures().nullable().optional(),

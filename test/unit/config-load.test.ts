@@ -90,6 +90,8 @@ const DOCUMENTED_DEFAULTS: RunConfig = {
     burstiness: 1,
     max_in_flight: 1024,
     stagger: true,
+    cancel_share: 0,
+    cancel_after: 'first',
     requests_per_level: 40,
     duration_per_level_s: null,
     precision: null,
@@ -269,6 +271,8 @@ test('every flag maps onto its RunConfig field', () => {
     burstiness: 0.5,
     max_in_flight: 64,
     stagger: true,
+    cancel_share: 0.25,
+    cancel_after: '16',
     warmup_seconds: 2,
     cooldown_seconds: 1,
     control: false,
@@ -303,6 +307,8 @@ test('every flag maps onto its RunConfig field', () => {
       burstiness: 0.5,
       max_in_flight: 64,
       stagger: true,
+      cancel_share: 0.25,
+      cancel_after: 16,
       requests_per_level: null,
       duration_per_level_s: 7.5,
       precision: null,
@@ -363,6 +369,28 @@ test('workers: a positive integer or "auto", from [client] workers or --workers'
     ),
     JSON.stringify(issues),
   )
+})
+
+test('cancellation: a share from 0 to 1 and "first" or a count, from [load] or the flags, bad values named', () => {
+  const toml = tempFile('cancel.toml', '[load]\ncancel_share = 0.2\ncancel_after = 8\n')
+  const fromFile = load([toml], TARGET).load
+  assert.equal(fromFile.cancel_share, 0.2)
+  assert.equal(fromFile.cancel_after, 8)
+  assert.equal(load([toml], { ...TARGET, cancel_after: 'first' }).load.cancel_after, 'first')
+  const json = tempFile('cancel.json', JSON.stringify({ bench: { cancel_share: 1, cancel_after: 'first' } }))
+  assert.deepEqual(
+    [load([json], TARGET).load.cancel_share, load([json], TARGET).load.cancel_after],
+    [1, 'first'],
+  )
+  const bad = tempFile('bad-cancel.toml', '[load]\ncancel_share = 1.5\ncancel_after = "last"\n')
+  const issues = issuesOf([bad], TARGET)
+  assert.match(issueAt(issues, 'load.cancel_share').message, /a share of requests from 0 to 1.*got 1\.5/)
+  assert.match(
+    issueAt(issues, 'load.cancel_after').message,
+    /"first" or a positive integer of tokens.*got "last"/,
+  )
+  const flagIssues = issuesOf([], { ...TARGET, cancel_after: '0' })
+  assert.match(issueAt(flagIssues, '--cancel-after').message, /first or a positive integer of tokens/)
 })
 
 test('a later layer choosing duration clears an earlier requests_per_level, and vice versa', () => {

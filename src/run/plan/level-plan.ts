@@ -99,7 +99,13 @@ function wholeLevel(config: RunConfig, value: number, staggerMs: number): LevelS
     load.duration_per_level_s === null
       ? null
       : { warmup_s: load.warmup_s, duration_s: load.duration_per_level_s, cooldown_s: load.cooldown_s }
-  const level = { level: value, warmup: load.warmup_requests, retry: config.client.retry, window }
+  const level = {
+    level: value,
+    warmup: load.warmup_requests,
+    retry: config.client.retry,
+    window,
+    ...withCancel(load),
+  }
   if (load.mode === 'concurrency') {
     // With --precision the budget is the ceiling: the level is told `enough` once precise.
     const closed = { kind: 'closed' as const, concurrency: value, requests: levelRequestBudget(load) }
@@ -134,6 +140,7 @@ function traceLevel(config: RunConfig, speed: number, offsetsMs: Float64Array): 
     // The warm-up's own prompts, after the rows' (planTraceWorkload): none of them is measured.
     ...(warmups > 0 ? { warmupPrompts: { first: offsetsMs.length, count: warmups } } : {}),
     retry: config.client.retry,
+    ...withCancel(config.load),
     window: null,
     load: {
       kind: 'open',
@@ -142,5 +149,13 @@ function traceLevel(config: RunConfig, speed: number, offsetsMs: Float64Array): 
       timeoutMs: requestTimeoutMs(config.client),
       promptIds,
     },
+  }
+}
+
+/** The level's cancellation plan (schedule/cancel-pick.ts) as a spread: nothing when no request is cancelled. */
+function withCancel(load: RunConfig['load']): Pick<LevelShare, 'cancel'> {
+  if (!(load.cancel_share > 0)) return {}
+  return {
+    cancel: { share: load.cancel_share, after_events: load.cancel_after === 'first' ? 1 : load.cancel_after },
   }
 }
