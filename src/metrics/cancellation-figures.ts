@@ -21,6 +21,12 @@ export interface CancellationFigures {
   ttft_ms: Distribution
   /** Output tokens they received before the abort (not in output_tokens nor in throughput). */
   output_tokens: number
+  /**
+   * The tokens the abort spared: max_tokens asked less the tokens received, summed. A server that
+   * decodes on for no one generates them anyway (server-metrics/cancel-slots.ts reads that). Null
+   * when a record did not say what it asked (records of older versions).
+   */
+  forgone_tokens: number | null
   /** Whether the server freed their slots, from its running count; absent when no scrape fell in the level. */
   slots?: SlotCheck
 }
@@ -33,6 +39,7 @@ export function cancellationAccumulator(
   let cancelled = 0
   let afterEvents = 0
   let outputTokens = 0
+  let forgone: number | null = 0
   const ttft = new Samples()
   return {
     add(record: RequestRecord) {
@@ -40,6 +47,9 @@ export function cancellationAccumulator(
       cancelled++
       afterEvents = Math.max(afterEvents, record.cancelled.after_events)
       outputTokens += record.output_tokens
+      const asked = record.requested_output_tokens
+      forgone =
+        asked === undefined || forgone === null ? null : forgone + Math.max(0, asked - record.output_tokens)
       ttft.pushFigure(ttftMs(record))
     },
     result() {
@@ -50,6 +60,7 @@ export function cancellationAccumulator(
         after_events: afterEvents,
         ttft_ms: ttft.distribution(percentiles),
         output_tokens: outputTokens,
+        forgone_tokens: forgone,
       }
     },
   }

@@ -798,12 +798,13 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
           'connection once after_events token-bearing events had arrived (1 = at the first token), a user stopping a ' +
           'reply. Their own outcome: not in requests, ok or failed, and in no latency, throughput or token figure of ' +
           'the level. cancelled, share (of the requests sent: cancelled / (requests + cancelled)), after_events, ' +
-          'ttft_ms (theirs: the first token came before the abort), output_tokens (received before the abort), and ' +
-          'slots: whether the server freed them, from its running count (vLLM num_requests_running, llama.cpp ' +
-          'requests_processing, ...) plus waiting, against the streams the client held, at each scrape of the level: ' +
-          'verdict freed (no more held than the client had open: median excess <= 0), not_freed (median excess >= 1: ' +
-          'requests the client closed still hold slots), or cannot_tell with the reason (no running count published, ' +
-          'too few scrapes, request-rate mode); excess_median, excess_max, scrapes. Absent when nothing was cancelled.',
+          'ttft_ms (theirs: the first token came before the abort), output_tokens (received before the abort), ' +
+          'forgone_tokens (max_tokens asked less received), and slots: whether the server freed them, from its ' +
+          '/metrics: its running count plus waiting against the streams the client held, scrape by scrape ' +
+          '(excess_median, excess_max, scrapes; concurrency mode), and its generated-tokens counter against the ' +
+          'tokens the client received (unread_tokens: half of forgone_tokens or more = it decoded on for no one). ' +
+          'verdict not_freed when either reading says so, else freed when either does, else cannot_tell; reason ' +
+          'in words. Absent when nothing was cancelled.',
       },
     },
     absentWhenNull: true,

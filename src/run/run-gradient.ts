@@ -1077,6 +1077,7 @@ function progressLine(level: LevelFigures, mode: RunConfig['load']['mode'], meta
       : `; connections ${c.opened} new, ${c.reused} reused${c.resent > 0 ? `, ${c.resent} resent` : ''}`
   return (
     `${name}: ${level.requests} requests, ${level.failed} failed, ` +
+    (level.cancelled === undefined ? '' : `${level.cancelled} cancelled, `) +
     (level.embeddings === undefined
       ? `TTFT p50 ${ttft}, ${level.output_tokens_per_s.toFixed(1)} tok/s`
       : `E2E p50 ${level.e2e_ms.p50?.toFixed(0) ?? '-'} ms, ${level.embeddings.inputs_per_s} inputs/s`) +

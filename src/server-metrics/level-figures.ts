@@ -369,7 +369,7 @@ interface LevelLike {
   steady_window?: { start_s: number; end_s: number } | null
   mode?: 'concurrency' | 'request_rate'
   /** --cancel-share: the cancelled requests, whose `slots` the scrapes judge (cancel-slots.ts). */
-  cancellation?: { slots?: SlotCheck }
+  cancellation?: { output_tokens: number; forgone_tokens: number | null; slots?: SlotCheck }
 }
 
 /**
@@ -398,6 +398,10 @@ export function withServerFigures<T extends LevelLike>(
     server.joules_per_output_token = joulesPerOutputToken(server, summary.output_tokens, summary.duration_s)
   const { cancellation } = summary
   if (cancellation === undefined || window === null) return { ...summary, server }
-  const slots = slotCheck(scrapes, summary, window, steady)
+  const slots = slotCheck(scrapes, summary, window, steady, {
+    generated: server?.generation_tokens ?? null,
+    received: summary.output_tokens + cancellation.output_tokens,
+    forgone: cancellation.forgone_tokens,
+  })
   return { ...summary, server, cancellation: { ...cancellation, slots } }
 }

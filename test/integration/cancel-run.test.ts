@@ -78,6 +78,10 @@ test('cancelled requests are their own outcome, and the honest simulator frees t
   )
   assert.equal(stats.aborted, cancellation.cancelled, 'the simulator saw each cancel as a client gone')
   assert.equal(cancellation.slots?.verdict, 'freed', JSON.stringify(cancellation.slots))
+  // Both readings: the running count and the generated-tokens counter.
+  assert.match(cancellation.slots?.reason ?? '', /running count fell with the cancellations/)
+  assert.match(cancellation.slots?.reason ?? '', /it stopped generating for them/)
+  assert.equal(cancellation.forgone_tokens, cancellation.cancelled * 100 - cancellation.output_tokens)
   const [note] = cancelNotes(result)
   assert.match(
     note ?? '',
@@ -101,5 +105,6 @@ test('a leaking server (decodes on after the client closed): the level says the 
   assert.equal(stats.aborted, 0, 'the leaking simulator cancelled nothing')
   assert.equal(cancellation.slots?.verdict, 'not_freed', JSON.stringify(cancellation.slots))
   assert.ok((cancellation.slots?.excess_median ?? 0) >= 1)
+  assert.match(cancellation.slots?.reason ?? '', /decoded on for clients that had closed/)
   assert.match(cancelNotes(result)[0] ?? '', /the server did NOT free their slots/)
 })
