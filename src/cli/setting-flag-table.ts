@@ -142,6 +142,12 @@ export const SETTING_FLAG_TABLE: Record<'target' | 'load', readonly FlagSpec[]> 
       default: 'first',
     },
     {
+      name: 'ramp',
+      type: 'string',
+      value: 'SECONDS',
+      help: 'streams rise linearly from 1 to the highest --levels over SECONDS (one level), the knee read on the ramp',
+    },
+    {
       name: 'requests',
       type: 'string',
       value: 'N',

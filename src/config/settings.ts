@@ -459,6 +459,20 @@ export const SETTINGS = {
       schema: cancelAfterFlag,
     },
   },
+  ramp: {
+    doc: 'a continuous ramp instead of steps (concurrency mode): one level whose streams start one after another, evenly over these seconds, from 1 to the highest level; the knee is read on the ramp',
+    at: ['load', 'ramp_s'],
+    schema: positiveSeconds,
+    json: 'bench.ramp_seconds',
+    toml: 'load.ramp',
+    flag: {
+      name: 'ramp',
+      kind: 'number',
+      value: 'SECONDS',
+      help: 'streams rise linearly from 1 to the highest --levels over SECONDS (one level), the knee read on the ramp',
+      group: 'load',
+    },
+  },
   requests: {
     doc: 'requests measured at each level (set this or duration_per_level, not both)',
     at: ['load', 'requests_per_level'],

@@ -84,6 +84,7 @@ function build(v1: boolean): z.ZodType {
       summary: aString(),
     }).optional(),
     repeats: figures().optional(),
+    ramp: figures().optional(),
     model: figures().optional(),
   })
 }

@@ -92,6 +92,7 @@ const DOCUMENTED_DEFAULTS: RunConfig = {
     stagger: true,
     cancel_share: 0,
     cancel_after: 'first',
+    ramp_s: null,
     requests_per_level: 40,
     duration_per_level_s: null,
     precision: null,
@@ -309,6 +310,7 @@ test('every flag maps onto its RunConfig field', () => {
       stagger: true,
       cancel_share: 0.25,
       cancel_after: 16,
+      ramp_s: null,
       requests_per_level: null,
       duration_per_level_s: 7.5,
       precision: null,
@@ -391,6 +393,32 @@ test('cancellation: a share from 0 to 1 and "first" or a count, from [load] or t
   )
   const flagIssues = issuesOf([], { ...TARGET, cancel_after: '0' })
   assert.match(issueAt(flagIssues, '--cancel-after').message, /first or a positive integer of tokens/)
+})
+
+test('--ramp: one timed level of the highest streams, lasting the ramp; refused with what adds or resizes levels', () => {
+  const config = load([], { ...TARGET, levels: [1, 4, 16], requests: 40, ramp: 30 })
+  assert.equal(config.load.ramp_s, 30)
+  assert.deepEqual(config.load.levels, [16])
+  assert.equal(config.load.duration_per_level_s, 30)
+  assert.equal(config.load.requests_per_level, null)
+  assert.equal(config.load.control, false)
+  const toml = tempFile('ramp.toml', '[load]\nramp = 12\nlevels = [2, 8]\n')
+  assert.deepEqual([load([toml], TARGET).load.ramp_s, load([toml], TARGET).load.levels], [12, [8]])
+  for (const flags of [
+    { mode: 'rate' },
+    { search: true },
+    { repeat: 2 },
+    { sessions: true },
+  ] as ConfigFlags[]) {
+    const issues = issuesOf([], { ...TARGET, ramp: 10, ...flags })
+    assert.match(
+      issueAt(issues, 'ramp').message,
+      /expected a ramp in concurrency mode without/,
+      JSON.stringify(flags),
+    )
+    assert.match(issueAt(issues, 'ramp').file, /--ramp/)
+  }
+  assert.match(issueAt(issuesOf([], { ...TARGET, ramp: 0 }), '--ramp').message, /positive number of seconds/)
 })
 
 test('a later layer choosing duration clears an earlier requests_per_level, and vice versa', () => {

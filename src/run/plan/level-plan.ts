@@ -4,6 +4,7 @@ import type { RunConfig } from '../../config/types.js'
 import { seededRandom } from '../../random.js'
 import { arrivalOffsets } from '../../schedule/arrivals.js'
 import { type LevelShare, shareOf } from '../../schedule/level-share.js'
+import { rampStarts } from '../../schedule/ramp-starts.js'
 import { staggeredStarts } from '../../schedule/stagger.js'
 import { levelRequestBudget } from '../level/precision-watch.js'
 import { traceWarmupPrompts } from './trace-plan.js'
@@ -109,6 +110,9 @@ function wholeLevel(config: RunConfig, value: number, staggerMs: number): LevelS
   if (load.mode === 'concurrency') {
     // With --precision the budget is the ceiling: the level is told `enough` once precise.
     const closed = { kind: 'closed' as const, concurrency: value, requests: levelRequestBudget(load) }
+    // --ramp: the streams start one after another over the level's seconds (config/load.ts made it one timed level).
+    if (load.ramp_s !== null)
+      return { ...level, load: { ...closed, startOffsets: rampStarts(value, load.ramp_s * 1000) } }
     if (staggerMs <= 0 || value <= 1) return { ...level, load: closed }
     // Seeded per level, as the arrivals are: every shard derives the same starts and keeps its own.
     const startOffsets = staggeredStarts(value, staggerMs, config.workload.seed * 31 + value)
