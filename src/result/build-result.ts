@@ -232,7 +232,12 @@ export function finishResult(
   // Request-rate mode: a shortfall a higher rate contradicts is not judged; a knee the server could
   // not keep up with moves below it (analysis/rate-knee.ts).
   const contradicted = rateMode ? contradictedShortfalls(judged) : new Set<number>()
-  const saturation = runSaturation(judged, meta, drift, { ttftKey, rateMode, slots, contradicted })
+  // A ramp is one level: a knee on steps would be that level by default; its knee is the ramp's.
+  const saturation =
+    meta.load?.ramp === undefined
+      ? runSaturation(judged, meta, drift, { ttftKey, rateMode, slots, contradicted })
+      : null
+  const ramp = rampField(evidence.ramp ?? null, meta, ttftKey)
   const undecided = saturation === null ? kneeUndecided(judged, ttftKey, rateMode) : null
   const steps = stepsFromBelow(judged, ttftKey, rateMode)
   const targets =
@@ -250,7 +255,6 @@ export function finishResult(
   })
   const hasSlos = Object.keys(meta.slo ?? {}).length > 0
   const misconfigured = misconfiguredSummary(levels, (value) => levelName(meta, value))
-  const ramp = rampField(evidence.ramp ?? null, meta, ttftKey)
   const judgement = {
     saturation: misconfigured === null ? saturation : null,
     // A ramp is one level: its knee is read on the ramp, and said instead of "one level only".
@@ -267,7 +271,7 @@ export function finishResult(
     definitions: DEFINITIONS,
     levels,
     ...judgement,
-    answer: answerOf({ meta, ...judgement }),
+    answer: answerOf({ meta, ...judgement, ...ramp }),
     advice: runAdvice(
       levels,
       misconfigured === null ? saturation : null,

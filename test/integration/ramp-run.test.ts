@@ -80,6 +80,11 @@ test('a ramp from 1 to 8 streams over one level: the knee read on it is at the s
       /^ramp: streams rose linearly from 1 to 8 over 16 s, read in 8 slices; knee on the ramp at/,
     )
     assert.match(rampNotes(result)[0] ?? '', /^Ramp streams rose linearly/)
+    // The run has one level: no knee on steps; its answer and its saturation summary are the ramp's.
+    assert.equal(result.saturation, null)
+    assert.equal(result.saturation_summary, ramp.summary)
+    assert.equal(result.answer?.value, ramp.saturation.value)
+    assert.match(result.answer?.text ?? '', /\(the knee on the ramp\)$/)
     // `report` reads the same ramp from the records.
     const run = loadRun(out)
     assert.ok(run.records !== null)
