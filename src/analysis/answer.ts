@@ -39,11 +39,15 @@ interface Judged {
   repeats?: Repeats
   search?: SearchOutcome
   targets?: readonly JudgedTarget[]
+  /** --ramp: the knee read on the ramp is the run's (it has one level: no knee on steps). */
+  ramp?: { saturation: Saturation | null }
 }
 
 /** From a result's own fields, so a result of an older version answers the same way. */
 export function answerOf(result: Judged): Answer {
-  const { meta, saturation: knee, capacity } = result
+  const { meta, capacity } = result
+  const knee = result.ramp === undefined ? result.saturation : result.ramp.saturation
+  const onTheRamp = result.ramp === undefined ? '' : ' on the ramp'
   if (capacity !== null)
     return {
       value: capacity.value,
@@ -72,7 +76,7 @@ export function answerOf(result: Judged): Answer {
     value: knee.value,
     from: 'knee',
     ...(knee.confidence === undefined ? {} : { confidence: knee.confidence }),
-    text: `Capacity: ${levelInWords(meta, knee.value)} (the knee${hedge})`,
+    text: `Capacity: ${levelInWords(meta, knee.value)} (the knee${onTheRamp}${hedge})`,
   }
 }
 

@@ -1,4 +1,4 @@
-import { isOk, tpotMs, ttftMs } from '../metrics/derive.js'
+import { isCancelled, isOk, tpotMs, ttftMs } from '../metrics/derive.js'
 import { round } from '../metrics/distribution.js'
 import { quantileInterval } from '../metrics/intervals.js'
 import { figureName, type Measure, measureOf } from '../metrics/measures.js'
@@ -138,6 +138,8 @@ class Side {
   private readonly values = new Map<FigureKey, number[]>(FIGURES.map(({ key }) => [key, []]))
 
   add(record: RequestRecord): void {
+    // Cancelled on purpose (--cancel-share): no failure, and its times end where the client chose.
+    if (isCancelled(record)) return
     this.requests++
     this.e2e.push(record.end_at - record.sent_at)
     if (!isOk(record)) {

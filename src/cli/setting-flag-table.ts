@@ -128,6 +128,26 @@ export const SETTING_FLAG_TABLE: Record<'target' | 'load', readonly FlagSpec[]> 
       help: "start a level's streams all at once (they may then run in step, a convoy)",
     },
     {
+      name: 'cancel-share',
+      type: 'string',
+      value: 'SHARE',
+      help: 'share of requests aborted mid-stream (0 to 1), counted apart from successes and failures',
+      default: '0',
+    },
+    {
+      name: 'cancel-after',
+      type: 'string',
+      value: 'first|N',
+      help: 'abort a cancelled request at its first token, or after N tokens',
+      default: 'first',
+    },
+    {
+      name: 'ramp',
+      type: 'string',
+      value: 'SECONDS',
+      help: 'streams rise linearly from 1 to the highest --levels over SECONDS (one level), the knee read on the ramp',
+    },
+    {
       name: 'requests',
       type: 'string',
       value: 'N',

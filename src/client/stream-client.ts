@@ -47,6 +47,8 @@ export interface RequestPlan {
   scheduled_at: number | null
   attempt: number
   body: Buffer
+  /** --cancel-share: abort the request once this many token-bearing events arrived; absent = let it end. */
+  cancel_after_events?: number
 }
 
 /** One SSE event larger than this is a broken stream, not something to buffer without end. */
@@ -418,6 +420,8 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
   }
 
   private onEvent(event: SseEvent, at: number): void {
+    // A cancel settles the record mid-read: the read's later events belong to no request now.
+    if (this.settled) return
     if (this.doneAt !== null) {
       this.eventsAfterDone++
       return
@@ -461,6 +465,8 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
       this.reasoning.onEvent(record, info, at)
       this.textParts.push(info.text)
       this.target.onText?.(info.text)
+      const cancelAfter = this.plan.cancel_after_events
+      if (cancelAfter !== undefined && record.chunks >= cancelAfter) this.cancelAt(at)
     }
     if (info.usage !== null) {
       // Anthropic tells the prompt's size and the output's in different events: each keeps the last said.
@@ -608,6 +614,20 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
     else this.abort(new RequestTimeoutError('idle', idleMs))
   }
 
+  /**
+   * --cancel-share: the plan's abort, as a user stopping a reply. The record settles as cancelled
+   * (its tokens so far counted), then the connection is closed: the only way HTTP/1.1 has to tell
+   * the server to stop, and the socket is never reused. Later events of the same read are dropped
+   * (settled), and the close the abort causes reaches the settled record as a no-op.
+   */
+  private cancelAt(at: number): void {
+    if (this.settled) return
+    this.record.cancelled = { after_events: this.record.chunks }
+    this.countOutput()
+    this.settle(at)
+    this.controller?.abort(new CancelledByPlanError(this.record.chunks))
+  }
+
   private readonly onInterrupt = (): void => {
     const reason = this.target.interrupt?.reason
     this.abort(reason instanceof Error ? reason : new Error('interrupted'), 'other')
@@ -628,6 +648,14 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
     } catch {
       return `(a ${this.encoding}-compressed body that does not decode)`
     }
+  }
+}
+
+/** The abort's reason: the plan cancelled the request, the client chose to close. */
+class CancelledByPlanError extends Error {
+  constructor(events: number) {
+    super(`cancelled by the plan after ${events} token events`)
+    this.name = 'CancelledByPlanError'
   }
 }
 

@@ -74,6 +74,9 @@ export const DEFAULTS: RunConfig = deepFreeze({
     burstiness: 1,
     max_in_flight: 1024,
     stagger: true,
+    cancel_share: 0,
+    cancel_after: 'first',
+    ramp_s: null,
     requests_per_level: 40,
     duration_per_level_s: null,
     precision: null,
@@ -190,6 +193,7 @@ export function loadRunConfig(opts: LoadOptions): RunConfig {
 
   issues.push(...finalIssues(config, layers, ranked))
   if (issues.length > 0) throw new ConfigError(issues)
+  rampAsOneLevel(config)
   CONFLICTS.set(config, conflicts)
   WHERE_SET.set(config, whereSetIn(ranked))
   const sized = ranked.some((layer) => {
@@ -848,6 +852,34 @@ const FINAL_CHECKS: FinalCheck[] = [
       'expected repeat or a trace, not both: a trace replays its own requests on its own clock; replay it in separate runs and compare them',
     sources: [...rawKeysOf('repeat'), ...rawKeysOf('trace')],
   },
+  // A ramp is one level whose streams rise over its seconds: nothing may add, repeat or resize levels.
+  {
+    path: 'ramp',
+    fails: (c) =>
+      c.load.ramp_s !== null &&
+      (c.load.mode !== 'concurrency' ||
+        c.workload.trace !== null ||
+        c.workload.sessions ||
+        c.run.search ||
+        c.run.refine ||
+        c.run.paired ||
+        c.load.repeat > 1 ||
+        c.load.precision !== null),
+    message:
+      'expected a ramp in concurrency mode without a trace, sessions, search, refine, paired, repeat or precision: the ramp is one level whose streams rise from 1 to the highest level over its seconds',
+    sources: [
+      ...rawKeysOf('ramp'),
+      ...rawKeysOf('mode'),
+      ...rawKeysOf('trace'),
+      ...rawKeysOf('sessions'),
+      ...rawKeysOf('search'),
+      ...rawKeysOf('refine'),
+      ...rawKeysOf('paired'),
+      ...rawKeysOf('repeat'),
+      ...rawKeysOf('precision'),
+    ],
+    settings: ['ramp'],
+  },
   {
     path: 'max_cost',
     fails: (c) => c.run.max_cost !== null && c.pricing === null,
@@ -856,6 +888,22 @@ const FINAL_CHECKS: FinalCheck[] = [
     sources: [['pricing'], ['max_cost']],
   },
 ]
+
+/**
+ * --ramp: the run is one timed level of the highest level's streams, lasting the ramp's seconds
+ * (its streams' starts spread over them: run/plan/level-plan.ts), without the drift control (there
+ * is no first level to measure again). Every other part of the run then treats it as a level.
+ */
+function rampAsOneLevel(config: RunConfig): void {
+  const seconds = config.load.ramp_s
+  if (seconds === null) return
+  config.load.levels = [Math.max(...config.load.levels)]
+  config.load.duration_per_level_s = seconds
+  config.load.requests_per_level = null
+  config.load.warmup_s = 0
+  config.load.cooldown_s = 0
+  config.load.control = false
+}
 
 /** The shortest prompt a length can draw (normal draws are clamped at 1). */
 /**

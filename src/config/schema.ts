@@ -196,6 +196,27 @@ export function price(kind: 'input' | 'output') {
   return z.number(e).min(0, e)
 }
 
+/** A share of requests, 0 to 1 (0 = none). */
+export function share() {
+  const e = expect('a share of requests from 0 to 1, such as 0.2')
+  return z.number(e).min(0, e).max(1, e)
+}
+
+/**
+ * When a cancelled request is aborted: "first" (at its first token) or after N token-bearing events.
+ * Files may write the count as a number; the flag's text is turned into one (cancelAfterEvents).
+ */
+export function cancelAfter() {
+  const e = expect('"first" or a positive integer of tokens, such as 16')
+  return z.union([z.literal('first'), positiveInt(1_000_000)], e)
+}
+
+/** --cancel-after's text: "first" or a count of tokens, made a number by the setting's convert. */
+export function cancelAfterFlag() {
+  const e = expect('first or a positive integer of tokens, such as 16')
+  return z.union([z.literal('first'), z.string(e).regex(/^[1-9][0-9]{0,5}$/, e)], e)
+}
+
 export function bool() {
   return z.boolean(expect('true or false'))
 }

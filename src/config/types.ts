@@ -106,6 +106,19 @@ export interface RunConfig {
     repeat: number
     /** Concurrency mode: spread each level's first sends over about one request (no lockstep convoy). */
     stagger: boolean
+    /**
+     * Share of requests the client aborts mid-stream (0 = none, the default): each closes its
+     * connection after cancel_after token-bearing events, as a user who stops a reply does.
+     */
+    cancel_share: number
+    /** When a cancelled request is aborted: "first" (its first token) or after this many token-bearing events. */
+    cancel_after: 'first' | number
+    /**
+     * A continuous ramp instead of steps (concurrency mode): one level whose streams start one after
+     * another, evenly over these seconds, from 1 to the highest level given; the knee is read on
+     * the ramp (analysis/ramp-knee.ts). null = the levels as steps.
+     */
+    ramp_s: number | null
   }
   workload: {
     /** Prompt length: fixed, normal, uniform, or the dataset's own. */

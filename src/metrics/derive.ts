@@ -31,6 +31,12 @@ export function pushItlMs(record: RequestRecord, into: { push(value: number): un
   for (let i = 1; i < times.length; i++) into.push((times[i] as number) - (times[i - 1] as number))
 }
 
+/** A success: the whole reply arrived. A request the client cancelled on purpose is neither this nor a failure. */
 export function isOk(record: RequestRecord): boolean {
-  return record.error === null
+  return record.error === null && record.cancelled === undefined
+}
+
+/** The client aborted it on purpose (--cancel-share): counted apart from successes and failures. */
+export function isCancelled(record: RequestRecord): boolean {
+  return record.cancelled !== undefined
 }

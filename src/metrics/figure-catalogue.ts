@@ -6,6 +6,7 @@ import { splitEvenly } from '../schedule/split.js'
 import type { Accumulator } from './accumulator.js'
 import { Samples } from './accumulator.js'
 import { cacheEffectAccumulator } from './cache-effect.js'
+import { cancellationAccumulator } from './cancellation-figures.js'
 import { judgeClient } from './client-health.js'
 import { connectionAccumulator, connectionNotes } from './connection-figures.js'
 import { e2eMs, isOk, ttftMs } from './derive.js'
@@ -809,6 +810,53 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
     },
   }),
   ...SPECULATIVE_FIGURES,
+  figure({
+    fields: {
+      cancellation: {
+        unit: 'object',
+        definition:
+          'levels[].cancellation, with --cancel-share: the requests the client aborted on purpose by closing the ' +
+          'connection once after_events token-bearing events had arrived (1 = at the first token), a user stopping a ' +
+          'reply. Their own outcome: not in requests, ok or failed, and in no latency, throughput or token figure of ' +
+          'the level. cancelled, share (of the requests sent: cancelled / (requests + cancelled)), after_events, ' +
+          'ttft_ms (theirs: the first token came before the abort), output_tokens (received before the abort), ' +
+          'forgone_tokens (max_tokens asked less received), and slots: whether the server freed them, from its ' +
+          '/metrics: its running count plus waiting against the streams the client held, scrape by scrape ' +
+          '(excess_median, excess_max, scrapes; concurrency mode), and its generated-tokens counter against the ' +
+          'tokens the client received (unread_tokens: half of forgone_tokens or more = it decoded on for no one). ' +
+          'verdict not_freed when either reading says so, else freed when either does, else cannot_tell; reason ' +
+          'in words. Absent when nothing was cancelled.',
+      },
+    },
+    absentWhenNull: true,
+    takesCancelled: true,
+    source: {
+      accumulator: into('cancellation', ({ options, tally }) =>
+        cancellationAccumulator(options.percentiles, () => tally.requests),
+      ),
+    },
+  }),
+  figure({
+    fields: {
+      cancelled: {
+        unit: 'requests',
+        definition:
+          'levels[].cancelled: cancellation.cancelled, for the table; absent when nothing was cancelled.',
+      },
+    },
+    absentWhenNull: true,
+    source: { derive: ({ figures }) => ({ cancelled: figures.cancellation?.cancelled }) },
+    columns: [
+      {
+        name: 'cancelled',
+        head: 'cancel',
+        order: 2,
+        priority: 6,
+        cell: { kind: 'count' },
+        whenPresent: true,
+      },
+    ],
+  }),
   figure({
     fields: {
       notes: {

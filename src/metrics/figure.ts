@@ -110,6 +110,8 @@ export interface LevelFigure<K extends FigureKey = FigureKey> {
   applies?: Applicability
   /** A null result leaves the fields out of the level (results of runs without them stay as they were). */
   absentWhenNull?: true
+  /** Fed only the requests the client cancelled on purpose (--cancel-share), which no other figure is. */
+  takesCancelled?: true
   /** Extra definitions the figure carries for its sub-fields (server.ttft_ms_bucketed, ...). */
   definitions?: Readonly<Record<string, string>>
   columns?: readonly ColumnSpec[]

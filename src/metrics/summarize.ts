@@ -4,8 +4,10 @@ import type { ErrorClass, RequestRecord } from '../records/types.js'
 import type { ServerLevelFigures } from '../server-metrics/level-figures.js'
 import type { Accumulator } from './accumulator.js'
 import type { CacheShareBucket } from './cache-effect.js'
+import type { CancellationFigures } from './cancellation-figures.js'
 import type { ClientHealth, LevelClientStats } from './client-health.js'
 import type { ConnectionFigures } from './connection-figures.js'
+import { isCancelled } from './derive.js'
 import type { Distribution } from './distribution.js'
 import type { EmbeddingFigures } from './embedding-figures.js'
 import type { EventFigures } from './event-figures.js'
@@ -128,6 +130,10 @@ export interface LevelSummary extends LevelFailures {
   jobs?: JobFigures
   /** TTFT by the share of the prompt served from the server's prefix cache (cache-effect.ts); absent without hits. */
   cache_effect?: CacheShareBucket[]
+  /** --cancel-share: the requests the client cancelled, kept out of every other figure (cancellation-figures.ts); absent when none. */
+  cancellation?: CancellationFigures
+  /** The count of cancellation, for the table's column; absent when none. */
+  cancelled?: number
   /** Speculative decoding from the cadence and the engine's own word (speculative.ts); absent without either. */
   speculative?: SpeculativeFigures
   /** The acceptance length to show: the engine's, else the cadence's when it saw bursts; absent otherwise. */
@@ -221,8 +227,14 @@ export class LevelSummarizer {
   }
 
   add(record: RequestRecord): void {
+    // A request cancelled on purpose is its own outcome: only the figure that counts it sees it
+    // (not the tally of successes and failures, not a latency that needs the whole reply).
+    if (isCancelled(record)) {
+      for (const { figure, accumulator } of this.figures) if (figure.takesCancelled) accumulator?.add(record)
+      return
+    }
     this.context.tally.add(record)
-    for (const { accumulator } of this.figures) accumulator?.add(record)
+    for (const { figure, accumulator } of this.figures) if (!figure.takesCancelled) accumulator?.add(record)
   }
 
   /** The level's measured window (first send to last end, run-clock ms); null before its first record. */

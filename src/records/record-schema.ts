@@ -99,6 +99,7 @@ function build(): z.ZodType {
       connection: oneOf(['new', 'reused']).optional(),
       connect_ms: aNumber().optional(),
       resent: anObject({ reason: aString() }).optional(),
+      cancelled: anObject({ after_events: aCount() }, 'an object of after_events').optional(),
       events_after_done: aCount().optional(),
       rejected_usage: anObject({ completion_tokens: aNumber(), reason: aString() }).optional(),
       schema_check: oneOf(['valid', 'invalid', 'truncated']).optional(),

@@ -193,6 +193,13 @@ export interface RequestRecord {
    * closed it): the request was resent at once on a new connection, and this record is the resend.
    */
   resent?: { reason: string }
+  /**
+   * --cancel-share: the client aborted the request on purpose, by closing its connection once
+   * `after_events` token-bearing events had arrived (a user who stops a reply). Its own outcome:
+   * error stays null, yet it is no success (metrics/derive.ts's isOk) and its latency is in no
+   * figure that needs the whole reply. Absent on requests that ran to their end.
+   */
+  cancelled?: { after_events: number }
   /** SSE events that came after `[DONE]`: ignored (not tokens, not time), counted here. */
   events_after_done?: number
   /**

@@ -13,7 +13,7 @@ export interface TimelineChart {
 }
 
 /**
- * Each request a bar from send to end (grey, red when it failed), its wait for the first token drawn
+ * Each request a bar from send to end (grey, red when it failed, purple when the client cancelled it), its wait for the first token drawn
  * over it in orange and the first token as a black tick: when the server queues, the orange part grows
  * level by level while the streaming part stays. Marks are named (request_marks, wait_marks,
  * first_token_marks) so the SVG can be checked.
@@ -52,8 +52,11 @@ export async function timelineChart(level: LevelTimeline): Promise<TimelineChart
             field: 'outcome',
             type: 'nominal',
             title: null,
-            scale: { domain: ['ok', 'failed'], range: ['#9aa7b8', '#d62728'] },
-            legend: { labelExpr: "datum.label === 'ok' ? 'send → end' : 'failed'" },
+            // Cancelled (--cancel-share) in the legend only where some request was: other charts stay as they were.
+            scale: level.bars.some((bar) => bar.outcome === 'cancelled')
+              ? { domain: ['ok', 'failed', 'cancelled'], range: ['#9aa7b8', '#d62728', '#7f3fbf'] }
+              : { domain: ['ok', 'failed'], range: ['#9aa7b8', '#d62728'] },
+            legend: { labelExpr: "datum.label === 'ok' ? 'send → end' : datum.label" },
           },
         },
       },

@@ -11,7 +11,8 @@ export interface TimelineBar {
   sent: number
   first_token: number | null
   end: number
-  outcome: 'ok' | 'failed'
+  /** cancelled: the client aborted it on purpose (--cancel-share). */
+  outcome: 'ok' | 'failed' | 'cancelled'
 }
 
 /** The measured requests of one level on a common clock, sampled evenly when there are too many. */
@@ -59,7 +60,7 @@ export function requestTimelines(
             sent: ms(record.sent_at),
             first_token: record.first_token_at === null ? null : ms(record.first_token_at),
             end: ms(record.end_at),
-            outcome: record.error === null ? 'ok' : 'failed',
+            outcome: record.cancelled !== undefined ? 'cancelled' : record.error === null ? 'ok' : 'failed',
           })),
         },
       ]

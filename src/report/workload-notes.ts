@@ -4,6 +4,8 @@ import type { LevelSummary } from '../metrics/summarize.js'
 import { STOPPED_EARLY_FLAG_SHARE } from '../metrics/workload-figures.js'
 import type { BenchResult } from '../result/bench-result.js'
 import type { RunMeta } from '../result/run-meta.js'
+import { cancelNotes } from './cancel-notes.js'
+import { rampNotes } from './ramp-notes.js'
 import { traceNotes } from './trace-notes.js'
 
 /** Axis and column title of the level values. */
@@ -67,6 +69,7 @@ export function workloadNotes(result: BenchResult, options: { calibrationSaid?: 
     const lateness = latenessNote(level)
     if (lateness !== null) lines.push(`${name}: ${lateness}`)
   }
+  lines.push(...rampNotes(result), ...cancelNotes(result))
   const cost = result.cost
   if (cost !== null && cost !== undefined) {
     const parts = [`measured levels ${cost.measured.toFixed(4)} ${cost.currency}`]

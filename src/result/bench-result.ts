@@ -1,5 +1,6 @@
 import type { Answer } from '../analysis/answer.js'
 import type { Drift } from '../analysis/drift.js'
+import type { RampResult } from '../analysis/ramp-knee.js'
 import type { Repeats } from '../analysis/repeats.js'
 import type { Saturation } from '../analysis/saturation.js'
 import type { SearchOutcome } from '../analysis/search.js'
@@ -44,6 +45,8 @@ export interface BenchResult {
    * use. Absent where nothing generates tokens and in results of older versions.
    */
   model?: CapacityModel
+  /** --ramp: the knee read on the continuous ramp, slice by slice (analysis/ramp-knee.ts); absent for steps. */
+  ramp?: RampResult
   /** --repeat N (N ≥ 2): each run's figures per level, the spread between the runs and each run's knee; absent otherwise. */
   repeats?: Repeats
 }

@@ -8,6 +8,7 @@ import {
 } from '../analysis/failed-targets.js'
 import { explainKnee } from '../analysis/knee-cause.js'
 import { openLoopAdvice } from '../analysis/open-loop.js'
+import { type RampResult, RampSamples } from '../analysis/ramp-knee.js'
 import { contradictedShortfalls, kneeKeptUp } from '../analysis/rate-knee.js'
 import { summarizeRepeats } from '../analysis/repeats.js'
 import { misconfiguredAdvice, misconfiguredSummary } from '../analysis/run-gate.js'
@@ -77,6 +78,7 @@ export function buildResult(
   )
   // --search: the answer measured again at the end, summarized on its own.
   let recheck: LevelSummarizer | null = null
+  const ramp = meta.load.ramp === undefined ? null : new RampSamples()
   for (const record of records) {
     if (record.phase === 'recheck') {
       recheck ??= new LevelSummarizer(record.level, options)
@@ -84,6 +86,7 @@ export function buildResult(
     }
     if (record.phase === 'measure') {
       summarizers.get(record.level)?.add(record)
+      ramp?.add(record)
       targets?.add(record)
       if (record.repeat !== undefined) runSummarizers[record.repeat]?.get(record.level)?.add(record)
     }
@@ -111,6 +114,7 @@ export function buildResult(
       drift: drift.result(),
       model: evidence.seen(),
       recheck: recheck === null ? null : recheck.result({ cpu_percent: 0, loops: [] }),
+      ramp,
       ...(targets === null
         ? {}
         : {
@@ -160,6 +164,14 @@ function failedTargetsAt(
   }
 }
 
+/** --ramp: the knee read on the ramp; nothing for steps, or before the ramp's first record. */
+function rampField(samples: RampSamples | null, meta: RunMeta, ttftKey: string): { ramp?: RampResult } {
+  const plan = meta.load?.ramp
+  if (samples === null || plan === undefined) return {}
+  const ramp = samples.result(plan, meta.percentiles, ttftKey)
+  return ramp === null ? {} : { ramp }
+}
+
 /** `model` is left out, not null, where there is none (as `drift` is). */
 function modelField(model: CapacityModel | undefined): { model?: CapacityModel } {
   return model === undefined ? {} : { model }
@@ -203,6 +215,8 @@ export function finishResult(
     recheck?: LevelFigures | null
     /** Several endpoints or models: each target's figures at each level (metrics/target-levels.ts). */
     targets?: readonly { level: number; figures: readonly (TargetFigures | null)[] }[]
+    /** --ramp: the ramp level's records, for the knee read on the ramp. */
+    ramp?: RampSamples | null
   } = {},
   /** --repeat: each run's own level summaries (runs[r] = run r's levels); `figures` are then their pooled entries. */
   runs: readonly (readonly LevelFigures[])[] = [],
@@ -218,7 +232,12 @@ export function finishResult(
   // Request-rate mode: a shortfall a higher rate contradicts is not judged; a knee the server could
   // not keep up with moves below it (analysis/rate-knee.ts).
   const contradicted = rateMode ? contradictedShortfalls(judged) : new Set<number>()
-  const saturation = runSaturation(judged, meta, drift, { ttftKey, rateMode, slots, contradicted })
+  // A ramp is one level: a knee on steps would be that level by default; its knee is the ramp's.
+  const saturation =
+    meta.load?.ramp === undefined
+      ? runSaturation(judged, meta, drift, { ttftKey, rateMode, slots, contradicted })
+      : null
+  const ramp = rampField(evidence.ramp ?? null, meta, ttftKey)
   const undecided = saturation === null ? kneeUndecided(judged, ttftKey, rateMode) : null
   const steps = stepsFromBelow(judged, ttftKey, rateMode)
   const targets =
@@ -238,8 +257,11 @@ export function finishResult(
   const misconfigured = misconfiguredSummary(levels, (value) => levelName(meta, value))
   const judgement = {
     saturation: misconfigured === null ? saturation : null,
+    // A ramp is one level: its knee is read on the ramp, and said instead of "one level only".
     saturation_summary:
-      misconfigured ?? saturationWords(saturation, levels, meta, { rateMode, undecided, drift, targets }),
+      misconfigured ??
+      ramp.ramp?.summary ??
+      saturationWords(saturation, levels, meta, { rateMode, undecided, drift, targets }),
     capacity: hasSlos ? findCapacity(levels) : null,
     capacity_summary: hasSlos ? describeCapacity(findCapacity(levels), meta.slo) : null,
   }
@@ -249,7 +271,7 @@ export function finishResult(
     definitions: DEFINITIONS,
     levels,
     ...judgement,
-    answer: answerOf({ meta, ...judgement }),
+    answer: answerOf({ meta, ...judgement, ...ramp }),
     advice: runAdvice(
       levels,
       misconfigured === null ? saturation : null,
@@ -259,6 +281,7 @@ export function finishResult(
     ),
     cost: runCost(levels, meta),
     ...(drift === null ? {} : { drift }),
+    ...ramp,
     ...(targets === undefined ? {} : { targets }),
     ...(meta.load?.search === undefined
       ? {}

@@ -84,6 +84,7 @@ function build(v1: boolean): z.ZodType {
       summary: aString(),
     }).optional(),
     repeats: figures().optional(),
+    ramp: figures().optional(),
     model: figures().optional(),
   })
 }
@@ -239,6 +240,8 @@ function levelSchema(v1: boolean): z.ZodType {
     cache_effect: aList(figures()).optional(),
     speculative: figures().optional(),
     acceptance_length: aNumber().optional(),
+    cancellation: figures().optional(),
+    cancelled: aCount().optional(),
     notes: strings().optional(),
     client: levelClientSchema(),
     server: figures().nullable().optional(),

@@ -74,6 +74,11 @@ export interface RunMeta {
     stagger?: StaggerMeta
     /** --search: what it looked for, its range and tolerance; `levels` is then its bracket's ladder. Absent otherwise. */
     search?: SearchPlan
+    /**
+     * --ramp: the one level's streams rose linearly from `from` to `to` over `seconds` (one started
+     * every seconds / to); the knee is read on the ramp (result.ramp). Absent for steps.
+     */
+    ramp?: { from: number; to: number; seconds: number }
   }
   /** Prices the cost figures use; null or absent = none given. */
   pricing?: Prices | null

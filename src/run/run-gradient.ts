@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import { refinementLevel } from '../analysis/advice.js'
 import { type Drift, DriftSamples } from '../analysis/drift.js'
+import { RampSamples } from '../analysis/ramp-knee.js'
 import { bracketed, MAX_SEARCH_PROBES, nextProbe, searchOutcome } from '../analysis/search.js'
 import { proxyMetaOf } from '../client/proxy.js'
 import { displayUrl } from '../client/redact.js'
@@ -222,6 +223,7 @@ export async function runGradient(given: RunOptions): Promise<RunOutcome> {
       scraper,
       drift: new DriftSamples(levelValues(config)[0] ?? 0),
       modelEvidence: modelEvidenceOf(meta, setUp.prepared.probeRecords),
+      ramp: meta.load.ramp === undefined ? null : new RampSamples(),
       levelsStarted: 0,
       targets:
         meta.split === undefined
@@ -303,6 +305,11 @@ async function runMetaOf(
     meta.split = await splitMeta(targets, setUp.server, config.run.preflight, stop, config.run)
   if (meta.load.stagger !== undefined && meta.load.levels.some((streams) => streams > 1))
     options.log(meta.load.stagger.note)
+  const ramp = meta.load.ramp
+  if (ramp !== undefined)
+    options.log(
+      `ramp: one level whose streams rise linearly from ${ramp.from} to ${ramp.to} over ${ramp.seconds} s (one more every ${round3(ramp.seconds / ramp.to)} s), not steps; the knee is read on the ramp`,
+    )
   meta.totals = sink.totals
   return meta
 }
@@ -573,6 +580,8 @@ interface Gradient {
   drift: DriftSamples
   /** What the records show of prefill (calibration probes, a level of one stream) and decode, for the capacity model. */
   modelEvidence: ModelEvidence
+  /** --ramp: the ramp level's records, for the knee read on the ramp; null for steps. */
+  ramp: RampSamples | null
   /** Levels whose start time has come (for --start-at's schedule). */
   levelsStarted: number
   /** Several endpoints or models: each target's records summarized, and its figures per level so far. */
@@ -603,6 +612,7 @@ async function runLoad(gradient: Gradient): Promise<void> {
     observe: (record) => {
       gradient.drift.add(record)
       gradient.modelEvidence.add(record)
+      gradient.ramp?.add(record)
     },
   })
   try {
@@ -997,6 +1007,7 @@ function evidenceOf(gradient: Gradient, drift: Drift | null): Parameters<typeof 
     drift,
     model: gradient.modelEvidence.seen(),
     recheck: gradient.recheck,
+    ramp: gradient.ramp,
     ...(gradient.targets === null ? {} : { targets: gradient.targets.figures }),
   }
 }
@@ -1078,6 +1089,7 @@ function progressLine(level: LevelFigures, mode: RunConfig['load']['mode'], meta
       : `; connections ${c.opened} new, ${c.reused} reused${c.resent > 0 ? `, ${c.resent} resent` : ''}`
   return (
     `${name}: ${level.requests} requests, ${level.failed} failed, ` +
+    (level.cancelled === undefined ? '' : `${level.cancelled} cancelled, `) +
     (level.embeddings === undefined
       ? `TTFT p50 ${ttft}, ${level.output_tokens_per_s.toFixed(1)} tok/s`
       : `E2E p50 ${level.e2e_ms.p50?.toFixed(0) ?? '-'} ms, ${level.embeddings.inputs_per_s} inputs/s`) +
@@ -1094,4 +1106,8 @@ function featuresOf(config: RunConfig): string[] {
     ...(workload.images === null ? [] : ['--images']),
     ...(workload.audio === null ? [] : ['--audio']),
   ]
+}
+
+function round3(value: number): number {
+  return Math.round(value * 1000) / 1000
 }

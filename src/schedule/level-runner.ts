@@ -2,6 +2,7 @@ import type { ConnectionCounts } from '../client/connections.js'
 import type { RequestPlan } from '../client/stream-client.js'
 import type { Scheduler } from '../clock.js'
 import type { RequestRecord } from '../records/types.js'
+import { cancelAfterEvents } from './cancel-pick.js'
 import { type JobSource, jobLoop } from './job-loop.js'
 import { type LevelShare, type OpenShare, type TimedWindow, warmupConcurrency } from './level-share.js'
 import { type SendTurn, type SessionSource, sessionLoop } from './session-loop.js'
@@ -214,8 +215,10 @@ function requestPlan(
   attempt: number,
   body: Buffer = context.bodyFor(promptId),
 ): RequestPlan {
+  const seq = context.nextSeq()
+  const cancelAfter = cancelAfterEvents(share.cancel, context.worker, seq)
   return {
-    seq: context.nextSeq(),
+    seq,
     worker: context.worker,
     level: share.level,
     phase,
@@ -223,6 +226,7 @@ function requestPlan(
     scheduled_at: scheduledAt,
     attempt,
     body,
+    ...(cancelAfter === null ? {} : { cancel_after_events: cancelAfter }),
   }
 }
 

@@ -1,4 +1,5 @@
 import { dealtArrivals } from './arrivals.js'
+import type { CancelPlan } from './cancel-pick.js'
 import { splitEvenly, splitProportionally } from './split.js'
 
 /**
@@ -26,6 +27,8 @@ export interface LevelShare {
   prompts?: { first: number; count: number }
   /** Retries of a failed request (off by default); every attempt is its own record. */
   retry: number
+  /** Requests the client aborts mid-stream (./cancel-pick.ts); absent = none. */
+  cancel?: CancelPlan
   /**
    * Several targets: the one target the whole share goes to (a --paired block, run/plan/paired-blocks.ts);
    * 'each' = every target gets the whole share at once (--paired-mode together); absent = every
@@ -103,6 +106,7 @@ export function shareOf(share: LevelShare, index: number, count: number): LevelS
     ...(share.warmupPrompts === undefined ? {} : { warmupPrompts: share.warmupPrompts }),
     ...(share.prompts === undefined ? {} : { prompts: share.prompts }),
     retry: share.retry,
+    ...(share.cancel === undefined ? {} : { cancel: share.cancel }),
     window: share.window,
     load:
       load.kind === 'closed'

@@ -1,5 +1,6 @@
 import type { RequestRecord } from '../records/types.js'
 import { type BucketEstimate, bucketEstimate, histogramIncrease } from './bucket-percentiles.js'
+import { type SlotCheck, slotCheck } from './cancel-slots.js'
 import { joulesPerOutputToken } from './energy.js'
 import type { ScrapeOk, ServerScrape } from './scrape-file.js'
 import { type SpecDecodeFigures, specDecodeFigures } from './spec-decode.js'
@@ -366,6 +367,9 @@ interface LevelLike {
   reasoning?: { reasoning_hidden: number }
   /** Seconds from the level's first send (its window's start) while it held its streams. */
   steady_window?: { start_s: number; end_s: number } | null
+  mode?: 'concurrency' | 'request_rate'
+  /** --cancel-share: the cancelled requests, whose `slots` the scrapes judge (cancel-slots.ts). */
+  cancellation?: { output_tokens: number; forgone_tokens: number | null; slots?: SlotCheck }
 }
 
 /**
@@ -392,5 +396,12 @@ export function withServerFigures<T extends LevelLike>(
   const server = window === null ? null : serverLevelFigures(scrapes, window, percentiles, clientTtft, steady)
   if (server !== null)
     server.joules_per_output_token = joulesPerOutputToken(server, summary.output_tokens, summary.duration_s)
-  return { ...summary, server }
+  const { cancellation } = summary
+  if (cancellation === undefined || window === null) return { ...summary, server }
+  const slots = slotCheck(scrapes, summary, window, steady, {
+    generated: server?.generation_tokens ?? null,
+    received: summary.output_tokens + cancellation.output_tokens,
+    forgone: cancellation.forgone_tokens,
+  })
+  return { ...summary, server, cancellation: { ...cancellation, slots } }
 }

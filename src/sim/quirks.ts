@@ -20,6 +20,12 @@ export interface SimQuirks {
   usage_completion_tokens?: number
   /** Tokens per streamed event (speculative decoding, batching proxies); default 1. */
   tokens_per_event?: number
+  /**
+   * A leaking server: a client that closes its connection mid-stream does not free the request's
+   * slot; the engine decodes on to max_tokens, writing to no one, as a server that never looks at
+   * the connection does. The slot shows in num_requests_running until then.
+   */
+  ignore_disconnect?: boolean
 }
 
 /** llama-server closes ~1 ms after the last byte: enough for a keep-alive client to send into it. */

@@ -664,8 +664,9 @@ function generate(
     sendError(res, { status: 503, message, type: 'server_error', code: 'overloaded' })
     return
   }
-  // Fires on normal end too; cancel() is then a no-op.
-  res.on('close', handle.cancel)
+  // Fires on normal end too; cancel() is then a no-op. A leaking server (quirks.ignore_disconnect)
+  // never cancels: the slot stays taken until the job ends by itself.
+  if (ctx.quirks.ignore_disconnect !== true) res.on('close', handle.cancel)
   answer.open?.()
 }
 

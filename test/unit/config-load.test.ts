@@ -90,6 +90,9 @@ const DOCUMENTED_DEFAULTS: RunConfig = {
     burstiness: 1,
     max_in_flight: 1024,
     stagger: true,
+    cancel_share: 0,
+    cancel_after: 'first',
+    ramp_s: null,
     requests_per_level: 40,
     duration_per_level_s: null,
     precision: null,
@@ -274,6 +277,8 @@ test('every flag maps onto its RunConfig field', () => {
     burstiness: 0.5,
     max_in_flight: 64,
     stagger: true,
+    cancel_share: 0.25,
+    cancel_after: '16',
     warmup_seconds: 2,
     cooldown_seconds: 1,
     control: false,
@@ -308,6 +313,9 @@ test('every flag maps onto its RunConfig field', () => {
       burstiness: 0.5,
       max_in_flight: 64,
       stagger: true,
+      cancel_share: 0.25,
+      cancel_after: 16,
+      ramp_s: null,
       requests_per_level: null,
       duration_per_level_s: 7.5,
       precision: null,
@@ -368,6 +376,54 @@ test('workers: a positive integer or "auto", from [client] workers or --workers'
     ),
     JSON.stringify(issues),
   )
+})
+
+test('cancellation: a share from 0 to 1 and "first" or a count, from [load] or the flags, bad values named', () => {
+  const toml = tempFile('cancel.toml', '[load]\ncancel_share = 0.2\ncancel_after = 8\n')
+  const fromFile = load([toml], TARGET).load
+  assert.equal(fromFile.cancel_share, 0.2)
+  assert.equal(fromFile.cancel_after, 8)
+  assert.equal(load([toml], { ...TARGET, cancel_after: 'first' }).load.cancel_after, 'first')
+  const json = tempFile('cancel.json', JSON.stringify({ bench: { cancel_share: 1, cancel_after: 'first' } }))
+  assert.deepEqual(
+    [load([json], TARGET).load.cancel_share, load([json], TARGET).load.cancel_after],
+    [1, 'first'],
+  )
+  const bad = tempFile('bad-cancel.toml', '[load]\ncancel_share = 1.5\ncancel_after = "last"\n')
+  const issues = issuesOf([bad], TARGET)
+  assert.match(issueAt(issues, 'load.cancel_share').message, /a share of requests from 0 to 1.*got 1\.5/)
+  assert.match(
+    issueAt(issues, 'load.cancel_after').message,
+    /"first" or a positive integer of tokens.*got "last"/,
+  )
+  const flagIssues = issuesOf([], { ...TARGET, cancel_after: '0' })
+  assert.match(issueAt(flagIssues, '--cancel-after').message, /first or a positive integer of tokens/)
+})
+
+test('--ramp: one timed level of the highest streams, lasting the ramp; refused with what adds or resizes levels', () => {
+  const config = load([], { ...TARGET, levels: [1, 4, 16], requests: 40, ramp: 30 })
+  assert.equal(config.load.ramp_s, 30)
+  assert.deepEqual(config.load.levels, [16])
+  assert.equal(config.load.duration_per_level_s, 30)
+  assert.equal(config.load.requests_per_level, null)
+  assert.equal(config.load.control, false)
+  const toml = tempFile('ramp.toml', '[load]\nramp = 12\nlevels = [2, 8]\n')
+  assert.deepEqual([load([toml], TARGET).load.ramp_s, load([toml], TARGET).load.levels], [12, [8]])
+  for (const flags of [
+    { mode: 'rate' },
+    { search: true },
+    { repeat: 2 },
+    { sessions: true },
+  ] as ConfigFlags[]) {
+    const issues = issuesOf([], { ...TARGET, ramp: 10, ...flags })
+    assert.match(
+      issueAt(issues, 'ramp').message,
+      /expected a ramp in concurrency mode without/,
+      JSON.stringify(flags),
+    )
+    assert.match(issueAt(issues, 'ramp').file, /--ramp/)
+  }
+  assert.match(issueAt(issuesOf([], { ...TARGET, ramp: 0 }), '--ramp').message, /positive number of seconds/)
 })
 
 test('a later layer choosing duration clears an earlier requests_per_level, and vice versa', () => {

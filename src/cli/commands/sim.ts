@@ -136,6 +136,11 @@ export const SIM_SPEC: CommandSpec = {
       help: "close the connection 1 ms after each streamed response, despite Keep-Alive headers (llama.cpp's habit)",
     },
     {
+      name: 'ignore-disconnect',
+      type: 'boolean',
+      help: 'a leaking server: a request whose client closed the connection keeps its slot, decoding on to max_tokens',
+    },
+    {
       name: 'tokens-per-event',
       type: 'string',
       value: 'N',
@@ -176,7 +181,7 @@ export const SIM_SPEC: CommandSpec = {
   ],
 }
 
-/** The quirk flags: --close-after-response, --tokens-per-event. */
+/** The quirk flags: --close-after-response, --ignore-disconnect, --tokens-per-event. */
 function simQuirks(flags: ParsedFlags): SimQuirks {
   const perEvent = numberFlag(flags, 'tokens-per-event') ?? 1
   if (!(Number.isInteger(perEvent) && perEvent >= 1))
@@ -184,7 +189,11 @@ function simQuirks(flags: ParsedFlags): SimQuirks {
       `--tokens-per-event: expected an integer >= 1, got ${stringFlag(flags, 'tokens-per-event')}`,
       EXIT.usage,
     )
-  return { close_after_response: flags['close-after-response'] === true, tokens_per_event: perEvent }
+  return {
+    close_after_response: flags['close-after-response'] === true,
+    ignore_disconnect: flags['ignore-disconnect'] === true,
+    tokens_per_event: perEvent,
+  }
 }
 
 /** --draft-acceptance, --draft-max: a draft model (sim/draft-model.ts), or none. */

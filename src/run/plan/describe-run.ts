@@ -142,6 +142,8 @@ function describeLoad(
     if (load.arrival === 'gamma') metaLoad.burstiness = load.burstiness
   }
   if (rateMode) metaLoad.max_in_flight = load.max_in_flight
+  else if (load.ramp_s !== null)
+    metaLoad.ramp = { from: 1, to: Math.max(...load.levels), seconds: load.ramp_s }
   else if (workload.trace === null) metaLoad.stagger = describeStagger(config, estimate, shard)
   // A trace's levels are its rows: neither a count nor a duration of the config's.
   const trace = workload.trace !== null

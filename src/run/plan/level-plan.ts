@@ -4,6 +4,7 @@ import type { RunConfig } from '../../config/types.js'
 import { seededRandom } from '../../random.js'
 import { arrivalOffsets } from '../../schedule/arrivals.js'
 import { type LevelShare, shareOf } from '../../schedule/level-share.js'
+import { rampStarts } from '../../schedule/ramp-starts.js'
 import { staggeredStarts } from '../../schedule/stagger.js'
 import { levelRequestBudget } from '../level/precision-watch.js'
 import { traceWarmupPrompts } from './trace-plan.js'
@@ -100,10 +101,19 @@ function wholeLevel(config: RunConfig, value: number, staggerMs: number): LevelS
     load.duration_per_level_s === null
       ? null
       : { warmup_s: load.warmup_s, duration_s: load.duration_per_level_s, cooldown_s: load.cooldown_s }
-  const level = { level: value, warmup: load.warmup_requests, retry: config.client.retry, window }
+  const level = {
+    level: value,
+    warmup: load.warmup_requests,
+    retry: config.client.retry,
+    window,
+    ...withCancel(load),
+  }
   if (load.mode === 'concurrency') {
     // With --precision the budget is the ceiling: the level is told `enough` once precise.
     const closed = { kind: 'closed' as const, concurrency: value, requests: levelRequestBudget(load) }
+    // --ramp: the streams start one after another over the level's seconds (config/load.ts made it one timed level).
+    if (load.ramp_s !== null)
+      return { ...level, load: { ...closed, startOffsets: rampStarts(value, load.ramp_s * 1000) } }
     if (staggerMs <= 0 || value <= 1) return { ...level, load: closed }
     // Seeded per level, as the arrivals are: every shard derives the same starts and keeps its own.
     const startOffsets = staggeredStarts(value, staggerMs, config.workload.seed * 31 + value)
@@ -135,6 +145,7 @@ function traceLevel(config: RunConfig, speed: number, offsetsMs: Float64Array): 
     // The warm-up's own prompts, after the rows' (planTraceWorkload): none of them is measured.
     ...(warmups > 0 ? { warmupPrompts: { first: offsetsMs.length, count: warmups } } : {}),
     retry: config.client.retry,
+    ...withCancel(config.load),
     window: null,
     load: {
       kind: 'open',
@@ -143,5 +154,13 @@ function traceLevel(config: RunConfig, speed: number, offsetsMs: Float64Array): 
       timeoutMs: requestTimeoutMs(config.client),
       promptIds,
     },
+  }
+}
+
+/** The level's cancellation plan (schedule/cancel-pick.ts) as a spread: nothing when no request is cancelled. */
+function withCancel(load: RunConfig['load']): Pick<LevelShare, 'cancel'> {
+  if (!(load.cancel_share > 0)) return {}
+  return {
+    cancel: { share: load.cancel_share, after_events: load.cancel_after === 'first' ? 1 : load.cancel_after },
   }
 }
