@@ -248,10 +248,9 @@ export class H1Connection implements ResponseSink {
     handler.onSocket?.(this.socket, connectMs)
     const { socket, body } = this
     if (body === null || body.length <= BODY_SLICE_BYTES) {
-      socket.cork()
-      socket.write(this.head, 'latin1')
-      if (body !== null) socket.write(body)
-      socket.uncork()
+      // Head and body in one buffer, one write: cork, two writes and uncork (a writev of two) cost
+      // the worker more per request than the copy of a body this small (issue 40, bench:cost).
+      socket.write(body === null ? this.head : headAndBody(this.head, body), 'latin1')
       this.bodyOffset = body?.length ?? 0
       return
     }
@@ -423,4 +422,12 @@ function keepAliveHint(value: string | string[] | undefined): number | null {
   if (value === undefined) return null
   const match = /(?:^|[,\s])timeout\s*=\s*(\d+)/i.exec(Array.isArray(value) ? value.join(',') : value)
   return match === null ? null : Number(match[1]) * 1000
+}
+
+/** The request's head (latin1, as written) followed by its body, in one buffer. */
+function headAndBody(head: string, body: Buffer): Buffer {
+  const joined = Buffer.allocUnsafe(head.length + body.length)
+  joined.write(head, 0, 'latin1')
+  body.copy(joined, head.length)
+  return joined
 }
