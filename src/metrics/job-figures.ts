@@ -4,6 +4,7 @@ import { Samples } from './accumulator.js'
 import { isOk, ttftMs } from './derive.js'
 import { percentileOfSorted, round } from './distribution.js'
 import { cachedPromptTokens, promptTokens } from './in-band-figures.js'
+import { type Interval, percentileInterval } from './intervals.js'
 
 /**
  * A job run's figures over a level (--jobs): what a user of an agent waits for, a whole job, beside
@@ -18,6 +19,11 @@ export interface JobFigures {
   jct_ms_p50: number | null
   jct_ms_p90: number | null
   /**
+   * The 95% order-statistic intervals of jct_ms_p50 and jct_ms_p90 over the complete jobs, so the
+   * job-level knee (analysis/job-knee.ts) tells growth from the noise of a few jobs. Absent in older results.
+   */
+  jct_ms_intervals?: { p50: Interval; p90: Interval }
+  /**
    * The same without tool waits, ms: the job's critical path through its graph, each turn costing
    * its requests' own time (send to end, retries included), so what the server made the job wait.
    */
@@ -28,6 +34,13 @@ export interface JobFigures {
   output_tokens_per_job: number | null
   /** Complete jobs per hour of the level's window. */
   jobs_per_hour: number | null
+  /**
+   * Its 95% interval: a closed loop completes jobs as a renewal process, so the count's relative
+   * variance is CV²/n (CV the JCT's coefficient of variation over the n complete jobs), plus 1/n²
+   * for the one job more or less the window's edges can cut; on the log scale. Null under 2 jobs;
+   * absent in older results.
+   */
+  jobs_per_hour_interval?: Interval | null
   /** Per turn depth (0 = a job's roots): TTFT and the prompt's cached share, over successful requests. */
   by_depth: JobDepthFigures[]
 }
@@ -168,11 +181,13 @@ function summarizeJobs(jobs: JobSeen[], depths: Map<number, DepthTally>, windowS
     incomplete: jobs.length - complete,
     jct_ms_p50: jctP50,
     jct_ms_p90: jctP90,
+    jct_ms_intervals: jctIntervals(jct),
     jct_without_tools_ms_p50: bareP50,
     jct_without_tools_ms_p90: bareP90,
     input_tokens_per_job: complete === 0 ? null : round(input / complete, 1),
     output_tokens_per_job: complete === 0 ? null : round(output / complete, 1),
     jobs_per_hour: windowS > 0 ? round((complete / windowS) * 3600, 1) : null,
+    jobs_per_hour_interval: windowS > 0 ? rateInterval(jct, (complete / windowS) * 3600) : null,
     by_depth: [...depths.keys()].sort((a, b) => a - b).map((d) => (depths.get(d) as DepthTally).figures(d)),
   }
 }
@@ -191,6 +206,23 @@ function criticalPathMs(job: JobSeen): number {
     longest = Math.max(longest, end)
   }
   return longest
+}
+
+/** See JobFigures.jobs_per_hour_interval. */
+function rateInterval(jct: Samples, perHour: number): Interval | null {
+  const times = jct.copy()
+  const n = times.length
+  if (n < 2 || !(perHour > 0)) return null
+  const mean = times.reduce((sum, t) => sum + t, 0) / n
+  const variance = times.reduce((sum, t) => sum + (t - mean) ** 2, 0) / (n - 1)
+  const cv2 = mean > 0 ? variance / mean ** 2 : 0
+  const half = 1.96 * Math.sqrt(cv2 / n + 1 / n ** 2)
+  return { low: round(perHour * Math.exp(-half), 1), high: round(perHour * Math.exp(half), 1) }
+}
+
+function jctIntervals(jct: Samples): { p50: Interval; p90: Interval } {
+  const sorted = jct.sorted()
+  return { p50: percentileInterval(sorted, 50), p90: percentileInterval(sorted, 90) }
 }
 
 function percentiles(samples: Samples): [number | null, number | null] {

@@ -8,6 +8,7 @@ import { escapeHtml } from './escape-html.js'
 import { errorMessageLines } from './failure-notes.js'
 import { HEADLINE_STYLE, headlineHtml } from './headline.js'
 import { INTERVAL_HEADS, intervalCells, intervalRows } from './interval-cells.js'
+import type { JobTimelineChart } from './job-timeline-chart.js'
 import { type LevelColumn, levelColumns } from './level-columns.js'
 import { repeatsHtml } from './repeats-table.js'
 import { MAX_TIMELINE_BARS } from './request-timeline.js'
@@ -72,6 +73,22 @@ ${figures}
 </div>`
 }
 
+/** A slow and a typical job, turn by turn: where a job's time goes (the server's turns or the tools' gaps). */
+function jobTimelinesHtml(charts: readonly JobTimelineChart[]): string {
+  if (charts.length === 0) return ''
+  const figures = charts
+    .map(
+      (chart) =>
+        `<figure class="timeline" data-job-timeline="${chart.rank}" data-level="${chart.level}" data-job="${escapeHtml(chart.job)}" data-jct-ms="${chart.jct_ms}" data-turns="${chart.turns}" data-rows="${chart.rows}">${chart.svg}</figure>`,
+    )
+    .join('\n')
+  return `<h2>Jobs turn by turn</h2>
+<p class="meta">A slow job (the one nearest the level's p90 completion time) and a typical one (nearest the median), of the knee's level or else the highest: each turn a bar from its send to its last token, its wait for the first token in orange, a fan-out's branches on their own rows. The gaps between a turn and the next are the tool waits, when the server was not asked.</p>
+<div class="charts">
+${figures}
+</div>`
+}
+
 /** Every figure's 95% interval, folded away; nothing for results of versions without intervals. */
 function intervalsHtml(result: BenchResult): string {
   const rows = intervalRows(result)
@@ -103,6 +120,8 @@ export function renderHtml(
   modelFit: Chart | null = null,
   /** False: the "What if" knee table is left to `report` (see ReportOptions.predictKnees). */
   predictKnees = true,
+  /** A job run's Gantts of a slow and a typical job (job-timeline.ts); none otherwise. */
+  jobTimelines: readonly JobTimelineChart[] = [],
 ): string {
   const { meta } = result
   const columns = levelColumns(result, 'html')
@@ -147,6 +166,7 @@ ${notes.length === 0 ? '' : `<div class="verdict">${notes.map((line) => `<p>${es
 ${figures}
 </div>
 ${timelinesHtml(timelines)}
+${jobTimelinesHtml(jobTimelines)}
 <h2>Per level</h2>
 <table class="levels"><thead><tr>${columns.map((column) => `<th>${escapeHtml(column.head)}</th>`).join('')}</tr></thead>
 <tbody>

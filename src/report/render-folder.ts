@@ -11,6 +11,8 @@ import type { Chart } from './charts.js'
 import { collectGarbage } from './collect-garbage.js'
 import { type ExportOptions, writeExports } from './exports.js'
 import { renderHtml } from './html.js'
+import { type JobTimeline, jobTimelines } from './job-timeline.js'
+import type { JobTimelineChart } from './job-timeline-chart.js'
 import { renderMarkdown } from './markdown.js'
 import { type LevelTimeline, requestTimelines } from './request-timeline.js'
 import type { TimelineChart } from './request-timeline-chart.js'
@@ -80,17 +82,20 @@ export async function writeReports(
   options: ReportOptions = {},
 ): Promise<string | null> {
   writeFileSync(join(dir, SUMMARY_FILE), renderMarkdown(result, options.predictKnees ?? true))
-  const { server, requests } = await writeTablesAndTimelines(dir, result, options)
+  const { server, requests, jobs } = await writeTablesAndTimelines(dir, result, options)
   if (options.draw !== undefined && options.draw !== true) return notDrawnNote(dir, options.draw)
   // vega and vega-lite (hundreds of files) load when a report is drawn, not when a run starts: a run
   // at a tight `ulimit -n` must get as far as its fd check, and `init` or `sim` never need them.
   let charts: Chart[]
   let timelines: TimelineChart[]
+  let jobCharts: JobTimelineChart[]
   let modelFit: Chart | null
   try {
     charts = await (await import('./charts.js')).renderCharts(result, server)
     const { timelineChart } = await import('./request-timeline-chart.js')
     timelines = await Promise.all(requests.map(timelineChart))
+    const { jobTimelineChart } = await import('./job-timeline-chart.js')
+    jobCharts = await Promise.all(jobs.map(jobTimelineChart))
     modelFit = await (await import('./model-fit-chart.js')).modelFitChart(result)
   } catch (error) {
     if (!tooManyOpenFiles(error)) throw error
@@ -108,7 +113,7 @@ export async function writeReports(
   }
   writeFileSync(
     join(dir, HTML_FILE),
-    renderHtml(result, charts, timelines, modelFit, options.predictKnees ?? true),
+    renderHtml(result, charts, timelines, modelFit, options.predictKnees ?? true, jobCharts),
   )
   return null
 }
@@ -121,7 +126,7 @@ async function writeTablesAndTimelines(
   dir: string,
   result: BenchResult,
   options: ReportOptions,
-): Promise<{ server: ServerTimeline | null; requests: LevelTimeline[] }> {
+): Promise<{ server: ServerTimeline | null; requests: LevelTimeline[]; jobs: JobTimeline[] }> {
   const records =
     options.records !== undefined
       ? options.records
@@ -135,6 +140,7 @@ async function writeTablesAndTimelines(
   return {
     server: readServerTimeline(dir, records, levels, result.meta.run_id),
     requests: records === null ? [] : requestTimelines(result, records),
+    jobs: records === null ? [] : jobTimelines(result, records),
   }
 }
 

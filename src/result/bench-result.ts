@@ -1,5 +1,6 @@
 import type { Answer } from '../analysis/answer.js'
 import type { Drift } from '../analysis/drift.js'
+import type { JobSaturation } from '../analysis/job-knee.js'
 import type { RampResult } from '../analysis/ramp-knee.js'
 import type { Repeats } from '../analysis/repeats.js'
 import type { Saturation } from '../analysis/saturation.js'
@@ -20,6 +21,11 @@ export interface BenchResult {
   definitions: Readonly<Record<string, string>>
   levels: LevelSummary[]
   saturation: Saturation | null
+  /**
+   * Job runs (--jobs): the knee read on jobs per hour and JCT p90 by the same rules (job-knee.ts),
+   * beside `saturation` (read on output tokens/s and TTFT); absent otherwise.
+   */
+  job_saturation?: JobSaturation
   /** The saturation point in words, also when there is none. */
   saturation_summary: string
   /** The highest level meeting every SLO; null when none does or no SLO was set. */

@@ -6,6 +6,7 @@ import {
   failedTargetsNote,
   judgedWithoutFailedTargets,
 } from '../analysis/failed-targets.js'
+import { describeJobSaturation, findJobSaturation } from '../analysis/job-knee.js'
 import { explainKnee } from '../analysis/knee-cause.js'
 import { openLoopAdvice } from '../analysis/open-loop.js'
 import { type RampResult, RampSamples } from '../analysis/ramp-knee.js'
@@ -255,13 +256,19 @@ export function finishResult(
   })
   const hasSlos = Object.keys(meta.slo ?? {}).length > 0
   const misconfigured = misconfiguredSummary(levels, (value) => levelName(meta, value))
+  // A job run's knee read on jobs too: a fan-out sends several requests per job, so the two can differ.
+  const jobKnee = misconfigured === null ? findJobSaturation(judged) : null
+  const requestWords = saturationWords(saturation, levels, meta, { rateMode, undecided, drift, targets })
   const judgement = {
     saturation: misconfigured === null ? saturation : null,
     // A ramp is one level: its knee is read on the ramp, and said instead of "one level only".
     saturation_summary:
       misconfigured ??
       ramp.ramp?.summary ??
-      saturationWords(saturation, levels, meta, { rateMode, undecided, drift, targets }),
+      (jobKnee === null
+        ? requestWords
+        : `per request (output tokens/s and TTFT): ${requestWords}; ${describeJobSaturation(jobKnee)}`),
+    ...(jobKnee === null ? {} : { job_saturation: jobKnee }),
     capacity: hasSlos ? findCapacity(levels) : null,
     capacity_summary: hasSlos ? describeCapacity(findCapacity(levels), meta.slo) : null,
   }

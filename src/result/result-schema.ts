@@ -49,6 +49,13 @@ function build(v1: boolean): z.ZodType {
     levels: loose(aList(levelSchema(v1), 'a list of levels')),
     saturation: loose(saturation.nullable()),
     saturation_summary: loose(aString()),
+    job_saturation: anObject({
+      read_on: aString(),
+      value: numberOrNull(),
+      confidence: oneOf(['clear', 'uncertain']).nullable(),
+      bracket: z.tuple([aNumber(), aNumber()], { error: 'a [low, high] pair of level values' }).nullable(),
+      reason: aString(),
+    }).optional(),
     capacity: loose(capacity.nullable()),
     capacity_summary: loose(aString().nullable()),
     answer: anObject({

@@ -5,6 +5,7 @@ import { DatasetError, parseMessage, readText, refuseDeepNesting } from './datas
 import { type JobSet, type JobSpec, type JobTurn, MAX_JOB_TURNS } from './jobs.js'
 import { isRolloutLine, rolloutTraceJobs } from './rollout-trace-jobs.js'
 import { isSglangAgenticTrace, sglangAgenticJobs } from './sglang-agentic-jobs.js'
+import { isTraceLabCsv, isTraceLabLine, traceLabJobs } from './tracelab-jobs.js'
 
 /**
  * llmbench's own job file (docs/workloads.md, "Agentic jobs"): JSONL, one job per line,
@@ -31,7 +32,8 @@ const SYSTEM_PROMPT_ID = 0
 
 /**
  * A job file in any format llmbench reads, told apart by its content: SGLang's agentic trace (one
- * JSON document with `conversations`), a rollout trace (JSONL with `out_lens`), else llmbench's own.
+ * JSON document with `conversations`), a rollout trace (JSONL with `out_lens`), a TraceLab trace
+ * (its CSV header, or JSONL rounds with `session_id`), else llmbench's own.
  */
 export function loadJobFile(
   path: string,
@@ -42,9 +44,11 @@ export function loadJobFile(
   const content = readText(path)
   if (content.trim() === '')
     throw new DatasetError(`job file ${path}: the file is empty; expected one job per line (JSONL)`)
+  if (isTraceLabCsv(content)) return traceLabJobs(path, content, text)
   const first = firstValue(content)
   if (isSglangAgenticTrace(first)) return sglangAgenticJobs(path, content, outputTokens)
   if (isRolloutLine(first)) return rolloutTraceJobs(path, content, text)
+  if (isTraceLabLine(first)) return traceLabJobs(path, content, text)
   return llmbenchJobs(path, content, text, outputTokens, maxJobs)
 }
 

@@ -57,10 +57,19 @@ async function demoRun(name: string, extra: string[]): Promise<string> {
  * compare test holds against it. A demo run is seconds of CPU. A failed run fails the test that reads
  * it (and is not left as an unhandled rejection when that test is filtered out).
  */
-let demoRuns: { failing: Promise<string>; clean: Promise<string> } | undefined
+let demoRuns: { failing: Promise<string>; clean: Promise<string>; jobs: Promise<string> } | undefined
 function startDemoRuns(): NonNullable<typeof demoRuns> {
   if (demoRuns === undefined) {
-    demoRuns = { failing: demoRun('demo', ['--fault', '500:0.1']), clean: demoRun('new', []) }
+    demoRuns = {
+      failing: demoRun('demo', ['--fault', '500:0.1']),
+      clean: demoRun('new', []),
+      // Agentic jobs with a fan-out of 2 (plan, two sub-agents, their join), short replies so each
+      // level completes jobs within its seconds; the later --levels and --duration win.
+      jobs: demoRun('jobs', [
+        ...['--levels', '1,4', '--duration', '3', '--output-tokens', '16'],
+        ...['--jobs', '--turns', '3', '--fan-out', '2', '--tool-wait', '0.05'],
+      ]),
+    }
     for (const run of Object.values(demoRuns)) run.catch(() => {})
   }
   return demoRuns
@@ -276,6 +285,7 @@ test('report.html renders every chart in real Chromium, with no console error an
       if (measured.length > MAX_TIMELINE_BARS) assert.match(timeline.title, /sampled evenly/)
     }
     assert.equal(await page.$$eval('table.levels tbody tr', (rows) => rows.length), levels)
+    assert.equal(await page.locator('figure[data-job-timeline]').count(), 0, 'no job Gantt without jobs')
     const failed = result.levels.reduce(
       (sum: number, level: { errors: { http_5xx: number } }) => sum + level.errors.http_5xx,
       0,
@@ -294,6 +304,69 @@ test('report.html renders every chart in real Chromium, with no console error an
       [],
       'no network request',
     )
+  } finally {
+    await page.close()
+  }
+})
+
+test('report.html of a job run: a slow and a typical job turn by turn, branches on their own rows', {
+  timeout: 120_000,
+}, async () => {
+  const out = await startDemoRuns().jobs
+  const result = JSON.parse(readFileSync(join(out, 'bench_result.json'), 'utf8')) as BenchResult
+  const turns = readFileSync(join(out, RECORDS_FILE), 'utf8')
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as { job?: string; turn?: number; level: number; phase: string })
+    .filter((record) => record.phase === 'measure' && record.job !== undefined)
+  const page = await chromiumPage()
+  try {
+    const errors: string[] = []
+    page.on('pageerror', (error) => errors.push(error.message))
+    page.on('console', (message) => {
+      if (message.type() === 'error') errors.push(message.text())
+    })
+    await page.goto(pathToFileURL(join(out, 'report.html')).href)
+    const gantts = await page.$$eval('figure[data-job-timeline]', (figures) =>
+      figures.map((figure) => ({
+        rank: figure.getAttribute('data-job-timeline'),
+        level: Number(figure.getAttribute('data-level')),
+        job: figure.getAttribute('data-job') ?? '',
+        jct: Number(figure.getAttribute('data-jct-ms')),
+        turns: Number(figure.getAttribute('data-turns')),
+        rows: Number(figure.getAttribute('data-rows')),
+        bars: figure.querySelectorAll('.turn_marks path').length,
+        waits: figure.querySelectorAll('.turn_wait_marks path').length,
+        branches: [...figure.querySelectorAll('.role-axis-label text')].filter((text) =>
+          /^branch \d+$/.test(text.textContent ?? ''),
+        ).length,
+        width: figure.querySelector('svg')?.getBoundingClientRect().width ?? 0,
+      })),
+    )
+    assert.deepEqual(
+      gantts.map((gantt) => gantt.rank),
+      ['p90', 'p50'],
+    )
+    // No knee on a 1-to-4 gradient against 16 slots: the highest level is drawn.
+    const drawn = result.saturation?.value ?? Math.max(...result.levels.map((level) => level.value))
+    for (const gantt of gantts) {
+      assert.equal(gantt.level, drawn)
+      // One bar per turn of the job (3 steps with a fan-out of 2: 4 turns), as its records say.
+      const own = new Set(turns.filter((record) => record.job === gantt.job).map((record) => record.turn))
+      assert.equal(own.size, 4, `${gantt.rank}: job ${gantt.job} has its 4 turns in the records`)
+      assert.equal(gantt.bars, own.size, `${gantt.rank}: a bar per turn`)
+      assert.equal(gantt.turns, own.size)
+      assert.ok(gantt.waits > 0 && gantt.waits <= gantt.bars, `${gantt.rank}: first-token waits drawn`)
+      // The fan-out's second sub-agent on its own row.
+      assert.equal(gantt.rows, 2)
+      assert.equal(gantt.branches, 2, `${gantt.rank}: a labelled row per branch`)
+      assert.ok(gantt.width > 300, `${gantt.rank} is drawn (${gantt.width}px wide)`)
+    }
+    const [slow, typical] = gantts
+    assert.ok((slow?.jct ?? 0) >= (typical?.jct ?? Infinity), 'the slow job took at least the typical one')
+    mkdirSync(ARTIFACTS, { recursive: true })
+    await page.screenshot({ path: join(ARTIFACTS, 'report-jobs.png'), fullPage: true })
+    assert.deepEqual(errors, [])
   } finally {
     await page.close()
   }
