@@ -67,6 +67,11 @@ export function oldSloSpellingNote(thresholds: Record<string, number>): string |
   return `note: SLO keys are spelled <metric>_p<percentile> now, without _ms: ${renamed.join(', ')} (the old spelling is still read)`
 }
 
+/**
+ * The objectives of an SLO table, each keyed as written: a result's checks and capacity quote the
+ * table (meta.slo) as the run was given it, so a result written before reads the same when
+ * reported again (an older ttft_p95_ms stays ttft_p95_ms there).
+ */
 export function toSlos(thresholds: Record<string, number>): Slo[] {
   return Object.entries(thresholds).map(([key, threshold]) => {
     const parsed = parseSloKey(key)
