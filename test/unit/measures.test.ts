@@ -186,3 +186,18 @@ test('a measure better higher is worse lower between runs too: fluidity_p90 fall
     JSON.stringify(within.levels[0]?.metrics),
   )
 })
+
+test("the per-level table's latency columns are named by their measure (name and unit from measures.ts)", () => {
+  const withColumns = MEASURES.filter((measure) => 'field' in measure)
+  assert.ok(withColumns.length >= 4, 'TTFT, TPOT, ITL and E2E have a level field')
+  for (const measure of withColumns) {
+    const figure = LEVEL_FIGURES.find((f) => Object.keys(f.fields)[0] === measure.field)
+    const column = figure?.columns?.[0]
+    assert.ok(column !== undefined, `${measure.field} has a column`)
+    assert.equal(column.name, measure.name)
+    assert.ok(
+      typeof column.head === 'string' && column.head.startsWith(`${measure.name} ${measure.unit}\n`),
+      String(column.head),
+    )
+  }
+})
