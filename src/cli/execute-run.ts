@@ -6,6 +6,7 @@ import { configConflicts } from '../config/load.js'
 import { underDrivenWarning } from '../config/plan-warnings.js'
 import type { RunConfig } from '../config/types.js'
 import { levelName } from '../metrics/level-name.js'
+import { oldSloSpellingNote } from '../metrics/slo.js'
 import { protocolOf } from '../protocols/wire-protocol.js'
 import { DiskFullError } from '../records/disk-full.js'
 import { appendHistory, readHistory } from '../report/history.js'
@@ -60,6 +61,9 @@ export async function executeRun(
   if (config.run.fail_on_slo && Object.keys(config.metrics.slo).length === 0) {
     throw new CliError('--fail-on-slo needs objectives: set --slo (or [slo] in config.toml)', EXIT.usage)
   }
+  // An SLO key in the spelling before one spelling per figure (ttft_p95_ms) is still read; said once, here.
+  const oldSpelling = oldSloSpellingNote(config.metrics.slo)
+  if (oldSpelling !== null) log(oldSpelling)
   const shard = resolveShard(flags, process.env)
   const schedule = resolveSchedule(flags)
   const coordinator = resolveCoordinator(flags, shard !== null, schedule !== undefined)

@@ -430,7 +430,7 @@ export const SETTING_FLAG_TABLE: Record<'target' | 'load', readonly FlagSpec[]> 
       name: 'slo',
       type: 'string',
       value: 'KEY=MS,...',
-      help: 'objectives, e.g. ttft_p95_ms=800,tpot_p95_ms=50 (metrics ttft, tpot, e2e, ttfr, ttfo, answer_tpot)',
+      help: 'objectives, e.g. ttft_p95=800,tpot_p95=50 (metrics ttft, tpot, e2e, ttfr, ttfo, answer_tpot)',
     },
     {
       name: 'fail-on-slo',

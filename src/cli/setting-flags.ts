@@ -84,7 +84,7 @@ function flagValue(flags: ParsedFlags, { name, kind }: FlagDecl): unknown {
   }
 }
 
-/** "ttft_p95_ms=800,e2e_p99_ms=5000" → { ttft_p95_ms: 800, ... }; a bad pair stays NaN so validation names it. */
+/** "ttft_p95=800,e2e_p99=5000" → { ttft_p95: 800, ... } (the older ttft_p95_ms is read too); a bad pair stays NaN so validation names it. */
 export function sloPairs(text: string): Record<string, number> {
   const pairs: Record<string, number> = {}
   for (const pair of text.split(',')) {

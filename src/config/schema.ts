@@ -74,9 +74,9 @@ export function workers() {
   return z.union([positiveInt(), z.literal('auto')], e)
 }
 
-/** SLO thresholds: { ttft_p95_ms: 800, ... }; keys name a metric and a percentile. */
+/** SLO thresholds: { ttft_p95: 800, ... }; keys name a metric and a percentile. */
 export function sloTable() {
-  const key = expect('an SLO key like ttft_p95_ms, tpot_p99_ms, e2e_p50_ms or fluidity_p90')
+  const key = expect('an SLO key like ttft_p95, tpot_p99, e2e_p50 or fluidity_p90')
   const value = expect('a positive number of milliseconds (fluidity: an index above 0 and at most 1)')
   return z
     .record(
@@ -85,8 +85,8 @@ export function sloTable() {
       {
         error: (issue) =>
           issue.code === 'invalid_key'
-            ? 'an SLO key like ttft_p95_ms, tpot_p99_ms, e2e_p50_ms or fluidity_p90'
-            : 'a table of SLO thresholds, such as { ttft_p95_ms = 800 }',
+            ? 'an SLO key like ttft_p95, tpot_p99, e2e_p50 or fluidity_p90'
+            : 'a table of SLO thresholds, such as { ttft_p95 = 800 }',
       },
     )
     .superRefine((table, context) => {

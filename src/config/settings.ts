@@ -84,7 +84,7 @@ export type FlagKind =
   | 'strings'
   /** a count, or a distribution such as normal(512,64) */
   | 'length'
-  /** "ttft_p95_ms=800,e2e_p99_ms=5000" → { ttft_p95_ms: 800, ... } */
+  /** "ttft_p95=800,e2e_p99=5000" → { ttft_p95: 800, ... } (the older ttft_p95_ms is read too) */
   | 'slo'
   /** "ttft_p95=5%,tput=3%" → { ttft_p95: 5, tput: 3 } */
   | 'precision'
@@ -1085,7 +1085,7 @@ export const SETTINGS = {
   },
   // --- metrics and gates
   slo: {
-    doc: 'objectives, e.g. { "ttft_p95_ms": 800, "tpot_p95_ms": 50 } (metrics ttft, tpot, e2e, and ttfr, ttfo, answer_tpot for reasoning models, jct (job completion time) with --jobs; any percentile)',
+    doc: 'objectives, e.g. { "ttft_p95": 800, "tpot_p95": 50 } (metrics ttft, tpot, e2e, and ttfr, ttfo, answer_tpot for reasoning models, jct (job completion time) with --jobs; any percentile)',
     at: ['metrics', 'slo'],
     schema: sloTable,
     json: 'bench.slo',
@@ -1094,7 +1094,7 @@ export const SETTINGS = {
       name: 'slo',
       kind: 'slo',
       value: 'KEY=MS,...',
-      help: 'objectives, e.g. ttft_p95_ms=800,tpot_p95_ms=50 (metrics ttft, tpot, e2e, ttfr, ttfo, answer_tpot)',
+      help: 'objectives, e.g. ttft_p95=800,tpot_p95=50 (metrics ttft, tpot, e2e, ttfr, ttfo, answer_tpot)',
       group: 'load',
     },
   },

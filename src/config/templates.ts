@@ -190,8 +190,8 @@ function configToml(): string {
   lines.push(
     '',
     '# [slo]                                 # objectives: per level, goodput and whether it meets them',
-    '# ttft_p95_ms = 800                     # metric ttft, tpot, e2e (reasoning: ttfr, ttfo, answer_tpot); any percentile; ms',
-    '# tpot_p95_ms = 50',
+    '# ttft_p95 = 800                        # metric ttft, tpot, e2e (reasoning: ttfr, ttfo, answer_tpot); any percentile; ms',
+    '# tpot_p95 = 50',
   )
   return `${lines.join('\n')}\n`
 }

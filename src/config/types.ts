@@ -190,7 +190,7 @@ export interface RunConfig {
     output_json: string
     /** Exit 1 when the lowest level's success rate is below this, percent (0 = never). */
     min_success_rate: number
-    /** Service-level objectives, e.g. { ttft_p95_ms: 800, tpot_p95_ms: 50 }; empty = none. */
+    /** Service-level objectives, e.g. { ttft_p95: 800, tpot_p95: 50 }; empty = none. */
     slo: Record<string, number>
   }
   /** Scraping the server's Prometheus metrics during the run (src/server-metrics/). */

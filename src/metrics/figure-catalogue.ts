@@ -14,7 +14,14 @@ import { type Distribution, percentileOfSorted, round, summarizeSorted } from '.
 import { embeddingAccumulator } from './embedding-figures.js'
 import { eventAccumulator, eventNotes } from './event-figures.js'
 import { FailureGroups } from './failure-causes.js'
-import { type AnyFigure, accumulator, figure, type LevelContext, type LevelFigures } from './figure.js'
+import {
+  type AnyFigure,
+  accumulator,
+  type ColumnSpec,
+  figure,
+  type LevelContext,
+  type LevelFigures,
+} from './figure.js'
 import { fluidityAccumulator } from './fluidity.js'
 import { inBandAccumulator } from './in-band-figures.js'
 import { inFlightAccumulator } from './in-flight.js'
@@ -96,6 +103,25 @@ const adjusted = <K extends DistributionKey>(key: K, of: (record: RequestRecord)
 const readerOf = (key: MeasureKey) => {
   const measure = measureOf(key) as Measure
   return (record: RequestRecord, into: Samples) => measure.read(record, into, null)
+}
+
+/**
+ * A measure's column in the per-level table: its name and unit as measures.ts declares them (TTFT ms),
+ * over the run's percentiles or its p50 alone; where it stands and its digits are the table's.
+ */
+function measureColumn(
+  key: MeasureKey,
+  shown: 'percentiles' | 'p50',
+  place: Pick<ColumnSpec, 'order' | 'priority'> & { digits: number },
+): ColumnSpec {
+  const measure = measureOf(key) as Measure
+  return {
+    name: measure.name,
+    head: `${measure.name} ${measure.unit}\n${shown === 'p50' ? 'p50' : '{percentiles}'}`,
+    order: place.order,
+    priority: place.priority,
+    cell: { kind: shown, digits: place.digits },
+  }
 }
 
 const TIMEOUT_KINDS = ['connect', 'first_token', 'idle', 'total'] as const
@@ -260,15 +286,7 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
       },
     },
     source: { accumulator: latency('ttft_ms', readerOf('ttft')) },
-    columns: [
-      {
-        name: 'TTFT',
-        head: 'TTFT ms\n{percentiles}',
-        order: 3,
-        priority: 3,
-        cell: { kind: 'percentiles', digits: 0 },
-      },
-    ],
+    columns: [measureColumn('ttft', 'percentiles', { order: 3, priority: 3, digits: 0 })],
   }),
   figure({
     fields: {
@@ -281,15 +299,7 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
       },
     },
     source: { accumulator: latency('tpot_ms', readerOf('tpot')) },
-    columns: [
-      {
-        name: 'TPOT',
-        head: 'TPOT ms\n{percentiles}',
-        order: 5,
-        priority: 6,
-        cell: { kind: 'percentiles', digits: 1 },
-      },
-    ],
+    columns: [measureColumn('tpot', 'percentiles', { order: 5, priority: 6, digits: 1 })],
   }),
   figure({
     fields: {
@@ -306,7 +316,7 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
         itl_ms: summarizeSorted(tally.timeline.sortedGaps(), options.percentiles),
       }),
     },
-    columns: [{ name: 'ITL', head: 'ITL ms\np50', order: 6, priority: 11, cell: { kind: 'p50', digits: 1 } }],
+    columns: [measureColumn('itl', 'p50', { order: 6, priority: 11, digits: 1 })],
   }),
   figure({
     fields: {
@@ -319,7 +329,7 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
       },
     },
     source: { accumulator: latency('e2e_ms', readerOf('e2e')) },
-    columns: [{ name: 'E2E', head: 'E2E ms\np50', order: 7, priority: 7, cell: { kind: 'p50', digits: 0 } }],
+    columns: [measureColumn('e2e', 'p50', { order: 7, priority: 7, digits: 0 })],
   }),
   figure({
     fields: { ttft_ms_error_adjusted: { unit: 'ms' } },

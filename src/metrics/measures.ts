@@ -17,7 +17,7 @@ export interface ValueSink {
 }
 
 export interface Measure {
-  /** The spelling in every key: ttft → ttft_p95, ttft_p95 in --slo, --precision and --max-regression. */
+  /** The spelling in every key: ttft → ttft_p95 in --slo, --precision and --max-regression (a result field holding it in ms: ttft_p95_ms). */
   key: string
   /** As people write it: TTFT p95. */
   name: string
@@ -213,23 +213,23 @@ export function figureName(measure: Pick<Measure, 'name'>, percentile: number): 
 }
 
 /**
- * `ttft_p95` (or an older spelling a consumer still reads, `ttft_p95_ms`) → the measure of `use`
- * and the percentile; null when the key names none. `legacy` is set when the older spelling was
- * read, for the caller's note.
+ * `ttft_p95` (or the older spelling --slo still reads, `ttft_p95_ms`) → the measure of `use` and
+ * the percentile; null when the key names none. `renamed` is set when the older spelling was read:
+ * the key as it is spelled now, for the caller's note.
  */
 export function parseFigureKey(
   key: string,
   use: 'slo' | 'precision' | 'compare',
-): { measure: Measure; percentile: number; legacy?: string } | null {
+): { measure: Measure; percentile: number; renamed?: string } | null {
   const match = /^([a-z][a-z0-9_]*?)_p(\d+(?:\.\d+)?)(_ms)?$/.exec(key)
   if (match === null) return null
   const measure = measureOf(match[1] as string)
   if (measure === undefined || !measure[use]) return null
-  // _ms was the SLO keys' spelling for a latency; never a fluidity's.
+  // _ms was the SLO keys' spelling for a latency until every key became `<key>_p<percentile>`; never a fluidity's.
   if (match[3] !== undefined && (use !== 'slo' || measure.unit !== 'ms')) return null
   const percentile = Number(match[2])
   const parsed = { measure, percentile }
-  return match[3] === undefined ? parsed : { ...parsed, legacy: figureKey(measure, percentile) }
+  return match[3] === undefined ? parsed : { ...parsed, renamed: figureKey(measure, percentile) }
 }
 
 /** Is `value` worse than `limit` for this measure (above it when lower is better)? */

@@ -15,56 +15,83 @@ import {
 import type { LoadMode } from './summarize.js'
 
 /**
- * One service-level objective: the `percentile` of `metric` (a measure of measures.ts) must be within
- * `threshold_ms`: at most it where lower is better, at least it where higher is (fluidity: a
- * unitless index, held in `threshold_ms` all the same as the result's checks hold it; the
- * direction is the measure's, `at_least` only says it).
+ * One service-level objective: the `percentile` of `metric` (a measure of measures.ts) must be
+ * within `threshold`: at most it where lower is better, at least it where higher is (`better`, the
+ * measure's own direction, copied here so a reader of the objective need not look it up).
  */
 export interface Slo {
-  /** As written: ttft_p95_ms, fluidity_p90 */
+  /** As written: ttft_p95, fluidity_p90 (or the older ttft_p95_ms). */
   key: string
   metric: SloMetric
   percentile: number
-  threshold_ms: number
-  /** Higher is better (fluidity): met when the value is at least the threshold. */
-  at_least?: true
+  /** In the measure's unit: ms for a latency, the index for fluidity. */
+  threshold: number
+  better: Measure['better']
 }
 
 /** The measures an SLO may name (measures.ts: ttft, tpot, e2e, the reasoning phases, fluidity). */
 export const SLO_METRICS = measuresFor('slo').map((measure) => measure.key)
 export type SloMetric = MeasureKey
 
-/** `ttft_p95_ms` → its parts, or an error message saying what is expected. */
-export function parseSloKey(
-  key: string,
-): { metric: SloMetric; percentile: number; at_least?: true } | string {
-  const parsed = parseFigureKey(key, 'slo')
-  const percentile = parsed?.percentile ?? Number.NaN
-  // A latency's SLO key carries its unit (ttft_p95_ms); the fluidity index has none.
-  const spelled = parsed !== null && (parsed.measure.unit === 'ms') === (parsed.legacy !== undefined)
-  if (parsed === null || !spelled || !(percentile > 0 && percentile <= 100)) {
-    return `expected a key like ttft_p95_ms, tpot_p99_ms or e2e_p50_ms (metric ${SLO_METRICS.filter((key) => measureOf(key)?.unit === 'ms').join(', ')}; percentile in (0, 100]), or fluidity_p90 (the fluidity index 90% of requests reach, at least the value), got ${JSON.stringify(key)}`
-  }
-  const metric = parsed.measure.key as SloMetric
-  return parsed.measure.better === 'higher' ? { metric, percentile, at_least: true } : { metric, percentile }
+/** An SLO key's parts; `renamed` is the key as spelled now when an older spelling (ttft_p95_ms) was read. */
+export interface SloKey {
+  metric: SloMetric
+  percentile: number
+  better: Measure['better']
+  renamed?: string
 }
 
+/** `ttft_p95` (or the older `ttft_p95_ms`) → its parts, or an error message saying what is expected. */
+export function parseSloKey(key: string): SloKey | string {
+  const parsed = parseFigureKey(key, 'slo')
+  const percentile = parsed?.percentile ?? Number.NaN
+  if (parsed === null || !(percentile > 0 && percentile <= 100)) {
+    return `expected a key like ttft_p95, tpot_p99 or e2e_p50 (metric ${SLO_METRICS.filter((key) => measureOf(key)?.unit === 'ms').join(', ')}, in ms; percentile in (0, 100]), or fluidity_p90 (the fluidity index 90% of requests reach, at least the value), got ${JSON.stringify(key)}`
+  }
+  const parts: SloKey = { metric: parsed.measure.key as SloMetric, percentile, better: parsed.measure.better }
+  return parsed.renamed === undefined ? parts : { ...parts, renamed: parsed.renamed }
+}
+
+/**
+ * The note for SLO keys written in an older spelling (`ttft_p95_ms`, read as `ttft_p95`), naming
+ * the spelling now; null when every key is spelled as now. Said once per run, by its caller.
+ */
+export function oldSloSpellingNote(thresholds: Record<string, number>): string | null {
+  const renamed = Object.keys(thresholds).flatMap((key) => {
+    const parsed = parseSloKey(key)
+    return typeof parsed === 'string' || parsed.renamed === undefined
+      ? []
+      : [`${key} is now ${parsed.renamed}`]
+  })
+  if (renamed.length === 0) return null
+  return `note: SLO keys are spelled <metric>_p<percentile> now, without _ms: ${renamed.join(', ')} (the old spelling is still read)`
+}
+
+/**
+ * The objectives of an SLO table, each keyed as written: a result's checks and capacity quote the
+ * table (meta.slo) as the run was given it, so a result written before reads the same when
+ * reported again (an older ttft_p95_ms stays ttft_p95_ms there).
+ */
 export function toSlos(thresholds: Record<string, number>): Slo[] {
-  return Object.entries(thresholds).map(([key, threshold_ms]) => {
+  return Object.entries(thresholds).map(([key, threshold]) => {
     const parsed = parseSloKey(key)
     if (typeof parsed === 'string') throw new Error(parsed)
-    return { key, ...parsed, threshold_ms }
+    const { renamed: _, ...parts } = parsed
+    return { key, ...parts, threshold }
   })
 }
 
 export interface SloCheck {
   key: string
-  /** The threshold; for fluidity an index in [0, 1]. */
+  /**
+   * The threshold; for fluidity an index in [0, 1]. Named for the latencies in the result's schema
+   * (llmbench.result/2); in code the objective's is `Slo.threshold`.
+   */
   threshold_ms: number
   /** The error-adjusted percentile: failed requests count as the worst latency (the timeout). */
   value_ms: number | null
   met: boolean
-  /** Fluidity: met when value_ms (the index) is at least threshold_ms. */
+  /** Higher is better (fluidity): met when value_ms (the index) is at least threshold_ms; written from `Slo.better`. */
   at_least?: true
 }
 
@@ -125,7 +152,7 @@ export function sloAccumulator(
         const measure = measures[i] as Measure
         const samples = values[i] as Samples
         // A failed request is the worst case: the timeout, or no fluidity at all.
-        if (!ok) samples.push(measure.better === 'higher' ? 0 : timeoutMs)
+        if (!ok) samples.push(slo.better === 'higher' ? 0 : timeoutMs)
         // A request with several values (ITL's gaps) is within only when each of them is.
         else
           measure.read(
@@ -133,7 +160,7 @@ export function sloAccumulator(
             {
               push(value) {
                 samples.push(value)
-                if (worseThan(measure, value, slo.threshold_ms)) within = false
+                if (worseThan(slo, value, slo.threshold)) within = false
               },
             },
             deadlines,
@@ -152,15 +179,15 @@ export function sloAccumulator(
         })
       }
       const checks = slos.map((slo, i): SloCheck => {
-        const higher = (measures[i] as Measure).better === 'higher'
+        const higher = slo.better === 'higher'
         // Higher is better: p90 is the value 90% of requests reach, the 10th percentile from below.
         const sorted = (values[i] as Samples).sorted()
         const value = percentileOfSorted(sorted, higher ? 100 - slo.percentile : slo.percentile)
         return {
           key: slo.key,
-          threshold_ms: slo.threshold_ms,
+          threshold_ms: slo.threshold,
           value_ms: value === null ? null : higher ? round(value, 4) : round(value),
-          met: value !== null && !worseThan(measures[i] as Measure, value, slo.threshold_ms),
+          met: value !== null && !worseThan(slo, value, slo.threshold),
           ...(higher ? { at_least: true as const } : {}),
         }
       })

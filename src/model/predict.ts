@@ -1,6 +1,7 @@
 import { findSaturation } from '../analysis/saturation.js'
 import type { ScalingFigures } from '../analysis/scaling-step.js'
 import { type Distribution, percentileKey, round } from '../metrics/distribution.js'
+import { worseThan } from '../metrics/measures.js'
 import type { Slo } from '../metrics/slo.js'
 import { type CapacityModel, engineParams, type ModelCorner } from './capacity-model.js'
 import { type LevelPrediction, simulatedRequests } from './engine.js'
@@ -201,7 +202,7 @@ function meetsSlos(level: LevelPrediction, slos: readonly Slo[]): boolean {
     const distribution =
       slo.metric === 'ttft' ? level.ttft_ms : slo.metric === 'tpot' ? level.tpot_ms : level.e2e_ms
     const value = distribution[percentileKey(slo.percentile)] ?? null
-    return value !== null && value <= slo.threshold_ms
+    return value !== null && !worseThan(slo, value, slo.threshold)
   })
 }
 

@@ -25,7 +25,7 @@ import { unreachableAfterAnswers } from '../metrics/failure-causes.js'
 import { levelName } from '../metrics/level-name.js'
 import { precisionLine } from '../metrics/precision.js'
 import { poolRepeats } from '../metrics/repeat-pool.js'
-import { type Capacity, findCapacity, toSlos } from '../metrics/slo.js'
+import { type Capacity, findCapacity, type Slo, toSlos } from '../metrics/slo.js'
 import {
   LevelSummarizer,
   type LevelSummary,
@@ -270,7 +270,7 @@ export function finishResult(
         : `per request (output tokens/s and TTFT): ${requestWords}; ${describeJobSaturation(jobKnee)}`),
     ...(jobKnee === null ? {} : { job_saturation: jobKnee }),
     capacity: hasSlos ? findCapacity(levels) : null,
-    capacity_summary: hasSlos ? describeCapacity(findCapacity(levels), meta.slo) : null,
+    capacity_summary: hasSlos ? describeCapacity(findCapacity(levels), toSlos(meta.slo ?? {})) : null,
   }
   return {
     schema: RESULT_SCHEMA,
@@ -443,9 +443,10 @@ function runCost(levels: readonly LevelSummary[], meta: RunMeta): RunCost | null
   }
 }
 
-function describeCapacity(capacity: Capacity | null, slo: Record<string, number>): string {
-  const objectives = Object.entries(slo)
-    .map(([key, value]) => `${key} ${key.startsWith('fluidity_') ? '≥' : '≤'} ${value}`)
+function describeCapacity(capacity: Capacity | null, slos: readonly Slo[]): string {
+  // Each objective's direction is its measure's (measures.ts): at least it where higher is better.
+  const objectives = slos
+    .map((slo) => `${slo.key} ${slo.better === 'higher' ? '≥' : '≤'} ${slo.threshold}`)
     .join(', ')
   if (capacity === null) return `no level meets the SLOs (${objectives})`
   return `capacity ${capacity.value} under the SLOs (${objectives}): ${capacity.reason}`

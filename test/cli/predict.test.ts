@@ -117,6 +117,8 @@ test('predict DIR: longer prompts predict fewer requests per second, every point
   assert.match(text.stdout, /knee predicted at \d+|no knee predicted/)
   assert.match(text.stdout, /SLO capacity predicted at \d+|no level predicted to meet the SLOs/)
   assert.match(text.stdout, /\d+ replica\(s\) for 10 requests\/s/)
+  // The SLO key in its older spelling is read as ttft_p95, and said once on stderr, naming the spelling now.
+  assert.equal(text.stderr.match(/ttft_p95_ms is now ttft_p95/g)?.length, 1, text.stderr)
 })
 
 test('model and predict refuse what they cannot do, with exit 2 and the reason', async () => {

@@ -288,7 +288,7 @@ test('the measures table of docs/figures.md is the catalogue of measures, row by
         m.name,
         m.unit,
         m.better,
-        m.slo ? `\`${m.key}_p95${m.unit === 'ms' ? '_ms' : ''}\`` : '',
+        m.slo ? `\`${m.key}_p95\`` : '',
         m.precision ? `\`${m.key}_p95\`` : '',
         m.compare ? `\`${m.key}_p95\`` : '',
         m.gate === null ? '' : `+${m.gate * 100}% at p50, p95, p99`,

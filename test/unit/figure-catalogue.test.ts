@@ -8,7 +8,7 @@ import { makeRecord } from '../helpers/records.js'
 const RATE: SummaryOptions = {
   percentiles: [50, 95, 99],
   timeoutMs: 30_000,
-  slos: [{ key: 'ttft_p95_ms', metric: 'ttft', percentile: 95, threshold_ms: 100 }],
+  slos: [{ key: 'ttft_p95_ms', metric: 'ttft', percentile: 95, threshold: 100, better: 'lower' }],
   mode: 'request_rate',
   pricing: { input_per_mtok: 1, output_per_mtok: 2, currency: 'USD' },
 }

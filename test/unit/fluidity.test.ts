@@ -51,7 +51,7 @@ test('a level: p90 is the index 90% of requests reach; a failed request counts 0
 })
 
 test('fluidity_p90 is an SLO held from below: met when the index 90% of requests reach is at least the threshold', () => {
-  assert.deepEqual(parseSloKey('fluidity_p90'), { metric: 'fluidity', percentile: 90, at_least: true })
+  assert.deepEqual(parseSloKey('fluidity_p90'), { metric: 'fluidity', percentile: 90, better: 'higher' })
   assert.match(String(parseSloKey('fluidity_p90_ms')), /fluidity_p90/)
   const deadlines = { ...PACE, basis: 'test' }
   const smooth = Array.from({ length: 20 }, () =>

@@ -4,10 +4,10 @@ import { test } from 'node:test'
 import { compareRuns, DEFAULT_MIN_CHANGE } from '../../src/compare/compare.js'
 import { percentileOfSorted } from '../../src/metrics/distribution.js'
 import { LEVEL_FIGURES } from '../../src/metrics/figure-catalogue.js'
-import { MEASURES, measuresFor } from '../../src/metrics/measures.js'
+import { figureKey, MEASURES, measuresFor } from '../../src/metrics/measures.js'
 import { PrecisionTracker } from '../../src/metrics/precision.js'
 import { parsePrecisionKey } from '../../src/metrics/precision-key.js'
-import { evaluateSlos, parseSloKey, toSlos } from '../../src/metrics/slo.js'
+import { evaluateSlos, oldSloSpellingNote, parseSloKey, toSlos } from '../../src/metrics/slo.js'
 import type { RequestRecord } from '../../src/records/types.js'
 import { renderLevelsCsv } from '../../src/report/levels-csv.js'
 import type { BenchResult } from '../../src/result/bench-result.js'
@@ -51,19 +51,40 @@ function gaps(list: readonly RequestRecord[]): Float64Array {
   return Float64Array.from(out).sort()
 }
 
-test('every SLO measure parses as <key>_p<N>_ms (fluidity without _ms) and is judged in its own direction', () => {
+test("every SLO measure parses as <key>_p<N> and is judged in its own direction; a latency's older <key>_p<N>_ms is read as renamed", () => {
   for (const measure of measuresFor('slo')) {
-    const key = `${measure.key}_p95${measure.unit === 'ms' ? '_ms' : ''}`
+    const key = figureKey(measure, 95)
     const parsed = parseSloKey(key)
     assert.ok(typeof parsed !== 'string', `${key}: ${parsed}`)
     assert.equal(parsed.metric, measure.key)
-    assert.equal(parsed.at_least === true, measure.better === 'higher', key)
+    assert.equal(parsed.better, measure.better, key)
+    assert.equal(parsed.renamed, undefined, key)
+    const old = parseSloKey(`${key}_ms`)
+    if (measure.unit === 'ms') {
+      assert.ok(typeof old !== 'string', `${key}_ms: ${old}`)
+      assert.deepEqual(old, { ...parsed, renamed: key })
+    } else assert.equal(typeof old, 'string', `${key}_ms is not a spelling of an index`)
   }
   // A measure the catalogue does not list for SLOs is refused, naming the ones it does.
-  const refused = parseSloKey('ttfx_p95_ms')
+  const refused = parseSloKey('ttfx_p95')
   assert.equal(typeof refused, 'string')
   for (const measure of measuresFor('slo').filter((m) => m.unit === 'ms'))
     assert.ok((refused as string).includes(measure.key), `${measure.key} in ${refused}`)
+})
+
+test('an SLO table in the older spelling is judged as in the new one, and its note names each new key once', () => {
+  const list = records()
+  const now = evaluateSlos(list, toSlos({ ttft_p95: 30, itl_p99: 30 }), 60_000, 2)
+  const before = evaluateSlos(list, toSlos({ ttft_p95_ms: 30, itl_p99_ms: 30 }), 60_000, 2)
+  assert.deepEqual(
+    before.checks.map(({ key: _, ...check }) => check),
+    now.checks.map(({ key: _, ...check }) => check),
+  )
+  assert.equal(before.good_share, now.good_share)
+  assert.equal(oldSloSpellingNote({ ttft_p95: 30, fluidity_p90: 0.9 }), null)
+  const note = oldSloSpellingNote({ ttft_p95_ms: 30, tpot_p50: 5, itl_p99_ms: 30 }) as string
+  assert.match(note, /ttft_p95_ms is now ttft_p95, itl_p99_ms is now itl_p99/)
+  assert.ok(!note.includes('tpot'), note)
 })
 
 test('ITL p99 as an SLO: the p99 of every gap, and a request is good only when each of its gaps is within', () => {
@@ -164,4 +185,19 @@ test('a measure better higher is worse lower between runs too: fluidity_p90 fall
     within.regressions.some((r) => r.metric === 'fluidity_p90'),
     JSON.stringify(within.levels[0]?.metrics),
   )
+})
+
+test("the per-level table's latency columns are named by their measure (name and unit from measures.ts)", () => {
+  const withColumns = MEASURES.filter((measure) => 'field' in measure)
+  assert.ok(withColumns.length >= 4, 'TTFT, TPOT, ITL and E2E have a level field')
+  for (const measure of withColumns) {
+    const figure = LEVEL_FIGURES.find((f) => Object.keys(f.fields)[0] === measure.field)
+    const column = figure?.columns?.[0]
+    assert.ok(column !== undefined, `${measure.field} has a column`)
+    assert.equal(column.name, measure.name)
+    assert.ok(
+      typeof column.head === 'string' && column.head.startsWith(`${measure.name} ${measure.unit}\n`),
+      String(column.head),
+    )
+  }
 })

@@ -58,8 +58,15 @@ test('capacity is the highest level meeting every SLO', () => {
 })
 
 test('SLO keys: metric and percentile, with a clear error otherwise', () => {
-  assert.deepEqual(parseSloKey('e2e_p99.9_ms'), { metric: 'e2e', percentile: 99.9 })
-  assert.match(String(parseSloKey('latency_p95')), /expected a key like ttft_p95_ms/)
+  assert.deepEqual(parseSloKey('e2e_p99.9'), { metric: 'e2e', percentile: 99.9, better: 'lower' })
+  assert.deepEqual(parseSloKey('e2e_p99.9_ms'), {
+    metric: 'e2e',
+    percentile: 99.9,
+    better: 'lower',
+    renamed: 'e2e_p99.9',
+  })
+  assert.match(String(parseSloKey('latency_p95')), /expected a key like ttft_p95,/)
+  assert.match(String(parseSloKey('ttft_p0')), /percentile in \(0, 100\]/)
   assert.match(String(parseSloKey('ttft_p0_ms')), /percentile in \(0, 100\]/)
 })
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { parseSloKey, type Slo } from '../../metrics/slo.js'
+import { oldSloSpellingNote, parseSloKey, type Slo } from '../../metrics/slo.js'
 import type { CapacityModel } from '../../model/capacity-model.js'
 import { type ModelFile, readModelFile } from '../../model/model-file.js'
 import { type Prediction, predict } from '../../model/predict.js'
@@ -50,7 +50,7 @@ export const PREDICT_SPEC: CommandSpec = {
       name: 'slo',
       type: 'string',
       value: 'KEY=MS,...',
-      help: 'objectives, e.g. ttft_p95_ms=800,tpot_p50_ms=50 (ttft, tpot, e2e)',
+      help: 'objectives, e.g. ttft_p95=800,tpot_p50=50 in ms (ttft, tpot, e2e)',
       default: "the run's",
     },
     {
@@ -111,7 +111,7 @@ export async function predictCommand(argv: string[], io: Io): Promise<number> {
     input_tokens: countFlag(flags, 'input-tokens') ?? Math.round(model.fitted_on.input_tokens),
     output_tokens: countFlag(flags, 'output-tokens') ?? Math.round(model.fitted_on.output_tokens),
     levels: levelsFlag(flags, 'levels') ?? source.levels(model),
-    slos: slosFlag(flags) ?? source.slos,
+    slos: slosFlag(flags, io) ?? source.slos,
     rate: rateFlag(flags),
   }
   const prediction = predict(model, request)
@@ -359,10 +359,13 @@ function rateFlag(flags: Record<string, unknown>): number | null {
 }
 
 /** The model predicts TTFT, TPOT and E2E: an SLO on a reasoning phase is refused, not silently dropped. */
-function slosFlag(flags: Record<string, unknown>): Slo[] | undefined {
+function slosFlag(flags: Record<string, unknown>, io: Io): Slo[] | undefined {
   const text = stringFlag(flags as never, 'slo')
   if (text === undefined) return undefined
-  const slos = slosOf(sloPairs(text), '--slo')
+  const pairs = sloPairs(text)
+  const slos = slosOf(pairs, '--slo')
+  const note = oldSloSpellingNote(pairs)
+  if (note !== null) io.err(`${note}\n`)
   return slos
 }
 
@@ -380,6 +383,7 @@ function slosOf(pairs: Record<string, number>, where = "the run's slo"): Slo[] {
         )
       return []
     }
-    return [{ key, ...parsed, threshold_ms: threshold }]
+    const { renamed: _, ...parts } = parsed
+    return [{ key, ...parts, threshold }]
   })
 }
