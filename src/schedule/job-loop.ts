@@ -12,23 +12,36 @@ export interface JobSource {
  * One stream of a closed loop in job mode: it runs one job's graph of turns, then the next job, so
  * the level's concurrency counts jobs in flight. A turn is sent once every parent has replied and
  * its tool wait has passed; turns ready together are sent together (a fan-out), so a job can have
- * several requests out. A new job starts only while `claim` allows; each later turn costs one
- * request of the budget (`spend`, asked right before it is sent, after any tool wait, so a Ctrl-C
- * or the level's end during a wait sends nothing more). A failed turn ends its branch: its
+ * several requests out. A new job starts only while the budget's `claim` allows, and then pays for
+ * all its turns at once (`reserve`): a stream in a tool wait has not yet sent its later turns, and a
+ * budget paid turn by turn let another stream start a job on them (16 requests of 4-turn jobs on 2
+ * streams ran 5 jobs). So no job is cut by the count; the last may pass it by its turns less one.
+ * Before each later turn `going` is asked (after any tool wait), so a Ctrl-C or the level's end
+ * during a wait sends nothing more. A failed turn ends its branch: its
  * descendants would lack its reply. Tool waits are spent here, on the client, with no request out:
  * they are in a job's completion time but in no request's latency (each turn's scheduled_at is when
  * it became ready, after the wait).
  */
+export interface JobBudget {
+  /** May the stream start another job (its first request)? */
+  claim(): boolean
+  /** The job's later turns, paid for as it starts. */
+  reserve(requests: number): void
+  /** May a later turn still be sent (no stop asked, the level not over)? */
+  going(): boolean
+}
+
 export async function jobLoop(
   jobs: JobSource,
   clock: Scheduler<unknown>,
-  claim: () => boolean,
-  spend: () => boolean,
+  budget: JobBudget,
   sendTurn: SendTurn,
 ): Promise<void> {
   let wantedAt: number | null = null
-  while (claim()) {
-    wantedAt = await runJob(jobs.next(), wantedAt, clock, spend, sendTurn)
+  while (budget.claim()) {
+    const job = jobs.next()
+    budget.reserve(job.conversation.spec.turns.length - 1)
+    wantedAt = await runJob(job, wantedAt, clock, budget.going, sendTurn)
   }
 }
 
@@ -37,7 +50,7 @@ async function runJob(
   job: ReturnType<JobSource['next']>,
   startWanted: number | null,
   clock: Scheduler<unknown>,
-  spend: () => boolean,
+  going: () => boolean,
   sendTurn: SendTurn,
 ): Promise<number | null> {
   const { id, promptId, conversation } = job
@@ -51,14 +64,14 @@ async function runJob(
   const waiting = turns.map((turn) => turn.parents.length)
   /** When each turn became ready: its last parent's end plus that parent's tool wait. */
   const readyAt = turns.map(() => startWanted)
-  let claimed = true // the job's first turn was paid for by the stream's claim
+  let claimed = true // the job's first turn goes out with the stream's claim
   let stopped = false
   let lastEnd = startWanted
 
   const run = async (t: number): Promise<void> => {
     if (stopped) return
     if (claimed) claimed = false
-    else if (!spend()) {
+    else if (!going()) {
       stopped = true
       return
     }

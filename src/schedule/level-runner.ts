@@ -3,7 +3,7 @@ import type { RequestPlan } from '../client/stream-client.js'
 import type { Scheduler } from '../clock.js'
 import type { RequestRecord } from '../records/types.js'
 import { cancelAfterEvents } from './cancel-pick.js'
-import { type JobSource, jobLoop } from './job-loop.js'
+import { type JobBudget, type JobSource, jobLoop } from './job-loop.js'
 import { type LevelShare, type OpenShare, type TimedWindow, warmupConcurrency } from './level-share.js'
 import { type SendTurn, type SessionSource, sessionLoop } from './session-loop.js'
 
@@ -138,13 +138,21 @@ async function runClosedLoop(
     left--
     return !context.stopRequested() && clock.now() < deadline
   }
+  const going = (): boolean => !context.stopRequested() && clock.now() < deadline
+  const jobBudget: JobBudget = {
+    claim,
+    reserve: (requests) => {
+      left -= requests
+    },
+    going,
+  }
   const { sessions, jobs } = context
   const sendTurn: SendTurn = (promptId, body, wantedAt, stamp) =>
     sendAttempts(share, window, context, promptId, wantedAt, body, stamp)
   const loops: Promise<void>[] = []
   const stream = (): Promise<void> =>
     jobs !== undefined
-      ? jobLoop(jobs, clock, claim, spend, sendTurn)
+      ? jobLoop(jobs, clock, jobBudget, sendTurn)
       : sessions !== undefined
         ? sessionLoop(sessions, clock, claim, spend, sendTurn)
         : closedLoop(share, window, context, claim)

@@ -83,10 +83,18 @@ test('usage counts reasoning tokens that never came as events: flagged as hidden
 })
 
 test('SLO keys on the reasoning phases parse, and an unknown metric is refused', () => {
-  assert.deepEqual(parseSloKey('ttfo_p95_ms'), { metric: 'ttfo', percentile: 95 })
-  assert.deepEqual(parseSloKey('ttfr_p50_ms'), { metric: 'ttfr', percentile: 50 })
-  assert.deepEqual(parseSloKey('answer_tpot_p99_ms'), { metric: 'answer_tpot', percentile: 99 })
-  assert.match(parseSloKey('ttfa_p95_ms') as string, /ttfo/)
+  const lower = { better: 'lower' }
+  assert.deepEqual(parseSloKey('ttfo_p95'), { metric: 'ttfo', percentile: 95, ...lower })
+  assert.deepEqual(parseSloKey('ttfr_p50'), { metric: 'ttfr', percentile: 50, ...lower })
+  assert.deepEqual(parseSloKey('answer_tpot_p99'), { metric: 'answer_tpot', percentile: 99, ...lower })
+  // The older spelling, with _ms, still reads, and says the one it is now.
+  assert.deepEqual(parseSloKey('ttfo_p95_ms'), {
+    metric: 'ttfo',
+    percentile: 95,
+    ...lower,
+    renamed: 'ttfo_p95',
+  })
+  assert.match(parseSloKey('ttfa_p95') as string, /ttfo/)
 })
 
 test('an SLO on TTFO judges the answer, not the thinking', () => {
