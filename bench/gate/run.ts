@@ -11,6 +11,10 @@
  *
  * - two-run: A's run (levels, then the control level), a pause, then B's run; compared as two folders.
  * - paired:  one run, each level cut into blocks of A and B in the order `run --paired` uses.
+ * - together: one run of `run --paired --paired-mode together`: each block gives both targets the
+ *             whole level at the same instants (separate hardware, each its own engine, under one
+ *             shared drift: a neighbour on the network or the client machine), judged as `compare DIR`
+ *             judges a together folder.
  *
  * Run: npm run bench:gate [-- --trials 20] [-- --max-regression 0.05]
  * (--max-regression: the relative threshold of every latency percentile and of throughput, in place
@@ -30,7 +34,7 @@ import { seededRandom } from '../../src/random.js'
 import type { RequestRecord } from '../../src/records/types.js'
 import type { RunMeta } from '../../src/result/run-meta.js'
 import { controlRequests } from '../../src/run/plan/level-plan.js'
-import { blockRequests, pairedOrder } from '../../src/run/plan/paired-blocks.js'
+import { blockRequests, pairedOrder, togetherBlocks } from '../../src/run/plan/paired-blocks.js'
 import { type CostChange, type Host, hostCosts, STEP_NOISE, Target } from './virtual-target.js'
 
 const LEVELS = [1, 4, 8]
@@ -164,6 +168,41 @@ function pairedTrial(change: Change, drift: DriftKind, seed: number): Trial {
   return { outcome: comparison.outcome, spanMs: clock.now() }
 }
 
+/**
+ * The together gate: one run, each level's pairs of blocks giving A and B the level at the same
+ * instants. Two engines (separate hardware) on one clock: the drift at an instant multiplies both
+ * targets' costs alike, the step noise is each engine's own. Its span is one run's: both at once.
+ */
+function togetherTrial(change: Change, drift: DriftKind, seed: number): Trial {
+  const random = seededRandom(seed)
+  const clock = new VirtualClock()
+  const host = drift.make(random, expectedRunMs())
+  const server = resolveSimParams(SERVER)
+  const targets = [
+    new Target(hostCosts(server, CHANGES[0] as Change, host, clock, random), clock, LENGTHS),
+    new Target(hostCosts(server, change, host, clock, random), clock, LENGTHS),
+  ]
+  const sides: RequestRecord[][] = [[], []]
+  for (const level of LEVELS) {
+    const size = blockRequests(REQUESTS_PER_LEVEL, level)
+    for (const block of togetherBlocks()) {
+      const stamp = { level, phase: 'measure' as const, pair: block.pair }
+      // Both started before the clock runs: their requests fill in side by side until both are done.
+      const started = targets.map((target) => target.start(level, size, stamp))
+      clock.runAll()
+      started.forEach((records, t) => {
+        sides[t]?.push(...records)
+      })
+    }
+  }
+  const side = (records: RequestRecord[]): RunRecords => ({ meta: meta(), records, drift: null })
+  const comparison = compareRuns(side(sides[0] ?? []), side(sides[1] ?? []), GATES, {
+    paired: true,
+    pairedMode: 'together',
+  })
+  return { outcome: comparison.outcome, spanMs: clock.now() }
+}
+
 /** One quiet run of A's levels, for the span a drift is laid over. */
 let quietRunMs: number | null = null
 function expectedRunMs(): number {
@@ -204,29 +243,44 @@ console.log(
 console.log(
   '# cells: regression (exit 1) / inconclusive (exit 5) / pass (exit 0); on A/A a regression is a false alarm',
 )
-console.log('| drift | B | two-run: regr / inconcl / pass | paired: regr / inconcl / pass |')
-console.log('| --- | --- | --- | --- |')
+console.log(
+  '| drift | B | two-run: regr / inconcl / pass | paired interleave: regr / inconcl / pass | paired together: regr / inconcl / pass |',
+)
+console.log('| --- | --- | --- | --- | --- |')
 const started = performance.now()
-const spans = { twoRun: 0, paired: 0, n: 0 }
+const GATE_KINDS = ['twoRun', 'paired', 'together'] as const
+type GateKind = (typeof GATE_KINDS)[number]
+const TRIAL_OF: Record<GateKind, (change: Change, drift: DriftKind, seed: number) => Trial> = {
+  twoRun: twoRunTrial,
+  paired: pairedTrial,
+  together: togetherTrial,
+}
+const spans: Record<GateKind, number> = { twoRun: 0, paired: 0, together: 0 }
+let gates = 0
 for (const [d, drift] of DRIFTS.entries())
   for (const [c, change] of CHANGES.entries()) {
-    const tally = { twoRun: new Map<CompareOutcome, number>(), paired: new Map<CompareOutcome, number>() }
+    const tally = Object.fromEntries(
+      GATE_KINDS.map((kind) => [kind, new Map<CompareOutcome, number>()]),
+    ) as Record<GateKind, Map<CompareOutcome, number>>
     for (let trial = 0; trial < TRIALS; trial++) {
+      // Every gate's trial from the same seed (each its own generator): a column added leaves the others' figures.
       const seed = 1_000_003 * (d + 1) + 10_007 * (c + 1) + trial
-      const two = twoRunTrial(change, drift, seed)
-      const paired = pairedTrial(change, drift, seed)
-      tally.twoRun.set(two.outcome, (tally.twoRun.get(two.outcome) ?? 0) + 1)
-      tally.paired.set(paired.outcome, (tally.paired.get(paired.outcome) ?? 0) + 1)
-      spans.twoRun += two.spanMs
-      spans.paired += paired.spanMs
-      spans.n++
+      for (const kind of GATE_KINDS) {
+        const { outcome, spanMs } = TRIAL_OF[kind](change, drift, seed)
+        tally[kind].set(outcome, (tally[kind].get(outcome) ?? 0) + 1)
+        spans[kind] += spanMs
+      }
+      gates++
     }
     const cells = (tally: Map<CompareOutcome, number>): string =>
       (['regression', 'inconclusive', 'pass'] as const).map((o) => pct(tally.get(o) ?? 0)).join(' / ')
-    console.log(`| ${drift.name} | ${change.name} | ${cells(tally.twoRun)} | ${cells(tally.paired)} |`)
+    console.log(
+      `| ${drift.name} | ${change.name} | ${GATE_KINDS.map((kind) => cells(tally[kind])).join(' | ')} |`,
+    )
   }
+const seconds = (kind: GateKind): string => (spans[kind] / gates / 1000).toFixed(0)
 console.log(
-  `# measured time per gate (virtual): two-run ${(spans.twoRun / spans.n / 1000).toFixed(0)} s ` +
-    `(including a ${PAUSE_BETWEEN_RUNS_MS / 1000} s pause between the runs), paired ${(spans.paired / spans.n / 1000).toFixed(0)} s; ` +
-    `this bench took ${((performance.now() - started) / 1000).toFixed(0)} s of wall time`,
+  `# measured time per gate (virtual): two-run ${seconds('twoRun')} s ` +
+    `(including a ${PAUSE_BETWEEN_RUNS_MS / 1000} s pause between the runs), paired interleave ${seconds('paired')} s, ` +
+    `paired together ${seconds('together')} s; this bench took ${((performance.now() - started) / 1000).toFixed(0)} s of wall time`,
 )
