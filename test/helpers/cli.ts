@@ -83,6 +83,13 @@ async function runInProcess(args: string[], timeoutMs = 60_000): Promise<CliResu
       stderr += text
     },
   }
+  // An error thrown out of the dispatch is the process's internal error (main.ts): exit 1, said on stderr.
+  const answered = main(args, io).catch((error: unknown) => {
+    io.err(
+      `llmbench: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    )
+    return 1
+  })
   let timer: NodeJS.Timeout | undefined
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(
@@ -91,14 +98,7 @@ async function runInProcess(args: string[], timeoutMs = 60_000): Promise<CliResu
     )
   })
   try {
-    const code = await Promise.race([main(args, io), late])
-    return { code, stdout, stderr }
-  } catch (error) {
-    if (error instanceof Error && error.message.includes('did not finish in time')) throw error
-    io.err(
-      `llmbench: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    )
-    return { code: 1, stdout, stderr }
+    return { code: await Promise.race([answered, late]), stdout, stderr }
   } finally {
     clearTimeout(timer)
   }

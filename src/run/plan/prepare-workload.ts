@@ -205,28 +205,19 @@ export async function prepareWorkload(
       log(outcome.ok ? outcome.calibration.summary : `calibration skipped: ${outcome.reason}`)
   }
   const fitted = calibration !== null && 'slope' in calibration ? calibration : null
-  if (sources.sessions !== null) {
-    // Sessions' bodies are built turn by turn on the workers, from the specs and the replies.
-    const { source, sessions } = sources.sessions
+  // Sessions' and jobs' bodies are built turn by turn on the workers, from the specs and the replies.
+  const turnByTurn =
+    sources.sessions !== null
+      ? { source: sources.sessions.source, sessions: sources.sessions.sessions }
+      : sources.jobs !== null
+        ? { source: sources.jobs.source, jobs: sources.jobs.jobs }
+        : null
+  if (turnByTurn !== null) {
     const plan: WorkloadPlan = {
       prompts: [],
-      sessions,
+      ...turnByTurn,
       input_mean: sources.input_mean,
       output_mean: sources.output_mean,
-      source,
-      tokenizer: sources.tokenizer.name,
-    }
-    return { plan, calibration, probeRecords }
-  }
-  if (sources.jobs !== null) {
-    // Jobs' bodies are built turn by turn on the workers, from the jobs and the replies.
-    const { source, jobs } = sources.jobs
-    const plan: WorkloadPlan = {
-      prompts: [],
-      jobs,
-      input_mean: sources.input_mean,
-      output_mean: sources.output_mean,
-      source,
       tokenizer: sources.tokenizer.name,
     }
     return { plan, calibration, probeRecords }
