@@ -80,8 +80,8 @@ function asScaling(level: JobLevel, jobs: JobFigures): ScalingFigures {
       mean: null,
       min: null,
       max: null,
-      p50: jobs.jct_ms_p50,
-      p90: jobs.jct_ms_p90,
+      p50: jobs.jct_p50_ms,
+      p90: jobs.jct_p90_ms,
     },
     intervals: {
       confidence: 0.95,

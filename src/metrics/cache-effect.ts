@@ -15,7 +15,7 @@ export interface CacheShareBucket {
   /** ... to (exclusive; the last bucket includes 1). */
   to: number
   requests: number
-  ttft_ms_p50: number | null
+  ttft_p50_ms: number | null
   /** Mean prompt tokens not taken from the cache: what the prefill computed. */
   uncached_tokens_mean: number
 }
@@ -54,7 +54,7 @@ export function cacheEffectAccumulator(): Accumulator<CacheShareBucket[] | null>
           from: EDGES[i] as number,
           to: EDGES[i + 1] as number,
           requests: bucket.requests,
-          ttft_ms_p50: p50 === null ? null : round(p50),
+          ttft_p50_ms: p50 === null ? null : round(p50),
           uncached_tokens_mean: bucket.requests === 0 ? 0 : round(bucket.uncached / bucket.requests, 1),
         }
       })

@@ -774,7 +774,7 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
         unit: 'per turn index',
         definition:
           "levels[].turns, session runs (--sessions) only: per turn index (0 = a session's first request, whose prompt " +
-          'carries no history), over successful measured requests: requests, ttft_ms_p50/p95, input_tokens_mean (the ' +
+          'carries no history), over successful measured requests: requests, ttft_p50_ms and ttft_p95_ms, input_tokens_mean (the ' +
           "server's prompt tokens: the history grows each turn), cached_tokens_mean and cached_share (cached prompt tokens, " +
           'counted as for in_band.cached_prompt_share, / prompt tokens). Others call this multi-turn or conversation figures.',
       },
@@ -790,12 +790,12 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
         unit: 'object',
         definition:
           'levels[].jobs, job runs (--jobs) only, over the measured records: complete (jobs whose every turn succeeded) and ' +
-          'incomplete (a turn failed or was never sent); jct_ms_p50/p90, job completion time from the first turn sent to ' +
-          "the last turn ended, tool waits included; jct_without_tools_ms_p50/p90, the job graph's critical path with each " +
+          'incomplete (a turn failed or was never sent); jct_p50_ms and jct_p90_ms, job completion time from the first turn sent to ' +
+          "the last turn ended, tool waits included; jct_without_tools_p50_ms and jct_without_tools_p90_ms, the job graph's critical path with each " +
           "turn costing its own requests' time (no tool waits, no client lateness); input_tokens_per_job and " +
           "output_tokens_per_job (the server's prompt tokens summed over a complete job's turns: each carries its history; " +
           'output tokens likewise); jobs_per_hour (complete jobs over the level window); by_depth[] per turn depth (0 = a ' +
-          "job's roots): requests, ttft_ms_p50/p90, cached_share (cached prompt tokens / prompt tokens, as turns[]). Others " +
+          "job's roots): requests, ttft_p50_ms and ttft_p90_ms, cached_share (cached prompt tokens / prompt tokens, as turns[]). Others " +
           'call these agentic or job-level figures.',
       },
     },
@@ -810,7 +810,7 @@ export const LEVEL_FIGURES: readonly AnyFigure[] = [
         unit: 'per cached-share bucket',
         definition:
           'levels[].cache_effect: successful requests bucketed by the share of their prompt served from the prefix cache ' +
-          '([0, 0.25), [0.25, 0.5), [0.5, 0.75), [0.75, 1]), each with requests, ttft_ms_p50 and uncached_tokens_mean (the ' +
+          '([0, 0.25), [0.25, 0.5), [0.5, 0.75), [0.75, 1]), each with requests, ttft_p50_ms and uncached_tokens_mean (the ' +
           'prompt tokens the prefill computed). Absent when no request had a cache hit.',
       },
     },

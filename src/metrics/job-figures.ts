@@ -16,10 +16,10 @@ export interface JobFigures {
   /** Jobs with a measured record but a turn failed or never sent (a failure, the level's end). */
   incomplete: number
   /** Job completion time, ms: the first turn's send to the last turn's end, tool waits included. */
-  jct_ms_p50: number | null
-  jct_ms_p90: number | null
+  jct_p50_ms: number | null
+  jct_p90_ms: number | null
   /**
-   * The 95% order-statistic intervals of jct_ms_p50 and jct_ms_p90 over the complete jobs, so the
+   * The 95% order-statistic intervals of jct_p50_ms and jct_p90_ms over the complete jobs, so the
    * job-level knee (analysis/job-knee.ts) tells growth from the noise of a few jobs. Absent in older results.
    */
   jct_ms_intervals?: { p50: Interval; p90: Interval }
@@ -27,8 +27,8 @@ export interface JobFigures {
    * The same without tool waits, ms: the job's critical path through its graph, each turn costing
    * its requests' own time (send to end, retries included), so what the server made the job wait.
    */
-  jct_without_tools_ms_p50: number | null
-  jct_without_tools_ms_p90: number | null
+  jct_without_tools_p50_ms: number | null
+  jct_without_tools_p90_ms: number | null
   /** Prompt tokens (as the server counted them) and output tokens per complete job, means. */
   input_tokens_per_job: number | null
   output_tokens_per_job: number | null
@@ -48,8 +48,8 @@ export interface JobFigures {
 export interface JobDepthFigures {
   depth: number
   requests: number
-  ttft_ms_p50: number | null
-  ttft_ms_p90: number | null
+  ttft_p50_ms: number | null
+  ttft_p90_ms: number | null
   /** Cached prompt tokens / prompt tokens over the requests that reported a cache figure; null = none did. */
   cached_share: number | null
 }
@@ -179,11 +179,11 @@ function summarizeJobs(jobs: JobSeen[], depths: Map<number, DepthTally>, windowS
   return {
     complete,
     incomplete: jobs.length - complete,
-    jct_ms_p50: jctP50,
-    jct_ms_p90: jctP90,
+    jct_p50_ms: jctP50,
+    jct_p90_ms: jctP90,
     jct_ms_intervals: jctIntervals(jct),
-    jct_without_tools_ms_p50: bareP50,
-    jct_without_tools_ms_p90: bareP90,
+    jct_without_tools_p50_ms: bareP50,
+    jct_without_tools_p90_ms: bareP90,
     input_tokens_per_job: complete === 0 ? null : round(input / complete, 1),
     output_tokens_per_job: complete === 0 ? null : round(output / complete, 1),
     jobs_per_hour: windowS > 0 ? round((complete / windowS) * 3600, 1) : null,
@@ -259,8 +259,8 @@ class DepthTally {
     return {
       depth,
       requests: this.requests,
-      ttft_ms_p50: p50,
-      ttft_ms_p90: p90,
+      ttft_p50_ms: p50,
+      ttft_p90_ms: p90,
       cached_share: this.reported === 0 ? null : round(this.cached / this.promptOfCached, 4),
     }
   }

@@ -12,8 +12,8 @@ import { cachedPromptTokens, promptTokens } from './in-band-figures.js'
 export interface TurnFigures {
   turn: number
   requests: number
-  ttft_ms_p50: number | null
-  ttft_ms_p95: number | null
+  ttft_p50_ms: number | null
+  ttft_p95_ms: number | null
   /** Mean prompt tokens as the server counted them (usage.prompt_tokens, or llama.cpp's prompt_n + cache_n). */
   input_tokens_mean: number | null
   /** Mean cached prompt tokens, over the requests that reported a cache figure. */
@@ -62,8 +62,8 @@ class TurnTally {
     return {
       turn,
       requests: this.requests,
-      ttft_ms_p50: at(50),
-      ttft_ms_p95: at(95),
+      ttft_p50_ms: at(50),
+      ttft_p95_ms: at(95),
       input_tokens_mean: this.inputCount === 0 ? null : round(this.inputSum / this.inputCount, 1),
       cached_tokens_mean: this.cachedCount === 0 ? null : round(this.cachedSum / this.cachedCount, 1),
       cached_share: this.cachedCount === 0 ? null : round(this.cachedSum / this.promptOfCached, 4),

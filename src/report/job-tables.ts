@@ -23,8 +23,8 @@ export function jobTables(result: BenchResult): Table[] {
       [
         levelName(result.meta, level.value),
         jobs.incomplete > 0 ? `${jobs.complete} (+${jobs.incomplete} cut)` : String(jobs.complete),
-        `${seconds(jobs.jct_ms_p50)} / ${seconds(jobs.jct_ms_p90)}`,
-        `${seconds(jobs.jct_without_tools_ms_p50)} / ${seconds(jobs.jct_without_tools_ms_p90)}`,
+        `${seconds(jobs.jct_p50_ms)} / ${seconds(jobs.jct_p90_ms)}`,
+        `${seconds(jobs.jct_without_tools_p50_ms)} / ${seconds(jobs.jct_without_tools_p90_ms)}`,
         whole(jobs.input_tokens_per_job),
         whole(jobs.output_tokens_per_job),
         whole(jobs.jobs_per_hour),
@@ -50,7 +50,7 @@ export function jobTables(result: BenchResult): Table[] {
       levelName(result.meta, level.value),
       String(d.depth),
       String(d.requests),
-      `${whole(d.ttft_ms_p50)} / ${whole(d.ttft_ms_p90)}`,
+      `${whole(d.ttft_p50_ms)} / ${whole(d.ttft_p90_ms)}`,
       d.cached_share === null ? '–' : `${(d.cached_share * 100).toFixed(1)}%`,
     ]),
   )

@@ -44,7 +44,7 @@ function sections(result: BenchResult): Section[] {
       levelName(result.meta, level.value),
       String(t.turn),
       String(t.requests),
-      `${one(t.ttft_ms_p50)} / ${one(t.ttft_ms_p95)}`,
+      `${one(t.ttft_p50_ms)} / ${one(t.ttft_p95_ms)}`,
       one(t.input_tokens_mean),
       one(t.cached_tokens_mean),
       t.cached_share === null ? '–' : `${(t.cached_share * 100).toFixed(1)}%`,
@@ -63,7 +63,7 @@ function sections(result: BenchResult): Section[] {
         levelName(result.meta, level.value),
         `${Math.round(bucket.from * 100)}–${Math.round(bucket.to * 100)}%`,
         String(bucket.requests),
-        one(bucket.ttft_ms_p50),
+        one(bucket.ttft_p50_ms),
         one(bucket.uncached_tokens_mean),
       ]),
   )

@@ -56,7 +56,7 @@ export function cacheLine(buckets: readonly CacheShareBucket[] | undefined): str
   const coldest = buckets[0]
   const warmest = [...cached].reverse().find((b) => b.requests > 0)
   const ttft = (b: CacheShareBucket | undefined): string =>
-    b?.ttft_ms_p50 == null ? '-' : `${b.ttft_ms_p50} ms`
+    b?.ttft_p50_ms == null ? '-' : `${b.ttft_p50_ms} ms`
   const against =
     hits === 0 || warmest === undefined || coldest === undefined || coldest.requests === 0
       ? ''

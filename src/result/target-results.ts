@@ -19,9 +19,9 @@ export interface TargetLevelRow {
   load: number
   requests: number
   success_rate: number
-  ttft_ms_p50: number | null
-  ttft_ms_p95: number | null
-  tpot_ms_p50: number | null
+  ttft_p50_ms: number | null
+  ttft_p95_ms: number | null
+  tpot_p50_ms: number | null
   output_tokens_per_s: number
   requests_per_s: number
   /** Null without SLOs. */
@@ -117,9 +117,9 @@ function rowOf(level: number, figures: LevelFigures): TargetLevelRow {
     load: figures.value,
     requests: figures.requests,
     success_rate: figures.success_rate,
-    ttft_ms_p50: figures.ttft_ms.p50 ?? null,
-    ttft_ms_p95: figures.ttft_ms.p95 ?? null,
-    tpot_ms_p50: figures.tpot_ms.p50 ?? null,
+    ttft_p50_ms: figures.ttft_ms.p50 ?? null,
+    ttft_p95_ms: figures.ttft_ms.p95 ?? null,
+    tpot_p50_ms: figures.tpot_ms.p50 ?? null,
     output_tokens_per_s: figures.output_tokens_per_s_steady,
     requests_per_s: figures.requests_per_s,
     slo_met: figures.slo === null ? null : figures.slo.meets,

@@ -87,7 +87,7 @@ test('synthetic jobs on the simulator: the fan-out runs in parallel, the join af
     assert.equal(figures.complete, 4)
     assert.equal(figures.incomplete, 0)
     // With tool waits a job takes longer than its requests alone.
-    assert.ok((figures.jct_ms_p50 as number) > (figures.jct_without_tools_ms_p50 as number))
+    assert.ok((figures.jct_p50_ms as number) > (figures.jct_without_tools_p50_ms as number))
     assert.deepEqual(
       figures.by_depth.map((d) => [d.depth, d.requests]),
       [

@@ -189,7 +189,7 @@ test('synthetic sessions: each turn carries the last reply, cached tokens rise w
 
     // The same sessions on a server without a prefix cache: the last turn computes its whole history.
     const uncached = await run(sessionConfig(withoutCache.url, { shared_prefix: 64 }))
-    const last = (result: BenchResult) => result.levels[0]?.turns?.at(-1)?.ttft_ms_p50 as number
+    const last = (result: BenchResult) => result.levels[0]?.turns?.at(-1)?.ttft_p50_ms as number
     assert.equal(
       uncached.result.levels[0]?.turns?.at(-1)?.cached_share ?? null,
       null,

@@ -60,21 +60,21 @@ test('job completion time with and without tool waits, tokens per job and jobs p
   assert.equal(figures.complete, 2)
   assert.equal(figures.incomplete, 0)
   // Two samples: p50 is the lower by interpolation's midpoint, p90 near the higher.
-  assert.ok(figures.jct_ms_p50 !== null && figures.jct_ms_p50 >= 500 && figures.jct_ms_p50 <= 1000)
+  assert.ok(figures.jct_p50_ms !== null && figures.jct_p50_ms >= 500 && figures.jct_p50_ms <= 1000)
   assert.ok(
-    figures.jct_ms_p90 !== null && figures.jct_ms_p90 > figures.jct_ms_p50 && figures.jct_ms_p90 <= 1000,
+    figures.jct_p90_ms !== null && figures.jct_p90_ms > figures.jct_p50_ms && figures.jct_p90_ms <= 1000,
   )
   const alone = accumulate(
     JOB_A,
     jobAccumulator(() => 3.6),
   )
-  assert.equal(alone?.jct_ms_p50, 1000)
-  assert.equal(alone?.jct_without_tools_ms_p50, 600)
+  assert.equal(alone?.jct_p50_ms, 1000)
+  assert.equal(alone?.jct_without_tools_p50_ms, 600)
   assert.equal(
     accumulate(
       JOB_B,
       jobAccumulator(() => 1),
-    )?.jct_without_tools_ms_p50,
+    )?.jct_without_tools_p50_ms,
     300,
   )
   // Prompt tokens 100 + 200 + 200 + 300 per job, outputs 4 × 10; 2 jobs in 3.6 s = 2000 per hour.
@@ -82,7 +82,7 @@ test('job completion time with and without tool waits, tokens per job and jobs p
   assert.equal(figures.output_tokens_per_job, 40)
   assert.equal(figures.jobs_per_hour, 2000)
   assert.deepEqual(
-    figures.by_depth.map((d) => [d.depth, d.requests, d.ttft_ms_p50, d.cached_share]),
+    figures.by_depth.map((d) => [d.depth, d.requests, d.ttft_p50_ms, d.cached_share]),
     [
       [0, 2, 5, 0.5],
       [1, 4, 15, 0.5],
@@ -102,7 +102,7 @@ test('a job with a failed or missing turn is counted as incomplete, not timed', 
   )
   assert.equal(figures?.complete, 0)
   assert.equal(figures?.incomplete, 2)
-  assert.equal(figures?.jct_ms_p50, null)
+  assert.equal(figures?.jct_p50_ms, null)
   // A retry that succeeds makes the turn whole again: its time runs from the first attempt's send.
   const retried = [
     ...JOB_B,
@@ -118,7 +118,7 @@ test('a job with a failed or missing turn is counted as incomplete, not timed', 
     jobAccumulator(() => 1),
   )
   assert.equal(again?.complete, 1)
-  assert.equal(again?.jct_ms_p50, 500)
+  assert.equal(again?.jct_p50_ms, 500)
   assert.equal(
     accumulate(
       [makeRecord({})],

@@ -16,8 +16,8 @@ function level(
     complete,
     incomplete: 0,
     jobs_per_hour: perHour,
-    jct_ms_p50: p50,
-    jct_ms_p90: p50 * 1.2,
+    jct_p50_ms: p50,
+    jct_p90_ms: p50 * 1.2,
     jct_ms_intervals: { p50: { low, high }, p90: { low: p50, high: null } },
     ...(rate === undefined ? {} : { jobs_per_hour_interval: rate }),
   }

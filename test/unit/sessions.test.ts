@@ -311,8 +311,8 @@ test('per-turn figures: TTFT, prompt and cached tokens per turn index; absent wi
     {
       turn: 0,
       requests: 2,
-      ttft_ms_p50: 110,
-      ttft_ms_p95: 119,
+      ttft_p50_ms: 110,
+      ttft_p95_ms: 119,
       input_tokens_mean: 500,
       cached_tokens_mean: 0,
       cached_share: 0,
@@ -320,8 +320,8 @@ test('per-turn figures: TTFT, prompt and cached tokens per turn index; absent wi
     {
       turn: 1,
       requests: 2,
-      ttft_ms_p50: 50,
-      ttft_ms_p95: 59,
+      ttft_p50_ms: 50,
+      ttft_p95_ms: 59,
       input_tokens_mean: 1000,
       cached_tokens_mean: 500,
       cached_share: 0.5,
@@ -340,10 +340,10 @@ test('cache effect: TTFT p50 by cached share in quarters; absent when nothing wa
     record(20, 400, 400),
   ])
   assert.deepEqual(buckets, [
-    { from: 0, to: 0.25, requests: 2, ttft_ms_p50: 95, uncached_tokens_mean: 380 },
-    { from: 0.25, to: 0.5, requests: 0, ttft_ms_p50: null, uncached_tokens_mean: 0 },
-    { from: 0.5, to: 0.75, requests: 0, ttft_ms_p50: null, uncached_tokens_mean: 0 },
-    { from: 0.75, to: 1, requests: 2, ttft_ms_p50: 25, uncached_tokens_mean: 5 },
+    { from: 0, to: 0.25, requests: 2, ttft_p50_ms: 95, uncached_tokens_mean: 380 },
+    { from: 0.25, to: 0.5, requests: 0, ttft_p50_ms: null, uncached_tokens_mean: 0 },
+    { from: 0.5, to: 0.75, requests: 0, ttft_p50_ms: null, uncached_tokens_mean: 0 },
+    { from: 0.75, to: 1, requests: 2, ttft_p50_ms: 25, uncached_tokens_mean: 5 },
   ])
   assert.equal(cacheEffect([record(100, 400, 0)]), null)
 })
