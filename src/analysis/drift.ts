@@ -1,7 +1,7 @@
 import { isCancelled, isOk, tpotMs, ttftMs } from '../metrics/derive.js'
 import { round } from '../metrics/distribution.js'
 import { quantileInterval } from '../metrics/intervals.js'
-import { figureName, type Measure, measureOf } from '../metrics/measures.js'
+import { figureName, type Measure, measureOf, worseThan } from '../metrics/measures.js'
 import type { RequestRecord } from '../records/types.js'
 
 /**
@@ -57,30 +57,33 @@ type FigureKey = Exclude<keyof DriftFigures, 'requests' | 'failed' | 'e2e_ms_all
 type DriftSample = Record<FigureKey, number | null>
 
 /**
- * Each figure compared: its name in words, whether higher is slower, and the smallest change that
- * counts. A change must clear both the absolute floor (0.1 ms on a 2 ms TPOT is timer noise, not an
- * environment) and a tenth of the first level's median (hundreds of requests make a 2% shift
- * significant, and 2% does not move a knee).
+ * Each figure compared: its name in words, which direction is better, and the smallest change that
+ * counts. TTFT and TPOT take theirs from measures.ts; the engine's speeds and a stream's throughput
+ * are no per-request measure, and this table is the one place that says theirs (compare's drift band
+ * reads only how far a figure moved, either way). A change must clear both the absolute floor (0.1 ms
+ * on a 2 ms TPOT is timer noise, not an environment) and a tenth of the first level's median
+ * (hundreds of requests make a 2% shift significant, and 2% does not move a knee).
  */
 export const FIGURES: readonly {
   key: FigureKey
   name: string
   unit: string
-  higherIsSlower: boolean
+  /** Lower is better for a time per token; higher for tokens per second: moving the other way is slower. */
+  better: Measure['better']
   floor: number
 }[] = [
   {
     key: 'server_decode_ms_per_token',
     name: 'server decode',
     unit: 'ms/token',
-    higherIsSlower: true,
+    better: 'lower',
     floor: 0.5,
   },
   {
     key: 'server_prefill_ms_per_token',
     name: 'server prefill',
     unit: 'ms/token',
-    higherIsSlower: true,
+    better: 'lower',
     floor: 0.2,
   },
   // The result's drift fields; each measure's name, direction and floor are its own (measures.ts).
@@ -90,7 +93,7 @@ export const FIGURES: readonly {
       key: `${key}_ms` as const,
       name: figureName(measure, 50),
       unit: measure.unit,
-      higherIsSlower: measure.better === 'lower',
+      better: measure.better,
       floor: measure.floor ?? 0,
     }
   }),
@@ -98,7 +101,7 @@ export const FIGURES: readonly {
     key: 'request_tokens_per_s',
     name: 'tokens/s per stream',
     unit: 'tok/s',
-    higherIsSlower: false,
+    better: 'higher',
     floor: 1,
   },
 ]
@@ -225,7 +228,7 @@ export function compareControl(level: number, first: DriftFigures, control: Drif
     const apart = after.low > before.high || after.high < before.low
     const change = Math.abs(after.p50 - before.p50)
     if (apart && change >= Math.max(figure.floor, RELATIVE_FLOOR * Math.abs(before.p50))) {
-      const slower = after.p50 > before.p50 === figure.higherIsSlower
+      const slower = worseThan(figure, after.p50, before.p50)
       moves.push(`${text} (${slower ? 'slower' : 'faster'})`)
     } else held.push(text)
   }
