@@ -7,6 +7,7 @@ import { test } from 'node:test'
 import type { RunConfig } from '../../src/config/types.js'
 import { readRecords } from '../../src/records/jsonl-reader.js'
 import type { RequestRecord } from '../../src/records/types.js'
+import { sessionTables } from '../../src/report/session-tables.js'
 import type { BenchResult } from '../../src/result/bench-result.js'
 import { RECORDS_FILE } from '../../src/result/folder-layout.js'
 import { type RunOutcome, runGradient } from '../../src/run/run-gradient.js'
@@ -172,6 +173,8 @@ for (const stream of [true, false]) {
       figures?.map((f) => [f.turn, f.requests, f.tool_call_turns]),
       [0, 1, 2].map((t) => [t, 1, 1]),
     )
+    const table = sessionTables(result, 'text').join('\n')
+    assert.match(table, /cached\s+tool calls/, 'the per-turn table gets its column')
   })
 }
 
