@@ -44,7 +44,7 @@ import {
 import { DEFAULT_IMAGE_PATCH_PX, imageTokens } from './image-tokens.js'
 import { llamaCppTimings } from './llamacpp-timings.js'
 import { EXPOSITION_CONTENT_TYPE } from './metrics-exposition.js'
-import { PrefixCache } from './prefix-cache.js'
+import { PrefixCache, toolCallsKeyText } from './prefix-cache.js'
 import { protocolSink } from './protocol-frames.js'
 import {
   checkQuirks,
@@ -612,9 +612,17 @@ function generate(
   const finishReason = outputTokens < r.maxTokens ? 'stop' : 'length'
   // Only a protocol with a reasoning field or events of its own has a reasoning phase.
   const phases = reasoningPlan(ctx.reasoning, carries.reasoning, outputTokens)
-  // A chat reply is the words the sinks will stream, drawn again from the same seeded source.
-  const reply = (): string =>
+  // A chat reply is the words the sinks will stream, drawn again from the same seeded source; a tool
+  // call comes back in the history as the call (its arguments around the words), with no text.
+  const words = (): string =>
     Array.from({ length: outputTokens }, wordSource(ctx.engine.params.seed, requestNo)).join('')
+  const toolCall = r.body === undefined ? null : forcedToolCall(r.body, requestNo, ctx.quirks.tool_calls)
+  const reply = (): string =>
+    toolCall === null
+      ? words()
+      : toolCallsKeyText([
+          { function: { name: toolCall.name, arguments: `${toolCall.head}${words()}${toolCall.tail}` } },
+        ])
   const cached = ctx.prefixCache?.serve(r.input, r.promptTokens, carries.conversation ? reply() : null) ?? 0
   const usage: Usage = withReasoningUsage(
     {
@@ -642,7 +650,6 @@ function generate(
     : null
   // Chat and legacy completions answer in OpenAI chunks (chunk-frames.ts); the other protocols in
   // events and bodies of their own (protocol-frames.ts).
-  const toolCall = r.body === undefined ? null : forcedToolCall(r.body, requestNo, ctx.quirks.tool_calls)
   const frames = chunkFrames(r.protocol, ctx.model, requestNo, toolCall)
   const answer: JobSink & { open?: () => void } =
     frames === null

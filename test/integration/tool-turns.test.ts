@@ -178,6 +178,24 @@ for (const stream of [true, false]) {
   })
 }
 
+test("with the simulator's prefix cache, a turn after a call finds the previous prompt and the call cached: only the result is new", async () => {
+  const { records, seen } = await runOn({ ...SIM, prefix_cache: true }, () => {})
+  const turns = byTurn(records)
+  for (const t of [1, 2]) {
+    const record = turns[t] as RequestRecord
+    const previous = turns[t - 1] as RequestRecord
+    const result = (seen[t] as Message[]).at(-1) as Message
+    assert.equal(result.role, 'tool')
+    // Cached past the previous prompt (the call it generated is in the cache too), short of the result.
+    assert.ok((record.cached_tokens ?? 0) > (previous.input_tokens ?? 0), JSON.stringify([record, previous]))
+    assert.ok(
+      (record.cached_tokens ?? 0) <=
+        (record.input_tokens ?? 0) - Math.floor((result.content ?? '').length / 4) + 16,
+      'the tool result itself was not cached',
+    )
+  }
+})
+
 test('a forced call the server answered in text goes back as text; a malformed call is classified, not a crash', async () => {
   const absent = await runOn({ ...SIM, quirks: { tool_calls: 'absent' } }, () => {})
   assert.deepEqual(
