@@ -167,6 +167,11 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
    * that took minutes to walk (issue 36).
    */
   private toolCalls = new Map<number, ToolCallPart>()
+  /**
+   * The generated text without the tool calls' names and arguments, kept only from the first event
+   * that carries a call: what the assistant turn said beside its calls, for a session's history.
+   */
+  private textBesideCalls: string[] | null = null
 
   constructor(
     private readonly target: Target,
@@ -463,7 +468,7 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
       record.token_times.push(at)
       record.chunks++
       this.reasoning.onEvent(record, info, at)
-      this.textParts.push(info.text)
+      this.keepText(info)
       this.target.onText?.(info.text)
       const cancelAfter = this.plan.cancel_after_events
       if (cancelAfter !== undefined && record.chunks >= cancelAfter) this.cancelAt(at)
@@ -485,6 +490,14 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
     }
   }
 
+  /** Keeps an event's text for the count, and apart from its tool calls once the answer makes any. */
+  private keepText(info: ChunkInfo): void {
+    this.textParts.push(info.text)
+    const callChars = info.toolCallChars ?? 0
+    if (callChars > 0 && this.textBesideCalls === null) this.textBesideCalls = this.textParts.slice(0, -1)
+    this.textBesideCalls?.push(callChars > 0 ? info.text.slice(0, info.text.length - callChars) : info.text)
+  }
+
   /** Tool-call deltas merged by index: the name once, the arguments' text in pieces; `at` null for a body not streamed. */
   private takeToolCalls(deltas: readonly ToolCallDelta[], at: number | null): void {
     const record = this.record
@@ -502,6 +515,7 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
         call = { name: '', arguments: '' }
         this.toolCalls.set(delta.index, call)
       }
+      if (call.id === undefined && delta.id !== '') call.id = delta.id
       if (call.name === '') call.name = delta.name
       call.arguments += delta.arguments
     }
@@ -537,7 +551,7 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
     info.tokenBearing = false
     this.take(info, at)
     if (tokenBearing) {
-      this.textParts.push(info.text)
+      this.keepText(info)
       this.reasoning.onBody(info)
     }
     if (this.streamError !== null) {
@@ -580,7 +594,9 @@ class Exchange implements Dispatcher.DispatchHandler, SocketUser {
         .sort((a, b) => a[0] - b[0])
         .map(([, call]) => call)
       this.toolCalls = new Map()
+      if (this.textBesideCalls !== null) record.tool_call_content = this.textBesideCalls.join('')
     }
+    this.textBesideCalls = null
     this.reasoning.finish(record)
     if (this.usageCompletion !== null) {
       record.output_tokens = this.usageCompletion

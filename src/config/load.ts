@@ -477,7 +477,6 @@ function jobConflicts(c: RunConfig): SettingId[] {
   if (c.workload.images !== null) conflicts.push('images')
   if (c.workload.audio !== null) conflicts.push('audio')
   if (c.workload.response_schema !== null) conflicts.push('response_schema')
-  if (c.workload.tools !== null) conflicts.push('tools')
   return conflicts
 }
 
@@ -490,7 +489,7 @@ const JOB_CHECKS: FinalCheck[] = [
     path: 'jobs',
     fails: (c) => c.workload.jobs && jobConflicts(c).length > 0,
     message:
-      'expected jobs without sessions, a trace, precision, repeat, several endpoints or models, images, audio, a response schema or tools: a job runs its own conversations, turn by turn, on one server',
+      'expected jobs without sessions, a trace, precision, repeat, several endpoints or models, images, audio or a response schema: a job runs its own conversations, turn by turn, on one server',
     sources: [
       ...rawKeysOf('jobs'),
       ...rawKeysOf('sessions'),
@@ -502,7 +501,6 @@ const JOB_CHECKS: FinalCheck[] = [
       ...rawKeysOf('images'),
       ...rawKeysOf('audio'),
       ...rawKeysOf('response_schema'),
-      ...rawKeysOf('tools'),
     ],
   },
   {
@@ -667,9 +665,11 @@ const FINAL_CHECKS: FinalCheck[] = [
     fails: (c) =>
       (c.workload.response_schema !== null && !carries(c, 'structuredOutput')) ||
       (c.workload.tools !== null && !carries(c, 'tools')) ||
-      ((c.workload.response_schema !== null || c.workload.tools !== null) &&
-        (c.workload.sessions || c.workload.trace !== null)),
-    message: `expected ${schemaAndToolsWhere()}, without sessions or a trace: the other protocols have no response_format or tools fields, and a session or trace brings its own requests`,
+      (c.workload.response_schema !== null && c.workload.sessions) ||
+      ((c.workload.response_schema !== null || c.workload.tools !== null) && c.workload.trace !== null),
+    // Tools go with sessions and jobs (a reply's calls and their results join the history); a schema
+    // does not: a conversation of JSON answers is no workload anyone runs.
+    message: `expected ${schemaAndToolsWhere()}, a response schema without sessions, and neither with a trace: the other protocols have no response_format or tools fields, and a trace brings its own requests`,
     sources: [
       ...rawKeysOf('response_schema'),
       ...rawKeysOf('tools'),

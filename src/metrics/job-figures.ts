@@ -5,6 +5,7 @@ import { isOk, ttftMs } from './derive.js'
 import { percentileOfSorted, round } from './distribution.js'
 import { cachedPromptTokens, promptTokens } from './in-band-figures.js'
 import { type Interval, percentileInterval } from './intervals.js'
+import { ToolTurnCount } from './tool-turn-count.js'
 
 /**
  * A job run's figures over a level (--jobs): what a user of an agent waits for, a whole job, beside
@@ -52,6 +53,8 @@ export interface JobDepthFigures {
   ttft_p90_ms: number | null
   /** Cached prompt tokens / prompt tokens over the requests that reported a cache figure; null = none did. */
   cached_share: number | null
+  /** --tools: of `requests`, those whose reply called tools (as turns[]'s). Absent in runs without tools. */
+  tool_call_turns?: number
 }
 
 interface TurnSeen {
@@ -241,9 +244,11 @@ class DepthTally {
   cached = 0
   promptOfCached = 0
   reported = 0
+  readonly toolTurns = new ToolTurnCount()
 
   add(record: RequestRecord): void {
     this.requests++
+    this.toolTurns.add(record)
     this.ttfts.pushFigure(ttftMs(record))
     const prompt = promptTokens(record)
     const cached = cachedPromptTokens(record)
@@ -262,6 +267,7 @@ class DepthTally {
       ttft_p50_ms: p50,
       ttft_p90_ms: p90,
       cached_share: this.reported === 0 ? null : round(this.cached / this.promptOfCached, 4),
+      ...this.toolTurns.figure(),
     }
   }
 }

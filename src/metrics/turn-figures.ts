@@ -3,6 +3,7 @@ import { type Accumulator, accumulate, Samples } from './accumulator.js'
 import { isOk, ttftMs } from './derive.js'
 import { percentileOfSorted, round } from './distribution.js'
 import { cachedPromptTokens, promptTokens } from './in-band-figures.js'
+import { ToolTurnCount } from './tool-turn-count.js'
 
 /**
  * A session run's figures by turn index (turn 0 = each session's first request): how long the
@@ -20,6 +21,11 @@ export interface TurnFigures {
   cached_tokens_mean: number | null
   /** Cached prompt tokens / prompt tokens, over the same requests; null = none reported. */
   cached_share: number | null
+  /**
+   * --tools: of `requests`, those whose reply called tools (their calls and the tools' results went
+   * into the next turn's history: workload/tool-turn.ts). Absent in runs without tools.
+   */
+  tool_call_turns?: number
 }
 
 /** Null when no record is a session turn (a run of single prompts). */
@@ -36,9 +42,11 @@ class TurnTally {
   cachedSum = 0
   promptOfCached = 0
   cachedCount = 0
+  readonly toolTurns = new ToolTurnCount()
 
   add(record: RequestRecord): void {
     this.requests++
+    this.toolTurns.add(record)
     this.ttfts.pushFigure(ttftMs(record))
     const prompt = promptTokens(record)
     if (prompt !== null) {
@@ -67,6 +75,7 @@ class TurnTally {
       input_tokens_mean: this.inputCount === 0 ? null : round(this.inputSum / this.inputCount, 1),
       cached_tokens_mean: this.cachedCount === 0 ? null : round(this.cachedSum / this.cachedCount, 1),
       cached_share: this.cachedCount === 0 ? null : round(this.cachedSum / this.promptOfCached, 4),
+      ...this.toolTurns.figure(),
     }
   }
 }

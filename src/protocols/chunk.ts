@@ -37,10 +37,14 @@ export interface ChunkInfo {
   malformed: boolean
   /** Tool-call deltas (chat `tool_calls`): each one's index, name part and arguments part; absent when none. */
   toolCalls?: ToolCallDelta[]
+  /** The tail of `text` that is tool-call names and arguments (the rest is reasoning and content); absent when none. */
+  toolCallChars?: number
 }
 
 export interface ToolCallDelta {
   index: number
+  /** The call's id, on the delta that opens it ('' on the others, or when the server sent none). */
+  id: string
   name: string
   arguments: string
 }
@@ -144,12 +148,14 @@ function readChoice(choice: Json, info: ChunkInfo): void {
     for (const part of [name, args]) {
       if (part !== '') {
         info.text += part
+        info.toolCallChars = (info.toolCallChars ?? 0) + part.length
         info.answerBearing = true
       }
     }
     const index = isObject(call) && typeof call.index === 'number' ? call.index : position
+    const id = isObject(call) && typeof call.id === 'string' ? call.id : ''
     if (info.toolCalls === undefined) info.toolCalls = []
-    info.toolCalls.push({ index, name, arguments: args })
+    info.toolCalls.push({ index, id, name, arguments: args })
   }
 }
 

@@ -4,8 +4,20 @@
  */
 
 export interface ChatMessage {
-  role: 'system' | 'user' | 'assistant'
+  /** `tool`: a tool's result, answering one call of the assistant turn before it (chat only). */
+  role: 'system' | 'user' | 'assistant' | 'tool'
   content: string
+  /** An assistant turn that called tools: the calls as the server returned them (chat only). */
+  tool_calls?: readonly ChatToolCall[]
+  /** A tool message: the id of the call it answers. */
+  tool_call_id?: string
+}
+
+/** One tool call in an assistant turn, in chat completions' shape (`arguments` is the JSON text as streamed). */
+export interface ChatToolCall {
+  id: string
+  type: 'function'
+  function: { name: string; arguments: string }
 }
 
 /** A prompt as text (one user message) or as a conversation (a dataset entry). */

@@ -229,13 +229,20 @@ export interface RequestRecord {
   first_tool_call_at?: number | null
   /** --tools: `none` (no call), else whether every call named an offered function and its arguments validated. */
   tool_check?: 'none' | OutputCheckResult
-  /** Transient, never written: each tool call as streamed (its name and its arguments' text), for the check. */
+  /**
+   * Transient, never written: each tool call as streamed (its id, name and arguments' text), for the
+   * check and, in sessions and jobs, for the next turn's history.
+   */
   tool_call_parts?: ToolCallPart[]
+  /** Transient, never written: output_text without the tool calls' parts (reasoning first, as there), when there were calls. */
+  tool_call_content?: string
 }
 
 export type OutputCheckResult = 'valid' | 'invalid' | 'truncated'
 
 export interface ToolCallPart {
+  /** The id the server gave the call; absent when it sent none. */
+  id?: string
   name: string
   arguments: string
 }

@@ -45,6 +45,9 @@ export function jobTables(result: BenchResult): Table[] {
     ],
     rows: jobRows,
   })
+  const tools = levels.some((level) =>
+    (level.jobs?.by_depth ?? []).some((d) => d.tool_call_turns !== undefined),
+  )
   const depthRows = levels.flatMap((level) =>
     (level.jobs?.by_depth ?? []).map((d) => [
       levelName(result.meta, level.value),
@@ -52,12 +55,13 @@ export function jobTables(result: BenchResult): Table[] {
       String(d.requests),
       `${whole(d.ttft_p50_ms)} / ${whole(d.ttft_p90_ms)}`,
       d.cached_share === null ? '–' : `${(d.cached_share * 100).toFixed(1)}%`,
+      ...(tools ? [String(d.tool_call_turns ?? 0)] : []),
     ]),
   )
   if (depthRows.length > 0)
     tables.push({
       title: 'Jobs, per turn depth (0 = a job’s first turns)',
-      head: ['level', 'depth', 'requests', 'TTFT ms p50 / p90', 'cached'],
+      head: ['level', 'depth', 'requests', 'TTFT ms p50 / p90', 'cached', ...(tools ? ['tool calls'] : [])],
       rows: depthRows,
     })
   return tables

@@ -39,6 +39,8 @@ export interface Section {
 function sections(result: BenchResult): Section[] {
   const levels = [...result.levels].sort((a, b) => a.value - b.value)
   const found: Section[] = [...jobTables(result)]
+  // --tools: how many of each turn's replies called tools (their results went into the next turn).
+  const tools = levels.some((level) => (level.turns ?? []).some((t) => t.tool_call_turns !== undefined))
   const turnRows = levels.flatMap((level) =>
     (level.turns ?? []).map((t) => [
       levelName(result.meta, level.value),
@@ -48,12 +50,22 @@ function sections(result: BenchResult): Section[] {
       one(t.input_tokens_mean),
       one(t.cached_tokens_mean),
       t.cached_share === null ? '–' : `${(t.cached_share * 100).toFixed(1)}%`,
+      ...(tools ? [String(t.tool_call_turns ?? 0)] : []),
     ]),
   )
   if (turnRows.length > 0)
     found.push({
       title: `${result.meta.workload.jobs === undefined ? 'Sessions' : 'Jobs'}, per turn (prompt tokens as the server counted them)`,
-      head: ['level', 'turn', 'requests', 'TTFT ms p50 / p95', 'input tok', 'cached tok', 'cached'],
+      head: [
+        'level',
+        'turn',
+        'requests',
+        'TTFT ms p50 / p95',
+        'input tok',
+        'cached tok',
+        'cached',
+        ...(tools ? ['tool calls'] : []),
+      ],
       rows: turnRows,
     })
   const effectRows = levels.flatMap((level) =>

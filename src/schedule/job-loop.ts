@@ -1,7 +1,8 @@
 import type { Scheduler } from '../clock.js'
 import type { JobConversation } from '../workload/job-body.js'
 import { turnDepths } from '../workload/jobs.js'
-import { answerText, type SendTurn } from './session-loop.js'
+import { turnReply } from '../workload/tool-turn.js'
+import type { SendTurn } from './session-loop.js'
 
 /** Where a thread's jobs come from: each call, the next one (distinct across threads and shards). */
 export interface JobSource {
@@ -88,7 +89,7 @@ async function runJob(
     })
     lastEnd = Math.max(lastEnd ?? record.end_at, record.end_at)
     if (record.error !== null) return
-    conversation.reply(t, answerText(record))
+    conversation.reply(t, turnReply(record, `call_${promptId}_${t}`))
     let doneAt = record.end_at
     if (turn.tool_wait_ms > 0 && (children[t] as number[]).length > 0) {
       await new Promise<void>((resolve) => clock.after(turn.tool_wait_ms, resolve))

@@ -1,6 +1,7 @@
 import type { Scheduler } from '../clock.js'
 import type { RequestRecord } from '../records/types.js'
 import type { SessionConversation } from '../workload/session-body.js'
+import { NO_REPLY, turnReply } from '../workload/tool-turn.js'
 
 /** Where a thread's sessions come from: each call, the next one (distinct across threads and shards). */
 export interface SessionSource {
@@ -55,19 +56,8 @@ export async function sessionLoop(
         r.requested_output_tokens = requested
       })
       wantedAt = record.end_at
-      conversation.reply(record.error === null ? answerText(record) : '')
+      conversation.reply(record.error === null ? turnReply(record, `call_${promptId}_${turn}`) : NO_REPLY)
       if (record.error !== null) break
     }
   }
-}
-
-/**
- * The reply as a chat client keeps it in the history: the answer without the model's reasoning,
- * which clients drop (and servers are not asked to see again). The reasoning events come before
- * the answer's, so the text received starts with the reasoning; when it does not, all is kept.
- */
-export function answerText(record: RequestRecord): string {
-  const text = record.output_text ?? ''
-  const reasoning = record.reasoning_text
-  return reasoning !== undefined && text.startsWith(reasoning) ? text.slice(reasoning.length) : text
 }

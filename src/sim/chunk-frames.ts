@@ -7,6 +7,7 @@
 
 import type { Protocol } from '../protocols/names.js'
 import { chatReasoningFrame, type ReasoningFrame } from './reasoning.js'
+import { type SimToolCall, toolCallChunks } from './tool-calls.js'
 
 export interface Usage {
   prompt_tokens: number
@@ -25,6 +26,8 @@ export interface Frames {
   open: string | null
   tokenPrefix: string
   tokenSuffix: string
+  /** The first answer token's prefix when it differs (a tool call's opening: its id and name); absent = tokenPrefix. */
+  firstTokenPrefix?: string
   /** A reasoning token's event; null when the format has no reasoning field (no reasoning phase then). */
   reasoning: ReasoningFrame | null
   /** `tail`: more top-level fields after "choices", each with a leading comma (`timings`). */
@@ -43,12 +46,15 @@ interface ChunkFormat {
   object: string
   frames(choice: string): Pick<Frames, 'open' | 'tokenPrefix' | 'tokenSuffix' | 'reasoning' | 'finish'>
   choice: Frames['choice']
+  /** Whether its chunks carry tool-call deltas (chat's `tool_calls`). */
+  toolCalls: boolean
 }
 
 const CHAT_CHUNKS: ChunkFormat = {
   idPrefix: 'chatcmpl',
   chunkObject: 'chat.completion.chunk',
   object: 'chat.completion',
+  toolCalls: true,
   frames: (choice) => ({
     open: `${choice}"delta":{"role":"assistant","content":""},"finish_reason":null}]}\n\n`,
     tokenPrefix: `${choice}"delta":{"content":"`,
@@ -72,6 +78,7 @@ const COMPLETION_CHUNKS: ChunkFormat = {
   idPrefix: 'cmpl',
   chunkObject: 'text_completion',
   object: 'text_completion',
+  toolCalls: false,
   frames: (choice) => ({
     open: null,
     tokenPrefix: `${choice}"text":"`,
@@ -97,20 +104,31 @@ const CHUNK_FORMATS: Readonly<Record<Protocol, ChunkFormat | null>> = {
   embeddings: null,
 }
 
-/** The frames of request `requestNo`'s answer, or null when its protocol does not answer in OpenAI chunks. */
-export function chunkFrames(protocol: Protocol, model: string, requestNo: number): Frames | null {
+/**
+ * The frames of request `requestNo`'s answer, or null when its protocol does not answer in OpenAI
+ * chunks; a chat answer that is `toolCall` (tool-calls.ts) streams the call instead of text.
+ */
+export function chunkFrames(
+  protocol: Protocol,
+  model: string,
+  requestNo: number,
+  toolCall: SimToolCall | null = null,
+): Frames | null {
   const format = CHUNK_FORMATS[protocol]
   if (format === null) return null
   const id = `${format.idPrefix}-llmbench-${requestNo}`
   const created = Math.floor(Date.now() / 1000)
   const head = `data: {"id":"${id}","object":"${format.chunkObject}","created":${created},"model":${JSON.stringify(model)},`
+  const choice = `${head}"choices":[{"index":0,`
   return {
     id,
     created,
     model,
-    ...format.frames(`${head}"choices":[{"index":0,`),
+    ...format.frames(choice),
     usage: (u) => `${head}"choices":[],"usage":${JSON.stringify(u)}}\n\n`,
     object: format.object,
     choice: format.choice,
+    // A format with no tool-call deltas answers in text whatever was asked.
+    ...(toolCall !== null && format.toolCalls ? toolCallChunks(choice, toolCall) : {}),
   }
 }

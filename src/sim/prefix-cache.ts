@@ -80,9 +80,32 @@ function promptKeyText(input: unknown): string {
   let text = ''
   for (const message of input) {
     if (typeof message === 'object' && message !== null && 'content' in message) {
-      const { role, content } = message as { role?: unknown; content?: unknown }
-      text += `${String(role)}\u0000${typeof content === 'string' ? content : JSON.stringify(content)}\u0001`
+      const { role, content, tool_calls } = message as {
+        role?: unknown
+        content?: unknown
+        tool_calls?: unknown
+      }
+      const said = typeof content === 'string' ? content : content === null ? '' : JSON.stringify(content)
+      text += `${String(role)}\u0000${said}${toolCallsKeyText(tool_calls)}\u0001`
     } else text += `${JSON.stringify(message)}\u0001`
+  }
+  return text
+}
+
+/**
+ * An assistant turn's tool calls as they extend its key (a turn that called tools has no text, so
+ * its calls tell it apart), and as a reply that is a call is cached for the turn that sends it back.
+ */
+export function toolCallsKeyText(calls: unknown): string {
+  if (!Array.isArray(calls)) return ''
+  let text = ''
+  for (const call of calls) {
+    const fn = typeof call === 'object' && call !== null ? (call as { function?: unknown }).function : null
+    const { name, arguments: args } = (typeof fn === 'object' && fn !== null ? fn : {}) as {
+      name?: unknown
+      arguments?: unknown
+    }
+    text += `\u0002${typeof name === 'string' ? name : ''}\u0003${typeof args === 'string' ? args : ''}`
   }
   return text
 }

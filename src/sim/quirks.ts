@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
+import type { ToolCallQuirk } from './tool-calls.js'
 
 /**
  * Misbehaviours of real servers the simulator can reproduce, so the client's handling of them is
@@ -26,6 +27,11 @@ export interface SimQuirks {
    * the connection does. The slot shows in num_requests_running until then.
    */
   ignore_disconnect?: boolean
+  /**
+   * A chat request that forces a tool call (tool-calls.ts) is answered in text anyway (`absent`), or
+   * with a call that has no id, no name and arguments that are not JSON (`malformed`).
+   */
+  tool_calls?: ToolCallQuirk
 }
 
 /** llama-server closes ~1 ms after the last byte: enough for a keep-alive client to send into it. */

@@ -44,7 +44,7 @@ import {
 import { DEFAULT_IMAGE_PATCH_PX, imageTokens } from './image-tokens.js'
 import { llamaCppTimings } from './llamacpp-timings.js'
 import { EXPOSITION_CONTENT_TYPE } from './metrics-exposition.js'
-import { PrefixCache } from './prefix-cache.js'
+import { PrefixCache, toolCallsKeyText } from './prefix-cache.js'
 import { protocolSink } from './protocol-frames.js'
 import {
   checkQuirks,
@@ -63,6 +63,7 @@ import {
   withReasoningUsage,
 } from './reasoning.js'
 import { checkSlowdown, type SimSlowdown, slowDownAt } from './slowdown.js'
+import { forcedToolCall } from './tool-calls.js'
 import { VllmMetrics } from './vllm-metrics.js'
 
 export interface SimulatorOptions extends Partial<SimParams> {
@@ -324,6 +325,8 @@ interface GenerationRequest {
   input?: unknown
   /** Embeddings: texts to embed. */
   inputs: number
+  /** The parsed body, for what the answer depends on beyond its length (a forced tool call). */
+  body?: Record<string, unknown>
 }
 
 function onRequest(ctx: SimContext, req: IncomingMessage, res: ServerResponse): void {
@@ -490,7 +493,10 @@ function parseGeneration(
     counted === null ? null : counted + images + audio + (fields.countsTurns ? counting.templateTokens : 0)
   if (promptTokens === null) return badRequest(fields.promptRefusal)
   const request = parseOptions(protocol, body, promptTokens)
-  if (!('status' in request)) request.input = input
+  if (!('status' in request)) {
+    request.input = input
+    if (carries.tools) request.body = body
+  }
   return request
 }
 
@@ -528,6 +534,7 @@ function exactInputTokens(input: unknown): number | null {
       for (const p of m.content)
         if (isObject(p) && typeof p.text === 'string') tokens += tokenizer.count(p.text)
     }
+    if (isObject(m)) tokens += tokenizer.count(toolCallsText(m.tool_calls))
   }
   return tokens
 }
@@ -540,8 +547,22 @@ function chatInputTokens(messages: unknown): number | null {
     if (!isObject(m)) continue
     if (typeof m.content === 'string') chars += m.content.length
     else if (Array.isArray(m.content)) chars += textPartsLength(m.content)
+    chars += toolCallsText(m.tool_calls).length
   }
   return Math.ceil(chars / 4)
+}
+
+/** An assistant turn's tool calls as prompt text (names and arguments, as a chat template writes them); '' when none. */
+function toolCallsText(calls: unknown): string {
+  if (!Array.isArray(calls)) return ''
+  let text = ''
+  for (const call of calls) {
+    const fn = isObject(call) && isObject(call.function) ? call.function : null
+    if (fn === null) continue
+    if (typeof fn.name === 'string') text += fn.name
+    if (typeof fn.arguments === 'string') text += fn.arguments
+  }
+  return text
 }
 
 function textPartsLength(parts: unknown[]): number {
@@ -591,9 +612,17 @@ function generate(
   const finishReason = outputTokens < r.maxTokens ? 'stop' : 'length'
   // Only a protocol with a reasoning field or events of its own has a reasoning phase.
   const phases = reasoningPlan(ctx.reasoning, carries.reasoning, outputTokens)
-  // A chat reply is the words the sinks will stream, drawn again from the same seeded source.
-  const reply = (): string =>
+  // A chat reply is the words the sinks will stream, drawn again from the same seeded source; a tool
+  // call comes back in the history as the call (its arguments around the words), with no text.
+  const words = (): string =>
     Array.from({ length: outputTokens }, wordSource(ctx.engine.params.seed, requestNo)).join('')
+  const toolCall = r.body === undefined ? null : forcedToolCall(r.body, requestNo, ctx.quirks.tool_calls)
+  const reply = (): string =>
+    toolCall === null
+      ? words()
+      : toolCallsKeyText([
+          { function: { name: toolCall.name, arguments: `${toolCall.head}${words()}${toolCall.tail}` } },
+        ])
   const cached = ctx.prefixCache?.serve(r.input, r.promptTokens, carries.conversation ? reply() : null) ?? 0
   const usage: Usage = withReasoningUsage(
     {
@@ -621,7 +650,7 @@ function generate(
     : null
   // Chat and legacy completions answer in OpenAI chunks (chunk-frames.ts); the other protocols in
   // events and bodies of their own (protocol-frames.ts).
-  const frames = chunkFrames(r.protocol, ctx.model, requestNo)
+  const frames = chunkFrames(r.protocol, ctx.model, requestNo, toolCall)
   const answer: JobSink & { open?: () => void } =
     frames === null
       ? protocolSink(
@@ -682,6 +711,8 @@ class StreamSink implements JobSink {
   private held: string[] = []
   /** Words generated but not yet sent (quirks.tokens_per_event > 1). */
   private batched = ''
+  /** Whether an answer event went out: the first carries frames.firstTokenPrefix (a tool call's opening). */
+  private answered = false
 
   constructor(
     private readonly res: ServerResponse,
@@ -702,9 +733,12 @@ class StreamSink implements JobSink {
   /** One event of `phase` carrying `text`. */
   private frame(phase: TokenPhase, text: string): string {
     const reasoning = phase === 'reasoning' ? this.frames.reasoning : null
-    return reasoning === null
-      ? this.frames.tokenPrefix + text + this.frames.tokenSuffix
-      : reasoning.prefix + text + reasoning.suffix
+    if (reasoning !== null) return reasoning.prefix + text + reasoning.suffix
+    const prefix = this.answered
+      ? this.frames.tokenPrefix
+      : (this.frames.firstTokenPrefix ?? this.frames.tokenPrefix)
+    this.answered = true
+    return prefix + text + this.frames.tokenSuffix
   }
 
   open(): void {

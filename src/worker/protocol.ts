@@ -1,5 +1,6 @@
 import type { Endpoint } from '../client/target.js'
 import type { LoopStats } from '../metrics/client-health.js'
+import type { StructuredOutput } from '../protocols/structured-parts.js'
 import type { RequestRecord } from '../records/types.js'
 import type { Round, RoundOutcome } from '../schedule/level-runner.js'
 import type { LevelShare } from '../schedule/level-share.js'
@@ -66,9 +67,13 @@ export type FromWorker =
 export interface SessionWork {
   specs: SessionSpec[]
   thinkMs: number
+  /** --tools: the functions every turn's body offers. */
+  structured?: StructuredOutput
 }
 
 /** A job run's work: every thread holds all jobs and takes them by its own sequence, as for sessions. */
 export interface JobWork {
   jobs: JobSpec[]
+  /** --tools: the functions every turn's body offers. */
+  structured?: StructuredOutput
 }

@@ -11,6 +11,7 @@ import { type Round, type RoundOutcome, runRound } from '../schedule/level-runne
 import { connectionsOf, type LevelShare } from '../schedule/level-share.js'
 import type { SessionSource } from '../schedule/session-loop.js'
 import { parallelTurns } from '../workload/jobs.js'
+import type { BodyOptions } from '../workload/request-body.js'
 import { threadJobs } from './job-source.js'
 import type { FromWorker, SplitTarget, TargetSpec, ToWorker } from './protocol.js'
 import { threadSessions } from './session-source.js'
@@ -168,6 +169,13 @@ async function runShares(shares: readonly LevelShare[], round: Round, keepAlive:
 }
 
 /** The open loop's arrivals over a thread's targets; null for a closed loop. */
+/** The options of the bodies a thread builds turn by turn: the target's, with the functions offered (--tools). */
+function turnBodyOptions(message: Extract<ToWorker, { type: 'init' }>): BodyOptions {
+  const structured = (message.sessions ?? message.jobs)?.structured
+  const options = bodyOptionsOf(message.target)
+  return structured === undefined ? options : { ...options, structured }
+}
+
 function sumArrivals(outcomes: readonly RoundOutcome[]): RoundOutcome['arrivals'] {
   const open = outcomes.flatMap(({ arrivals }) => (arrivals === null ? [] : [arrivals]))
   if (open.length === 0) return null
@@ -196,9 +204,9 @@ port.on('message', (message: ToWorker) => {
             }
       // Session ids follow the same dealing as prompt ids: distinct across workers and shards.
       if (message.sessions !== undefined)
-        sessions = threadSessions(message.sessions, bodyOptionsOf(message.target), () => nextPromptId())
+        sessions = threadSessions(message.sessions, turnBodyOptions(message), () => nextPromptId())
       if (message.jobs !== undefined) {
-        jobs = threadJobs(message.jobs, bodyOptionsOf(message.target), () => nextPromptId())
+        jobs = threadJobs(message.jobs, turnBodyOptions(message), () => nextPromptId())
         connectionsPerStream = parallelTurns(message.jobs.jobs)
       }
       post({ type: 'ready' })

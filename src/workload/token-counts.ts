@@ -20,6 +20,7 @@ export function completeTokenCounts(
 function completeOutputCount(record: RequestRecord, count: (text: string) => number): RequestRecord {
   const text = record.output_text ?? ''
   delete record.output_text
+  delete record.tool_call_content
   const { tokens: counted, sampledChars } = boundedCount(text, count)
   if (sampledChars !== null) record.tokenizer_sampled_chars = sampledChars
   if (record.token_source === 'usage') {

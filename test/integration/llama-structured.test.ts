@@ -19,6 +19,7 @@ import { runToResult } from '../helpers/run-result.js'
  * invalid, and one of free strings lets it run past max_tokens inside a string (truncated). This
  * build refuses tools on a stream (HTTP 500), so the tool run is not streamed, and its calls come back
  * either parsed (`tool_calls`) or, cut by max_tokens, as the text of its generic `{"tool_call": ...}`.
+ * In a session (--sessions --tools), each later turn sends the call and its result (about 5 s).
  */
 const KIT = fileURLToPath(new URL('../../../shared/engines/llama.cpp/start.sh', import.meta.url))
 const skip = existsSync(KIT)
@@ -41,7 +42,7 @@ function startLlamaServer(port: number): Promise<number> {
   })
 }
 
-test('llama.cpp: schema answers validate and are counted; forced tool calls are read, timed and checked', {
+test('llama.cpp: schema answers validate and are counted; forced tool calls are read, timed and checked, and carried through a session', {
   skip,
   timeout: 600_000,
 }, async () => {
@@ -108,6 +109,41 @@ test('llama.cpp: schema answers validate and are counted; forced tool calls are 
       if (record.tool_check === 'truncated') assert.equal(record.finish_reason, 'length')
       assert.equal(record.first_tool_call_at, undefined, 'not streamed: no first delta to time')
     }
+
+    // A 3-turn session with forced calls: each later turn sends the call and its result (the turn's
+    // 40-token input), so the prompt grows by at least that, and every turn is counted a tool-call turn.
+    const sessionRun = testConfig(`http://127.0.0.1:${port}`, 'tiny', {
+      levels: [1],
+      requests: 3,
+      input_tokens: 40,
+      output_tokens: 120,
+      out_dir: join(dir, 'tool-session'),
+      preflight: false,
+    })
+    sessionRun.load.control = false
+    sessionRun.client.stream = false
+    Object.assign(sessionRun.workload, {
+      sessions: true,
+      turns: 3,
+      tools: toolsFile,
+      tool_choice: 'required',
+    })
+    const session = await runToResult(sessionRun, join(dir, 'tool-session'))
+    const turns = readRecords(join(dir, 'tool-session', RECORDS_FILE))
+      .records.filter((record) => record.phase === 'measure')
+      .sort((a, b) => (a.turn ?? 0) - (b.turn ?? 0))
+    assert.deepEqual(
+      turns.map((r) => [r.turn, r.error, r.tool_calls, r.tool_call_source]),
+      [0, 1, 2].map((t) => [t, null, 1, 'deltas']),
+    )
+    for (let t = 1; t < turns.length; t++) {
+      const grown = (turns[t]?.input_tokens ?? 0) - (turns[t - 1]?.input_tokens ?? 0)
+      assert.ok(grown >= 40, `turn ${t}: the prompt grew by ${grown} tokens, less than the tool result`)
+    }
+    assert.deepEqual(
+      session.levels[0]?.turns?.map((f) => f.tool_call_turns),
+      [1, 1, 1],
+    )
   } finally {
     process.kill(pid)
   }

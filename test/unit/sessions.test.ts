@@ -146,7 +146,7 @@ test("a session's bodies: each turn carries the preamble, every earlier user tur
   const bodies: { messages: { role: string; content: string }[]; max_tokens: number }[] = []
   for (let t = 0; t < spec.turns.length; t++) {
     bodies.push(JSON.parse(conversation.nextBody().toString()))
-    conversation.reply(`reply ${t}`)
+    conversation.reply({ text: `reply ${t}`, calls: [] })
   }
   assert.deepEqual(
     bodies.map((b) => b.messages.map((m) => `${m.role}:${m.content}`)),

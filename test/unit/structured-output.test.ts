@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
+import { loadRunConfig } from '../../src/config/load.js'
 import { outputValidShare, structuredAccumulator } from '../../src/metrics/structured-figures.js'
 import { chatStructuredFields } from '../../src/protocols/structured-parts.js'
 import type { RequestRecord } from '../../src/records/types.js'
@@ -136,6 +137,26 @@ test('a schema or tools are refused with another protocol, and tool_choice witho
   assert.match(
     configErrorMessage([], { ...base, tool_choice: 'required' }),
     /expected tools with tool_choice/,
+  )
+})
+
+test('tools go with sessions and jobs (their turns carry the calls); a schema not with sessions, neither with a trace', () => {
+  const base = { base_url: 'http://a.test', model: 'm' }
+  for (const turnByTurn of [{ sessions: true }, { jobs: true }]) {
+    const config = loadRunConfig({ configFiles: [], flags: { ...base, ...turnByTurn, tools: 'builtin' } })
+    assert.equal(config.workload.tools, 'builtin')
+  }
+  assert.match(
+    configErrorMessage([], { ...base, sessions: true, response_schema: 'builtin' }),
+    /a response schema without sessions/,
+  )
+  assert.match(
+    configErrorMessage([], { ...base, tools: 'builtin', trace: 'trace.jsonl' }),
+    /neither with a trace/,
+  )
+  assert.match(
+    configErrorMessage([], { ...base, jobs: true, tools: 'builtin', protocol: 'responses' }),
+    /tools with the chat protocol/,
   )
 })
 

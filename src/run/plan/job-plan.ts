@@ -95,5 +95,8 @@ export function jobMeans(
 
 /** What the workers need to run the plan's jobs; undefined for a run without jobs. */
 export function jobWork(plan: WorkloadPlan): JobWork | undefined {
-  return plan.jobs === undefined ? undefined : { jobs: plan.jobs }
+  if (plan.jobs === undefined) return undefined
+  return plan.structured === undefined
+    ? { jobs: plan.jobs }
+    : { jobs: plan.jobs, structured: plan.structured }
 }

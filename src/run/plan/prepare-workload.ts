@@ -216,6 +216,7 @@ export async function prepareWorkload(
     const plan: WorkloadPlan = {
       prompts: [],
       ...turnByTurn,
+      ...(sources.structured === null ? {} : { structured: sources.structured }),
       input_mean: sources.input_mean,
       output_mean: sources.output_mean,
       tokenizer: sources.tokenizer.name,

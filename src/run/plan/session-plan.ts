@@ -79,5 +79,6 @@ export function sessionMeans(
 /** What the workers need to run the plan's sessions; undefined for a run of single prompts. */
 export function sessionWork(plan: WorkloadPlan, config: RunConfig): SessionWork | undefined {
   if (plan.sessions === undefined) return undefined
-  return { specs: plan.sessions, thinkMs: config.workload.think_time_s * 1000 }
+  const work: SessionWork = { specs: plan.sessions, thinkMs: config.workload.think_time_s * 1000 }
+  return plan.structured === undefined ? work : { ...work, structured: plan.structured }
 }

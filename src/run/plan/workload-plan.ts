@@ -1,6 +1,7 @@
 import type { RunConfig } from '../../config/types.js'
 import { type Prompt, promptText } from '../../protocols/prompt.js'
 import type { PromptImage } from '../../protocols/prompt-images.js'
+import type { StructuredOutput } from '../../protocols/structured-parts.js'
 import { seededRandom } from '../../random.js'
 import type { Dataset } from '../../workload/dataset.js'
 import type { ExactPromptSource } from '../../workload/exact-prompts.js'
@@ -31,6 +32,8 @@ export interface WorkloadPlan {
   sessions?: SessionSpec[]
   /** --jobs: the jobs the workers run turn by turn; `prompts` is then empty. */
   jobs?: JobSpec[]
+  /** Sessions or jobs with --tools: the functions every body the workers build offers. */
+  structured?: StructuredOutput
   input_mean: number
   output_mean: number
   /**
