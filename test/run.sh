@@ -52,7 +52,40 @@ for file in "${files[@]}"; do
     rest+=("$file")
   fi
 done
-shared=("${long[@]}" "${rest[@]}")
+# Unit files run in batches, several files to a process: a node process per file costs about 0.35
+# CPU-s before its first test, and each file compiles again the modules its neighbours compiled
+# (measured side by side on test/unit/: 103 CPU-s a process each, 66 in one). A file that changes its
+# process (environment, folder, exit code) or hooks every test of it (a top-level before/after:
+# in a batch they would run around its neighbours' tests too) keeps a process of its own.
+batch_dir=.test-build/batches
+rm -rf "$batch_dir"
+mkdir -p "$batch_dir"
+own_process='^(before|after|beforeEach|afterEach)\(|process\.env(\.[A-Za-z_]+|\[[^]]+\]) =[^=]|delete process\.env|process\.chdir|process\.exitCode'
+batched=()
+unbatched=()
+for file in "${rest[@]}"; do
+  if [[ "$file" == test/unit/* ]] && ! grep -qE "$own_process" "$file"; then batched+=("$file"); else unbatched+=("$file"); fi
+done
+batches=()
+for index in 1 2; do
+  batch="$batch_dir/unit-$index.test.mjs"
+  : >"$batch"
+  for ((i = index - 1; i < ${#batched[@]}; i += 2)); do echo "import '../../${batched[$i]}'" >>"$batch"; done
+  batches+=("$batch")
+done
+shared=("${long[@]}" "${batches[@]}" "${unbatched[@]}")
+
+# A pool of warm CLI processes (test/prebuilt/cli-pool.mjs) runs the suite's `llmbench run`, `demo`...
+# that a test would otherwise start as a fresh node process: about 1.5 CPU-s of module loading and
+# compiling each, over a hundred times per suite. Tests about the process itself (signals, start-up,
+# file limits, variables Node reads at start) still spawn their own; see runCli in test/helpers/cli.ts.
+pool_dir="$(mktemp -d)"
+export LLMBENCH_TEST_CLI_POOL="$pool_dir/cli.sock"
+# Its stdin is this script's pipe: the pool ends when the script does, however it ends.
+exec {pool_in}> >(node test/prebuilt/cli-pool.mjs "$LLMBENCH_TEST_CLI_POOL" >"$pool_dir/log" 2>&1)
+trap 'exec {pool_in}>&-; rm -f "$checks_log" "$types_log"; sleep 0.2; rm -rf "$pool_dir"' EXIT
+for _ in $(seq 1 100); do [ -S "$LLMBENCH_TEST_CLI_POOL" ] && break; sleep 0.1; done
+[ -S "$LLMBENCH_TEST_CLI_POOL" ] || { echo "the CLI pool did not start:" >&2; cat "$pool_dir/log" >&2; exit 1; }
 
 status=0
 run_lane() {
@@ -61,7 +94,7 @@ run_lane() {
   [ $# -eq 0 ] && return 0
   node --import "$PWD/test/prebuilt/register.mjs" --test --test-reporter=spec --test-concurrency="$concurrency" "$@" || status=1
 }
-echo "# shared lane: ${#shared[@]} files (${#long[@]} long ones first), ${TEST_CONCURRENCY:-4} at a time"
+echo "# shared lane: ${#shared[@]} files (${#long[@]} long ones first, then ${#batched[@]} unit files in ${#batches[@]} processes), ${TEST_CONCURRENCY:-4} at a time"
 run_lane "${TEST_CONCURRENCY:-4}" "${shared[@]}"
 
 checks=0

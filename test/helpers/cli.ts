@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process'
+import { connect } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { SIM_MODEL } from '../../src/sim/server.js'
 
@@ -65,9 +66,75 @@ export function runCli(
 ): Promise<CliResult> {
   const inProcess =
     options.env === undefined && options.cwd === undefined && (options.inProcess ?? inProcessByDefault(args))
-  return inProcess
-    ? runInProcess(cliArgs(args, options.charts), options.timeoutMs)
-    : runProcess(args, options)
+  if (inProcess) return runInProcess(cliArgs(args, options.charts), options.timeoutMs)
+  const pool = process.env[CLI_POOL]
+  return pool !== undefined && pooled(args) ? runPooled(pool, args, options) : runProcess(args, options)
+}
+
+/** Where test/run.sh's pool of warm CLI processes listens (test/prebuilt/cli-pool.mjs); unset: none. */
+const CLI_POOL = 'LLMBENCH_TEST_CLI_POOL'
+
+/**
+ * Commands a warm process of the pool may run: all but those that serve until stopped. (The pool
+ * refuses a job that sets a variable Node reads only as a process starts: NODE_EXTRA_CA_CERTS...)
+ */
+function pooled(args: readonly string[]): boolean {
+  return args[0] !== 'sim' && args[0] !== 'coordinate'
+}
+
+/**
+ * The command in a warm process of the suite's pool (test/prebuilt/cli-host.mjs): the built CLI's
+ * dispatch with this environment and folder, answered when that process is as idle as before (a
+ * handle left open holds the answer, as it would hold a process's exit), killed if it outlives
+ * `timeoutMs`, as runProcess kills its child.
+ */
+function runPooled(
+  socketPath: string,
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number; charts?: boolean },
+): Promise<CliResult> {
+  const env = Object.fromEntries(
+    Object.entries({ ...process.env, ...options.env }).filter(([, value]) => value !== undefined),
+  )
+  return new Promise((resolve, reject) => {
+    const socket = connect(socketPath)
+    let stdout = ''
+    let stderr = ''
+    let buffered = ''
+    let code: number | null | undefined
+    let refused = false
+    const timer = setTimeout(() => {
+      socket.destroy()
+      reject(new Error(`llmbench ${args.join(' ')} did not finish in time\n${stderr}`))
+    }, options.timeoutMs ?? 60_000)
+    socket.on('data', (data: Buffer) => {
+      buffered += data.toString()
+      for (let end = buffered.indexOf('\n'); end !== -1; end = buffered.indexOf('\n')) {
+        const message = JSON.parse(buffered.slice(0, end)) as {
+          kind: string
+          text?: string
+          code?: number | null
+        }
+        buffered = buffered.slice(end + 1)
+        if (message.kind === 'out') stdout += message.text
+        else if (message.kind === 'err') stderr += message.text
+        else if (message.kind === 'exit') code = message.code ?? null
+        else if (message.kind === 'refused') refused = true
+      }
+    })
+    socket.on('error', (error) => {
+      clearTimeout(timer)
+      reject(error)
+    })
+    socket.on('close', () => {
+      clearTimeout(timer)
+      if (refused) runProcess(args, options).then(resolve, reject)
+      else if (code === undefined)
+        reject(new Error(`llmbench ${args.join(' ')}: the CLI pool closed the job\n${stderr}`))
+      else resolve({ code, stdout, stderr })
+    })
+    socket.write(`${JSON.stringify({ args: cliArgs(args, options.charts), env, cwd: options.cwd })}\n`)
+  })
 }
 
 /** The dispatch the CLI's process runs, here: its words collected, an internal error as main.ts says it. */
