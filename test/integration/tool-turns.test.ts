@@ -219,7 +219,7 @@ test('a forced call the server answered in text goes back as text; a malformed c
     [0, 1, 2].map(() => [null, 1, 'invalid']),
   )
   // No id from the server: the history names the call itself, and the result answers that name.
-  const [assistant, tool] = malformed.seen[1]?.slice(-2) as [Message, Message]
+  const [assistant, tool] = (malformed.seen[1] ?? []).slice(-2) as [Message, Message]
   const id = assistant.tool_calls?.[0]?.id
   assert.match(id ?? '', /^call_\d+_0_0$/)
   assert.equal(tool.role, 'tool')
