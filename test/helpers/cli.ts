@@ -103,6 +103,7 @@ function runPooled(
     let buffered = ''
     let code: number | null | undefined
     let refused = false
+    let failed = false
     const timer = setTimeout(() => {
       socket.destroy()
       reject(new Error(`llmbench ${args.join(' ')} did not finish in time\n${stderr}`))
@@ -122,12 +123,17 @@ function runPooled(
         else if (message.kind === 'refused') refused = true
       }
     })
-    socket.on('error', (error) => {
+    socket.on('error', (error: NodeJS.ErrnoException) => {
       clearTimeout(timer)
-      reject(error)
+      // No pool where run.sh said (it ended or never started): the command gets a process of its own.
+      const noPool = (error.code === 'ENOENT' || error.code === 'ECONNREFUSED') && code === undefined
+      failed = true
+      if (noPool) runProcess(args, options).then(resolve, reject)
+      else reject(error)
     })
     socket.on('close', () => {
       clearTimeout(timer)
+      if (failed) return
       if (refused) runProcess(args, options).then(resolve, reject)
       else if (code === undefined)
         reject(new Error(`llmbench ${args.join(' ')}: the CLI pool closed the job\n${stderr}`))
