@@ -3,12 +3,14 @@
 # a CPU hog switching on and off every 4 s on the same machine, one `run --paired` and
 # `compare DIR` per trial. Prints each trial's exit codes and the gated figures' changes.
 #   bench/paired/kit-trial.sh SLOTS_A SLOTS_B [TRIALS]   e.g. 4 4 5 (A/A) or 4 3 5 (one slot fewer)
+#   LEVELS=4,6 REQUESTS=32 (the defaults: 2,4,6 and 32) set the run's levels and requests per level.
 # Needs ../shared (the kit) and a build (npm run build). Not a test: its figures are this machine's.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 KIT="$(pwd)/../shared/engines/llama.cpp"
 [ -x "$KIT/start.sh" ] || { echo "needs the kit at $KIT" >&2; exit 2; }
 SLOTS_A="${1:?SLOTS_A}" SLOTS_B="${2:?SLOTS_B}" TRIALS="${3:-3}"
+LEVELS="${LEVELS:-2,4,6}" REQUESTS="${REQUESTS:-32}"
 for trial in $(seq 1 "$TRIALS"); do
   a=$("$KIT/start.sh" 18901 "$SLOTS_A" | tail -1)
   b=$("$KIT/start.sh" 18902 "$SLOTS_B" | tail -1)
@@ -17,7 +19,7 @@ for trial in $(seq 1 "$TRIALS"); do
   out="$(mktemp -d)/paired"
   started=$(date +%s)
   node dist/cli/main.js run --base-url http://127.0.0.1:18901/v1 --base-url http://127.0.0.1:18902/v1 \
-    --model m --levels 2,4,6 --requests 32 --input-tokens 48 --output-tokens 32 --ignore-eos --paired \
+    --model m --levels "$LEVELS" --requests "$REQUESTS" --input-tokens 48 --output-tokens 32 --ignore-eos --paired \
     --out "$out" >"$out.log" 2>&1
   run=$?
   node dist/cli/main.js compare "$out" >"$out.compare" 2>/dev/null
