@@ -1,6 +1,7 @@
 import { type LevelCounting, levelInWords } from '../metrics/level-name.js'
 import type { Capacity } from '../metrics/slo.js'
 import type { RunSplitMeta } from '../metrics/target-levels.js'
+import type { JobSaturation } from './job-knee.js'
 import type { Repeats } from './repeats.js'
 import type { Saturation } from './saturation.js'
 import type { SearchOutcome } from './search.js'
@@ -41,6 +42,8 @@ interface Judged {
   targets?: readonly JudgedTarget[]
   /** --ramp: the knee read on the ramp is the run's (it has one level: no knee on steps). */
   ramp?: { saturation: Saturation | null }
+  /** --jobs: the knee read on jobs per hour and JCT p90 is the run's (its levels count jobs). */
+  job_saturation?: JobSaturation
 }
 
 /** From a result's own fields, so a result of an older version answers the same way. */
@@ -56,6 +59,7 @@ export function answerOf(result: Judged): Answer {
     }
   if (result.capacity_summary !== null)
     return { value: null, from: null, text: `Capacity: ${result.capacity_summary}` }
+  if (result.job_saturation !== undefined) return jobAnswer(result.meta, result.job_saturation, knee)
   if (knee === null) return { value: null, from: null, text: `No knee found: ${result.saturation_summary}` }
   const across = kneeAcrossRuns(result.repeats, knee.value)
   if (across !== null)
@@ -77,6 +81,35 @@ export function answerOf(result: Judged): Answer {
     from: 'knee',
     ...(knee.confidence === undefined ? {} : { confidence: knee.confidence }),
     text: `Capacity: ${levelInWords(meta, knee.value)} (the knee${onTheRamp}${hedge})`,
+  }
+}
+
+/**
+ * A job run's answer: the knee of jobs per hour and JCT p90 (a user of jobs sizes for jobs, and its
+ * levels count jobs). Where those place none, the knee of the requests, saying that jobs placed none
+ * and why (too few jobs per level to tell, or still growing).
+ */
+function jobAnswer(meta: Judged['meta'], job: JobSaturation, requests: Saturation | null): Answer {
+  if (job.value !== null) {
+    const uncertain = job.confidence === 'uncertain'
+    const hedge = !uncertain
+      ? ''
+      : job.bracket !== null && job.bracket[0] !== job.bracket[1]
+        ? `, uncertain: between ${job.bracket[0]} and ${job.bracket[1]}`
+        : ', uncertain'
+    return {
+      value: job.value,
+      from: 'knee',
+      confidence: uncertain ? 'uncertain' : 'clear',
+      text: `Capacity: ${levelInWords(meta, job.value)} (the knee of jobs per hour and JCT p90${hedge})`,
+    }
+  }
+  if (requests === null) return { value: null, from: null, text: `No knee found: per job, ${job.reason}` }
+  return {
+    value: requests.value,
+    from: 'knee',
+    confidence: 'uncertain',
+    text: `Capacity: ${levelInWords(meta, requests.value)} (the knee of the requests; per job, ${job.reason})`,
   }
 }
 

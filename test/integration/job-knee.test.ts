@@ -59,6 +59,12 @@ test('jobs that are chains of one request at a time on a 2-slot simulator: the j
       result.saturation_summary,
       /; per job \(jobs per hour and JCT p90\): knee at \d+ jobs in flight/,
     )
+    // The headline is the job knee, in jobs.
+    assert.equal(result.answer?.value, knee.value)
+    assert.match(
+      result.answer?.text ?? '',
+      /^Capacity: \d+ concurrent jobs \(the knee of jobs per hour and JCT p90/,
+    )
   } finally {
     await sim.close()
   }
