@@ -12,28 +12,13 @@
 # Files holding `// test-lane: long` (tens of seconds of runs) start first in the shared lane: the
 # runner starts files in the order given, and a long file started last would leave the lane ending
 # on it alone while the other slots sit idle.
-# The test types and lint run beside the build, which must come first: the CLI tests run dist/.
+# Lint and the unit batches run beside the build, which comes before the rest: the CLI tests run
+# dist/. The test types run beside the shared lane.
 # The test files themselves run from .test-build/ (test/prebuilt/), transpiled once before the lanes.
 set -euo pipefail
 shopt -s globstar nullglob
 cd "$(dirname "$0")/.."
 
-# Types of tests and benches too, and lint/format: a red here fails the suite like a failing test.
-# Lint needs no build, so it starts first, beside the build. The test types need dist/'s
-# declarations (test/unit/package-entry.test.ts imports the package by its name, which resolves to
-# dist/index.d.ts), so they start when the build is done, beside the shared lane.
-checks_log="$(mktemp)"
-types_log="$(mktemp)"
-trap 'rm -f "$checks_log" "$types_log"' EXIT
-npx biome check . >"$checks_log" 2>&1 &
-checks_pid=$!
-if ! npx tsc -p tsconfig.json; then
-  wait "$checks_pid" || true # no check left running after the script
-  cat "$checks_log"
-  exit 1
-fi
-npx tsc -p tsconfig.test.json --noEmit >"$types_log" 2>&1 &
-types_pid=$!
 # The test files run from a transpiled copy (test/prebuilt/: esbuild, about a second), not through
 # tsx's loader in every test process.
 node test/prebuilt/build.mjs
@@ -56,11 +41,11 @@ done
 # CPU-s before its first test, and each file compiles again the modules its neighbours compiled
 # (measured side by side on test/unit/: 103 CPU-s a process each, 66 in one). A file that changes its
 # process (environment, folder, exit code) or hooks every test of it (a top-level before/after:
-# in a batch they would run around its neighbours' tests too) keeps a process of its own.
+# in a batch they would run around its neighbours' tests too) keeps a process of its own, and so
+# does one that needs the build (dist/, the package by its name): the batches start before it.
 batch_dir=.test-build/batches
-rm -rf "$batch_dir"
 mkdir -p "$batch_dir"
-own_process='^(before|after|beforeEach|afterEach)\(|process\.env(\.[A-Za-z_]+|\[[^]]+\]) =[^=]|delete process\.env|process\.chdir|process\.exitCode'
+own_process='^(before|after|beforeEach|afterEach)\(|process\.env(\.[A-Za-z_]+|\[[^]]+\]) =[^=]|delete process\.env|process\.chdir|process\.exitCode|dist/|llmbench-cli'
 batched=()
 unbatched=()
 for file in "${rest[@]}"; do
@@ -73,7 +58,29 @@ for index in 1 2; do
   for ((i = index - 1; i < ${#batched[@]}; i += 2)); do echo "import '../../${batched[$i]}'" >>"$batch"; done
   batches+=("$batch")
 done
-shared=("${long[@]}" "${batches[@]}" "${unbatched[@]}")
+shared=("${long[@]}" "${unbatched[@]}")
+
+# Types of tests and benches too, and lint/format: a red here fails the suite like a failing test.
+# Lint needs no build, so it starts first, beside the build; so do the unit batches, which need
+# neither the build nor the pool: tsc's build is one thread, and the batches use the other core.
+# The test types need dist/'s declarations (test/unit/package-entry.test.ts imports the package by
+# its name, which resolves to dist/index.d.ts), so they start when the build is done, beside the
+# shared lane.
+checks_log="$(mktemp)"
+types_log="$(mktemp)"
+unit_log="$(mktemp)"
+trap 'rm -f "$checks_log" "$types_log" "$unit_log"' EXIT
+npx biome check . >"$checks_log" 2>&1 &
+checks_pid=$!
+node --import "$PWD/test/prebuilt/register.mjs" --test --test-reporter=spec --test-concurrency=2 "${batches[@]}" >"$unit_log" 2>&1 &
+unit_pid=$!
+if ! npx tsc -p tsconfig.json; then
+  wait "$checks_pid" "$unit_pid" || true # nothing left running after the script
+  cat "$checks_log"
+  exit 1
+fi
+npx tsc -p tsconfig.test.json --noEmit >"$types_log" 2>&1 &
+types_pid=$!
 
 # A pool of warm CLI processes (test/prebuilt/cli-pool.mjs) runs the suite's `llmbench run`, `demo`...
 # that a test would otherwise start as a fresh node process: about 1.5 CPU-s of module loading and
@@ -83,7 +90,7 @@ pool_dir="$(mktemp -d)"
 export LLMBENCH_TEST_CLI_POOL="$pool_dir/cli.sock"
 # Its stdin is this script's pipe: the pool ends when the script does, however it ends.
 exec {pool_in}> >(node test/prebuilt/cli-pool.mjs "$LLMBENCH_TEST_CLI_POOL" >"$pool_dir/log" 2>&1)
-trap 'exec {pool_in}>&-; rm -f "$checks_log" "$types_log"; sleep 0.2; rm -rf "$pool_dir"' EXIT
+trap 'exec {pool_in}>&-; rm -f "$checks_log" "$types_log" "$unit_log"; sleep 0.2; rm -rf "$pool_dir"' EXIT
 for _ in $(seq 1 100); do [ -S "$LLMBENCH_TEST_CLI_POOL" ] && break; sleep 0.1; done
 [ -S "$LLMBENCH_TEST_CLI_POOL" ] || { echo "the CLI pool did not start:" >&2; cat "$pool_dir/log" >&2; exit 1; }
 
@@ -94,8 +101,13 @@ run_lane() {
   [ $# -eq 0 ] && return 0
   node --import "$PWD/test/prebuilt/register.mjs" --test --test-reporter=spec --test-concurrency="$concurrency" "$@" || status=1
 }
-echo "# shared lane: ${#shared[@]} files (${#long[@]} long ones first, then ${#batched[@]} unit files in ${#batches[@]} processes), ${TEST_CONCURRENCY:-4} at a time"
+echo "# shared lane: ${#shared[@]} files (${#long[@]} long ones first), ${TEST_CONCURRENCY:-4} at a time"
 run_lane "${TEST_CONCURRENCY:-4}" "${shared[@]}"
+unit=0
+wait "$unit_pid" || unit=1
+echo "# unit batches: ${#batched[@]} unit files in ${#batches[@]} processes, started beside the build"
+cat "$unit_log"
+if [ "$unit" -ne 0 ]; then status=1; fi
 
 checks=0
 wait "$checks_pid" || checks=1
