@@ -24,8 +24,8 @@ function done(outcome: RunOutcome): BenchResult {
  * The simulator runs in its own process, as a real server would. Tolerance: Node timers fire late
  * by up to a few ms on a busy 2-core machine, and early against a fresh clock reading by as long as
  * the loop turn that armed them had already run (libuv arms timers from its cached loop time; seen:
- * 1.2 ms under a full CI run), so measured TTFT must lie in [58, 72] ms and TPOT
- * in [19.5, 23] ms.
+ * 1.2 ms under a full CI run), so measured TTFT is never under 58 ms and at most 12 ms over the
+ * prefill the server says it took, and TPOT lies in [19.5, 23] ms.
  */
 test('a run against the simulator measures the TTFT and TPOT it was told to produce', {
   timeout: 60_000,
@@ -70,20 +70,28 @@ test('a run against the simulator measures the TTFT and TPOT it was told to prod
       // costs the sum of their prefills (src/model/engine.ts; at c=4 a CI run saw p50 75 ms), and the
       // server's timings say so: TTFT is the server's prefill plus the way there and back.
       const ttft = level.ttft_ms
-      assert.ok((ttft.min as number) >= 58, `TTFT ${JSON.stringify(ttft)}`)
-      if (level.value === 1) assert.ok((ttft.p50 as number) <= 72, `TTFT ${JSON.stringify(ttft)}`)
       const inBand = level.in_band
-      assert.ok(inBand != null && (inBand.server_prefill_ms.min as number) >= 59.5, JSON.stringify(inBand))
-      assert.ok(
-        (inBand.queue_ms.p50 as number) <= 12,
-        `TTFT − server prefill ${JSON.stringify(inBand.queue_ms)}`,
-      )
+      const why = `TTFT ${JSON.stringify(ttft)}, in band ${JSON.stringify(inBand)}`
+      assert.ok((ttft.min as number) >= 58, why)
+      assert.ok(inBand != null && (inBand.server_prefill_ms.min as number) >= 59.5, why)
+      // Above the prefill, the client adds only the round trip. The bound is the server's own account,
+      // not the 60 ms it was told: on a loaded machine (a CI run beside tsc and 8 hogs) the simulator's
+      // timers fire late and its prefill p50 was 67.5 ms, TTFT p50 72.2 ms: the server was late, not the
+      // client. Whether the simulator keeps its told times is test/integration/sim-server.test.ts's question (alone).
+      assert.ok((ttft.p50 as number) <= (inBand.server_prefill_ms.p50 as number) + 12, why)
+      assert.ok((inBand.queue_ms.p50 as number) <= 12, `TTFT − server prefill: ${why}`)
       const tpot = level.tpot_ms
       assert.ok((tpot.mean as number) >= 19.5 && (tpot.mean as number) <= 23, `TPOT ${JSON.stringify(tpot)}`)
-      assert.ok((level.itl_ms.p50 as number) >= 19 && (level.itl_ms.p50 as number) <= 23, 'ITL p50')
+      assert.ok(
+        (level.itl_ms.p50 as number) >= 19 && (level.itl_ms.p50 as number) <= 23,
+        `ITL ${JSON.stringify(level.itl_ms)}`,
+      )
       assert.equal(level.itl_ms.count, 16 * 11, 'one gap between each pair of the 12 token events')
       // 12 tokens in 60 + 11 x 20 = 280 ms per request: E2E within the same tolerance.
-      assert.ok((level.e2e_ms.p50 as number) >= 279 && (level.e2e_ms.p50 as number) <= 310, 'E2E p50')
+      assert.ok(
+        (level.e2e_ms.p50 as number) >= 279 && (level.e2e_ms.p50 as number) <= 310,
+        `E2E ${JSON.stringify(level.e2e_ms)}`,
+      )
       assert.equal(level.output_tokens, 16 * 12)
     }
     // c=4 runs four streams at once: about 4x the tokens per second of c=1 (12 tokens / ~0.28 s each)
