@@ -7,9 +7,10 @@
  * Timing tolerances: the client stamps each chunk with performance.now() when it arrives. The simulator
  * uses setTimeout, which fires at or a little after the deadline (libuv's cached loop time and ms
  * granularity give ~1-2 ms, a busy CI machine a few more), and loopback HTTP adds well under 1 ms. So:
- * - TTFT: measured within [expected - 3, expected + 15) ms: a timer may fire up to ~1 ms before a fresh
- *   performance.now() (cached loop time), and 15 ms covers scheduler noise on a shared CI runner while
- *   being far smaller than any modelled effect (a queue wait is a whole request, > 200 ms here).
+ * - TTFT: never under expected - 3 ms (a timer may fire up to ~1 ms before a fresh performance.now():
+ *   cached loop time), and at most 10 ms over what a bare timer of the same length takes over the same
+ *   path just after (bareTimerTtft: the host's late timers and wake-ups now; ~+0.5 ms idle, +10-20 ms
+ *   at load 8), far smaller than any modelled effect (a queue wait is a whole request, > 200 ms here).
  * - Mean inter-token gap: within 3 ms of decodeStepMs(1). The simulator schedules tokens on absolute
  *   deadlines, so jitter does not accumulate: the mean over n gaps errs by (jitter of two stamps) / n.
  * - Queueing (4 streams, client and server on one event loop): [expected - 3, expected + 30) ms.
@@ -17,6 +18,8 @@
  * within 0.3 ms; queued TTFT up to +23 ms under that load.
  */
 import assert from 'node:assert/strict'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { performance } from 'node:perf_hooks'
 import { test } from 'node:test'
 import { encode as encodeO200k } from 'gpt-tokenizer'
@@ -40,9 +43,14 @@ const FAST: SimulatorOptions = {
   decode_ms_per_seq: 0,
 }
 
-interface Ctx {
-  sim: RunningSimulator
+/** Where a request goes: the simulator, or a bare timer server to measure this machine against. */
+interface Endpoint {
+  sim: Pick<RunningSimulator, 'url'>
   agent: Agent
+}
+
+interface Ctx extends Endpoint {
+  sim: RunningSimulator
 }
 
 async function withSim<T>(options: SimulatorOptions, fn: (c: Ctx) => Promise<T>): Promise<T> {
@@ -56,7 +64,61 @@ async function withSim<T>(options: SimulatorOptions, fn: (c: Ctx) => Promise<T>)
   }
 }
 
-function post(c: Ctx, path: string, body: unknown, raw?: string) {
+/**
+ * Runs a timing try up to `tries` times. A try asserts at once what noise cannot cause (a timer early, a
+ * count wrong) and returns the checks that a busy machine's late timers can fail; those fail the test
+ * only on the last try. Noise only ever delays a timer, so a simulator keeping the wrong time fails
+ * every try.
+ */
+async function holdsWithinTries(tries: number, attempt: (n: number) => Promise<() => void>): Promise<void> {
+  for (let n = 1; ; n++) {
+    const lateChecks = await attempt(n)
+    if (n === tries) return lateChecks()
+    try {
+      return lateChecks()
+    } catch {
+      // A timer the machine delayed past a bound: try again.
+    }
+  }
+}
+
+/**
+ * This machine's time to a first token that a bare timer sends `ms` after the request arrives, over the
+ * same loopback HTTP, the same client and the same event loop as the simulator: what the host's late
+ * timers and wake-ups add now. The simulator's TTFT is held against it, so a loaded machine (CI at
+ * load 8: 115-121 ms where 105 was told, the bare timer as late) does not read as a simulator error.
+ */
+async function bareTimerTtft(ms: number): Promise<number> {
+  const server = createServer((req, res) => {
+    req.resume()
+    if (req.method !== 'POST') return void res.end('{}')
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' })
+      setTimeout(() => {
+        const chunk = {
+          id: 'bare',
+          object: 'chat.completion.chunk',
+          model: 'bare',
+          choices: [{ index: 0, delta: { content: 'x' }, finish_reason: null }],
+        }
+        res.end(`data: ${JSON.stringify(chunk)}\n\ndata: [DONE]\n\n`)
+      }, ms)
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const agent = new Agent()
+  try {
+    const bare = { sim: { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }, agent }
+    await warm(bare)
+    const s = await stream(bare, '/', {})
+    return (tokenEvents(s)[0]?.t ?? Number.NaN) - s.t0
+  } finally {
+    await agent.destroy()
+    await new Promise((resolve) => server.close(resolve))
+  }
+}
+
+function post(c: Endpoint, path: string, body: unknown, raw?: string) {
   return request(`${c.sim.url}${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -109,7 +171,7 @@ interface Streamed {
   events: SseEvent[]
 }
 
-async function stream(c: Ctx, path: string, body: Record<string, unknown>): Promise<Streamed> {
+async function stream(c: Endpoint, path: string, body: Record<string, unknown>): Promise<Streamed> {
   const t0 = performance.now()
   const res = await post(c, path, { model: 'llmbench-sim', stream: true, ...body })
   const events: SseEvent[] = []
@@ -131,7 +193,7 @@ function tokenEvents(s: Streamed): SseEvent[] {
 }
 
 /** One GET /v1/models, so a connection is open and the client code warm before timing anything. */
-async function warm(c: Ctx): Promise<void> {
+async function warm(c: Endpoint): Promise<void> {
   const res = await request(`${c.sim.url}/models`, { dispatcher: c.agent })
   await res.body.dump()
 }
@@ -196,21 +258,36 @@ test(
     const content = 'y'.repeat(400) // 100 prompt tokens
     const expectedTtft = prefillMs(params, 100) // 105 ms
     const expectedGap = decodeStepMs(params, 1) // 25 ms
-    await withSim(options, async (c) => {
-      await warm(c)
-      const s = await stream(c, '/chat/completions', {
-        messages: [{ role: 'user', content }],
-        max_tokens: 20,
-      })
-      const tokens = tokenEvents(s)
-      assert.equal(tokens.length, 20)
-      const ttft = (tokens[0]?.t ?? 0) - s.t0
-      const gap = mean(tokens.slice(1).map((e, i) => e.t - (tokens[i]?.t ?? 0)))
-      t.diagnostic(`TTFT expected ${expectedTtft} ms, measured ${ttft.toFixed(2)} ms`)
-      t.diagnostic(`mean ITL expected ${expectedGap} ms, measured ${gap.toFixed(2)} ms`)
-      assert.ok(ttft > expectedTtft - 3 && ttft < expectedTtft + 15, `TTFT ${ttft} vs ${expectedTtft}`)
-      assert.ok(Math.abs(gap - expectedGap) < 3, `mean gap ${gap} vs ${expectedGap}`)
-    })
+    // Noise only ever delays a timer: a try whose TTFT a busy machine delayed past the bound is tried
+    // again (seen in CI at load 8: 120.3 ms against 105), at most three times, and the third must hold.
+    // A simulator that keeps the wrong time fails every try, and one that answers early fails at once.
+    await holdsWithinTries(3, (attempt) =>
+      withSim(options, async (c) => {
+        await warm(c)
+        const s = await stream(c, '/chat/completions', {
+          messages: [{ role: 'user', content }],
+          max_tokens: 20,
+        })
+        const tokens = tokenEvents(s)
+        assert.equal(tokens.length, 20)
+        const ttft = (tokens[0]?.t ?? 0) - s.t0
+        const gap = mean(tokens.slice(1).map((e, i) => e.t - (tokens[i]?.t ?? 0)))
+        const bare = await bareTimerTtft(expectedTtft)
+        t.diagnostic(
+          `try ${attempt}: TTFT expected ${expectedTtft} ms, measured ${ttft.toFixed(2)} ms (a bare timer: ${bare.toFixed(2)} ms)`,
+        )
+        t.diagnostic(`try ${attempt}: mean ITL expected ${expectedGap} ms, measured ${gap.toFixed(2)} ms`)
+        assert.ok(ttft > expectedTtft - 3, `TTFT ${ttft} vs ${expectedTtft}: early`)
+        assert.ok(gap > expectedGap - 3, `mean gap ${gap} vs ${expectedGap}: early`)
+        return () => {
+          assert.ok(
+            ttft < Math.max(expectedTtft, bare) + 10,
+            `TTFT ${ttft} vs ${expectedTtft} (bare timer ${bare})`,
+          )
+          assert.ok(gap < expectedGap + 3, `mean gap ${gap} vs ${expectedGap}`)
+        }
+      }),
+    )
   },
 )
 
@@ -233,8 +310,8 @@ test(
     // four sends can reach the server a step apart (seen at load 12: TTFTs 55, 94, 287, 327), or a
     // timer fires late: such a try is tried again, at most three times, and the third must hold. A
     // simulator that does not share its steps fails every try.
-    for (let attempt = 1; attempt <= 3; attempt++) {
-      const shared = await withSim(options, async (c) => {
+    await holdsWithinTries(3, (attempt) =>
+      withSim(options, async (c) => {
         const body = { messages: [{ role: 'user', content: 'hi' }], max_tokens: 10 }
         await Promise.all([1, 2, 3, 4].map(() => warm(c))) // 4 open connections: no connect in the TTFTs
         const all = await Promise.all([1, 2, 3, 4].map(() => stream(c, '/chat/completions', body)))
@@ -242,32 +319,27 @@ test(
         t.diagnostic(
           `try ${attempt}: TTFTs ${ttfts.map((x) => x.toFixed(1)).join(', ')} ms; expected 100, 100, 380, 380`,
         )
-        if (attempt === 3) {
-          checkShared(ttfts, all, c)
-          return true
-        }
-        try {
-          checkShared(ttfts, all, c)
-          return true
-        } catch {
-          // A timer a busy machine delayed past a bound: noise only ever delays, so try again.
-          return false
-        }
-      })
-      if (shared) break
-    }
-    function checkShared(ttfts: number[], all: Streamed[], c: Ctx): void {
+        const st = c.sim.stats()
+        const counts = [st.admitted, st.completed, st.max_running, st.running, st.waiting]
+        const bare = await bareTimerTtft(sharedPrefill)
+        t.diagnostic(`try ${attempt}: a bare timer of ${sharedPrefill} ms: ${bare.toFixed(1)} ms`)
+        return () => checkShared(ttfts, all, counts, bare)
+      }),
+    )
+    function checkShared(ttfts: number[], all: Streamed[], counts: number[], bare: number): void {
       // Noise only ever delays a timer, so the bounds are asymmetric; a late request must never come early.
       for (const early of ttfts.slice(0, 2))
-        assert.ok(early > sharedPrefill - 3 && early < sharedPrefill + 15, `early TTFT ${early}`)
+        assert.ok(
+          early > sharedPrefill - 3 && early < Math.max(sharedPrefill, bare) + 15,
+          `early TTFT ${early} (a bare timer ${bare})`,
+        )
       // Queued one whole request; the two finish in the same step, so the two waiting share theirs too.
       const lateExpected = duration + sharedPrefill
       for (const late of ttfts.slice(2)) {
         assert.ok(late > lateExpected - 3 && late < lateExpected + 30, `late TTFT ${late}`)
       }
       assert.ok(all.every((s) => tokenEvents(s).length === 10))
-      const st = c.sim.stats()
-      assert.deepEqual([st.admitted, st.completed, st.max_running, st.running, st.waiting], [4, 4, 2, 0, 0])
+      assert.deepEqual(counts, [4, 4, 2, 0, 0])
     }
   },
 )
