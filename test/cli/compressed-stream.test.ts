@@ -89,9 +89,11 @@ test('a gzip-encoded event stream (a compressing proxy) is decoded as it arrives
       for (const record of measured) {
         assert.equal(record.error, null, JSON.stringify(record.error))
         assert.equal(record.token_times.length, TOKENS)
-        // The server waits GAP_MS between tokens: stamps taken at the end of the body would bunch up.
+        // The server waits GAP_MS between tokens: stamps taken at the end of the body would bunch up
+        // (all within a millisecond or two). Half the server's spread tells the two apart on a loaded
+        // machine, where a first read stamped late shortens it (seen at load 10: 176 ms of 200).
         const spread = (record.token_times.at(-1) as number) - (record.token_times[0] as number)
-        assert.ok(spread >= (TOKENS - 1) * GAP_MS * 0.9, `tokens ${spread.toFixed(1)} ms apart in all`)
+        assert.ok(spread >= (TOKENS - 1) * GAP_MS * 0.5, `tokens ${spread.toFixed(1)} ms apart in all`)
       }
     },
   )
