@@ -5,7 +5,7 @@
  * the offsets against the injected shifts, each level's start spread, and merged against single
  * throughput and knee. Needs root, ../shared/engines/llama.cpp and a build (npm run build).
  *
- *   node --import tsx bench/shards-hosts-llama.ts
+ *   node --import tsx bench/shards-hosts-llama.ts   (SHARDS_BENCH_REQUESTS=96: requests a level, 24 by default)
  */
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync } from 'node:fs'
@@ -38,7 +38,7 @@ const flags = (out: string) => [
   '--levels',
   LEVELS,
   '--requests',
-  '24',
+  process.env.SHARDS_BENCH_REQUESTS ?? '24',
   '--warmup',
   '2',
   '--input-tokens',
