@@ -16,10 +16,13 @@
  *             shared drift: a neighbour on the network or the client machine), judged as `compare DIR`
  *             judges a together folder.
  *
- * Run: npm run bench:gate [-- --trials 20] [-- --max-regression 0.05]
+ * Run: npm run bench:gate [-- --trials 20] [-- --max-regression 0.05] [-- --requests 40] [-- --pairs 4]
+ *      [-- --drift neighbour]
  * (--max-regression: the relative threshold of every latency percentile and of throughput, in place
  * of the defaults; the gate calls a change a regression only when its whole interval is beyond the
- * threshold, so a change the size of the threshold is caught about half the time at best.)
+ * threshold, so a change the size of the threshold is caught about half the time at best.
+ * --requests: per level per target; --pairs: the paired gates' pairs of blocks per level, each block
+ * requests / pairs (at least two rounds of streams); --drift: only the drifts whose name holds it.)
  */
 import { performance } from 'node:perf_hooks'
 import { DriftSamples } from '../../src/analysis/drift.js'
@@ -38,7 +41,6 @@ import { blockRequests, pairedOrder, togetherBlocks } from '../../src/run/plan/p
 import { type CostChange, type Host, hostCosts, STEP_NOISE, Target } from './virtual-target.js'
 
 const LEVELS = [1, 4, 8]
-const REQUESTS_PER_LEVEL = 40
 const INPUT_TOKENS = 256
 const OUTPUT_TOKENS = 64
 const LENGTHS = { input: INPUT_TOKENS, output: OUTPUT_TOKENS }
@@ -151,8 +153,8 @@ function pairedTrial(change: Change, drift: DriftKind, seed: number): Trial {
   ]
   const sides: RequestRecord[][] = [[], []]
   LEVELS.forEach((level, index) => {
-    const size = blockRequests(REQUESTS_PER_LEVEL, level)
-    for (const block of pairedOrder(seed, index))
+    const size = blockRequests(REQUESTS_PER_LEVEL, level, PAIRS)
+    for (const block of pairedOrder(seed, index, PAIRS))
       sides[block.target]?.push(
         ...(targets[block.target] as Target).block(level, size, {
           level,
@@ -184,8 +186,8 @@ function togetherTrial(change: Change, drift: DriftKind, seed: number): Trial {
   ]
   const sides: RequestRecord[][] = [[], []]
   for (const level of LEVELS) {
-    const size = blockRequests(REQUESTS_PER_LEVEL, level)
-    for (const block of togetherBlocks()) {
+    const size = blockRequests(REQUESTS_PER_LEVEL, level, PAIRS)
+    for (const block of togetherBlocks(PAIRS)) {
       const stamp = { level, phase: 'measure' as const, pair: block.pair }
       // Both started before the clock runs: their requests fill in side by side until both are done.
       const started = targets.map((target) => target.start(level, size, stamp))
@@ -221,6 +223,11 @@ function argument(name: string, fallback: number): number {
 }
 
 const TRIALS = Math.floor(argument('trials', 20))
+const REQUESTS_PER_LEVEL = Math.floor(argument('requests', 40))
+const PAIRS = Math.floor(argument('pairs', 4))
+const DRIFT_FILTER = process.argv.includes('--drift')
+  ? String(process.argv[process.argv.indexOf('--drift') + 1])
+  : ''
 const THRESHOLD = argument('max-regression', Number.NaN)
 /** The gates: today's defaults, or --max-regression for every latency percentile and throughput. */
 const GATES: Record<string, number> = Number.isNaN(THRESHOLD)
@@ -234,7 +241,8 @@ const GATES: Record<string, number> = Number.isNaN(THRESHOLD)
 const pct = (n: number): string => `${Math.round((100 * n) / TRIALS)}%`.padStart(4)
 
 console.log(
-  `# gate trials: ${TRIALS} per cell; levels ${LEVELS.join(',')}, ${REQUESTS_PER_LEVEL} requests per level per target, ` +
+  `# gate trials: ${TRIALS} per cell; levels ${LEVELS.join(',')}, ${REQUESTS_PER_LEVEL} requests per level per target ` +
+    `(paired: ${PAIRS} pairs of blocks), ` +
     `${INPUT_TOKENS}/${OUTPUT_TOKENS} tokens, a ${SERVER.slots}-slot simulated server in virtual time, step noise ${100 * STEP_NOISE}%`,
 )
 console.log(
@@ -259,6 +267,7 @@ const spans: Record<GateKind, number> = { twoRun: 0, paired: 0, together: 0 }
 let gates = 0
 for (const [d, drift] of DRIFTS.entries())
   for (const [c, change] of CHANGES.entries()) {
+    if (!drift.name.includes(DRIFT_FILTER)) continue
     const tally = Object.fromEntries(
       GATE_KINDS.map((kind) => [kind, new Map<CompareOutcome, number>()]),
     ) as Record<GateKind, Map<CompareOutcome, number>>

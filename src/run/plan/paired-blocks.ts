@@ -39,8 +39,8 @@ export const MIN_BLOCK_ROUNDS = 2
  * Requests per block of each target: the level's requests (each target's) cut into PAIRS_PER_LEVEL
  * blocks, at least MIN_BLOCK_ROUNDS rounds of its streams each.
  */
-export function blockRequests(requestsPerLevel: number, streams: number): number {
-  return Math.max(MIN_BLOCK_ROUNDS * streams, Math.ceil(requestsPerLevel / PAIRS_PER_LEVEL))
+export function blockRequests(requestsPerLevel: number, streams: number, pairs = PAIRS_PER_LEVEL): number {
+  return Math.max(MIN_BLOCK_ROUNDS * streams, Math.ceil(requestsPerLevel / pairs))
 }
 
 /** Requests a --paired level sends in all: both targets' blocks. */
