@@ -216,18 +216,21 @@ function expectedRunMs(): number {
   return quietRunMs
 }
 
-function argument(name: string, fallback: number): number {
+/** The word after `--name` on the command line, or undefined. */
+function option(name: string): string | undefined {
   const at = process.argv.indexOf(`--${name}`)
-  const value = at < 0 ? Number.NaN : Number(process.argv[at + 1])
+  return at < 0 ? undefined : process.argv[at + 1]
+}
+
+function argument(name: string, fallback: number): number {
+  const value = Number(option(name) ?? Number.NaN)
   return Number.isFinite(value) && value > 0 ? value : fallback
 }
 
 const TRIALS = Math.floor(argument('trials', 20))
 const REQUESTS_PER_LEVEL = Math.floor(argument('requests', 40))
 const PAIRS = Math.floor(argument('pairs', 4))
-const DRIFT_FILTER = process.argv.includes('--drift')
-  ? String(process.argv[process.argv.indexOf('--drift') + 1])
-  : ''
+const DRIFT_FILTER = option('drift') ?? ''
 const THRESHOLD = argument('max-regression', Number.NaN)
 /** The gates: today's defaults, or --max-regression for every latency percentile and throughput. */
 const GATES: Record<string, number> = Number.isNaN(THRESHOLD)

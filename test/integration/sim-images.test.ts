@@ -5,10 +5,11 @@
  * request. The sim charges ceil(448/28)² = 256 tokens an image (image-tokens.ts), counted in
  * usage.prompt_tokens and prefilled at prefill_ms_per_token, so the first token comes later by
  * that much and the throughput a level reaches falls by the share prefill adds to a request.
- * The prefill is read from the sim's own `timings` (prompt_ms: from the slot to the first token), within
- * [-5, +15) ms of the charge; the client's TTFT grows by at least the images' share of it less 15 ms. Not bounded above by
- * the client: a body with images is ~0.6 MB, and sending it over loopback and the sim's JSON.parse of it
- * take 5-15 ms on a quiet 2-core machine (+8 to +13 ms seen) and 65 ms more at load 10.
+ * The prefill is read from the sim's own `timings` (prompt_ms: from the slot to the first token),
+ * within [-5, +15) ms of the charge; the client's TTFT grows by at least the images' share of it less
+ * 15 ms. Not bounded above by the client: a body with images is ~0.6 MB, and sending it over loopback
+ * and the sim's JSON.parse of it take 5-15 ms on a quiet 2-core machine (+8 to +13 ms seen), 65-95 ms
+ * more on a loaded one.
  */
 import assert from 'node:assert/strict'
 import { performance } from 'node:perf_hooks'

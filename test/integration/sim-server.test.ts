@@ -9,8 +9,9 @@
  * granularity give ~1-2 ms, a busy CI machine a few more), and loopback HTTP adds well under 1 ms. So:
  * - TTFT: never under expected - 3 ms (a timer may fire up to ~1 ms before a fresh performance.now():
  *   cached loop time), and at most 10 ms over what a bare timer of the same length takes over the same
- *   path just after (bareTimerTtft: the host's late timers and wake-ups now; ~+0.5 ms idle, +10-20 ms
- *   at load 8), far smaller than any modelled effect (a queue wait is a whole request, > 200 ms here).
+ *   path just after (bareTimerTtft: the host's late timers and wake-ups now; a few ms idle, +12-17 ms
+ *   beside 6 CPU hogs; 15 ms over it for two prompts sharing a step), far smaller than any modelled
+ *   effect (a queue wait is a whole request, > 200 ms here).
  * - Mean inter-token gap: within 3 ms of decodeStepMs(1). The simulator schedules tokens on absolute
  *   deadlines, so jitter does not accumulate: the mean over n gaps errs by (jitter of two stamps) / n.
  * - Queueing (4 streams, client and server on one event loop): [expected - 3, expected + 30) ms.
@@ -73,11 +74,10 @@ async function withSim<T>(options: SimulatorOptions, fn: (c: Ctx) => Promise<T>)
 async function holdsWithinTries(tries: number, attempt: (n: number) => Promise<() => void>): Promise<void> {
   for (let n = 1; ; n++) {
     const lateChecks = await attempt(n)
-    if (n === tries) return lateChecks()
     try {
       return lateChecks()
-    } catch {
-      // A timer the machine delayed past a bound: try again.
+    } catch (late) {
+      if (n === tries) throw late // a timer the machine delayed past a bound: try again, up to `tries`
     }
   }
 }
@@ -85,8 +85,8 @@ async function holdsWithinTries(tries: number, attempt: (n: number) => Promise<(
 /**
  * This machine's time to a first token that a bare timer sends `ms` after the request arrives, over the
  * same loopback HTTP, the same client and the same event loop as the simulator: what the host's late
- * timers and wake-ups add now. The simulator's TTFT is held against it, so a loaded machine (CI at
- * load 8: 115-121 ms where 105 was told, the bare timer as late) does not read as a simulator error.
+ * timers and wake-ups add now. The simulator's TTFT is held against it, so a loaded machine (beside 6
+ * CPU hogs: 113-127 ms where 105 was told, the bare timer 117-122) does not read as a simulator error.
  */
 async function bareTimerTtft(ms: number): Promise<number> {
   const server = createServer((req, res) => {
@@ -259,7 +259,8 @@ test(
     const expectedTtft = prefillMs(params, 100) // 105 ms
     const expectedGap = decodeStepMs(params, 1) // 25 ms
     // Noise only ever delays a timer: a try whose TTFT a busy machine delayed past the bound is tried
-    // again (seen in CI at load 8: 120.3 ms against 105), at most three times, and the third must hold.
+    // again (seen in .ci/run beside 4 CPU hogs: 120.3 ms against 105), at most three times, and the
+    // third must hold.
     // A simulator that keeps the wrong time fails every try, and one that answers early fails at once.
     await holdsWithinTries(3, (attempt) =>
       withSim(options, async (c) => {
@@ -499,7 +500,7 @@ test('a client that disconnects mid-stream frees its slot', opts, async (t) => {
     const ttft = (tokenEvents(s)[0]?.t ?? 0) - s.t0
     t.diagnostic(`TTFT after abort ${ttft.toFixed(1)} ms (prefill 30 ms)`)
     // Behind the aborted request it would wait for its 100,000 tokens (500 s): a second tells the two
-    // apart on any machine (at load 8 beside other files this TTFT was 47-55 ms; bound 45 failed it).
+    // apart on any machine (beside other test files and 4 CPU hogs it was 47-55 ms; 45 failed it).
     assert.ok(ttft < 1000, `TTFT ${ttft}`)
     assert.equal(c.sim.stats().completed, 1)
   })
