@@ -42,13 +42,28 @@ function phases(out: string): Map<string, number> {
 }
 
 test('a gradient on a steady server: the first level measured again at the end matches (moved false), kept out of its figures', {
-  timeout: 120_000,
-}, async () => {
-  await withSimRun(startSimulator(SIM), { flags: FLAGS, timeoutMs: 100_000 }, async ({ out, run }) => {
+  timeout: 220_000,
+}, async (t) => {
+  // The server is steady, the host under the suite is not: the first level runs as the shared lane
+  // starts (tsc, the unit batches, three other long files), the control some seconds later. Once, in
+  // a quiet .ci/run, that made c=1's TTFT p50 73.5 ms first and 63.0 ms in the control, a drift the
+  // control rightly reported. Such a run is made once more; a control that always moves fails both.
+  for (let attempt = 1; attempt <= 2; attempt++)
+    if (await steadyRun(attempt === 2, (reason) => t.diagnostic(`run ${attempt}: ${reason}; once more`)))
+      return
+})
+
+/** One run of the steady gradient, checked; false (nothing more checked) when its control moved and `last` is not set. */
+function steadyRun(last: boolean, movedBefore: (reason: string) => void): Promise<boolean> {
+  return withSimRun(startSimulator(SIM), { flags: FLAGS, timeoutMs: 100_000 }, async ({ out, run }) => {
     assert.equal(run.code, 0, run.stderr)
     const result = readResult(out)
     const drift = result.drift
     assert.ok(drift !== undefined, 'a control was run')
+    if (drift.moved && !last) {
+      movedBefore(drift.reason)
+      return false
+    }
     assert.equal(drift.level, 1)
     // A third of 12 requests is 4: raised to the minimum of 8.
     assert.equal(drift.control.requests, 8)
@@ -80,8 +95,9 @@ test('a gradient on a steady server: the first level measured again at the end m
     const report = await runCli(['report', out])
     assert.equal(report.code, 0, report.stderr)
     assert.deepEqual(readResult(out).drift, drift)
+    return true
   })
-})
+}
 
 test('a server that gets 3x slower during the last level: the control moved, the run says the environment drifted', {
   timeout: 120_000,
