@@ -140,6 +140,48 @@ test('levels nobody sized run by the default precision; sized ones, rate mode, s
   assert.equal(describeDefaultSizing(fromFlags({ precision: { tput: 3 } }).load), null)
 })
 
+test('a level stops only once its figures have stayed precise over as many records as it has streams in flight', () => {
+  const load = {
+    ...loadRunConfig({ configFiles: [], flags: { base_url: 'http://h/v1', model: 'm' } }).load,
+    precision: { ttft_p50: 10 },
+    requests_per_level: 12,
+    max_requests_per_level: 200,
+    max_duration_per_level_s: null,
+  }
+  for (const streams of [1, 4]) {
+    const records = Array.from({ length: 200 }, (_, i) => record(i, 100 + ((i * 7) % 9), 300))
+    // The first count at which the figures alone say precise.
+    const alone = new PrecisionTracker({ ttft_p50: 10 })
+    let precise = 0
+    for (const r of records) {
+      alone.add(r)
+      if (alone.requests >= 12 && alone.assess().every((figure) => figure.met)) {
+        precise = alone.requests
+        break
+      }
+    }
+    assert.ok(precise >= 12, 'the series becomes precise')
+    let stoppedAt = 0
+    const watch = new PrecisionWatch(load, streams, () => {
+      stoppedAt = watch.finish(false).requests
+    })
+    watch.start()
+    for (const r of records) {
+      if (stoppedAt > 0) break
+      watch.add(r)
+    }
+    // The requests still in flight when it stops are measured too: it waits out that many records.
+    assert.ok(
+      stoppedAt >= precise + streams,
+      `${streams} streams: precise at ${precise}, stopped at ${stoppedAt}`,
+    )
+    assert.ok(
+      stoppedAt <= precise + 3 * streams,
+      `${streams} streams: precise at ${precise}, stopped at ${stoppedAt}`,
+    )
+  }
+})
+
 test('a default-sized level whose spread puts its target out of reach stops early and says so; an asked one runs on', () => {
   const noisy = (stop: boolean) => {
     const load = {

@@ -19,8 +19,8 @@ export function levelRequestBudget(load: RunConfig['load']): number | null {
 
 /**
  * --precision for one level: fed its measured records as they are completed, it says `enough` (no
- * new requests; those in flight finish) once the floor is sent and every named figure is precise,
- * or once max_duration has passed. Checked every few records rather than on each: a check sorts the
+ * new requests; those in flight finish) once the floor is sent and every named figure has been precise
+ * over the last `concurrency` records, or once max_duration has passed. Checked every few records rather than on each: a check sorts the
  * samples, and a level of thousands would spend more time checking than sending.
  */
 export class PrecisionWatch {
@@ -29,9 +29,13 @@ export class PrecisionWatch {
   private readonly ceiling: number
   private readonly maxDurationS: number | null
   private readonly checkEvery: number
+  /** Requests that can be in flight when the level stops sending: the streams. */
+  private readonly inFlight: number
   private readonly stopOutOfReach: boolean
   private startedAt: number | null = null
   private checkedAt = 0
+  /** The record count at the first check of the current run of precise checks; null when the last check was not. */
+  private preciseSince: number | null = null
   private stoppedBy: LevelPrecision['stopped_by'] | null = null
   private timer: NodeJS.Timeout | null = null
   private last: FigurePrecision[] = []
@@ -46,6 +50,7 @@ export class PrecisionWatch {
     this.ceiling = levelRequestBudget(load) ?? this.floor
     this.maxDurationS = load.max_duration_per_level_s
     this.checkEvery = Math.max(1, Math.ceil(concurrency / 2))
+    this.inFlight = Math.max(1, concurrency)
     this.stopOutOfReach = load.stop_out_of_reach === true
   }
 
@@ -65,8 +70,16 @@ export class PrecisionWatch {
     if (requests - this.checkedAt < Math.max(this.checkEvery, Math.ceil(requests * 0.05))) return
     this.checkedAt = requests
     this.last = this.tracker.assess()
-    if (this.last.every((figure) => figure.met)) this.stop('precise')
-    else if (this.stopOutOfReach && this.outOfReach(requests)) this.stop('out_of_reach')
+    if (this.last.every((figure) => figure.met)) {
+      // The requests in flight when the level stops are measured too: a figure must have stayed
+      // precise over as many records as that before the level trusts it. A small sample's interval
+      // can open again with one slow value (a CI run at load: precise at 12 requests, unbounded at 13).
+      this.preciseSince ??= requests
+      if (requests - this.preciseSince >= this.inFlight) this.stop('precise')
+      return
+    }
+    this.preciseSince = null
+    if (this.stopOutOfReach && this.outOfReach(requests)) this.stop('out_of_reach')
   }
 
   /**
