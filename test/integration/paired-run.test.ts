@@ -9,10 +9,9 @@ import { judgePairedRun } from '../../src/compare/paired-judgement.js'
 import { pairedSides } from '../../src/compare/paired-sides.js'
 import { loadRun } from '../../src/result/load-run.js'
 import { describeOrder, pairedOrder } from '../../src/run/plan/paired-blocks.js'
-import { SIM_MODEL, startSimulator } from '../../src/sim/server.js'
+import { startSimulator } from '../../src/sim/server.js'
 import { runCli, simRunArgs } from '../helpers/cli.js'
-import { tempDir, testConfig } from '../helpers/run-config.js'
-import { runToResult } from '../helpers/run-result.js'
+import { tempDir } from '../helpers/run-config.js'
 
 /**
  * Issue 38: two simulators measured in one --paired run. Every level alternates blocks of A and B
@@ -28,149 +27,69 @@ const FAST = {
   decode_ms_per_seq: 0,
 }
 
-async function pairedRun(second: typeof FAST, mode: 'interleave' | 'together' = 'interleave') {
+/** `run --paired --gate` through the CLI: its exit code is compare's, and gate.json holds the judgement. */
+async function gatedRun(second: typeof FAST, flags: Record<string, string> = {}) {
   const a = await startSimulator(FAST)
   const b = await startSimulator(second)
   const out = tempDir()
   try {
-    const config = testConfig(a.url, SIM_MODEL, {
-      levels: [2, 4],
-      requests: 32,
-      output_tokens: 16,
-      out_dir: out,
-    })
-    config.target.more_base_urls = [b.url]
-    config.run.paired = true
-    config.run.paired_mode = mode
-    const result = await runToResult(config, out)
+    const ran = await runCli(
+      simRunArgs(
+        a.url,
+        out,
+        {
+          paired: true,
+          gate: true,
+          levels: '2,4',
+          requests: 32,
+          'output-tokens': 16,
+          'input-tokens': 32,
+          ...flags,
+        },
+        ['--base-url', b.url],
+      ),
+      { timeoutMs: 120_000 },
+    )
     const run = loadRun(out)
-    const sides = pairedSides({ ...result, records: run.records ?? [] })
-    assert.ok(sides !== null, 'the folder is a paired run')
+    const records = run.records ?? []
+    assert.ok(pairedSides({ ...run.result, records }) !== null, 'the folder is a paired run')
     // As `compare DIR` judges the folder: the run's own paired mode read from its meta.
-    const judged = judgePairedRun({ ...run, records: run.records ?? [] }, DEFAULT_MAX_REGRESSION)
+    const judged = judgePairedRun({ ...run, records }, DEFAULT_MAX_REGRESSION)
     assert.ok(judged !== null)
-    return { config, result, records: run.records ?? [], comparison: judged.comparison }
+    return {
+      ...ran,
+      out,
+      result: run.result,
+      records,
+      comparison: judged.comparison,
+      gate: JSON.parse(readFileSync(join(out, 'gate.json'), 'utf8')) as {
+        outcome: string
+        basis: { mode?: string }
+      },
+    }
   } finally {
     await a.close()
     await b.close()
   }
 }
 
-test('--paired: blocks of both targets alternate in every level; B decoding 2x slower is a TPOT regression, pair by pair', {
-  timeout: 180_000,
-}, async () => {
-  const { config, result, records, comparison } = await pairedRun({ ...FAST, decode_base_ms: 12 })
-  assert.equal(result.meta.split?.paired, true)
-  assert.equal(result.drift, undefined, 'no drift control: the pairs take drift out')
-  for (const value of [2, 4]) {
-    const level = records.filter((r) => r.phase === 'measure' && r.level === value)
-    // Each target sent every pair's block, the whole level's streams at a time.
-    for (const side of [0, 1])
-      assert.deepEqual(
-        [...new Set(level.filter((r) => (r.target?.endpoint ?? 0) === side).map((r) => r.pair))].sort(),
-        [0, 1, 2, 3],
-      )
-    // A block is one target only: sends switch target exactly where the planned order does.
-    const switchesOf = (sides: readonly number[]) =>
-      sides.filter((side, i) => i > 0 && side !== sides[i - 1]).length
-    const sent = [...level].sort((x, y) => x.sent_at - y.sent_at).map((r) => r.target?.endpoint ?? 0)
-    const order = pairedOrder(config.workload.seed, value === 2 ? 0 : 1)
-    assert.equal(
-      switchesOf(sent),
-      switchesOf(order.map((block) => block.target)),
-      `level ${value}: ${describeOrder(order)}`,
-    )
-  }
-  // Each target's own level is the whole level (its blocks' streams), not half of it.
-  assert.deepEqual(
-    result.targets?.[0]?.levels.map((level) => level.load),
-    [2, 4],
-  )
-  // The words say the targets took turns with the whole level, not a share of it.
-  const lines = answerLines(result).targets
-  assert.match(
-    lines.join('\n'),
-    /\(A: the whole level in its blocks\)[\s\S]*\(B: the whole level in its blocks\)/,
-  )
-  assert.match(lines.at(-1) ?? '', /^paired run: .*`llmbench compare DIR`/)
-  assert.doesNotMatch(lines.join('\n'), /% of each level/)
+/** TPOT p50 twice A's is judged pair by pair: a regression, or held back as the client's where a loaded host flagged it. */
+function assertTpotDoubled(
+  comparison: Awaited<ReturnType<typeof gatedRun>>['comparison'],
+  mode: string,
+): void {
   assert.equal(comparison.basis.kind, 'paired')
-  assert.equal(comparison.outcome, 'regression', JSON.stringify(comparison.regressions))
-  // TPOT p50 judged pair by pair: a regression, or held back as the client's only where a loaded
-  // host flagged the client at that level (seen in CI at load 8: e2e_p50 +80% gated, tpot_p50 held).
   const tpot = [...comparison.regressions, ...comparison.inconclusive].filter((r) => r.metric === 'tpot_p50')
   assert.ok(tpot.length > 0 && tpot.every((r) => r.change > 0.5), JSON.stringify(comparison))
+  // Seen in CI at load 8: e2e_p50 +80% gated, tpot_p50 held back as the client's at one level.
   assert.ok(
     comparison.regressions.some((r) => r.metric === 'tpot_p50') ||
       comparison.inconclusive.some(
-        (r) =>
-          r.metric === 'tpot_p50' &&
-          /\(--paired-mode interleave\): A and B took turns on this one client/.test(r.reason),
+        (r) => r.metric === 'tpot_p50' && new RegExp(`\\(--paired-mode ${mode}\\)`).test(r.reason),
       ),
     JSON.stringify(comparison.inconclusive),
   )
-})
-
-test('--paired A/A: two identical simulators in one run are not a regression', {
-  timeout: 180_000,
-}, async () => {
-  const { comparison } = await pairedRun(FAST)
-  assert.notEqual(comparison.outcome, 'regression', JSON.stringify(comparison.regressions))
-})
-
-test('--paired-mode together: both targets get the whole level at once, block by block; B decoding 2x slower is a TPOT regression', {
-  timeout: 180_000,
-}, async () => {
-  const { result, records, comparison } = await pairedRun({ ...FAST, decode_base_ms: 12 }, 'together')
-  assert.equal(result.meta.split?.paired, true)
-  assert.equal(result.meta.split?.paired_mode, 'together')
-  for (const value of [2, 4]) {
-    for (const pair of [0, 1, 2, 3]) {
-      const block = records.filter((r) => r.phase === 'measure' && r.level === value && r.pair === pair)
-      const sides = [0, 1].map((side) => block.filter((r) => (r.target?.endpoint ?? 0) === side))
-      // Both targets sent their whole block, in the same seconds: each side's first send comes
-      // before the other's last, where interleaved blocks would follow one another.
-      for (const [mine, other] of [
-        [sides[0], sides[1]],
-        [sides[1], sides[0]],
-      ] as const) {
-        assert.ok(mine !== undefined && other !== undefined && mine.length > 0 && other.length > 0)
-        const firstSent = Math.min(...mine.map((r) => r.sent_at))
-        const otherLast = Math.max(...other.map((r) => r.sent_at))
-        assert.ok(firstSent < otherLast, `level ${value} pair ${pair}: the blocks ran one after the other`)
-      }
-      assert.equal(sides[0]?.length, sides[1]?.length, `level ${value} pair ${pair}: blocks of one size`)
-    }
-  }
-  // Each target's own level is the whole level, as in turns.
-  assert.deepEqual(
-    result.targets?.[1]?.levels.map((level) => level.load),
-    [2, 4],
-  )
-  assert.equal(comparison.basis.kind, 'paired')
-  assert.equal(comparison.basis.kind === 'paired' ? comparison.basis.mode : null, 'together')
-  const tpot = [...comparison.regressions, ...comparison.inconclusive].filter((r) => r.metric === 'tpot_p50')
-  assert.ok(tpot.length > 0 && tpot.every((r) => r.change > 0.5), JSON.stringify(comparison))
-  // The run's words say both targets were loaded at once, not in turns.
-  const lines = answerLines(result).targets.join('\n')
-  assert.match(
-    lines,
-    /\(A: the whole level in its blocks, beside B\)[\s\S]*\(B: the whole level in its blocks, beside A\)/,
-  )
-  assert.match(lines, /paired run: A and B loaded together in blocks of each level, one client driving both/)
-})
-
-test('--paired-mode together A/A: two identical simulators loaded together are not a regression', {
-  timeout: 180_000,
-}, async () => {
-  const { comparison } = await pairedRun(FAST, 'together')
-  assert.equal(comparison.basis.kind === 'paired' ? comparison.basis.mode : null, 'together')
-  assert.notEqual(comparison.outcome, 'regression', JSON.stringify(comparison.regressions))
-  // Where the loaded host made this client bound, the level says so with the mode, once.
-  for (const level of comparison.levels)
-    if (level.inconclusive !== null)
-      assert.match(level.inconclusive, /--paired-mode together\): both targets shared this one client/)
-})
+}
 
 test('--paired refuses what it cannot pair (exit 2, naming the keys): one target, three, no fixed count, a search', {
   timeout: 60_000,
@@ -253,47 +172,48 @@ test('--paired refuses what it cannot pair (exit 2, naming the keys): one target
   assert.equal(single.code, 2, single.stderr)
 })
 
-/** `run --paired --gate` through the CLI: its exit code is compare's, and gate.json holds the judgement. */
-async function gatedRun(second: typeof FAST, flags: Record<string, string> = {}) {
-  const a = await startSimulator(FAST)
-  const b = await startSimulator(second)
-  const out = tempDir()
-  try {
-    const ran = await runCli(
-      simRunArgs(
-        a.url,
-        out,
-        {
-          paired: true,
-          gate: true,
-          levels: '2,4',
-          requests: 32,
-          'output-tokens': 16,
-          'input-tokens': 32,
-          ...flags,
-        },
-        ['--base-url', b.url],
-      ),
-      { timeoutMs: 120_000 },
-    )
-    return {
-      ...ran,
-      out,
-      gate: JSON.parse(readFileSync(join(out, 'gate.json'), 'utf8')) as {
-        outcome: string
-        basis: { mode?: string }
-      },
-    }
-  } finally {
-    await a.close()
-    await b.close()
-  }
-}
-
-test('run --paired --gate exits 1 when B decodes 2x slower, 0 on A/A', { timeout: 300_000 }, async () => {
+test('run --paired --gate: blocks of both targets alternate in every level; B decoding 2x slower is a TPOT regression pair by pair (exit 1), A/A passes (exit 0)', {
+  timeout: 300_000,
+}, async () => {
   const slower = await gatedRun({ ...FAST, decode_base_ms: 12 })
   assert.equal(slower.code, 1, slower.stderr)
   assert.equal(slower.gate.outcome, 'regression')
+  const { result, records, comparison } = slower
+  assert.equal(result.meta.split?.paired, true)
+  assert.equal(result.drift, undefined, 'no drift control: the pairs take drift out')
+  for (const value of [2, 4]) {
+    const level = records.filter((r) => r.phase === 'measure' && r.level === value)
+    // Each target sent every pair's block, the whole level's streams at a time.
+    for (const side of [0, 1])
+      assert.deepEqual(
+        [...new Set(level.filter((r) => (r.target?.endpoint ?? 0) === side).map((r) => r.pair))].sort(),
+        [0, 1, 2, 3],
+      )
+    // A block is one target only: sends switch target exactly where the planned order does.
+    const switchesOf = (sides: readonly number[]) =>
+      sides.filter((side, i) => i > 0 && side !== sides[i - 1]).length
+    const sent = [...level].sort((x, y) => x.sent_at - y.sent_at).map((r) => r.target?.endpoint ?? 0)
+    const order = pairedOrder(result.meta.workload.seed ?? 1, value === 2 ? 0 : 1)
+    assert.equal(
+      switchesOf(sent),
+      switchesOf(order.map((block) => block.target)),
+      `level ${value}: ${describeOrder(order)}`,
+    )
+  }
+  // Each target's own level is the whole level (its blocks' streams), not half of it.
+  assert.deepEqual(
+    result.targets?.[0]?.levels.map((level) => level.load),
+    [2, 4],
+  )
+  // The words say the targets took turns with the whole level, not a share of it.
+  const lines = answerLines(result).targets
+  assert.match(
+    lines.join('\n'),
+    /\(A: the whole level in its blocks\)[\s\S]*\(B: the whole level in its blocks\)/,
+  )
+  assert.match(lines.at(-1) ?? '', /^paired run: .*`llmbench compare DIR`/)
+  assert.doesNotMatch(lines.join('\n'), /% of each level/)
+  assertTpotDoubled(comparison, 'interleave')
   // The pairs over time: each pair of the level, B/A, B's decode twice A's.
   const ratios = /gate: level 4 tpot_p50 B\/A by pair: ([\d. ]+)/.exec(slower.stderr)
   assert.ok(ratios !== null, slower.stderr)
@@ -312,6 +232,40 @@ test('run --paired --paired-mode together --gate: exit 1 when B decodes 2x slowe
   assert.equal(slower.code, 1, slower.stderr)
   assert.equal(slower.gate.outcome, 'regression')
   assert.equal(slower.gate.basis.mode, 'together')
+  const { result, records, comparison } = slower
+  assert.equal(result.meta.split?.paired_mode, 'together')
+  for (const value of [2, 4]) {
+    for (const pair of [0, 1, 2, 3]) {
+      const block = records.filter((r) => r.phase === 'measure' && r.level === value && r.pair === pair)
+      const sides = [0, 1].map((side) => block.filter((r) => (r.target?.endpoint ?? 0) === side))
+      // Both targets sent their whole block, in the same seconds: each side's first send comes
+      // before the other's last, where interleaved blocks would follow one another.
+      for (const [mine, other] of [
+        [sides[0], sides[1]],
+        [sides[1], sides[0]],
+      ] as const) {
+        assert.ok(mine !== undefined && other !== undefined && mine.length > 0 && other.length > 0)
+        const firstSent = Math.min(...mine.map((r) => r.sent_at))
+        const otherLast = Math.max(...other.map((r) => r.sent_at))
+        assert.ok(firstSent < otherLast, `level ${value} pair ${pair}: the blocks ran one after the other`)
+      }
+      assert.equal(sides[0]?.length, sides[1]?.length, `level ${value} pair ${pair}: blocks of one size`)
+    }
+  }
+  // Each target's own level is the whole level, as in turns.
+  assert.deepEqual(
+    result.targets?.[1]?.levels.map((level) => level.load),
+    [2, 4],
+  )
+  assert.equal(comparison.basis.kind === 'paired' ? comparison.basis.mode : null, 'together')
+  assertTpotDoubled(comparison, 'together')
+  // The run's words say both targets were loaded at once, not in turns.
+  const lines = answerLines(result).targets.join('\n')
+  assert.match(
+    lines,
+    /\(A: the whole level in its blocks, beside B\)[\s\S]*\(B: the whole level in its blocks, beside A\)/,
+  )
+  assert.match(lines, /paired run: A and B loaded together in blocks of each level, one client driving both/)
   // compare on the folder judges it as the gate did, with the same exit code; its Markdown and HTML show the pairs.
   const html = join(tempDir(), 'compare.html')
   const compared = await runCli(['compare', slower.out, '--html', html])
@@ -335,6 +289,7 @@ test('run --paired --paired-mode together --gate: exit 1 when B decodes 2x slowe
   const same = await gatedRun(FAST, { 'paired-mode': 'together' })
   assert.equal(same.code, 0, same.stderr)
   assert.equal(same.gate.outcome, 'pass')
+  assert.equal(same.comparison.basis.kind === 'paired' ? same.comparison.basis.mode : null, 'together')
   const sameCompared = await runCli(['compare', same.out])
   assert.equal(sameCompared.code, 0, sameCompared.stdout)
 })
