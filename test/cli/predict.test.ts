@@ -133,6 +133,18 @@ test('model and predict refuse what they cannot do, with exit 2 and the reason',
     [['predict'], /give one result folder/],
     [['model', '--calibrate'], /give the server with --url/],
     [['model', '--url', 'http://127.0.0.1:9'], /--url goes with --calibrate/],
+    // Checked before the budget is spent (nothing listens on port 9: the check came first).
+    [
+      [
+        'model',
+        '--calibrate',
+        '--url',
+        'http://127.0.0.1:9',
+        '--out',
+        join(notModel, 'deeper', 'model.json'),
+      ],
+      /--out \S+: \S+bench_result\.json cannot be written \(ENOTDIR\); give another --out/,
+    ],
     [
       ['model', '--calibrate', '--url', 'http://127.0.0.1:9', '--budget-s', '0'],
       /--budget-s must be a number > 0/,
@@ -148,6 +160,43 @@ test('model and predict refuse what they cannot do, with exit 2 and the reason',
     const out = outs[i] as Awaited<ReturnType<typeof runCli>>
     assert.equal(out.code, 2, `${args.join(' ')}: ${out.stdout}${out.stderr}`)
     assert.match(out.stderr, message)
+  }
+})
+
+test('model --calibrate against a server: the model file written into a folder it makes, and predict reads it', {
+  timeout: 120_000,
+}, async () => {
+  const sim = await startSimulatorProcess(
+    { slots: 4, prefill_base_ms: 20, prefill_ms_per_token: 0.2, decode_ms_per_seq: 2 },
+    { args: ['--timings'] },
+  )
+  try {
+    // A folder that does not exist yet: made as the file is written (a bench once lost a calibration
+    // of a minute to an internal ENOENT at this point).
+    const file = join(tempDir('llmbench-calibrate-'), 'models', 'sim.json')
+    const calibrated = await runCli([
+      'model',
+      '--calibrate',
+      '--url',
+      sim.url,
+      '--budget-s',
+      '12',
+      '--context',
+      '1024',
+      '--out',
+      file,
+    ])
+    assert.equal(calibrated.code, 0, calibrated.stderr)
+    assert.match(calibrated.stderr, new RegExp(`Wrote ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`))
+    const written = JSON.parse(readFileSync(file, 'utf8')) as { format: string; model: CapacityModel }
+    assert.equal(written.format, 'llmbench.model/1')
+    // A budget this small still holds the slot probe, which finds the simulator's 4.
+    assert.equal(written.model.parameters.slots.value, 4, calibrated.stderr)
+    assert.equal(written.model.parameters.slots.measured, true)
+    const predicted = await runCli(['predict', '--model-file', file, '--levels', '1,4', '--json'])
+    assert.equal(predicted.code, 0, predicted.stderr)
+  } finally {
+    await sim.close()
   }
 })
 

@@ -1,3 +1,5 @@
+import { accessSync, constants, existsSync, mkdirSync, statSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
 import type { ModelFile } from '../../model/model-file.js'
 import { renderModel } from '../../report/model-text.js'
 import { writeJsonAtomic } from '../../result/write-json.js'
@@ -19,6 +21,7 @@ export async function calibrateCommand(flags: ParsedFlags, io: Io): Promise<numb
   const budgetS = positive(flags, 'budget-s') ?? DEFAULT_BUDGET_S
   const context = positive(flags, 'context')
   const out = stringFlag(flags, 'out') ?? 'model.json'
+  const folder = checkOut(out)
   const [{ loadConfigOrThrow }, { endpointFromEnv }, { fetchModels }, calibration] = await Promise.all([
     import('../load-config.js'),
     import('../../run/setup/resolve-endpoint.js'),
@@ -61,12 +64,36 @@ export async function calibrateCommand(flags: ParsedFlags, io: Io): Promise<numb
       throw new CliError(`llmbench model --calibrate: ${error.message}`, EXIT.usage)
     throw error
   }
+  mkdirSync(folder, { recursive: true })
   writeJsonAtomic(out, file)
   io.out(flags.json === true ? `${JSON.stringify(file, null, 2)}\n` : renderModel(file.model))
   io.err(
     `Wrote ${out} (the calibrated model: predict from it with \`llmbench predict --model-file ${out}\`)\n`,
   )
   return EXIT.ok
+}
+
+/**
+ * The model file's folder checked before the budget is spent: a calibration is minutes of a
+ * server's time, and a path that cannot be written must not lose it at the end. The folder itself
+ * is made only when the file is written (as `run --out` makes its folder), so a refused calibration
+ * leaves nothing behind. Returns the folder.
+ */
+function checkOut(out: string): string {
+  const folder = dirname(resolve(out))
+  let existing = folder
+  while (!existsSync(existing) && dirname(existing) !== existing) existing = dirname(existing)
+  try {
+    if (!statSync(existing).isDirectory()) throw Object.assign(new Error('not a folder'), { code: 'ENOTDIR' })
+    accessSync(existing, constants.W_OK)
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message
+    throw new CliError(
+      `llmbench model --calibrate: --out ${out}: ${existing} cannot be written (${reason}); give another --out`,
+      EXIT.usage,
+    )
+  }
+  return folder
 }
 
 function positive(flags: ParsedFlags, name: string): number | undefined {
