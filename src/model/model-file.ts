@@ -1,6 +1,7 @@
 import type { CalibrationPoint } from './calibration-design.js'
 import type { CapacityModel } from './capacity-model.js'
 import { modelProblems, unmeasuredBasis } from './model-check.js'
+import type { SpeedCheck } from './speed-check.js'
 
 /**
  * The file `llmbench model --calibrate` writes and `predict --model-file` reads: the calibrated
@@ -27,6 +28,11 @@ export interface ModelFile {
     /** The design in words: repeats, waves, output tokens. */
     design: string
     points: PlannedPoint[]
+    /**
+     * The batch-1 decode point measured again at the end (speed-check.ts): how far the machine's
+     * own speed moved; null when it was not repeated; absent in older files.
+     */
+    speed_check?: SpeedCheck | null
   }
   model: CapacityModel
 }

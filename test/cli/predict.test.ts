@@ -8,6 +8,7 @@ import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import type { CapacityModel } from '../../src/model/capacity-model.js'
 import type { Prediction } from '../../src/model/predict.js'
+import type { SpeedCheck } from '../../src/model/speed-check.js'
 import { capacityGradient } from '../helpers/capacity-gradient.js'
 import { runCli, spawnCli } from '../helpers/cli.js'
 import { tempDir } from '../helpers/run-config.js'
@@ -193,6 +194,12 @@ test('model --calibrate against a server: the model file written into a folder i
     // A budget this small still holds the slot probe, which finds the simulator's 4.
     assert.equal(written.model.parameters.slots.value, 4, calibrated.stderr)
     assert.equal(written.model.parameters.slots.measured, true)
+    // The batch-1 decode loop measured again at the end: how far it moved is in the intervals.
+    const check = (written as unknown as { calibration: { speed_check: SpeedCheck | null } }).calibration
+      .speed_check
+    assert.ok(check !== null && Number.isFinite(check.change) && check.seconds_apart > 0, calibrated.stderr)
+    assert.match(calibrated.stderr, /speed check: decode at batch 1, \d+-token prompts/)
+    assert.match(written.model.interval?.basis ?? '', /how far one point moved when measured again/)
     const predicted = await runCli(['predict', '--model-file', file, '--levels', '1,4', '--json'])
     assert.equal(predicted.code, 0, predicted.stderr)
   } finally {

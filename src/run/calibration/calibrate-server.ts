@@ -14,6 +14,7 @@ import {
 import { type CalibrationRun, fitCalibration } from '../../model/calibration-fit.js'
 import { mostOverlapping } from '../../model/calibration-measure.js'
 import { MODEL_FILE_FORMAT, type ModelFile, type PlannedPoint } from '../../model/model-file.js'
+import { type SpeedCheck, speedCheck, speedCheckPoint, widenedBySpeedCheck } from '../../model/speed-check.js'
 import type { RequestRecord } from '../../records/types.js'
 import { ExactPromptSource } from '../../workload/exact-prompts.js'
 import { loadTokenizer } from '../../workload/tokenizers.js'
@@ -57,12 +58,14 @@ export async function calibrateServer(request: CalibrateRequest): Promise<ModelF
   const calibration = sizing.ok ? sizing.calibration : null
   const runs: CalibrationRun[] = []
   const planned: PlannedPoint[] = []
+  /** When each run that ran out began (performance.now()). */
+  const began = new Map<CalibrationRun, number>()
   let nextId = FIRST_PROMPT_ID
-  const send = async (point: CalibrationPoint): Promise<void> => {
+  const send = async (point: CalibrationPoint): Promise<CalibrationRun | null> => {
     const at = performance.now()
     if (at + point.estimatedS * 1000 > deadline) {
       planned.push({ ...point, outcome: 'skipped', ok: 0, failed: 0, took_s: 0 })
-      return
+      return null
     }
     const sent = await sendPoint(endpoint, prompts, calibration, point, nextId, deadline)
     nextId += point.requests
@@ -74,7 +77,11 @@ export async function calibrateServer(request: CalibrateRequest): Promise<ModelF
       failed: sent.records.length - ok,
       took_s: round((performance.now() - at) / 1000),
     })
-    if (!sent.cut) runs.push({ point, records: sent.records })
+    if (sent.cut) return null
+    const run = { point, records: sent.records }
+    runs.push(run)
+    began.set(run, at)
+    return run
   }
   // A first look at the speed (one request of a few tokens), then the slot probe at that speed.
   const look: CalibrationPoint = {
@@ -107,12 +114,18 @@ export async function calibrateServer(request: CalibrateRequest): Promise<ModelF
   })
   log(planText(design, elapsedS()))
   for (const point of design.points) await send(point)
-  const model = fitCalibration(runs, {
+  const check = await repeatForSpeed(design, runs, began, send)
+  log(speedCheckText(check))
+  const fitted = fitCalibration(runs, {
     engine: self?.engine ?? null,
     slots: declaredSlots,
     contextPerSlot,
     contextSource: fromServer === null ? 'flag' : 'server',
   })
+  const model =
+    check === null || fitted.interval === undefined
+      ? fitted
+      : { ...fitted, interval: widenedBySpeedCheck(fitted.interval, check) }
   const spent = round(elapsedS())
   const skipped = planned.filter((p) => p.outcome !== 'ran').length
   log(
@@ -129,9 +142,45 @@ export async function calibrateServer(request: CalibrateRequest): Promise<ModelF
       context_per_slot: contextPerSlot,
       context_source: fromServer === null ? 'flag' : 'server',
     },
-    calibration: { budget_s: budgetS, spent_s: spent, design: design.richness, points: planned },
+    calibration: {
+      budget_s: budgetS,
+      spent_s: spent,
+      design: design.richness,
+      points: planned,
+      speed_check: check,
+    },
     model,
   }
+}
+
+/**
+ * How far one point moves when measured again: the batch-1 decode point sent once more after the
+ * design (speed-check.ts). The repeat joins the fit too, so the decode step is the two moments' average.
+ * Null when the point did not run, or the budget left could not hold its repeat.
+ */
+async function repeatForSpeed(
+  design: CalibrationDesign,
+  runs: readonly CalibrationRun[],
+  began: ReadonlyMap<CalibrationRun, number>,
+  send: (point: CalibrationPoint) => Promise<CalibrationRun | null>,
+): Promise<SpeedCheck | null> {
+  const point = speedCheckPoint(design.points)
+  const first = point === null ? undefined : runs.find((run) => run.point === point)
+  if (point === null || first === undefined) return null
+  const repeat = await send(point)
+  if (repeat === null) return null
+  const apart = ((began.get(repeat) ?? 0) - (began.get(first) ?? 0)) / 1000
+  return speedCheck(point, first.records, repeat.records, apart)
+}
+
+function speedCheckText(check: SpeedCheck | null): string {
+  if (check === null)
+    return 'speed check: the batch-1 decode point was not measured twice (the budget left could not hold it): how far a point moves when measured again is not in the prediction intervals'
+  const change = `${check.change >= 0 ? '+' : ''}${(check.change * 100).toFixed(1)}%`
+  return (
+    `speed check: ${check.point}: TPOT p50 ${check.first_tpot_ms} ms, then ${check.repeat_tpot_ms} ms ` +
+    `${check.seconds_apart} s later (${change}): the machine or the server moved that much, added to the prediction intervals`
+  )
 }
 
 /** What the server says of itself, and the context per slot the prompts are spread over (its own, or --context). */
