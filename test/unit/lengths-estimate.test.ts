@@ -220,9 +220,10 @@ test('estimate from the warm probes: a range of requests and cost for timed leve
     request_seconds: { median: 1, low: 1, high: 1 },
     share: 1,
   })
-  // Fast: 20 + 3 rounds; slow: each level to its cap and the drain of its streams one by one.
-  assert.deepEqual(p?.duration_s_range, [20 + 3, 20 + 1 + (20 + 8) + 8])
-  assert.equal(p?.duration_s, (20 + 21) / 2 + (3 + 20 + 1) / 2 + 2)
+  // Fast: the floor and one more round of the streams, precise over the requests in flight (21 at
+  // c=1; 28 on 8 streams, 4 rounds); slow: each level to its cap and the drain of its streams one by one.
+  assert.deepEqual(p?.duration_s_range, [21 + 4, 20 + 1 + (20 + 8) + 8])
+  assert.equal(p?.duration_s, (21 + 21) / 2 + (4 + 20 + 1) / 2 + 2)
   assert.equal(formatDuration(460), '7 min 40 s')
   assert.equal(formatDuration(3900), '1 h 05 min')
 })

@@ -56,7 +56,7 @@ export interface RequestCost {
   /** The slots the server declared; null or absent = unknown. */
   slots?: number | null
   /**
-   * Which end of the plan's range: `fast`, no queueing and a --precision level precise at its floor;
+   * Which end of the plan's range: `fast`, no queueing and a --precision level precise from its floor;
    * `slow`, one request at a time (a busy CPU nearly serves so) and a --precision level run to its
    * ceiling; `point` (absent), the declared slots and midway between the two for --precision levels.
    */
@@ -199,10 +199,13 @@ export function levelSeconds(config: RunConfig, value: number, cost: RequestCost
       ? warmup + counted(pairedRequests / 2)
       : 2 * warmup + counted(pairedRequests)
   }
-  const floor = counted(load.requests_per_level)
-  if (load.precision === null) return warmup + floor
-  // --precision: at least the floor, at most the ceiling (max_requests, or max_duration and the drain).
-  const budget = counted(levelRequestBudget(load) ?? load.requests_per_level)
+  if (load.precision === null) return warmup + counted(load.requests_per_level)
+  // --precision: at least the floor and one more round of the streams (a figure must stay precise over
+  // the requests in flight before the level stops: precision-watch.ts), at most the ceiling
+  // (max_requests, or max_duration and the drain).
+  const most = levelRequestBudget(load) ?? load.requests_per_level
+  const floor = counted(Math.min(load.requests_per_level + value, most))
+  const budget = counted(most)
   const ceiling = Math.min(
     budget,
     load.max_duration_per_level_s === null ? budget : load.max_duration_per_level_s + drain(value),
