@@ -271,16 +271,25 @@ async function post(dispatcher: Dispatcher, origin: string, path: string, body: 
 }
 
 /**
- * A timer fires a few ms late; the rest of the wait is spun, holding the CPU it has. Short: shards
- * sharing a loaded host's cores would take turns spinning, and only delay each other.
+ * A timer fires a few ms late, or early (libuv counts in whole ms): it is set this far before the
+ * instant, and the rest is slept in the kernel.
  */
-const SPIN_MS = 5
+const TIMER_EARLY_MS = 5
+/** A futex to sleep on with a sub-millisecond timeout: nothing ever wakes it. */
+const SLEEPER = new Int32Array(new SharedArrayBuffer(4))
 
-/** Waits until `clock()` reaches `target`: a timer to within SPIN_MS, then a spin (a few ms of one core per level). */
+/**
+ * Waits until `clock()` reaches `target`: a timer to within TIMER_EARLY_MS, then a blocking sleep
+ * (the event loop has nothing to do at a level's start but start it).
+ */
 async function sleepUntil(target: number, clock: () => number): Promise<void> {
-  const coarse = target - clock() - SPIN_MS
+  const coarse = target - clock() - TIMER_EARLY_MS
   if (coarse > 0) await new Promise((resolve) => setTimeout(resolve, coarse))
+  // The last milliseconds asleep (a futex wait wakes within tens of µs of its timeout), not spinning:
+  // four shards spinning at once on two cores took turns for the CPU and started up to 14 ms late.
+  const left = target - clock()
+  if (left > 0) Atomics.wait(SLEEPER, 0, 0, left)
   while (clock() < target) {
-    // Spinning: yielding to the event loop here could hand the instant to whatever else is queued.
+    // What the futex's slack left, if anything: microseconds.
   }
 }
