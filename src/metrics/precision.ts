@@ -155,9 +155,8 @@ export function precisionLine(levelName: string, precision: LevelPrecision): str
       // The check said precise; the requests then in flight can move a figure back past its target.
       if (!precision.met)
         return `${levelName}: stopped once precise, at ${precision.requests} requests with those in flight: ${figures}`
-      return precision.requests <= precision.floor + 1
-        ? `${levelName}: precise at the floor of ${precision.floor} requests: ${figures}`
-        : `${levelName}: ran ${precision.requests} requests until precise: ${figures}`
+      // Never at the floor itself: a level stops once precise over the records of one round past it.
+      return `${levelName}: ran ${precision.requests} requests until precise: ${figures}`
     case 'interrupted':
       return `${levelName}: interrupted after ${precision.requests} requests: ${figures}`
     case 'out_of_reach': {
