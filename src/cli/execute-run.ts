@@ -16,7 +16,7 @@ import { renderTable, renderVerdict } from '../report/terminal.js'
 import { LiveMetricsError } from '../run/level/live-metrics.js'
 import { describeDefaultSizing, levelRequestBudget } from '../run/level/precision-watch.js'
 import { WorkloadError } from '../run/plan/prepare-workload.js'
-import { RunShapeError } from '../run/plan/run-shape.js'
+import { describePairedSizing, RunShapeError } from '../run/plan/run-shape.js'
 import { MAX_START_WAIT_MS, parseStartAt } from '../run/plan/start-schedule.js'
 import { FolderInUseError, FolderUnwritableError } from '../run/result-folder.js'
 import { INTERRUPT_GRACE_MS } from '../run/run-gradient.js'
@@ -122,7 +122,7 @@ export async function executeRun(
 function planLines(run: PreparedRun, config: RunConfig, flags: ParsedFlags): string[] {
   const { endpoint } = run
   // Levels nobody sized were given the default precision by prepareRun (the library's choice too).
-  const sizing = describeDefaultSizing(run.config.load)
+  const sizing = describeDefaultSizing(run.config.load) ?? describePairedSizing(config, run.config)
   return [
     ...(sizing === null ? [] : [sizing]),
     describePlan(run),
@@ -267,7 +267,7 @@ function describePlan(run: PreparedRun): string {
       `(+${load.warmup_requests} warm-up per level), ${config.client.stream ? 'streaming' : 'not streaming'} -> ${outDir}`
     )
   return (
-    `llmbench: ${config.target.model} at ${displayUrl(endpoint.url)}${splitWords(run.targets)}: ` +
+    `llmbench: ${config.target.model} at ${displayUrl(endpoint.url)}${config.run.paired ? pairedWords(run.targets, config.run.paired_mode) : splitWords(run.targets)}: ` +
     `${levels}, ${bound} per level (+${load.warmup_requests} warm-up), ` +
     // A protocol that generates nothing (embeddings): only the input length means anything.
     `input ${input}${protocolOf(endpoint.protocol).generatesTokens ? ` / output ${formatLength(workload.output)} tokens` : ` tokens (${endpoint.protocol})`}${workload.profile === null ? '' : ` (profile ${workload.profile})`}, ` +
@@ -290,6 +290,15 @@ function splitWords(targets: RunTargets): string {
       : []),
   ]
   return ` (${parts.join('; ')}; each given its share of every level)`
+}
+
+/** --paired: B beside A, each given the whole level in its blocks (never a share of it). */
+function pairedWords(targets: RunTargets, mode: RunConfig['run']['paired_mode']): string {
+  const { endpoints, models } = targets
+  const second = endpoints[1]
+  const b = second === undefined ? models[1]?.id : displayUrl(second.endpoint.url)
+  const how = mode === 'together' ? 'both loaded together' : 'taking turns'
+  return ` (A) against ${b} (B), paired: each given the whole level in its blocks, ${how}`
 }
 
 /** Flags a trace replay has no use for: its rows are the arrivals, the requests and their lengths. */

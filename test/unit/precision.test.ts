@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
@@ -24,6 +24,7 @@ import {
   levelRequestBudget,
   PrecisionWatch,
 } from '../../src/run/level/precision-watch.js'
+import { describePairedSizing, PAIRED_DEFAULT_REQUESTS, shapedConfig } from '../../src/run/plan/run-shape.js'
 import { prepareRun } from '../../src/run/start-run.js'
 import { makeRecord } from '../helpers/records.js'
 
@@ -180,6 +181,27 @@ test('a level stops only once its figures have stayed precise over as many recor
       `${streams} streams: precise at ${precise}, stopped at ${stoppedAt}`,
     )
   }
+})
+
+test('a --paired interleave run nobody sized sends 80 requests to each target a level; a sized one, or together, keeps its size, and the plan says which', () => {
+  const file = join(mkdtempSync(join(tmpdir(), 'llmbench-paired-')), 'config.toml')
+  writeFileSync(file, '[target]\nbase_url = "http://a/v1"\nmore_base_urls = ["http://b/v1"]\nmodel = "m"\n')
+  const load = (flags: ConfigFlags) =>
+    loadRunConfig({ configFiles: [file], flags: { paired: true, ...flags } })
+  const unsized = load({})
+  const shaped = shapedConfig(unsized, false)
+  assert.equal(shaped.load.requests_per_level, PAIRED_DEFAULT_REQUESTS)
+  assert.equal(shaped.load.precision, null, 'paired blocks are paired by size: never precision-sized')
+  assert.match(
+    describePairedSizing(unsized, shaped) ?? '',
+    /each paired level sends 80 requests to each target/,
+  )
+  const sized = load({ requests: 24 })
+  assert.equal(shapedConfig(sized, false).load.requests_per_level, 24)
+  assert.equal(describePairedSizing(sized, shapedConfig(sized, false)), null)
+  const together = load({ paired_mode: 'together' })
+  assert.equal(shapedConfig(together, false).load.requests_per_level, 40)
+  assert.equal(describePairedSizing(together, shapedConfig(together, false)), null)
 })
 
 test('a default-sized level whose spread puts its target out of reach stops early and says so; an asked one runs on', () => {

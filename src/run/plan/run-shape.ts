@@ -27,7 +27,32 @@ export class RunShapeError extends Error {
  */
 export function shapedConfig(config: RunConfig, sharded: boolean): RunConfig {
   if (!levelsSizedByDefault(config)) return config
+  if (pairedInterleave(config))
+    return { ...config, load: { ...config.load, requests_per_level: PAIRED_DEFAULT_REQUESTS } }
   return { ...config, load: defaultPrecisionLoad(config, sharded) }
+}
+
+/**
+ * Requests each target gets per level of a --paired interleave run nobody sized. bench:gate under a
+ * neighbour switching on and off every 8-20 s (docs/benchmarks.md): at 40, the A/A false alarms were
+ * 18% (all four pairs on one side, the blocks' order in step with the neighbour); at 80, 5%, and a
+ * 20% slowdown was caught 95% of the time against 68%. Together (separate hardware) had no false
+ * alarm at 40 and keeps the general default.
+ */
+export const PAIRED_DEFAULT_REQUESTS = 80
+
+function pairedInterleave(config: RunConfig): boolean {
+  return config.run.paired && config.run.paired_mode === 'interleave' && config.load.mode === 'concurrency'
+}
+
+/** The plan's word on a paired run's default size; null where it did not apply. */
+export function describePairedSizing(loaded: RunConfig, shaped: RunConfig): string | null {
+  if (!levelsSizedByDefault(loaded) || !pairedInterleave(shaped)) return null
+  return (
+    `sizing: no --requests given: each paired level sends ${shaped.load.requests_per_level} requests to each target ` +
+    '(blocks of A and B taking turns need that many to keep a neighbour that switches every few seconds from ' +
+    'lining up with them: docs/benchmarks.md); --requests N for another size'
+  )
 }
 
 /** Refuses a run the settings cannot make (RunShapeError), before anything is sent or written. */
