@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url'
 import type { CapacityModel } from '../../src/model/capacity-model.js'
 import type { Prediction } from '../../src/model/predict.js'
 import type { SpeedCheck } from '../../src/model/speed-check.js'
+import type { RequestRecord } from '../../src/records/types.js'
 import { capacityGradient } from '../helpers/capacity-gradient.js'
 import { runCli, spawnCli } from '../helpers/cli.js'
 import { tempDir } from '../helpers/run-config.js'
@@ -207,50 +208,90 @@ test('model --calibrate against a server: the model file written into a folder i
   }
 })
 
+/** The simulator's own decode time per token (its `timings`), median over a folder's measured requests at one level. */
+function serverDecodeMs(folder: string, level: number): number | null {
+  const per = readFileSync(join(folder, 'requests.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as RequestRecord)
+    .filter(
+      (r) =>
+        r.phase === 'measure' &&
+        r.level === level &&
+        r.server_timings != null &&
+        (r.server_timings.predicted_n ?? 0) > 1,
+    )
+    .map((r) => (r.server_timings?.predicted_ms as number) / (r.server_timings?.predicted_n as number))
+    .sort((a, b) => a - b)
+  return per.length === 0 ? null : (per[Math.floor(per.length / 2)] as number)
+}
+
 test('predict --confirm runs the predicted workload on the same server and records predicted against measured', {
-  timeout: 180_000,
+  timeout: 300_000,
 }, async (t) => {
   const sim = await startSimulatorProcess(
     { slots: 4, prefill_base_ms: 20, prefill_ms_per_token: 0.2, decode_ms_per_seq: 2 },
     { args: ['--timings'] },
   )
   try {
-    const out = tempDir('llmbench-predict-')
-    // Outputs of 32 tokens (48 before): the held-out run differs from the fitted one in both lengths, and
-    // its error was 0-3% against the 20% allowed, with a third less decoding.
-    await capacityGradient(sim.url, out, { input_tokens: 64, output_tokens: 32 })
-    const confirmDir = join(out, 'held-out')
-    const confirmed = await runCli([
-      'predict',
-      out,
-      '--input-tokens',
-      '512',
-      '--output-tokens',
-      '24',
-      '--confirm',
-      '--requests',
-      '12',
-      '--out',
-      confirmDir,
-    ])
-    assert.equal(confirmed.code, 0, confirmed.stderr)
-    assert.match(confirmed.stdout, /Confirmed \(output tokens\/s/)
-    const file = join(confirmDir, 'prediction.json')
-    assert.ok(existsSync(file), 'prediction.json is written beside the confirmation run')
-    const saved = JSON.parse(readFileSync(file, 'utf8')) as {
-      prediction: Prediction
-      confirmation: { level: number; error: number; measured_tokens_per_s: number }[]
+    // The model is fitted on one run and checked on another: a host that slowed the simulator's timers
+    // through one and not the other moves the measurement, not the model (a .ci/run without ../shared
+    // at the shared lane's busiest start: -15% and -24%, where a quiet machine gives 0-3%). The
+    // simulator's own timings tell that apart; only then is it tried once more.
+    for (let attempt = 1; ; attempt++) {
+      const out = tempDir('llmbench-predict-')
+      // Outputs of 32 tokens (48 before): the held-out run differs from the fitted one in both lengths, and
+      // its error was 0-3% against the 20% allowed, with a third less decoding.
+      await capacityGradient(sim.url, out, { input_tokens: 64, output_tokens: 32 })
+      const confirmDir = join(out, 'held-out')
+      const confirmed = await runCli([
+        'predict',
+        out,
+        '--input-tokens',
+        '512',
+        '--output-tokens',
+        '24',
+        '--confirm',
+        '--requests',
+        '12',
+        '--out',
+        confirmDir,
+      ])
+      assert.equal(confirmed.code, 0, confirmed.stderr)
+      assert.match(confirmed.stdout, /Confirmed \(output tokens\/s/)
+      const file = join(confirmDir, 'prediction.json')
+      assert.ok(existsSync(file), 'prediction.json is written beside the confirmation run')
+      const saved = JSON.parse(readFileSync(file, 'utf8')) as {
+        prediction: Prediction
+        confirmation: { level: number; error: number; measured_tokens_per_s: number }[]
+      }
+      assert.ok(
+        saved.confirmation.length >= 1 && saved.confirmation.length <= 2,
+        JSON.stringify(saved.confirmation),
+      )
+      // At the same level (the same batch) the simulator's own step differs 6-10% between the two
+      // workloads on a quiet host; past 15% the host moved.
+      const speeds = saved.confirmation.map(({ level }) => ({
+        level,
+        fitted: serverDecodeMs(out, level),
+        held: serverDecodeMs(confirmDir, level),
+      }))
+      const moved = Math.max(
+        ...speeds.map(({ fitted, held }) =>
+          fitted === null || held === null ? 0 : Math.abs(held / fitted - 1),
+        ),
+      )
+      t.diagnostic(
+        `try ${attempt}: ${saved.confirmation.map((c) => `c=${c.level} error ${(c.error * 100).toFixed(1)}%`).join(', ')}; ` +
+          `the simulator's own decode, fitted → confirmed: ${speeds.map(({ level, fitted, held }) => `c=${level} ${fitted?.toFixed(2)} → ${held?.toFixed(2)} ms/token`).join(', ')}`,
+      )
+      // The model of a simulator is the simulator's own: a held-out workload comes within 20%.
+      const within = saved.confirmation.every((level) => Math.abs(level.error) <= 0.2)
+      if (within || attempt === 2 || moved <= 0.15) {
+        assert.ok(within, JSON.stringify(saved.confirmation))
+        break
+      }
     }
-    assert.ok(
-      saved.confirmation.length >= 1 && saved.confirmation.length <= 2,
-      JSON.stringify(saved.confirmation),
-    )
-    t.diagnostic(
-      saved.confirmation.map((c) => `c=${c.level} error ${(c.error * 100).toFixed(1)}%`).join(', '),
-    )
-    // The model of a simulator is the simulator's own: a held-out workload comes within 20%.
-    for (const level of saved.confirmation)
-      assert.ok(Math.abs(level.error) <= 0.2, JSON.stringify(saved.confirmation))
   } finally {
     await sim.close()
   }
