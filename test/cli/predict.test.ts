@@ -195,12 +195,19 @@ test('model --calibrate against a server: the model file written into a folder i
     // A budget this small still holds the slot probe, which finds the simulator's 4.
     assert.equal(written.model.parameters.slots.value, 4, calibrated.stderr)
     assert.equal(written.model.parameters.slots.measured, true)
-    // The batch-1 decode loop measured again at the end: how far it moved is in the intervals.
+    // The batch-1 decode loop measured again at the end: how far it moved is in the intervals; where
+    // the budget left could not hold the repeat (a loaded CI host: 6 s of 12 left after the probes),
+    // the calibration says so and the intervals do not claim it.
     const check = (written as unknown as { calibration: { speed_check: SpeedCheck | null } }).calibration
       .speed_check
-    assert.ok(check !== null && Number.isFinite(check.change) && check.seconds_apart > 0, calibrated.stderr)
-    assert.match(calibrated.stderr, /speed check: decode at batch 1, \d+-token prompts/)
-    assert.match(written.model.interval?.basis ?? '', /how far one point moved when measured again/)
+    if (check === null) {
+      assert.match(calibrated.stderr, /speed check: the batch-1 decode point was not measured twice/)
+      assert.doesNotMatch(written.model.interval?.basis ?? '', /measured again/)
+    } else {
+      assert.ok(Number.isFinite(check.change) && check.seconds_apart > 0, calibrated.stderr)
+      assert.match(calibrated.stderr, /speed check: decode at batch 1, \d+-token prompts/)
+      assert.match(written.model.interval?.basis ?? '', /how far one point moved when measured again/)
+    }
     const predicted = await runCli(['predict', '--model-file', file, '--levels', '1,4', '--json'])
     assert.equal(predicted.code, 0, predicted.stderr)
   } finally {
