@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url'
 import type { CapacityModel } from '../../src/model/capacity-model.js'
 import type { Prediction } from '../../src/model/predict.js'
 import type { SpeedCheck } from '../../src/model/speed-check.js'
-import type { RequestRecord } from '../../src/records/types.js'
+import { loadRun } from '../../src/result/load-run.js'
 import { capacityGradient } from '../helpers/capacity-gradient.js'
 import { runCli, spawnCli } from '../helpers/cli.js'
 import { tempDir } from '../helpers/run-config.js'
@@ -217,10 +217,7 @@ test('model --calibrate against a server: the model file written into a folder i
 
 /** The simulator's own decode time per token (its `timings`), median over a folder's measured requests at one level. */
 function serverDecodeMs(folder: string, level: number): number | null {
-  const per = readFileSync(join(folder, 'requests.jsonl'), 'utf8')
-    .trim()
-    .split('\n')
-    .map((line) => JSON.parse(line) as RequestRecord)
+  const per = (loadRun(folder).records ?? [])
     .filter(
       (r) =>
         r.phase === 'measure' &&

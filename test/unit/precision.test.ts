@@ -141,14 +141,19 @@ test('levels nobody sized run by the default precision; sized ones, rate mode, s
   assert.equal(describeDefaultSizing(fromFlags({ precision: { tput: 3 } }).load), null)
 })
 
-test('a level stops only once its figures have stayed precise over as many records as it has streams in flight', () => {
-  const load = {
+/** A load asking for `precision` from a floor of `floor` requests, a ceiling of 200 and no time cap. */
+function precisionLoad(precision: Record<string, number>, floor: number) {
+  return {
     ...loadRunConfig({ configFiles: [], flags: { base_url: 'http://h/v1', model: 'm' } }).load,
-    precision: { ttft_p50: 10 },
-    requests_per_level: 12,
+    precision,
+    requests_per_level: floor,
     max_requests_per_level: 200,
     max_duration_per_level_s: null,
   }
+}
+
+test('a level stops only once its figures have stayed precise over as many records as it has streams in flight', () => {
+  const load = precisionLoad({ ttft_p50: 10 }, 12)
   for (const streams of [1, 4]) {
     const records = Array.from({ length: 200 }, (_, i) => record(i, 100 + ((i * 7) % 9), 300))
     // The first count at which the figures alone say precise.
@@ -206,14 +211,7 @@ test('a --paired interleave run nobody sized sends 80 requests to each target a 
 
 test('a default-sized level whose spread puts its target out of reach stops early and says so; an asked one runs on', () => {
   const noisy = (stop: boolean) => {
-    const load = {
-      ...loadRunConfig({ configFiles: [], flags: { base_url: 'http://h/v1', model: 'm' } }).load,
-      precision: { ttft_p50: 5 },
-      requests_per_level: 20,
-      max_requests_per_level: 200,
-      max_duration_per_level_s: null,
-      ...(stop ? { stop_out_of_reach: true } : {}),
-    }
+    const load = { ...precisionLoad({ ttft_p50: 5 }, 20), ...(stop ? { stop_out_of_reach: true } : {}) }
     let stopped = false
     const watch = new PrecisionWatch(load, 1, () => {
       stopped = true

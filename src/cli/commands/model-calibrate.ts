@@ -83,16 +83,18 @@ function checkOut(out: string): string {
   const folder = dirname(resolve(out))
   let existing = folder
   while (!existsSync(existing) && dirname(existing) !== existing) existing = dirname(existing)
+  let reason: string | null = null
   try {
-    if (!statSync(existing).isDirectory()) throw Object.assign(new Error('not a folder'), { code: 'ENOTDIR' })
-    accessSync(existing, constants.W_OK)
+    if (!statSync(existing).isDirectory()) reason = 'ENOTDIR'
+    else accessSync(existing, constants.W_OK)
   } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message
+    reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message
+  }
+  if (reason !== null)
     throw new CliError(
       `llmbench model --calibrate: --out ${out}: ${existing} cannot be written (${reason}); give another --out`,
       EXIT.usage,
     )
-  }
   return folder
 }
 
