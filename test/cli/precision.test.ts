@@ -68,12 +68,14 @@ test('--precision on a steady server: the level stops once its TTFT median is pr
       assert.equal(precision.requests, level?.requests)
       const figure = precision.figures[0]
       assert.equal(figure?.key, 'ttft_p50')
-      assert.ok(figure?.reached_pct != null, JSON.stringify(figure))
-      // The check said precise and stopped sending; the request already in flight (the stream's
-      // next one is sent as its record travels back from the worker) is measured too, and one slow
-      // TTFT under a busy host can widen the median's interval past the target again (2 runs in 8
-      // at load 10). The level then says so rather than claiming a precision it no longer has.
-      assert.equal(precision.met, figure.reached_pct <= 25, JSON.stringify(figure))
+      // It stays precise over 4 records before stopping (preciseHold), and the request then in
+      // flight (the stream's next one is sent as its record travels back from the worker) is
+      // measured too: one slow TTFT under a busy host can still open the median's interval again
+      // (about 1 level in 100 in a simulation of correlated noise; 2 runs in 8 at load 10 when it
+      // held one record). The level then says so rather than claim a precision it no longer has.
+      const bounded = figure.reached_pct !== null && figure.reached_pct <= 25
+      assert.equal(precision.met, bounded, JSON.stringify(figure))
+      assert.ok((level?.requests ?? 0) >= 12 + 4, `precise over 4 records past the floor: ${level?.requests}`)
       if (!precision.met)
         assert.match(
           stderr,

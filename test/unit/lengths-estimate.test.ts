@@ -220,8 +220,9 @@ test('estimate from the warm probes: a range of requests and cost for timed leve
     request_seconds: { median: 1, low: 1, high: 1 },
     share: 1,
   })
-  // Fast: the floor and one more round of the streams, precise over the requests in flight (21 at
-  // c=1; 28 on 8 streams, 4 rounds); slow: each level to its cap and the drain of its streams one by one.
+  // Fast: the floor and the records the figures must stay precise over, a round of the streams and
+  // 4 at least (24 at c=1, cut to the cap and its drain, 21; 28 on 8 streams, 4 rounds); slow: each
+  // level to its cap and the drain of its streams one by one.
   assert.deepEqual(p?.duration_s_range, [21 + 4, 20 + 1 + (20 + 8) + 8])
   assert.equal(p?.duration_s, (21 + 21) / 2 + (4 + 20 + 1) / 2 + 2)
   assert.equal(formatDuration(460), '7 min 40 s')

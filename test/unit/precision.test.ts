@@ -23,6 +23,7 @@ import {
   describeDefaultSizing,
   levelRequestBudget,
   PrecisionWatch,
+  preciseHold,
 } from '../../src/run/level/precision-watch.js'
 import { describePairedSizing, PAIRED_DEFAULT_REQUESTS, shapedConfig } from '../../src/run/plan/run-shape.js'
 import { prepareRun } from '../../src/run/start-run.js'
@@ -152,9 +153,10 @@ function precisionLoad(precision: Record<string, number>, floor: number) {
   }
 }
 
-test('a level stops only once its figures have stayed precise over as many records as it has streams in flight', () => {
+test('a level stops only once its figures have stayed precise over as many records as it has streams in flight, and 4 at least', () => {
   const load = precisionLoad({ ttft_p50: 10 }, 12)
-  for (const streams of [1, 4]) {
+  for (const streams of [1, 4, 8]) {
+    const hold = Math.max(4, streams)
     const records = Array.from({ length: 200 }, (_, i) => record(i, 100 + ((i * 7) % 9), 300))
     // The first count at which the figures alone say precise.
     const alone = new PrecisionTracker({ ttft_p50: 10 })
@@ -176,13 +178,15 @@ test('a level stops only once its figures have stayed precise over as many recor
       if (stoppedAt > 0) break
       watch.add(r)
     }
-    // The requests still in flight when it stops are measured too: it waits out that many records.
+    // The requests still in flight when it stops are measured too: it waits out that many records,
+    // and a few at least (one lucky check of a dozen values is not precision).
+    assert.equal(preciseHold(streams), hold)
     assert.ok(
-      stoppedAt >= precise + streams,
+      stoppedAt >= precise + hold,
       `${streams} streams: precise at ${precise}, stopped at ${stoppedAt}`,
     )
     assert.ok(
-      stoppedAt <= precise + 3 * streams,
+      stoppedAt <= precise + hold + 2 * streams,
       `${streams} streams: precise at ${precise}, stopped at ${stoppedAt}`,
     )
   }

