@@ -99,7 +99,13 @@ run_lane() {
   local concurrency="$1"
   shift
   [ $# -eq 0 ] && return 0
-  node --import "$PWD/test/prebuilt/register.mjs" --test --test-reporter=spec --test-concurrency="$concurrency" "$@" || status=1
+  # TEST_FILE_TIMES=PREFIX also writes each lane's TAP to PREFIX.LANE: every file's wall time, to see
+  # where the suite's minutes go (`grep -E '^ok|^not ok' -A3`, duration_ms).
+  local times=()
+  if [ -n "${TEST_FILE_TIMES:-}" ]; then
+    times=(--test-reporter-destination=stdout --test-reporter=tap --test-reporter-destination="$TEST_FILE_TIMES.$concurrency")
+  fi
+  node --import "$PWD/test/prebuilt/register.mjs" --test --test-reporter=spec "${times[@]}" --test-concurrency="$concurrency" "$@" || status=1
 }
 echo "# shared lane: ${#shared[@]} files (${#long[@]} long ones first), ${TEST_CONCURRENCY:-4} at a time"
 run_lane "${TEST_CONCURRENCY:-4}" "${shared[@]}"

@@ -1,5 +1,5 @@
-// test-lane: alone
-// (test/run.sh: a real engine computing on this CPU would slow the shared lane's timing tests; nothing runs beside it)
+// A real engine on one thread of this CPU, in the shared lane: its subject is what the server caches,
+// not its speed (the knee on the real engine, which is, keeps the alone lane: llama-cpp.test.ts).
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { existsSync, mkdirSync } from 'node:fs'

@@ -1,5 +1,6 @@
-// test-lane: alone
-// (test/run.sh: a real engine computing on this CPU would slow the shared lane's timing tests; nothing runs beside it)
+// test-lane: long
+// (a real engine on one thread of this CPU, in the shared lane: its subject is what the server answers,
+// not its speed; the knee on the real engine, which is, keeps the alone lane: llama-cpp.test.ts)
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { existsSync, writeFileSync } from 'node:fs'
