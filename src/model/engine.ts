@@ -56,6 +56,9 @@ export interface SimParams {
   kv_cache_tokens: number
 }
 
+/** Arrivals this close are at the same instant (virtual time has no other jitter). */
+const SAME_INSTANT_MS = 1e-6
+
 /** How early a tick may run and still count as on time (below a timer's resolution). */
 const EARLY_TICK_MS = 0.05
 
@@ -429,18 +432,49 @@ export class SimEngine<T> {
   /**
    * The step a prompt admitted `now` is prefilled in: the latest one while it is still open, else a
    * new one, starting now (prefills overlap each other and decoding) or, in CPU-like mode, when the
-   * step before it ends.
+   * compute is free (cpuLikeStep).
    */
   private prefillStepAt(now: number): PrefillStep {
     const open = this.lastStep
-    if (open !== null && now < open.joinUntil) return open
-    // One compute resource: a step waits for the one before it.
     const cpuLike = this.params.prefill_blocks_decode === 1
-    const startsAt = cpuLike ? Math.max(now, open?.endsAt ?? now) : now
-    const joinUntil = startsAt + decodeStepMs(this.params, this.admission.decoding, this.kvTokens)
+    if (open !== null && now < open.joinUntil) return open
+    const { startsAt, joinUntil } = cpuLike
+      ? this.cpuLikeStep(now, open)
+      : { startsAt: now, joinUntil: now + decodeStepMs(this.params, this.admission.decoding, this.kvTokens) }
     if (cpuLike) this.stepBefore = open
     this.lastStep = { startsAt, joinUntil, endsAt: startsAt, members: [] }
     return this.lastStep
+  }
+
+  /**
+   * CPU-like mode, as llama.cpp on one compute resource runs its loop: each iteration is one batch of
+   * the prompts that arrived before it began and a token of every decoding sequence. So a new step
+   * starts when the prefill step before it ends and the decode step under way has given its tokens
+   * (a prompt arriving mid-step is not computed into it), and takes the prompts that arrive until it
+   * starts. When it waits on a decode step only, the requests that step completes send their next
+   * prompts as its tokens come out, after the batch was formed: they join the step after.
+   * On the kit (4 slots, 384/24 at c=4) one request is prefilled alone, the other three then together
+   * while it stalls, and the three decode unstalled (TPOT 19–24 ms); a prompt started mid-decode-step
+   * instead stalled every group by the next one's prefill (TPOT 42–91 ms replayed).
+   */
+  private cpuLikeStep(now: number, open: PrefillStep | null): { startsAt: number; joinUntil: number } {
+    const afterPrefill = Math.max(now, open?.endsAt ?? now)
+    // The decode step under way: the tokens the decoding sequences have due, first and last (one due
+    // at this instant whose tick has not run yet has its next one a step from now).
+    const step = now + decodeStepMs(this.params, this.admission.decoding, this.kvTokens)
+    let first = Number.POSITIVE_INFINITY
+    let last = now
+    for (const entry of this.active.values()) {
+      if (entry.emitted === 0 || entry.timer === undefined) continue
+      const due = entry.deadline > now ? entry.deadline : step
+      if (due < first) first = due
+      if (due > last) last = due
+    }
+    // Started at once on an idle engine, it takes the prompts of this very instant (a closed loop's
+    // streams started together) and no later one.
+    if (afterPrefill === now && last === now) return { startsAt: now, joinUntil: now + SAME_INSTANT_MS }
+    if (afterPrefill >= last) return { startsAt: afterPrefill, joinUntil: afterPrefill }
+    return { startsAt: last, joinUntil: first }
   }
 
   /**

@@ -236,23 +236,101 @@ test('SIM_DEFAULTS show a knee at 16: throughput flattens, TTFT jumps', opts, ()
   assert.ok(r.every((x) => x.max_running <= 16))
 })
 
-test('CPU-like mode: a prefill waits for the one before it and stalls decoding meanwhile', opts, () => {
-  const clock = new VirtualClock()
-  const engine = new SimEngine({ ...P, prefill_blocks_decode: 1 }, clock)
-  const a = recorder(clock)
-  const b = recorder(clock)
-  engine.submit({ inputTokens: 0, outputTokens: 4 }, a) // prefill 0..50, then steps of 12 alone
-  clock.advanceBy(55)
-  engine.submit({ inputTokens: 0, outputTokens: 2 }, b) // prefill 55..105: a's token due at 62 waits
-  clock.runAll()
-  // a: first token at 50; the next was due at 62 but the prefill ran until 105; then 14-ms steps
-  // (two decoding) until b finishes, 12 ms alone again.
-  assert.deepEqual(a.tokens, [50, 105, 119, 131])
-  assert.deepEqual(b.tokens, [105, 119])
-  const both = new SimEngine({ ...P, prefill_blocks_decode: 1 }, new VirtualClock())
-  assert.equal(both.params.prefill_blocks_decode, 1)
-  assert.throws(() => resolveSimParams({ prefill_blocks_decode: 2 }), RangeError)
-})
+test(
+  'CPU-like mode: a prefill waits for the one before it and for the decode step under way, and stalls decoding meanwhile',
+  opts,
+  () => {
+    const clock = new VirtualClock()
+    const engine = new SimEngine({ ...P, prefill_blocks_decode: 1 }, clock)
+    const a = recorder(clock)
+    const b = recorder(clock)
+    engine.submit({ inputTokens: 0, outputTokens: 4 }, a) // prefill 0..50, then steps of 12 alone
+    clock.advanceBy(55)
+    engine.submit({ inputTokens: 0, outputTokens: 2 }, b) // arrives mid-step: prefill 62..112
+    clock.runAll()
+    // a: first token at 50, the next at 62 (the step under way when b arrived, which b's prefill waits
+    // for, as llama.cpp puts a prompt in its next batch); its next, due at 74, waits for b's prefill to
+    // end at 112; then 14-ms steps (two decoding).
+    assert.deepEqual(a.tokens, [50, 62, 112, 126])
+    assert.deepEqual(b.tokens, [112, 126])
+    const both = new SimEngine({ ...P, prefill_blocks_decode: 1 }, new VirtualClock())
+    assert.equal(both.params.prefill_blocks_decode, 1)
+    assert.throws(() => resolveSimParams({ prefill_blocks_decode: 2 }), RangeError)
+  },
+)
+
+test(
+  'CPU-like mode: a closed loop of long prompts at the slots settles as llama.cpp serves it: one prompt alone, then the other three together, decoding unstalled',
+  opts,
+  () => {
+    // The kit's 4 slots, 384-token prompts and 24 output tokens at c=4 (docs/benchmarks.md): one request
+    // prefilled alone, the three sent while it ran prefilled together after it (it stalls meanwhile),
+    // then all decode; the single ends a step before the three, and its next prompt is prefilled alone
+    // again once their last step is done, before their next prompts arrive.
+    const params = {
+      ...P,
+      slots: 4,
+      prefill_base_ms: 10,
+      prefill_ms_per_token: 1.35,
+      decode_base_ms: 12,
+      prefill_blocks_decode: 1,
+    }
+    const clock = new VirtualClock()
+    const engine = new SimEngine(params, clock)
+    const requests: { sent: number; tokens: number[] }[] = []
+    const send = (): void => {
+      const request = { sent: clock.now(), tokens: [] as number[] }
+      requests.push(request)
+      engine.submit(
+        { inputTokens: 384, outputTokens: 24 },
+        {
+          onToken: () => request.tokens.push(clock.now()),
+          onFinish: () => {
+            if (requests.length < 16) send()
+          },
+        },
+      )
+    }
+    for (const at of [0, 183, 343, 501]) clock.after(at, send) // staggered as the kit's run sent them
+    clock.runAll()
+    const prefill = prefillMs(params, 384)
+    const batchOfFour = decodeStepMs(params, 4)
+    for (let round = 1; round < 4; round++) {
+      const group = requests.slice(4 * round, 4 * round + 4)
+      const firsts = group.map((r) => r.tokens[0] as number)
+      const ttfts = group.map((r, i) => (firsts[i] as number) - r.sent)
+      const alone = ttfts.filter((ttft) => ttft < 1.2 * prefill)
+      assert.equal(
+        alone.length,
+        1,
+        `round ${round}: one prompt prefilled alone (TTFTs ${ttfts.map(Math.round)})`,
+      )
+      const together = group.filter((_, i) => (ttfts[i] as number) >= 1.2 * prefill)
+      const first = together[0]?.tokens[0] as number
+      assert.ok(
+        together.every((r) => Math.abs((r.tokens[0] as number) - first) < 1e-6),
+        `round ${round}: three share a step`,
+      )
+      for (const r of together) {
+        const gaps = r.tokens.slice(1).map((t, i) => t - (r.tokens[i] as number))
+        assert.ok(
+          Math.max(...gaps) <= batchOfFour + 1e-6,
+          `round ${round}: the three decode unstalled (${Math.max(...gaps)} ms)`,
+        )
+      }
+    }
+    // Streams started together are one batch: four prompts in one step, all first tokens at its end.
+    const batchClock = new VirtualClock()
+    const batch = new SimEngine(params, batchClock)
+    const sinks = [0, 1, 2, 3].map(() => recorder(batchClock))
+    for (const sink of sinks) batch.submit({ inputTokens: 384, outputTokens: 2 }, sink)
+    batchClock.runAll()
+    assert.deepEqual(
+      sinks.map((sink) => sink.tokens[0]),
+      sinks.map(() => 4 * prefill),
+    )
+  },
+)
 
 test(
   'CPU-like preset: sub-linear from c=1 up to the slots, flat beyond; the knee lands on the slots',
