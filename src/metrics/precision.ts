@@ -153,8 +153,14 @@ export function precisionLine(levelName: string, precision: LevelPrecision): str
   switch (precision.stopped_by) {
     case 'precise':
       // The check said precise; the requests then in flight can move a figure back past its target.
-      if (!precision.met)
-        return `${levelName}: stopped once precise, at ${precision.requests} requests with those in flight: ${figures}`
+      // Said as what happened, so the note ("not precise: ...") does not read "not precise: precise".
+      if (!precision.met) {
+        const past = precision.figures.filter((figure) => !figure.met).map((figure) => figure.key)
+        return (
+          `${levelName}: stopped as its figures reached their targets, but with the requests then in flight ` +
+          `(${precision.requests} in all) ${past.join(' and ')} ended past ${past.length > 1 ? 'their targets' : 'its target'}: ${figures}`
+        )
+      }
       // Never at the floor itself: a level stops once precise over the records of one round past it.
       return `${levelName}: ran ${precision.requests} requests until precise: ${figures}`
     case 'interrupted':

@@ -100,7 +100,7 @@ test('precision lines say why a level stopped where it did, and by how much a fi
   // Precise when checked; the requests in flight then widened it past the target: said, not hidden.
   assert.equal(
     precisionLine('level 4', { ...base, figures: [figure], requests: 204, stopped_by: 'precise' }),
-    'level 4: stopped once precise, at 204 requests with those in flight: ttft_p95 ±7.5% (target 5%)',
+    'level 4: stopped as its figures reached their targets, but with the requests then in flight (204 in all) ttft_p95 ended past its target: ttft_p95 ±7.5% (target 5%)',
   )
   assert.match(
     precisionLine('level 8', {
