@@ -311,8 +311,50 @@ const T_975 = [
   2.131,
 ]
 
-/** Exported for the between-run intervals of --repeat (analysis/repeats.ts) and compare's Welch test. */
+/**
+ * Two-sided 99.5% quantiles of Student's t by degrees of freedom (99% intervals): the capacity model's
+ * stricter test before it keeps a term it will extrapolate (model/fit.ts).
+ */
+const T_995 = [
+  Number.NaN,
+  63.657,
+  9.925,
+  5.841,
+  4.604,
+  4.032,
+  3.707,
+  3.499,
+  3.355,
+  3.25,
+  3.169,
+  3.106,
+  3.055,
+  3.012,
+  2.977,
+  2.947,
+  2.921,
+  2.898,
+  2.878,
+  2.861,
+  2.845,
+  2.831,
+  2.819,
+  2.807,
+  2.797,
+  2.787,
+  2.779,
+  2.771,
+  2.763,
+  2.756,
+  2.75,
+]
+
+/**
+ * Exported for the between-run intervals of --repeat (analysis/repeats.ts) and compare's Welch test.
+ * Past the tables, the first terms of the expansion in 1/df about the normal quantile.
+ */
 export function studentT(df: number, confidence = CONFIDENCE): number {
-  if (confidence !== CONFIDENCE) throw new Error(`only ${CONFIDENCE * 100}% t intervals are tabled`)
-  return T_975[df] ?? 1.96 + 2.4 / df
+  if (confidence === CONFIDENCE) return T_975[df] ?? 1.96 + 2.4 / df
+  if (confidence === 0.99) return T_995[df] ?? 2.576 + 4.9 / df
+  throw new Error(`only 95% and 99% t intervals are tabled, not ${confidence * 100}%`)
 }
