@@ -99,8 +99,8 @@ run_lane() {
   local concurrency="$1"
   shift
   [ $# -eq 0 ] && return 0
-  # TEST_FILE_TIMES=PREFIX also writes each lane's TAP to PREFIX.LANE: every file's wall time, to see
-  # where the suite's minutes go (`grep -E '^ok|^not ok' -A3`, duration_ms).
+  # TEST_FILE_TIMES=PREFIX also writes each lane's TAP to PREFIX.LANE: every test's wall time (Node 20's
+  # TAP names tests, not their files), to see where the suite's minutes go (`grep -E '^ok|^not ok' -A3`).
   local times=()
   if [ -n "${TEST_FILE_TIMES:-}" ]; then
     times=(--test-reporter-destination=stdout --test-reporter=tap --test-reporter-destination="$TEST_FILE_TIMES.$concurrency")

@@ -161,7 +161,7 @@ export function precisionLine(levelName: string, precision: LevelPrecision): str
           `(${precision.requests} in all) ${past.join(' and ')} ended past ${past.length > 1 ? 'their targets' : 'its target'}: ${figures}`
         )
       }
-      // Never at the floor itself: a level stops once precise over the records of one round past it.
+      // Never at the floor itself: a level stops once precise over a round of its streams past it, 4 records at least.
       return `${levelName}: ran ${precision.requests} requests until precise: ${figures}`
     case 'interrupted':
       return `${levelName}: interrupted after ${precision.requests} requests: ${figures}`

@@ -89,7 +89,7 @@ export class PrecisionWatch {
       // The requests in flight when the level stops are measured too: a figure must have stayed
       // precise over as many records as that, and a few at least, before the level trusts it. A small
       // sample's interval can open again with one slow value (a CI run at load: precise at 12
-      // requests, unbounded at 13; holding one record was not enough in a later one).
+      // requests, unbounded at 13; a later CI run failed the same test with one record held).
       this.preciseSince ??= requests
       if (requests - this.preciseSince >= this.hold) this.stop('precise')
       return
