@@ -45,6 +45,13 @@ export interface Measure {
    * figure), one per gap between token-bearing events for ITL. Fluidity needs the run's deadlines.
    */
   read(record: RequestRecord, into: ValueSink, deadlines: FluidityDeadlines | null): void
+  /**
+   * Its fastest requests show the server's own cost: a `--paired` comparison also judges its p10 over
+   * both sides' pooled blocks (compare.ts PAIRED_FLOOR_PERCENTILE), which a neighbour switching on
+   * and off does not move. Only TPOT: a level's fastest TTFTs (and so E2Es) are the requests that found
+   * a slot free at the start of a block, an order of arrival rather than a cost.
+   */
+  pairedFloor: boolean
   /** Where it is used: an SLO on a percentile, a --precision target, compare's percentiles. */
   slo: boolean
   precision: boolean
@@ -70,6 +77,7 @@ export const MEASURES = [
     floor: 5,
     field: 'ttft_ms',
     read: one(ttftMs),
+    pairedFloor: false,
     slo: true,
     precision: true,
     compare: true,
@@ -84,6 +92,7 @@ export const MEASURES = [
     floor: 1,
     field: 'tpot_ms',
     read: one(tpotMs),
+    pairedFloor: true,
     slo: true,
     precision: true,
     compare: true,
@@ -98,6 +107,7 @@ export const MEASURES = [
     floor: 1,
     field: 'itl_ms',
     read: (record, into) => pushItlMs(record, into),
+    pairedFloor: false,
     slo: true,
     precision: true,
     compare: true,
@@ -112,6 +122,7 @@ export const MEASURES = [
     floor: 10,
     field: 'e2e_ms',
     read: one(e2eMs),
+    pairedFloor: false,
     slo: true,
     precision: true,
     compare: true,
@@ -126,6 +137,7 @@ export const MEASURES = [
     better: 'lower',
     floor: null,
     read: one(ttfrMs),
+    pairedFloor: false,
     slo: true,
     precision: false,
     compare: false,
@@ -139,6 +151,7 @@ export const MEASURES = [
     better: 'lower',
     floor: null,
     read: one(ttfoMs),
+    pairedFloor: false,
     slo: true,
     precision: false,
     compare: false,
@@ -152,6 +165,7 @@ export const MEASURES = [
     better: 'lower',
     floor: null,
     read: one(answerTpotMs),
+    pairedFloor: false,
     slo: true,
     precision: false,
     compare: false,
@@ -166,6 +180,7 @@ export const MEASURES = [
     better: 'lower',
     floor: null,
     read: () => {},
+    pairedFloor: false,
     slo: true,
     precision: false,
     compare: false,
@@ -182,6 +197,7 @@ export const MEASURES = [
       const index = deadlines === null ? null : fluidityIndex(record.sent_at, record.token_times, deadlines)
       if (index !== null) into.push(index)
     },
+    pairedFloor: false,
     slo: true,
     precision: false,
     compare: false,

@@ -1,4 +1,9 @@
-import type { Comparison, LevelComparison, MetricComparison } from '../compare/compare.js'
+import {
+  type Comparison,
+  type LevelComparison,
+  type MetricComparison,
+  PAIRED_FLOOR_PERCENTILE,
+} from '../compare/compare.js'
 import type { KneeComparison, KneePlace } from '../compare/knee-gate.js'
 import { pairRatioMarkdown } from './pair-ratios.js'
 
@@ -148,13 +153,16 @@ function resolutionLines(comparison: Comparison, name: (value: number) => string
   ]
 }
 
+/** The one figure of a paired run judged otherwise than pair by pair (compare.ts PAIRED_FLOOR_PERCENTILE). */
+const PAIRED_FLOOR_SENTENCE = `TPOT p${PAIRED_FLOOR_PERCENTILE} is judged over each side's pooled blocks (a block bootstrap), as the floor of the server's own cost: a neighbour switching on and off slows some blocks of either side, not the fastest requests of both.`
+
 /** What the intervals rest on: said every time, so a pass on a noisy runner can be read for what it is. */
 function basisLine(comparison: Comparison): string {
   const basis = comparison.basis
   if (basis?.kind === 'paired' && basis.mode === 'together')
-    return `Basis: paired blocks, loaded together: one run's two targets given each block of every level at the same time (${basis.pairs} pairs, --paired-mode together); base and new are the means over the blocks, the interval a paired t interval of the per-pair differences, so drift during the run hits both sides of a pair in the same seconds; one client drove both.`
+    return `Basis: paired blocks, loaded together: one run's two targets given each block of every level at the same time (${basis.pairs} pairs, --paired-mode together); base and new are the means over the blocks, the interval a paired t interval of the per-pair differences, so drift during the run hits both sides of a pair in the same seconds; one client drove both. ${PAIRED_FLOOR_SENTENCE}`
   if (basis?.kind === 'paired')
-    return `Basis: paired blocks: one run's two targets measured in alternating blocks of each level (${basis.pairs} pairs, --paired); base and new are the means over the blocks, the interval a paired t interval of the per-pair differences, so drift during the run hits both sides alike.`
+    return `Basis: paired blocks: one run's two targets measured in alternating blocks of each level (${basis.pairs} pairs, --paired); base and new are the means over the blocks, the interval a paired t interval of the per-pair differences, so drift during the run hits both sides alike. ${PAIRED_FLOOR_SENTENCE}`
   if (basis?.kind === 'between-run')
     return `Basis: between-run variance: both runs repeated each level (${basis.runs.base} and ${basis.runs.new} runs, --repeat); base and new are the means over the runs, the interval Welch's t interval of the change in the mean.`
   return "Basis: within-run: a block bootstrap over each run's requests (one run a side; --repeat on both judges on the spread between runs instead)."
