@@ -6,6 +6,11 @@
  * throughput and knee. Needs root, ../shared/engines/llama.cpp and a build (npm run build).
  *
  *   node --import tsx bench/shards-hosts-llama.ts   (SHARDS_BENCH_REQUESTS=96: requests a level, 24 by default)
+ *
+ * On a machine of few cores the shards' CPU slows the engine (four processes where one client is one):
+ * SHARDS_BENCH_ENGINE_CPUS=1 pins llama.cpp to that CPU set (taskset), and running the bench itself
+ * under `taskset -c 0` keeps every client (the shards, the coordinator, the single client, which inherit
+ * it) off the engine's core.
  */
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync } from 'node:fs'
@@ -49,9 +54,13 @@ const flags = (out: string) => [
   '--json',
 ]
 try {
-  engine = execFileSync('ip', ['netns', 'exec', hosts.hub, ENGINE, String(PORT), '6', '--host', '0.0.0.0'], {
-    encoding: 'utf8',
-  }).trim()
+  const pinned = process.env.SHARDS_BENCH_ENGINE_CPUS
+  const start = [ENGINE, String(PORT), '6', '--host', '0.0.0.0']
+  engine = execFileSync(
+    'ip',
+    ['netns', 'exec', hosts.hub, ...(pinned === undefined ? start : ['taskset', '-c', pinned, ...start])],
+    { encoding: 'utf8' },
+  ).trim()
   const coordinator = spawnCliIn(hosts.hub, ['coordinate', '--shards', '4', '--host', '0.0.0.0', '--json'])
   while (!/listening on/.test(coordinator.stderr())) await new Promise((r) => setTimeout(r, 100))
   const shards = SHIFTS.map((shift, i) =>
