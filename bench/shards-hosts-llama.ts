@@ -10,7 +10,8 @@
  * On a machine of few cores the shards' CPU slows the engine (four processes where one client is one):
  * SHARDS_BENCH_ENGINE_CPUS=1 pins llama.cpp to that CPU set (taskset), and running the bench itself
  * under `taskset -c 0` keeps every client (the shards, the coordinator, the single client, which inherit
- * it) off the engine's core.
+ * it) off the engine's core. SHARDS_BENCH_SINGLE_STAGGER=1 lets the single client stagger its streams'
+ * starts, as a user's run does (by default they start together, as the shards' do).
  */
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync } from 'node:fs'
@@ -87,8 +88,10 @@ try {
     { timeoutMs: 120_000 },
   )
   const merged = JSON.parse(merge.stdout) as BenchResult
-  // Its streams start together, as the shards' do (they cannot agree on one stagger spread).
-  const single = spawnCliIn(hosts.hub, [...flags(join(dir, 'single')), '--no-stagger'])
+  // Its streams start together, as the shards' do (they cannot agree on one stagger spread), unless
+  // SHARDS_BENCH_SINGLE_STAGGER=1: then staggered as a user's run is, its streams out of step from the start.
+  const stagger = process.env.SHARDS_BENCH_SINGLE_STAGGER === '1' ? [] : ['--no-stagger']
+  const single = spawnCliIn(hosts.hub, [...flags(join(dir, 'single')), ...stagger])
   await single.exited
   const whole = JSON.parse(single.stdout()) as BenchResult
   console.log(
