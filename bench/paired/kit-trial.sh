@@ -34,7 +34,7 @@ for trial in $(seq 1 "$TRIALS"); do
   gated=""
   if [ -n "$GATE" ]; then
     node dist/cli/main.js compare "$out" --max-regression "$GATE" >"$out.gated" 2>/dev/null
-    gated=", at $GATE exit $?: $(grep -m1 -oE '^\*\*(PASS|FAIL|INCONCLUSIVE)\*\*[^(]*' "$out.gated") $(grep -m1 -oE 'regression\(s\):\*\* .*' "$out.gated")"
+    gated=", at $GATE exit $?: $(grep -m1 -oE '^\*\*(PASS|FAIL|INCONCLUSIVE)\*\*' "$out.gated") $(grep -m1 -oE '^\*\*[0-9]+ regression\(s\):\*\* .*' "$out.gated")"
   fi
   pkill -P "$hog"; kill $throttle "$hog" "$a" "$b" 2>/dev/null; wait 2>/dev/null
   echo "trial $trial ($SLOTS_A vs $SLOTS_B slots${THROTTLE:+, B stopped $THROTTLE ms}): run exit $run in $(($(date +%s) - started)) s, compare exit $gate: $(grep -m1 -E '^\*\*(PASS|FAIL|INCONCLUSIVE)' "$out.compare")$gated"

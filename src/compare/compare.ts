@@ -780,10 +780,9 @@ function pairedFloors(a: LevelSamples, b: LevelSamples, context: LevelMetricsCon
   return LATENCY_METRICS.filter((measure) => measure.pairedFloor).map((measure) => {
     const name = figureKey(measure, PAIRED_FLOOR_PERCENTILE)
     const threshold = maxRegression[name] ?? maxRegression[figureKey(measure, 50)] ?? null
-    const { key } = measure
     return latencyComparison(
       name,
-      key,
+      measure.key,
       PAIRED_FLOOR_PERCENTILE,
       a,
       b,
