@@ -1,4 +1,6 @@
+import { isAbsolute, resolve } from 'node:path'
 import { performance } from 'node:perf_hooks'
+import { pathToFileURL } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import type { LoopStats } from '../metrics/client-health.js'
 import type { RequestRecord } from '../records/types.js'
@@ -16,12 +18,34 @@ interface RoundDone {
 const OPEN_START_DELAY_MS = 50
 
 /**
- * Compiled, the worker is worker.js beside this file. Run from source under tsx (tests, benches),
- * it is worker.ts, and Node 20 resolves a worker's entry before any --import hook runs, so a tiny
- * bootstrap registers tsx in the thread first and then imports it.
+ * Compiled, the worker is worker.js beside this file. Run from source (tests, benches), it is
+ * worker.ts, and Node 20 neither resolves a worker's entry through the process's loader hooks nor
+ * runs its --import modules in the thread; so a tiny bootstrap imports in the thread the modules the
+ * process was started with `--import` (the suite's prebuilt hooks serve what was transpiled ahead
+ * of time), or registers tsx where the process ran tsx or nothing, then imports the worker. (With
+ * tsx in every thread, each run of the suite transformed the worker's modules again: 0.8 of a test
+ * file's 4.7 CPU-s for one run of one thread.)
  */
 const FROM_SOURCE = import.meta.url.endsWith('.ts')
 const WORKER_URL = new URL(`./worker${FROM_SOURCE ? '.ts' : '.js'}`, import.meta.url)
+
+/** tsx's own entry, by name (`--import tsx`) or by path (the `tsx` command's --import of its loader). */
+function isTsx(specifier: string): boolean {
+  return specifier === 'tsx' || specifier.startsWith('tsx/') || specifier.includes('/node_modules/tsx/')
+}
+
+/** The process's `--import` modules, as a thread can import them: paths as file URLs, names as given. */
+export function startupImports(execArgv: readonly string[], cwd: string): string[] {
+  const specifiers: string[] = []
+  execArgv.forEach((arg, i) => {
+    const specifier =
+      arg === '--import' ? execArgv[i + 1] : arg.startsWith('--import=') ? arg.slice(9) : undefined
+    if (specifier === undefined) return
+    const isPath = specifier.startsWith('.') || isAbsolute(specifier)
+    specifiers.push(isPath ? pathToFileURL(resolve(cwd, specifier)).href : specifier)
+  })
+  return specifiers
+}
 
 /**
  * A thread's young generation is capped (V8 grows it to 32 MB under this load): a thread's live
@@ -32,7 +56,15 @@ const THREAD_LIMITS = { resourceLimits: { maxYoungGenerationSizeMb: 6 } }
 
 function spawnWorker(): Worker {
   if (!FROM_SOURCE) return new Worker(WORKER_URL, THREAD_LIMITS)
-  const bootstrap = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(WORKER_URL.href)}) })`
+  const imports = startupImports(process.execArgv, process.cwd())
+  const others = imports.filter((specifier) => !isTsx(specifier))
+  // Importing `tsx` in a thread registers nothing (its API does); where the process has loaders of
+  // its own and not tsx, they serve the thread (registering tsx there too cost 0.5 CPU-s a thread).
+  const tsx = others.length === 0 || others.length < imports.length
+  const bootstrap =
+    `(async () => { ${tsx ? `(await import('tsx/esm/api')).register(); ` : ''}` +
+    `for (const specifier of ${JSON.stringify(others)}) await import(specifier); ` +
+    `await import(${JSON.stringify(WORKER_URL.href)}) })()`
   return new Worker(bootstrap, { eval: true, ...THREAD_LIMITS })
 }
 
