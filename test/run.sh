@@ -4,8 +4,9 @@
 #
 # Two lanes, so the suite fits a 2-core machine in minutes:
 # - shared: every file not marked otherwise, several files at a time (TEST_CONCURRENCY, default 4).
-#   Almost all of them wait on sockets and the simulator's clock, not on the CPU, and each must hold
-#   on a busy machine anyway: running beside one another is the load they are written to survive.
+#   Each mostly waits on sockets and the simulator's clock, but together (with the unit batches and
+#   tsc beside them) they keep both cores busy: the suite is about 600 CPU-s, so more at a time does
+#   not help. Each must hold on a busy machine anyway: that is the load they are written to survive.
 # - alone: files holding the line `// test-lane: alone` (a real engine computing on this CPU, whose
 #   figures are what the test measures) run one at a time after the shared lane, with nothing beside.
 # New files land in the shared lane by themselves; mark a file alone only when its subject is CPU time.
@@ -42,11 +43,11 @@ done
 # CPU-s before its first test, and each file compiles again the modules its neighbours compiled
 # (measured side by side on test/unit/: 103 CPU-s a process each, 66 in one). A file that changes its
 # process (environment, folder, exit code) or hooks every test of it (a top-level before/after:
-# in a batch they would run around its neighbours' tests too) keeps a process of its own, and so
-# does one that needs the build (dist/, the package by its name): the batches start before it.
+# in a batch they would run around its neighbours' tests too) keeps a process of its own. (One that
+# needs dist/ or the package by its name batches too: build.mjs --dist writes it before the batches.)
 batch_dir=.test-build/batches
 mkdir -p "$batch_dir"
-own_process='^(before|after|beforeEach|afterEach)\(|process\.env(\.[A-Za-z_]+|\[[^]]+\]) =[^=]|delete process\.env|process\.chdir|process\.exitCode|dist/|llmbench-cli'
+own_process='^(before|after|beforeEach|afterEach)\(|process\.env(\.[A-Za-z_]+|\[[^]]+\]) =[^=]|delete process\.env|process\.chdir|process\.exitCode'
 batched=()
 unbatched=()
 for file in "${rest[@]}"; do

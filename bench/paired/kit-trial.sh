@@ -4,8 +4,8 @@
 # `compare DIR` per trial. Prints each trial's exit codes and the gated figures' changes.
 #   bench/paired/kit-trial.sh SLOTS_A SLOTS_B [TRIALS]   e.g. 4 4 5 (A/A) or 4 3 5 (one slot fewer)
 #   LEVELS=4,6 REQUESTS=32 (the defaults: 2,4,6 and 32) set the run's levels and requests per level.
-#   THROTTLE=3/20 stops B's server 3 ms in every 20 (bench/paired/throttle.mjs): an engine about 15%
-#   slower, a change of a known size. GATE="tpot_p50=5%,..." also judges each folder at those thresholds.
+#   THROTTLE=1/20 stops B's server 1 ms in every 20 (bench/paired/throttle.mjs): a slower engine
+#   (alone at c=4, TPOT p50 +10% and +18% in two runs; docs/benchmarks.md). GATE="tpot_p50=5%,..." also judges each folder at those thresholds.
 # Needs ../shared (the kit) and a build (npm run build). Not a test: its figures are this machine's.
 set -uo pipefail
 cd "$(dirname "$0")/../.."

@@ -1,7 +1,7 @@
 // Makes a running process a known share slower, as a slower engine would be: it is stopped for
 // `stoppedMs` of every `periodMs` (SIGSTOP, then SIGCONT), so a CPU-bound server such as the kit's
 // one-thread llama.cpp computes every step about stoppedMs/periodMs slower, wherever a request is.
-// For bench/paired/kit-trial.sh (THROTTLE=3/20 slows B by about 15%). A relay adding time per token was
+// For bench/paired/kit-trial.sh (THROTTLE=1/20: alone at c=4, B's TPOT p50 +10% and +18% in two runs). A relay adding time per token was
 // tried first: at 4-6 streams it slowed B's measured TPOT by 1-7% for 3 ms a token (12%), because the
 // later ends send the next requests later and B's batches ran smaller, which made its steps faster.
 //   node bench/paired/throttle.mjs PID STOPPED_MS PERIOD_MS

@@ -23,8 +23,8 @@ const OPEN_START_DELAY_MS = 50
  * runs its --import modules in the thread; so a tiny bootstrap imports in the thread the modules the
  * process was started with `--import` (the suite's prebuilt hooks serve what was transpiled ahead
  * of time), or registers tsx where the process ran tsx or nothing, then imports the worker. (With
- * tsx in every thread, each run of the suite transformed the worker's modules again: 0.8 of a test
- * file's 4.7 CPU-s for one run of one thread.)
+ * tsx in every thread, each run of the suite transformed the worker's modules again: 0.8 of
+ * run-images.test.ts's 4.7 CPU-s, two runs of one thread each.)
  */
 const FROM_SOURCE = import.meta.url.endsWith('.ts')
 const WORKER_URL = new URL(`./worker${FROM_SOURCE ? '.ts' : '.js'}`, import.meta.url)
@@ -59,7 +59,7 @@ function spawnWorker(): Worker {
   const imports = startupImports(process.execArgv, process.cwd())
   const others = imports.filter((specifier) => !isTsx(specifier))
   // Importing `tsx` in a thread registers nothing (its API does); where the process has loaders of
-  // its own and not tsx, they serve the thread (registering tsx there too cost 0.5 CPU-s a thread).
+  // its own and not tsx, they serve the thread (registering tsx there too cost about 0.25 CPU-s a thread).
   const tsx = others.length === 0 || others.length < imports.length
   const bootstrap =
     `(async () => { ${tsx ? `(await import('tsx/esm/api')).register(); ` : ''}` +
